@@ -1,0 +1,40 @@
+// Errors and exit codes shared by every gradwire tool.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace gw {
+
+/// Process exit codes used by every CLI.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailure = 1;      ///< a run-time failure (I/O, no GPU, ...)
+inline constexpr int kExitInput = 2;        ///< bad input: file, line and field are named
+inline constexpr int kExitInterrupted = 130;///< stopped by SIGINT/SIGTERM, finished work kept
+
+/// Bad input. Names the file, the 1-based line and column (0 when unknown), the
+/// key path inside the document (e.g. "cluster.nics.bandwidth") and the reason.
+/// what() is "FILE:LINE:COL: KEY: REASON", the form every CLI prints.
+class InputError : public std::runtime_error {
+ public:
+  InputError(std::string file, int line, int column, std::string key, std::string reason);
+
+  const std::string& file() const noexcept { return file_; }
+  int line() const noexcept { return line_; }
+  int column() const noexcept { return column_; }
+  const std::string& key() const noexcept { return key_; }
+  const std::string& reason() const noexcept { return reason_; }
+
+ private:
+  std::string file_;
+  int line_;
+  int column_;
+  std::string key_;
+  std::string reason_;
+};
+
+/// Formats the canonical message "FILE:LINE:COL: KEY: REASON" (parts omitted when empty/0).
+std::string format_input_error(const std::string& file, int line, int column,
+                               const std::string& key, const std::string& reason);
+
+}  // namespace gw

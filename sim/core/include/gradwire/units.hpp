@@ -1,0 +1,32 @@
+// Strict parsing and formatting of physical quantities as people write them:
+// "100Gbps", "450GB/s", "2us", "25MB", "25MiB". A unit is always required.
+// Results are in SI base units: bytes per second, seconds, bytes.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace gw::units {
+
+/// Bandwidth in bytes/s. Bits: bps Kbps Mbps Gbps Tbps (also Kb/s ... Tb/s).
+/// Bytes: B/s KB/s MB/s GB/s TB/s (decimal) and KiB/s MiB/s GiB/s TiB/s (binary),
+/// also written Bps KBps MBps GBps TBps.
+std::optional<double> parse_bandwidth(std::string_view text, std::string* why = nullptr);
+/// Time in seconds: ns, us (or µs), ms, s, min, h.
+std::optional<double> parse_time(std::string_view text, std::string* why = nullptr);
+/// Size in bytes: B, KB MB GB TB PB (powers of 1000), KiB MiB GiB TiB PiB (powers of 1024).
+std::optional<double> parse_size(std::string_view text, std::string* why = nullptr);
+/// A plain finite decimal number with nothing after it ("1e-3", "42").
+std::optional<double> parse_number(std::string_view text);
+
+/// Human-readable forms used in tables: "25 MiB"-style binary sizes, "3.20 ms" times,
+/// "100 Gbps"-style bandwidths.
+std::string format_size(double bytes);
+std::string format_time(double seconds);
+std::string format_bandwidth(double bytes_per_second);
+
+/// Removes leading and trailing blanks.
+std::string_view trim(std::string_view s);
+
+}  // namespace gw::units

@@ -1,0 +1,168 @@
+#include "gradwire/units.hpp"
+
+#include <array>
+#include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <utility>
+
+namespace gw::units {
+namespace {
+
+struct UnitFactor {
+  std::string_view unit;
+  double factor;
+};
+
+constexpr std::array kBandwidthUnits = {
+    UnitFactor{"bps", 1.0 / 8},          UnitFactor{"Kbps", 1e3 / 8},   UnitFactor{"Mbps", 1e6 / 8},
+    UnitFactor{"Gbps", 1e9 / 8},         UnitFactor{"Tbps", 1e12 / 8},  UnitFactor{"b/s", 1.0 / 8},
+    UnitFactor{"Kb/s", 1e3 / 8},         UnitFactor{"Mb/s", 1e6 / 8},   UnitFactor{"Gb/s", 1e9 / 8},
+    UnitFactor{"Tb/s", 1e12 / 8},        UnitFactor{"B/s", 1.0},        UnitFactor{"KB/s", 1e3},
+    UnitFactor{"MB/s", 1e6},             UnitFactor{"GB/s", 1e9},       UnitFactor{"TB/s", 1e12},
+    UnitFactor{"KiB/s", 1024.0},         UnitFactor{"MiB/s", 1048576.0},
+    UnitFactor{"GiB/s", 1073741824.0},   UnitFactor{"TiB/s", 1099511627776.0},
+    UnitFactor{"Bps", 1.0},              UnitFactor{"KBps", 1e3},       UnitFactor{"MBps", 1e6},
+    UnitFactor{"GBps", 1e9},             UnitFactor{"TBps", 1e12},
+};
+
+constexpr std::array kTimeUnits = {
+    UnitFactor{"ns", 1e-9}, UnitFactor{"us", 1e-6}, UnitFactor{"\xC2\xB5s", 1e-6},
+    UnitFactor{"ms", 1e-3}, UnitFactor{"s", 1.0},   UnitFactor{"min", 60.0},
+    UnitFactor{"h", 3600.0},
+};
+
+constexpr std::array kSizeUnits = {
+    UnitFactor{"B", 1.0},        UnitFactor{"KB", 1e3},           UnitFactor{"MB", 1e6},
+    UnitFactor{"GB", 1e9},       UnitFactor{"TB", 1e12},          UnitFactor{"PB", 1e15},
+    UnitFactor{"KiB", 1024.0},   UnitFactor{"MiB", 1048576.0},    UnitFactor{"GiB", 1073741824.0},
+    UnitFactor{"TiB", 1099511627776.0}, UnitFactor{"PiB", 1125899906842624.0},
+};
+
+template <std::size_t N>
+std::string unit_list(const std::array<UnitFactor, N>& units) {
+  std::string out;
+  for (const auto& u : units) {
+    if (!out.empty()) out += ", ";
+    out += u.unit;
+  }
+  return out;
+}
+
+// Splits "12.5GB/s" into the number and the unit; one optional space between.
+template <std::size_t N>
+std::optional<double> parse_quantity(std::string_view text, const std::array<UnitFactor, N>& units,
+                                     std::string_view what, std::string_view example,
+                                     std::string* why) {
+  auto fail = [&](std::string reason) -> std::optional<double> {
+    if (why) *why = std::move(reason);
+    return std::nullopt;
+  };
+  std::string_view s = trim(text);
+  if (s.empty()) return fail("expected a " + std::string(what) + " such as " + std::string(example) + ", got an empty value");
+  std::size_t i = 0;
+  auto is_num_char = [](char c) {
+    return (c >= '0' && c <= '9') || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-';
+  };
+  // The number part ends at the first character that cannot belong to it. An 'e'
+  // or 'E' counts only when followed by a digit or sign (so "5EB" is not eaten).
+  while (i < s.size() && is_num_char(s[i])) {
+    if ((s[i] == 'e' || s[i] == 'E') &&
+        !(i + 1 < s.size() && (std::isdigit(static_cast<unsigned char>(s[i + 1])) || s[i + 1] == '+' || s[i + 1] == '-')))
+      break;
+    ++i;
+  }
+  std::string_view num = s.substr(0, i);
+  std::string_view unit = trim(s.substr(i));
+  auto value = parse_number(num);
+  if (!value) {
+    return fail("expected a " + std::string(what) + " such as " + std::string(example) + ", got \"" + std::string(s) + "\"");
+  }
+  if (unit.empty()) {
+    return fail("\"" + std::string(s) + "\" has no unit; write a " + std::string(what) + " with its unit, such as " +
+                std::string(example) + " (units: " + unit_list(units) + ")");
+  }
+  for (const auto& u : units) {
+    if (u.unit == unit) {
+      if (*value < 0) return fail("a " + std::string(what) + " cannot be negative, got \"" + std::string(s) + "\"");
+      double v = *value * u.factor;
+      if (!std::isfinite(v)) return fail("\"" + std::string(s) + "\" is out of range");
+      return v;
+    }
+  }
+  return fail("unknown " + std::string(what) + " unit \"" + std::string(unit) + "\" in \"" + std::string(s) +
+              "\" (units: " + unit_list(units) + ")");
+}
+
+std::string fmt_double(double v, int precision) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", precision, v);
+  return buf;
+}
+
+}  // namespace
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+std::optional<double> parse_number(std::string_view text) {
+  std::string s(trim(text));
+  if (s.empty()) return std::nullopt;
+  // Reject forms strtod accepts but people do not write as quantities.
+  for (char c : s) {
+    if (!((c >= '0' && c <= '9') || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-')) return std::nullopt;
+  }
+  char* end = nullptr;
+  errno = 0;
+  double v = std::strtod(s.c_str(), &end);
+  if (end != s.c_str() + s.size() || errno == ERANGE || !std::isfinite(v)) return std::nullopt;
+  return v;
+}
+
+std::optional<double> parse_bandwidth(std::string_view text, std::string* why) {
+  return parse_quantity(text, kBandwidthUnits, "bandwidth", "100Gbps or 450GB/s", why);
+}
+std::optional<double> parse_time(std::string_view text, std::string* why) {
+  return parse_quantity(text, kTimeUnits, "time", "2us or 1.5ms", why);
+}
+std::optional<double> parse_size(std::string_view text, std::string* why) {
+  return parse_quantity(text, kSizeUnits, "size", "25MB or 25MiB", why);
+}
+
+std::string format_size(double bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  int u = 0;
+  double v = bytes;
+  while (std::fabs(v) >= 1024.0 && u < 5) {
+    v /= 1024.0;
+    ++u;
+  }
+  if (u == 0) return fmt_double(v, 0) + " B";
+  return fmt_double(v, v < 10 ? 2 : (v < 100 ? 1 : 0)) + " " + units[u];
+}
+
+std::string format_time(double seconds) {
+  double a = std::fabs(seconds);
+  if (a == 0) return "0 s";
+  if (a < 1e-6) return fmt_double(seconds * 1e9, 1) + " ns";
+  if (a < 1e-3) return fmt_double(seconds * 1e6, 2) + " us";
+  if (a < 1.0) return fmt_double(seconds * 1e3, 3) + " ms";
+  if (a < 3600.0) return fmt_double(seconds, 3) + " s";
+  return fmt_double(seconds / 3600.0, 2) + " h";
+}
+
+std::string format_bandwidth(double bytes_per_second) {
+  double bits = bytes_per_second * 8;
+  if (bits >= 1e12) return fmt_double(bits / 1e12, 2) + " Tbps";
+  if (bits >= 1e9) return fmt_double(bits / 1e9, 2) + " Gbps";
+  if (bits >= 1e6) return fmt_double(bits / 1e6, 2) + " Mbps";
+  return fmt_double(bits / 1e3, 2) + " Kbps";
+}
+
+}  // namespace gw::units

@@ -1,0 +1,47 @@
+#include <gtest/gtest.h>
+
+#include "gradwire/units.hpp"
+
+using namespace gw::units;
+
+TEST(Units, BandwidthBitsAndBytes) {
+  EXPECT_DOUBLE_EQ(*parse_bandwidth("100Gbps"), 12.5e9);
+  EXPECT_DOUBLE_EQ(*parse_bandwidth("450GB/s"), 450e9);
+  EXPECT_DOUBLE_EQ(*parse_bandwidth("1 GiB/s"), 1073741824.0);
+  EXPECT_DOUBLE_EQ(*parse_bandwidth("400Gb/s"), 50e9);
+  EXPECT_DOUBLE_EQ(*parse_bandwidth("1.5e1Mbps"), 15e6 / 8);
+}
+
+TEST(Units, TimesAndSizes) {
+  EXPECT_DOUBLE_EQ(*parse_time("2us"), 2e-6);
+  EXPECT_DOUBLE_EQ(*parse_time("1.5ms"), 1.5e-3);
+  EXPECT_DOUBLE_EQ(*parse_time("3 s"), 3.0);
+  EXPECT_DOUBLE_EQ(*parse_time("40ns"), 40e-9);
+  EXPECT_DOUBLE_EQ(*parse_size("25MB"), 25e6);
+  EXPECT_DOUBLE_EQ(*parse_size("25MiB"), 25.0 * 1048576);
+  EXPECT_DOUBLE_EQ(*parse_size("8B"), 8.0);
+  EXPECT_DOUBLE_EQ(*parse_size("1GB"), 1e9);
+}
+
+TEST(Units, UnitRequiredAndStrict) {
+  std::string why;
+  EXPECT_FALSE(parse_bandwidth("100", &why));
+  EXPECT_NE(why.find("no unit"), std::string::npos);
+  EXPECT_FALSE(parse_bandwidth("100Gbit", &why));
+  EXPECT_NE(why.find("unknown bandwidth unit"), std::string::npos);
+  EXPECT_FALSE(parse_time("-2us", &why));
+  EXPECT_NE(why.find("negative"), std::string::npos);
+  EXPECT_FALSE(parse_size("nanMB"));
+  EXPECT_FALSE(parse_size("1e999GB"));
+  EXPECT_FALSE(parse_size("MB"));
+  EXPECT_FALSE(parse_size("25 M B"));
+  EXPECT_FALSE(parse_time("2 seconds"));
+  EXPECT_FALSE(parse_number("0x10"));
+  EXPECT_FALSE(parse_number("inf"));
+}
+
+TEST(Units, Formatting) {
+  EXPECT_EQ(format_size(25.0 * 1048576), "25.0 MiB");
+  EXPECT_EQ(format_time(2e-6), "2.00 us");
+  EXPECT_EQ(format_bandwidth(12.5e9), "100.00 Gbps");
+}
