@@ -1,0 +1,97 @@
+// The engine layer: the only part of gradwire that includes SimGrid.
+// It builds a SimGrid platform from a ClusterSpec, runs actors, and provides
+// the collectives as simulated message flows. Everything else (replay,
+// planning) talks to SimGrid only through this header.
+//
+// SimGrid allows one engine per process: every simulation runs in a forked
+// child (run_in_child) and returns its result as text through a pipe.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gradwire/scenario.hpp"
+
+namespace gw::engine {
+
+enum class CollectiveOp { AllReduce, AllGather, ReduceScatter, Broadcast, AllToAll };
+/// ring, tree (NCCL double binary tree, all-reduce only), hierarchical
+/// (all-reduce: intra-node reduce-scatter, inter-node all-reduce among peers of
+/// the same local rank, intra-node all-gather), direct (all-to-all pairwise).
+enum class Algorithm { Ring, Tree, Hierarchical, Direct };
+/// PerStep: every chunk of every algorithm step is its own message (exact,
+/// O(N^2) flows). Aggregated: one flow per edge carrying the step total, the
+/// remaining per-step latency added as a delay (O(N) flows, contention kept).
+enum class Granularity { Aggregated, PerStep };
+
+std::string to_string(CollectiveOp op);
+std::string to_string(Algorithm a);
+CollectiveOp parse_op(const std::string& s);        ///< throws std::invalid_argument
+Algorithm parse_algorithm(const std::string& s);    ///< throws std::invalid_argument
+
+struct CollectiveRequest {
+  CollectiveOp op = CollectiveOp::AllReduce;
+  Algorithm algorithm = Algorithm::Ring;
+  Granularity granularity = Granularity::Aggregated;
+  /// Size in bytes as nccl-tests reports it: the per-rank buffer for all-reduce
+  /// and broadcast; the total (gathered) size for all-gather and reduce-scatter;
+  /// the total sent by one rank for all-to-all.
+  double bytes = 0;
+  /// Ranks taking part, in ring order; empty = all ranks 0..N-1.
+  std::vector<int> ranks;
+};
+
+/// A simulation in progress. Create it inside run_in_child.
+class Simulation {
+ public:
+  explicit Simulation(const ClusterSpec& cluster);
+  ~Simulation();
+  Simulation(const Simulation&) = delete;
+  Simulation& operator=(const Simulation&) = delete;
+
+  const ClusterSpec& cluster() const;
+  int world_size() const;
+  /// Adds an actor running `body` on the GPU host of `rank`.
+  void add_actor(const std::string& name, int rank, std::function<void()> body);
+  /// Runs until every actor has finished; returns the simulated end time (s).
+  double run();
+
+  // --- Callable from inside actors -----------------------------------------
+  /// Current simulated time (s).
+  static double now();
+  /// Blocks the calling actor for `seconds` of simulated time.
+  static void sleep_for(double seconds);
+  /// Runs one collective on behalf of all its ranks (data-parallel ranks are
+  /// symmetric, so one actor drives all flows). Blocks the calling actor until
+  /// the last flow has finished; returns the simulated duration (s).
+  double run_collective(const CollectiveRequest& request);
+
+  /// Route latency (s) and bottleneck bandwidth (bytes/s) between two ranks,
+  /// read from the platform; for closed-form checks.
+  std::pair<double, double> route(int src_rank, int dst_rank) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+/// A counting signal between actors (compute stream -> comm stream).
+class Signal {
+ public:
+  Signal();
+  ~Signal();
+  void release();   ///< adds one token
+  void acquire();   ///< blocks the calling actor until a token is available
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+/// Forks a child process, runs `body` there (which may create one Simulation)
+/// and returns the string it produced. An exception in the child is rethrown in
+/// the parent as std::runtime_error (gw::InputError keeps its fields).
+std::string run_in_child(const std::function<std::string()>& body);
+
+}  // namespace gw::engine

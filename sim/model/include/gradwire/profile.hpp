@@ -1,0 +1,92 @@
+// A calibration profile: measured (or datasheet-derived) costs of one GPU type.
+// Written by `gradwire calibrate`, read by the simulator. Plain C++.
+// The schema (gradwire-profile/1) is documented in docs/profiles.md.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gw {
+
+/// A point of a measured curve: x (elements or bytes) and the median time (s),
+/// with the spread of the repeats.
+struct CurvePoint {
+  double x = 0;
+  double seconds = 0;
+  double spread = 0;   ///< (max - min) / median of the repeats, 0 if unknown
+  int repeats = 0;
+};
+
+/// Piecewise-linear model of time against log2(x), through fitted knots;
+/// linear extrapolation in x (time per element of the last segment) beyond
+/// the largest knot, constant below the smallest.
+struct PiecewiseLogFit {
+  std::vector<CurvePoint> knots;   ///< sorted by x
+  double max_rel_residual = 0;     ///< largest |pred - meas| / meas over the points
+  double evaluate(double x) const;
+};
+
+/// Alpha-beta model: time = alpha + bytes / beta.
+struct AlphaBetaFit {
+  double alpha = 0;        ///< latency, s
+  double beta = 0;         ///< bandwidth, bytes/s (algorithm bandwidth)
+  double max_rel_residual = 0;
+  double evaluate(double bytes) const { return alpha + bytes / beta; }
+};
+
+struct CodecCost {
+  std::vector<CurvePoint> encode_points, decode_points;
+  PiecewiseLogFit encode, decode;   ///< time against elements
+};
+
+struct CollectiveCost {
+  std::string op;          ///< allreduce, allgather, reducescatter, broadcast, alltoall
+  int gpus = 0;
+  std::vector<CurvePoint> points;   ///< x = bytes (nccl-tests "size")
+  AlphaBetaFit fit;
+};
+
+struct Profile {
+  int schema_version = 1;
+  std::string source;      ///< "measured" or "datasheet"
+  std::string name;        ///< e.g. "h200" or "h200-measured-2026-11-30"
+  std::string device;      ///< e.g. "NVIDIA H200"
+  int sm_count = 0;
+  double memory_bytes = 0;
+  std::string driver, cuda, nccl;   ///< versions (empty for datasheet profiles)
+  std::string date, host, command;
+  std::vector<std::string> references;  ///< datasheet sources
+  /// Achieved dense matrix throughput, FLOP/s, by precision: fp32, tf32, bf16, fp16.
+  std::map<std::string, double> gemm_flops;
+  /// Raw GEMM points per precision (x = FLOPs of one GEMM), when measured.
+  std::map<std::string, std::vector<CurvePoint>> gemm_points;
+  double copy_bandwidth = 0;   ///< device-to-device copy, bytes read+written per s
+  /// Codec costs by codec name (fp16, bf16, int8, sign, majority_vote, topk, randomk, powersgd).
+  std::map<std::string, CodecCost> codecs;
+  std::vector<CollectiveCost> collectives;
+  std::string path;            ///< where it was loaded from
+
+  /// Encode/decode time of `codec` for `elements` fp32 elements. Throws
+  /// std::out_of_range naming the codec when the profile lacks it.
+  double codec_time(const std::string& codec, bool encode, double elements) const;
+  /// Achieved FLOP/s for a precision (fp32, tf32, bf16, fp16).
+  double flops(const std::string& precision) const;
+  /// The collective fit for op at `gpus` GPUs, if measured.
+  const CollectiveCost* collective(const std::string& op, int gpus) const;
+};
+
+/// Loads a profile by name (calibrate/profiles/<name>.yaml, or any directory in
+/// env GRADWIRE_PROFILES) or by path. Throws gw::InputError (unknown schema
+/// version, missing field, ... with file, line and key).
+Profile load_profile(const std::string& name_or_path);
+Profile load_profile_file(const std::string& path);
+/// Serializes a profile to YAML text (schema gradwire-profile/1).
+std::string profile_to_yaml(const Profile& p);
+/// The bundled profiles directory (GW_SOURCE_DIR/calibrate/profiles unless
+/// GRADWIRE_PROFILES is set).
+std::string default_profiles_dir();
+
+}  // namespace gw

@@ -1,0 +1,135 @@
+// A gradwire scenario: the cluster, the training workload, the calibration
+// profile and (for capacity planning) the training target and pricing.
+// Plain C++: no SimGrid here. Loading is strict (gw::InputError with file,
+// line, column and key path). The schema is documented in docs/scenarios.md.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gradwire/yaml_reader.hpp"
+
+namespace gw {
+
+/// One kind of link: bandwidth in bytes/s, latency in seconds.
+struct LinkSpec {
+  double bandwidth = 0;
+  double latency = 0;
+};
+
+enum class FabricTopology { Switch, FatTree };
+
+struct FabricSpec {
+  FabricTopology topology = FabricTopology::Switch;
+  /// Latency of one switch hop (added per traversed fabric link).
+  double latency = 0;
+  /// Fat-tree only: nodes attached to one leaf switch.
+  int nodes_per_leaf = 0;
+  /// Fat-tree only: leaf downlink capacity / leaf uplink capacity (>= 1).
+  double oversubscription = 1.0;
+};
+
+/// How ranks are laid out over nodes and leaves. "linear": rank r on node
+/// r / gpus_per_node. "interleaved": consecutive nodes of the rank order go to
+/// different leaves (round-robin), so that ring neighbours cross the spine.
+enum class Placement { Linear, Interleaved };
+
+struct NetworkModelSpec {
+  /// SimGrid network model; CM02 (exact alpha-beta, no TCP factors) by default.
+  std::string model = "CM02";
+  bool crosstraffic = false;
+  /// SimGrid network/TCP-gamma (window), bytes. Large by default so that flows
+  /// are not window-limited.
+  double tcp_gamma = 4.0 * 1024 * 1024 * 1024;
+};
+
+struct ClusterSpec {
+  int nodes = 1;
+  int gpus_per_node = 1;
+  std::string gpu;        ///< GPU type; resolves to a calibration profile
+  LinkSpec intra_node;    ///< per-GPU link into the node's switch (NVLink/NVSwitch)
+  int nic_count = 1;      ///< NICs per node
+  LinkSpec nic;           ///< one NIC
+  FabricSpec fabric;
+  NetworkModelSpec network;
+  Placement placement = Placement::Linear;
+  std::optional<std::string> instance;  ///< cloud instance this cluster was derived from
+
+  int world_size() const { return nodes * gpus_per_node; }
+  /// Aggregate NIC bandwidth of one node (NCCL stripes its channels over all NICs).
+  double node_bandwidth() const { return nic.bandwidth * nic_count; }
+};
+
+enum class Precision { FP32, BF16, FP16 };
+std::string to_string(Precision p);
+/// Bytes per element of a gradient in this precision.
+double bytes_per_element(Precision p);
+
+/// Gradient compression applied to each bucket (see docs/model.md).
+struct CompressionSpec {
+  /// none, fp16, bf16, int8, sign, majority_vote, topk, randomk, powersgd
+  std::string kind = "none";
+  double ratio = 0.01;          ///< topk / randomk: fraction of elements kept
+  int rank = 4;                 ///< powersgd
+  std::int64_t chunk = 1024;    ///< int8 / sign: elements per scale
+  bool error_feedback = true;   ///< keep a residual buffer (memory counted)
+  double min_compression_rate = 2.0;  ///< powersgd: skip layers that would not pay
+};
+
+struct OptimizerSpec {
+  std::string kind = "adam";    ///< sgd, momentum, adam, adamw, lamb, lars
+  /// Time of one optimizer step; when absent it is derived from the profile's
+  /// memory bandwidth and the bytes the optimizer touches.
+  std::optional<double> step_time;
+};
+
+struct WorkloadSpec {
+  std::string model;            ///< model name (models/<name>.yaml) or path
+  int micro_batch = 1;          ///< samples per GPU per micro-step
+  int accumulation = 1;         ///< gradient accumulation steps k
+  Precision precision = Precision::FP32;  ///< gradient precision
+  double bucket_size = 25.0 * 1024 * 1024;       ///< DDP bucket_cap_mb
+  double first_bucket_size = 1.0 * 1024 * 1024;  ///< DDP's small first bucket
+  bool overlap = true;          ///< overlap bucket all-reduce with backward
+  OptimizerSpec optimizer;
+  CompressionSpec compression;
+  /// Slow-down of compute while communication or codecs run beside it
+  /// (fraction, 0 = none). Default documented in docs/model.md.
+  double interference = 0.0;
+  /// Collective algorithm used for all-reduce (ring, tree, hierarchical, auto).
+  std::string allreduce_algorithm = "auto";
+};
+
+/// Training target and pricing, for time-to-train and cost.
+struct TrainingSpec {
+  std::optional<double> samples;      ///< total samples to process
+  std::optional<double> tokens;       ///< or total tokens (sequence models)
+  std::optional<double> epochs;       ///< or epochs x dataset_size
+  std::optional<double> dataset_size; ///< samples per epoch
+  double convergence_factor = 1.0;    ///< extra iterations factor (compression)
+};
+
+struct Scenario {
+  std::string name;
+  std::string file;            ///< where it was loaded from
+  ClusterSpec cluster;
+  std::optional<WorkloadSpec> workload;
+  /// Calibration profile: a name (calibrate/profiles/<name>.yaml) or a path.
+  /// When empty, the profile named after cluster.gpu is used.
+  std::string profile;
+  std::optional<TrainingSpec> training;
+};
+
+/// Loads and validates a scenario file. Throws gw::InputError.
+Scenario load_scenario(const std::string& path);
+/// Validates an already loaded document (used by sweeps after substitution).
+Scenario parse_scenario(const yaml::Document& doc);
+
+/// Section parsers (one per part of the schema).
+ClusterSpec parse_cluster(const yaml::Node& node);
+WorkloadSpec parse_workload(const yaml::Node& node);
+TrainingSpec parse_training(const yaml::Node& node);
+
+}  // namespace gw
