@@ -1,0 +1,232 @@
+// The model zoo and its loader: every bundled model loads, its parameter total
+// equals the published figure, tensor sums match the model totals, and bad
+// files are rejected with the right line and key path.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <map>
+#include <set>
+#include <string>
+
+#include "gradwire/error.hpp"
+#include "gradwire/model_desc.hpp"
+
+namespace {
+
+const std::string kZoo = std::string(GW_SOURCE_DIR) + "/models";
+const std::string kFixtures = GW_TEST_MODELS_DIR;
+
+// Published parameter totals (the references, not derived from our files):
+//   torchvision model cards (num_params): resnet50, resnet101, vgg16;
+//   Hugging Face reference implementations: BertModel (with pooler) for
+//   bert-base-uncased / bert-large-uncased, GPT2LMHeadModel for gpt2 / gpt2-xl
+//   (wte and lm_head tied, counted once), LlamaForCausalLM for Llama-2-7b-hf.
+const std::map<std::string, std::int64_t> kPublished = {
+    {"resnet50", 25'557'032},       {"resnet101", 44'549'160},   {"vgg16", 138'357'544},
+    {"bert-base", 109'482'240},     {"bert-large", 335'141'888}, {"gpt2", 124'439'808},
+    {"gpt2-xl", 1'557'611'200},     {"llama2-7b", 6'738'415'616},
+    {"mlp-tiny", 784 * 256 + 256 + 256 * 128 + 128 + 128 * 10 + 10},
+};
+
+gw::ModelDesc zoo(const std::string& name) { return gw::load_model(name, {kZoo}); }
+
+TEST(ModelZoo, EveryBundledModelIsPresent) {
+  auto names = gw::list_models(kZoo);
+  std::set<std::string> have(names.begin(), names.end());
+  for (const auto& [name, total] : kPublished) EXPECT_TRUE(have.count(name)) << name;
+}
+
+TEST(ModelZoo, EveryFileInModelsLoads) {
+  auto names = gw::list_models(kZoo);
+  ASSERT_GE(names.size(), kPublished.size());
+  for (const auto& name : names) {
+    gw::ModelDesc m = zoo(name);
+    EXPECT_EQ(m.name, name) << "the name inside " << m.path << " should match its file name";
+    EXPECT_FALSE(m.tensors.empty());
+    EXPECT_FALSE(m.source.empty());
+  }
+}
+
+TEST(ModelZoo, ParameterCountsEqualPublishedTotals) {
+  for (const auto& [name, total] : kPublished) {
+    gw::ModelDesc m = zoo(name);
+    EXPECT_EQ(m.parameters, total) << name;
+    std::int64_t sum = 0;
+    for (const auto& t : m.tensors) sum += t.numel;
+    EXPECT_EQ(sum, total) << name;
+  }
+}
+
+TEST(ModelZoo, TensorSumsMatchModelTotals) {
+  for (const auto& [name, total] : kPublished) {
+    gw::ModelDesc m = zoo(name);
+    double fwd = 0, bwd = 0;
+    std::set<std::string> names;
+    for (const auto& t : m.tensors) {
+      std::int64_t product = 1;
+      for (auto d : t.shape) product *= d;
+      EXPECT_EQ(product, t.numel) << name << " " << t.name;
+      EXPECT_GE(t.forward_flops_per_sample, 0) << t.name;
+      EXPECT_EQ(t.backward_flops_per_sample, 2 * t.forward_flops_per_sample) << t.name;
+      EXPECT_EQ(t.dtype, "fp32");
+      EXPECT_TRUE(names.insert(t.name).second) << "duplicate " << t.name;
+      fwd += t.forward_flops_per_sample;
+      bwd += t.backward_flops_per_sample;
+    }
+    // The generated files hold integers below 2^53, so the sums are exact.
+    EXPECT_EQ(fwd, m.forward_flops_per_sample) << name;
+    EXPECT_EQ(bwd, m.backward_flops_per_sample) << name;
+    EXPECT_EQ(m.backward_flops_per_sample, 2 * m.forward_flops_per_sample) << name;
+    EXPECT_GT(m.activation_bytes_per_sample, 0) << name;
+    EXPECT_EQ(gw::gradient_bytes(m), 4 * total) << name;
+  }
+}
+
+TEST(ModelZoo, SequenceModelsHaveASequenceLength) {
+  EXPECT_EQ(zoo("resnet50").sequence_length, 0);
+  EXPECT_EQ(zoo("vgg16").sequence_length, 0);
+  EXPECT_EQ(zoo("bert-base").sequence_length, 512);
+  EXPECT_EQ(zoo("bert-large").sequence_length, 512);
+  EXPECT_EQ(zoo("gpt2").sequence_length, 1024);
+  EXPECT_EQ(zoo("gpt2-xl").sequence_length, 1024);
+  EXPECT_EQ(zoo("llama2-7b").sequence_length, 4096);
+}
+
+// Gradient-ready order is the reverse of parameter registration: the output
+// layer first, the input layer (or the tied embedding) last.
+TEST(ModelZoo, TensorsAreInGradientReadyOrder) {
+  auto first_last = [](const std::string& name) {
+    gw::ModelDesc m = zoo(name);
+    return std::make_pair(m.tensors.front().name, m.tensors.back().name);
+  };
+  EXPECT_EQ(first_last("resnet50"), std::make_pair(std::string("fc.bias"), std::string("conv1.weight")));
+  EXPECT_EQ(first_last("vgg16"), std::make_pair(std::string("classifier.6.bias"), std::string("features.0.weight")));
+  EXPECT_EQ(first_last("bert-base"),
+            std::make_pair(std::string("pooler.dense.bias"), std::string("embeddings.word_embeddings.weight")));
+  EXPECT_EQ(first_last("gpt2"), std::make_pair(std::string("transformer.ln_f.bias"), std::string("transformer.wte.weight")));
+  EXPECT_EQ(first_last("llama2-7b"), std::make_pair(std::string("lm_head.weight"), std::string("model.embed_tokens.weight")));
+  // Inside a bottleneck, bn3 before conv3 before bn2 ...
+  gw::ModelDesc r = zoo("resnet50");
+  EXPECT_EQ(r.tensors[2].name, "layer4.2.bn3.bias");
+  EXPECT_EQ(r.tensors[3].name, "layer4.2.bn3.weight");
+  EXPECT_EQ(r.tensors[4].name, "layer4.2.conv3.weight");
+  EXPECT_EQ(r.tensors[4].shape, (std::vector<std::int64_t>{2048, 512, 1, 1}));
+}
+
+TEST(ModelZoo, FlopCountsFollowTheConvention) {
+  // mlp-tiny by hand: 2 FLOPs per multiply-add, 1 per bias element.
+  gw::ModelDesc mlp = zoo("mlp-tiny");
+  EXPECT_EQ(mlp.forward_flops_per_sample, 2.0 * (784 * 256 + 256 * 128 + 128 * 10) + 256 + 128 + 10);
+  EXPECT_EQ(mlp.tensors.front().name, "fc3.bias");
+  EXPECT_EQ(mlp.tensors.front().forward_flops_per_sample, 10);
+  EXPECT_EQ(mlp.tensors[1].forward_flops_per_sample, 2 * 128 * 10);
+
+  // ResNet-50: the familiar 4.1 G multiply-adds at 224x224.
+  double r50 = zoo("resnet50").forward_flops_per_sample;
+  EXPECT_GT(r50, 2 * 4.0e9);
+  EXPECT_LT(r50, 2 * 4.2e9);
+
+  // Llama-2-7B in closed form: 2 s x (matmul weights) + s x (RMSNorm weights)
+  // + 4 s^2 h per layer for attention; the embedding lookup costs nothing.
+  gw::ModelDesc l = zoo("llama2-7b");
+  const double s = 4096, h = 4096, L = 32, V = 32000;
+  const double norms = (2 * L + 1) * h;
+  const double matmul = static_cast<double>(l.parameters) - V * h - norms;
+  EXPECT_EQ(l.forward_flops_per_sample, 2 * s * matmul + s * norms + 4 * s * s * h * L);
+}
+
+TEST(ModelZoo, TransformerActivationsUseKorthikanti) {
+  // 34 s h + 5 a s^2 bytes per layer per sequence.
+  auto k = [](double layers, double s, double h, double a) { return layers * (34 * s * h + 5 * a * s * s); };
+  EXPECT_EQ(zoo("gpt2").activation_bytes_per_sample, k(12, 1024, 768, 12));
+  EXPECT_EQ(zoo("gpt2-xl").activation_bytes_per_sample, k(48, 1024, 1600, 25));
+  EXPECT_EQ(zoo("bert-large").activation_bytes_per_sample, k(24, 512, 1024, 16));
+  EXPECT_EQ(zoo("llama2-7b").activation_bytes_per_sample, k(32, 4096, 4096, 32));
+}
+
+TEST(ModelLoader, HandWrittenModel) {
+  gw::ModelDesc m = gw::load_model(kFixtures + "/good/two-layer.yaml");
+  EXPECT_EQ(m.name, "two-layer");
+  EXPECT_EQ(m.parameters, 199);
+  ASSERT_EQ(m.tensors.size(), 4u);
+  EXPECT_EQ(m.tensors[1].dtype, "bf16");
+  EXPECT_EQ(m.tensors[1].shape, (std::vector<std::int64_t>{10, 9}));
+  EXPECT_EQ(m.tensors[0].dtype, "fp32");
+  EXPECT_EQ(m.tensors[3].backward_flops_per_sample, 180);  // given explicitly
+  EXPECT_EQ(m.tensors[2].backward_flops_per_sample, 18);   // 2 x forward
+  EXPECT_EQ(m.backward_flops_per_sample, 578);
+  EXPECT_EQ(m.activation_bytes_per_sample, 1024);  // "1KiB"
+  EXPECT_EQ(m.sequence_length, 0);
+  EXPECT_EQ(gw::gradient_bytes(m), 4 * (10 + 9 + 90) + 2 * 90);
+}
+
+TEST(ModelLoader, NameResolution) {
+  // A name found in a search directory before the bundled ones.
+  gw::ModelDesc m = gw::load_model("two-layer", {kFixtures + "/good"});
+  EXPECT_EQ(m.path, kFixtures + "/good/two-layer.yaml");
+  // The default directory, overridden by GRADWIRE_MODELS.
+  ::setenv("GRADWIRE_MODELS", (kFixtures + "/good").c_str(), 1);
+  EXPECT_EQ(gw::default_models_dir(), kFixtures + "/good");
+  EXPECT_EQ(gw::load_model("two-layer").parameters, 199);
+  ::unsetenv("GRADWIRE_MODELS");
+  EXPECT_EQ(gw::default_models_dir(), kZoo);
+  EXPECT_EQ(gw::load_model("mlp-tiny").name, "mlp-tiny");
+  // An unknown name lists what is available.
+  try {
+    gw::load_model("resnet-50");
+    FAIL() << "expected an error";
+  } catch (const gw::InputError& e) {
+    EXPECT_EQ(e.key(), "model");
+    EXPECT_NE(e.reason().find("resnet50"), std::string::npos) << e.what();
+  }
+  // Something that looks like a path is a path.
+  EXPECT_THROW(gw::load_model("no/such/model"), gw::InputError);
+  EXPECT_THROW(gw::load_model("resnet50.yaml"), gw::InputError);  // relative to the working directory
+}
+
+struct BadCase {
+  const char* file;
+  int line;
+  const char* key;
+  const char* reason;  // a substring of the reason
+};
+
+class BadModel : public ::testing::TestWithParam<BadCase> {};
+
+TEST_P(BadModel, RejectedWithLineAndKeyPath) {
+  const BadCase& c = GetParam();
+  const std::string path = kFixtures + "/bad/" + c.file + ".yaml";
+  try {
+    gw::load_model_file(path);
+    FAIL() << path << " was accepted";
+  } catch (const gw::InputError& e) {
+    EXPECT_EQ(e.file(), path);
+    EXPECT_EQ(e.line(), c.line) << e.what();
+    EXPECT_EQ(e.key(), c.key) << e.what();
+    EXPECT_NE(e.reason().find(c.reason), std::string::npos) << e.what();
+    EXPECT_GT(e.column(), 0) << e.what();
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Files, BadModel,
+    ::testing::Values(
+        BadCase{"unknown_key", 18, "tensors[1].dtpye", "unknown key; did you mean \"dtype\"?"},
+        BadCase{"numel_mismatch", 17, "tensors[1].numel", "numel 91 is not the product of shape [10, 9] (90)"},
+        BadCase{"duplicate_tensor", 20, "tensors[2].name", "duplicate tensor name \"fc2.bias\" (first listed on line 11)"},
+        BadCase{"total_mismatch", 5, "parameters", "parameters 200 differs from the sum of the tensor numels (199)"},
+        BadCase{"negative_flops", 23, "tensors[2].forward_flops", "FLOPs cannot be negative"},
+        BadCase{"wrong_type", 25, "tensors[3].shape", "expected a list"},
+        BadCase{"fractional_numel", 22, "tensors[2].numel", "expected an integer"},
+        BadCase{"bad_dtype", 18, "tensors[1].dtype", "\"int8\" is not one of: fp32, fp16, bf16"},
+        BadCase{"nan_flops", 14, "tensors[0].forward_flops", "expected a finite number"},
+        BadCase{"bad_schema", 2, "schema", "unsupported schema \"gradwire-model/2\""},
+        BadCase{"duplicate_key", 6, "parameters", "duplicate key"},
+        BadCase{"empty_tensors", 10, "tensors", "at least one tensor"},
+        BadCase{"flops_sum_mismatch", 7, "flops.forward_per_sample", "differs from the sum of the tensors' forward_flops (379)"},
+        BadCase{"zero_model_flops", 7, "flops.forward_per_sample", "must be positive"},
+        BadCase{"per_token_without_sequence", 9, "flops.forward_per_token", "need a sequence_length"}),
+    [](const ::testing::TestParamInfo<BadCase>& p) { return std::string(p.param.file); });
+
+}  // namespace
