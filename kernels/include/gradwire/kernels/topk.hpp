@@ -1,0 +1,104 @@
+// Top-K sparsification by magnitude: CPU twin, decoders and the workspace
+// query of the CUDA radix select. Host-only header (no CUDA include).
+//
+// Contract shared by the CPU twin and the CUDA kernels (bit for bit):
+//   * key(x) = bits(x) & 0x7fffffff, i.e. |x| reinterpreted as uint32. For
+//     non-negative floats this order equals the numeric order; +0 and -0 tie.
+//     NaN keys (0x7f800001..0x7fffffff) are above +inf, so NaNs are selected
+//     first (ordered by payload) - a NaN gradient stays visible after
+//     compression instead of being silently dropped.
+//   * The k selected elements are the k largest keys; among equal keys the
+//     lower index wins.
+//   * Output order: indices strictly ascending; values[i] = x[indices[i]]
+//     (the original signed value, bit-exact).
+//   * 0 <= k <= n <= INT32_MAX (indices are int32). k = 0 writes nothing.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+namespace gw::kernels {
+
+/// The magnitude key of a float (see the contract above).
+inline std::uint32_t topk_key(float x) noexcept {
+  std::uint32_t bits = 0;
+  std::memcpy(&bits, &x, sizeof bits);
+  return bits & 0x7fffffffu;
+}
+
+/// Throws std::invalid_argument unless 0 <= k <= n <= INT32_MAX.
+void topk_check_sizes(std::int64_t n, std::int64_t k);
+
+/// CPU twin: the k largest-magnitude elements of x[0..n), indices ascending.
+void topk_cpu(const float* x, std::int64_t n, std::int64_t k, float* values,
+              std::int32_t* indices);
+
+/// Decode: dense[0..n) = 0, then dense[indices[i]] = values[i].
+/// Indices must be in [0, n) (checked, std::invalid_argument otherwise).
+void topk_decode_cpu(const float* values, const std::int32_t* indices, std::int64_t k,
+                     float* dense, std::int64_t n);
+
+/// All-gathered decode: `workers` blocks of k (values, indices) laid out one
+/// after the other (worker w at offset w*k, as an all-gather leaves them).
+/// dense = 0, then for w = 0..workers-1 in order: dense[idx] += value.
+/// The worker order is fixed so the float sum is reproducible; the CUDA twin
+/// adds in the same order and is bit-identical.
+void topk_decode_gathered_cpu(const float* values, const std::int32_t* indices, int workers,
+                              std::int64_t k, float* dense, std::int64_t n);
+
+/// Bytes of each wire message for one worker: k fp32 values + k int32 indices.
+inline std::size_t topk_encoded_bytes(std::int64_t k) noexcept {
+  return static_cast<std::size_t>(k) * (sizeof(float) + sizeof(std::int32_t));
+}
+
+// ---------------------------------------------------------------------------
+// Workspace of the CUDA radix select (gw::kernels::cuda::topk). Pure
+// arithmetic so that host code can size buffers without CUDA.
+// ---------------------------------------------------------------------------
+
+/// Elements per tile of the CUDA radix select's streaming passes.
+inline constexpr std::int64_t kTopkTile = 4096;
+/// Histogram sizes of the three radix passes over the 31 key bits (11+11+9).
+inline constexpr int kTopkBins0 = 2048;
+inline constexpr int kTopkBins1 = 2048;
+inline constexpr int kTopkBins2 = 512;
+
+/// Byte offsets of the parts of the radix-select workspace (256-byte aligned).
+struct TopkWorkspaceLayout {
+  std::size_t state = 0;       ///< 16 uint32 of selection state
+  std::size_t hist = 0;        ///< kTopkBins0 + kTopkBins1 + kTopkBins2 uint32
+  std::size_t tile_sure = 0;   ///< per tile: elements whose top digit beats the pivot's
+  std::size_t tile_gt = 0;     ///< per tile: candidates with key > threshold
+  std::size_t tile_eq = 0;     ///< per tile: candidates with key == threshold
+  std::size_t tile_out = 0;    ///< per tile: output offset
+  std::size_t tile_eqoff = 0;  ///< per tile: ties (key == threshold) in earlier tiles
+  std::size_t candidates = 0;  ///< n int32 candidate indices
+  std::size_t zero_bytes = 0;  ///< bytes from offset 0 the select zeroes each call
+  std::size_t total = 0;
+};
+
+inline TopkWorkspaceLayout topk_workspace_layout(std::int64_t n) noexcept {
+  auto align = [](std::size_t b) { return (b + 255u) & ~static_cast<std::size_t>(255u); };
+  const std::size_t tiles = static_cast<std::size_t>((n + kTopkTile - 1) / kTopkTile);
+  const std::size_t tile_bytes = align(tiles * sizeof(std::uint32_t));
+  TopkWorkspaceLayout l;
+  l.state = 0;
+  l.hist = 256;
+  l.tile_gt = l.hist + align((kTopkBins0 + kTopkBins1 + kTopkBins2) * sizeof(std::uint32_t));
+  l.tile_eq = l.tile_gt + tile_bytes;
+  l.zero_bytes = l.tile_eq + tile_bytes;  // state, histograms and the two atomic counters
+  l.tile_sure = l.zero_bytes;
+  l.tile_out = l.tile_sure + tile_bytes;
+  l.tile_eqoff = l.tile_out + tile_bytes;
+  l.candidates = l.tile_eqoff + tile_bytes;
+  l.total = l.candidates + align(static_cast<std::size_t>(n) * sizeof(std::int32_t));
+  return l;
+}
+
+/// Workspace bytes of gw::kernels::cuda::topk for n elements (any k).
+inline std::size_t topk_workspace_bytes(std::int64_t n) noexcept {
+  return topk_workspace_layout(n).total;
+}
+
+}  // namespace gw::kernels
