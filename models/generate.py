@@ -272,7 +272,7 @@ CNN_ACT = ("sum of the fp32 module outputs kept for backward per sample: the inp
            "(torchvision's ReLUs and residual adds are in-place and add nothing); an estimate, "
            "see docs/models.md")
 TRANSFORMER_ACT = ("Korthikanti et al. 2022, 'Reducing Activation Recomputation in Large "
-                   "Transformer Models', eq. 1: (34 s h + 5 a s^2) bytes per layer per sequence, "
+                   "Transformer Models', per-layer activation memory without parallelism: (34 s h + 5 a s^2) bytes per layer per sequence, "
                    "16-bit activations, no recomputation, times the layer count; embeddings, final "
                    "norm and logits excluded")
 
@@ -283,7 +283,7 @@ def zoo():
         model=mlp_tiny(),
         description="Tiny 3-layer MLP (784-256-128-10, ReLU) for tests and examples",
         source="defined here: nn.Linear(784,256), nn.Linear(256,128), nn.Linear(128,10), with biases",
-        parameters_source="computed from the definition above (235,146)",
+        parameters_source="computed from the layer sizes given in source: 235,146",
         input="784 features (a flattened 28x28 image)",
         seq=0, activation=None))
     out.append(dict(
@@ -315,7 +315,7 @@ def zoo():
             model=bert(name, layers, h, heads, s),
             description="%s (Hugging Face BertModel with pooler, no pre-training heads): %d layers, hidden %d, %d heads, vocab 30522" % (desc, layers, h, heads),
             source="Devlin et al. 2019, 'BERT: Pre-training of Deep Bidirectional Transformers'; Hugging Face transformers BertModel (bert-%s-uncased config)" % name.split("-")[1],
-            parameters_source="Hugging Face BertModel.from_pretrained('bert-%s-uncased') parameter count: %s" % (name.split("-")[1], total),
+            parameters_source="sum of parameter numels of Hugging Face BertModel (add_pooling_layer=True) with the bert-%s-uncased config: %s" % (name.split("-")[1], total),
             input="a sequence of %d tokens" % s,
             seq=s, activation=(layers, h, heads)))
     for name, layers, h, heads, desc, total in (
@@ -326,7 +326,7 @@ def zoo():
             model=gpt2(name, layers, h, heads, s),
             description="%s (Hugging Face GPT2LMHeadModel, lm_head tied to wte): %d layers, hidden %d, %d heads, vocab 50257" % (desc, layers, h, heads),
             source="Radford et al. 2019, 'Language Models are Unsupervised Multitask Learners'; Hugging Face transformers GPT2LMHeadModel ('%s' config)" % name,
-            parameters_source="Hugging Face GPT2LMHeadModel.from_pretrained('%s') parameter count, tied wte/lm_head counted once: %s" % (name, total),
+            parameters_source="sum of parameter numels of Hugging Face GPT2LMHeadModel with the '%s' config, tied wte/lm_head counted once: %s" % (name, total),
             input="a sequence of %d tokens" % s,
             seq=s, activation=(layers, h, heads)))
     s = 4096
@@ -334,7 +334,7 @@ def zoo():
         model=llama2_7b(s),
         description="Llama-2-7B (Hugging Face LlamaForCausalLM): 32 layers, hidden 4096, 32 heads, SwiGLU 11008, RMSNorm, vocab 32000, untied lm_head",
         source="Touvron et al. 2023, 'Llama 2: Open Foundation and Fine-Tuned Chat Models'; Hugging Face transformers LlamaForCausalLM (meta-llama/Llama-2-7b-hf config)",
-        parameters_source="Hugging Face LlamaForCausalLM('meta-llama/Llama-2-7b-hf') parameter count: 6,738,415,616",
+        parameters_source="sum of parameter numels of Hugging Face LlamaForCausalLM with the meta-llama/Llama-2-7b-hf config (untied lm_head): 6,738,415,616",
         input="a sequence of %d tokens" % s,
         seq=s, activation=(32, 4096, 32)))
     return out
