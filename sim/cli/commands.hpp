@@ -12,5 +12,6 @@ int cmd_sweep(int argc, char** argv);
 int cmd_merge(int argc, char** argv);
 int cmd_plan(int argc, char** argv);
 int cmd_report(int argc, char** argv);
+int cmd_check(int argc, char** argv);
 
 }  // namespace gw::cli

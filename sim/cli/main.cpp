@@ -1,0 +1,89 @@
+// gradwire: one executable, one subcommand per stage of the pipeline
+// (calibrate -> profile -> simulate -> sweep/plan -> report).
+#include <cstring>
+#include <exception>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "commands.hpp"
+#include "gradwire/error.hpp"
+
+namespace {
+
+struct Command {
+  const char* name;
+  const char* summary;
+  int (*run)(int, char**);
+};
+
+const std::vector<Command>& commands() {
+  static const std::vector<Command> table = {
+#ifdef GW_HAVE_CMD_CALIBRATE
+      {"calibrate", "measure kernels, NCCL collectives and compute on this machine's GPUs into a profile",
+       gw::cli::cmd_calibrate},
+#endif
+#ifdef GW_HAVE_CMD_CHECK
+      {"check", "validate scenario files (exit 2 with file, line and field on the first error)", gw::cli::cmd_check},
+#endif
+#ifdef GW_HAVE_CMD_COLLECTIVE
+      {"collective", "simulate one collective over a size sweep (nccl-tests style table)", gw::cli::cmd_collective},
+#endif
+#ifdef GW_HAVE_CMD_SIMULATE
+      {"simulate", "predict one training iteration of a scenario, with a breakdown and a trace",
+       gw::cli::cmd_simulate},
+#endif
+#ifdef GW_HAVE_CMD_SWEEP
+      {"sweep", "run a cartesian sweep of scenarios in parallel, resumably", gw::cli::cmd_sweep},
+#endif
+#ifdef GW_HAVE_CMD_MERGE
+      {"merge", "merge the results files of sweep shards", gw::cli::cmd_merge},
+#endif
+#ifdef GW_HAVE_CMD_PLAN
+      {"plan", "recommend a configuration under a budget and/or a deadline", gw::cli::cmd_plan},
+#endif
+#ifdef GW_HAVE_CMD_REPORT
+      {"report", "render plots and an HTML report from sweep results", gw::cli::cmd_report},
+#endif
+  };
+  return table;
+}
+
+void usage(std::ostream& os) {
+  os << "usage: gradwire <command> [options]\n\ncommands:\n";
+  for (const auto& c : commands()) {
+    std::string name = c.name;
+    name.resize(12, ' ');
+    os << "  " << name << c.summary << "\n";
+  }
+  os << "\n`gradwire <command> --help` describes a command's options.\n";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2 || std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0) {
+    usage(argc < 2 ? std::cerr : std::cout);
+    return argc < 2 ? gw::kExitInput : gw::kExitOk;
+  }
+  if (std::strcmp(argv[1], "--version") == 0) {
+    std::cout << "gradwire " << GW_VERSION << "\n";
+    return gw::kExitOk;
+  }
+  for (const auto& c : commands()) {
+    if (std::strcmp(argv[1], c.name) == 0) {
+      try {
+        return c.run(argc - 1, argv + 1);
+      } catch (const gw::InputError& e) {
+        std::cerr << "gradwire " << c.name << ": " << e.what() << "\n";
+        return gw::kExitInput;
+      } catch (const std::exception& e) {
+        std::cerr << "gradwire " << c.name << ": error: " << e.what() << "\n";
+        return gw::kExitFailure;
+      }
+    }
+  }
+  std::cerr << "gradwire: unknown command \"" << argv[1] << "\"\n\n";
+  usage(std::cerr);
+  return gw::kExitInput;
+}

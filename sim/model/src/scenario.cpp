@@ -1,0 +1,163 @@
+#include "gradwire/scenario.hpp"
+
+#include <cmath>
+
+namespace gw {
+namespace {
+
+constexpr int kMaxWorldSize = 65536;  // SimGrid platforms beyond this do not fit a 24 GiB machine comfortably
+
+LinkSpec parse_link(const yaml::Node& n) {
+  n.allow_keys({"bandwidth", "latency"});
+  LinkSpec l;
+  l.bandwidth = n.required("bandwidth").as_bandwidth(1e3, 1e15);
+  l.latency = n.required("latency").as_time(0, 1.0);
+  return l;
+}
+
+}  // namespace
+
+std::string to_string(Precision p) {
+  switch (p) {
+    case Precision::FP32: return "fp32";
+    case Precision::BF16: return "bf16";
+    case Precision::FP16: return "fp16";
+  }
+  return "fp32";
+}
+
+double bytes_per_element(Precision p) { return p == Precision::FP32 ? 4.0 : 2.0; }
+
+ClusterSpec parse_cluster(const yaml::Node& n) {
+  n.allow_keys({"nodes", "gpus_per_node", "gpu", "intra_node", "nics", "fabric", "placement", "network"});
+  ClusterSpec c;
+  c.nodes = static_cast<int>(n.required("nodes").as_int(1, kMaxWorldSize));
+  auto gpn = n.required("gpus_per_node");
+  c.gpus_per_node = static_cast<int>(gpn.as_int(1, 64));
+  if (static_cast<long long>(c.nodes) * c.gpus_per_node > kMaxWorldSize) {
+    gpn.fail("nodes x gpus_per_node = " + std::to_string(static_cast<long long>(c.nodes) * c.gpus_per_node) +
+             " GPUs exceeds the " + std::to_string(kMaxWorldSize) + " simulated GPUs gradwire supports");
+  }
+  c.gpu = n.required("gpu").as_string();
+  if (auto in = n.optional("intra_node")) {
+    c.intra_node = parse_link(*in);
+  } else if (c.gpus_per_node > 1) {
+    n.required("intra_node");  // reports the missing field
+  } else {
+    c.intra_node = LinkSpec{1e12, 0};  // unused with one GPU per node
+  }
+  auto nics = n.required("nics");
+  nics.allow_keys({"count", "bandwidth", "latency"});
+  c.nic_count = static_cast<int>(nics.required("count").as_int(1, 64));
+  c.nic.bandwidth = nics.required("bandwidth").as_bandwidth(1e3, 1e15);
+  c.nic.latency = nics.required("latency").as_time(0, 1.0);
+
+  auto fabric = n.required("fabric");
+  fabric.allow_keys({"topology", "latency", "nodes_per_leaf", "oversubscription"});
+  std::string topo = fabric.required("topology").as_enum({"switch", "fat-tree"});
+  c.fabric.latency = fabric.optional("latency") ? fabric.required("latency").as_time(0, 1.0) : 0.0;
+  if (topo == "switch") {
+    c.fabric.topology = FabricTopology::Switch;
+    for (const char* k : {"nodes_per_leaf", "oversubscription"}) {
+      if (auto x = fabric.optional(k)) x->fail(std::string("only valid with topology: fat-tree"));
+    }
+  } else {
+    c.fabric.topology = FabricTopology::FatTree;
+    auto npl = fabric.required("nodes_per_leaf");
+    c.fabric.nodes_per_leaf = static_cast<int>(npl.as_int(1, kMaxWorldSize));
+    if (c.nodes % c.fabric.nodes_per_leaf != 0) {
+      npl.fail("nodes (" + std::to_string(c.nodes) + ") must be a multiple of nodes_per_leaf (" +
+               std::to_string(c.fabric.nodes_per_leaf) + ")");
+    }
+    c.fabric.oversubscription =
+        fabric.optional("oversubscription") ? fabric.required("oversubscription").as_double(1.0, 1024.0) : 1.0;
+  }
+  if (auto p = n.optional("placement")) {
+    c.placement = p->as_enum({"linear", "interleaved"}) == "linear" ? Placement::Linear : Placement::Interleaved;
+  }
+  if (auto net = n.optional("network")) {
+    net->allow_keys({"model", "crosstraffic", "tcp_gamma"});
+    if (auto m = net->optional("model")) c.network.model = m->as_enum({"CM02", "LV08"});
+    if (auto x = net->optional("crosstraffic")) c.network.crosstraffic = x->as_bool();
+    if (auto g = net->optional("tcp_gamma")) c.network.tcp_gamma = g->as_size(1024, 1e15);
+  }
+  return c;
+}
+
+WorkloadSpec parse_workload(const yaml::Node& n) {
+  n.allow_keys({"model", "micro_batch", "accumulation", "precision", "bucket_size", "first_bucket_size", "overlap",
+                "optimizer", "compression", "interference", "allreduce_algorithm"});
+  WorkloadSpec w;
+  w.model = n.required("model").as_string();
+  w.micro_batch = static_cast<int>(n.required("micro_batch").as_int(1, 1 << 20));
+  if (auto a = n.optional("accumulation")) w.accumulation = static_cast<int>(a->as_int(1, 1 << 20));
+  if (auto p = n.optional("precision")) {
+    std::string s = p->as_enum({"fp32", "bf16", "fp16"});
+    w.precision = s == "fp32" ? Precision::FP32 : (s == "bf16" ? Precision::BF16 : Precision::FP16);
+  }
+  if (auto b = n.optional("bucket_size")) w.bucket_size = b->as_size(1024, 64.0 * (1ull << 30));
+  if (auto b = n.optional("first_bucket_size")) w.first_bucket_size = b->as_size(1024, 64.0 * (1ull << 30));
+  if (auto o = n.optional("overlap")) w.overlap = o->as_bool();
+  if (auto f = n.optional("interference")) w.interference = f->as_double(0.0, 10.0);
+  if (auto a = n.optional("allreduce_algorithm")) w.allreduce_algorithm = a->as_enum({"auto", "ring", "tree", "hierarchical"});
+  if (auto opt = n.optional("optimizer")) {
+    opt->allow_keys({"kind", "step_time"});
+    if (auto k = opt->optional("kind")) w.optimizer.kind = k->as_enum({"sgd", "momentum", "adam", "adamw", "lamb", "lars"});
+    if (auto t = opt->optional("step_time")) w.optimizer.step_time = t->as_time(0, 3600);
+  }
+  if (auto comp = n.optional("compression")) {
+    comp->allow_keys({"kind", "ratio", "rank", "chunk", "error_feedback", "min_compression_rate"});
+    auto& c = w.compression;
+    c.kind = comp->required("kind").as_enum(
+        {"none", "fp16", "bf16", "int8", "sign", "majority_vote", "topk", "randomk", "powersgd"});
+    auto only_for = [&](const char* key, std::initializer_list<std::string_view> kinds) -> std::optional<yaml::Node> {
+      auto x = comp->optional(key);
+      if (!x) return x;
+      for (auto k : kinds) if (k == c.kind) return x;
+      std::string list;
+      for (auto k : kinds) list += (list.empty() ? "" : ", ") + std::string(k);
+      x->fail(std::string("not used by compression kind \"") + c.kind + "\" (only by " + list + ")");
+    };
+    if (auto r = only_for("ratio", {"topk", "randomk"})) {
+      c.ratio = r->as_double(0, 1);
+      if (c.ratio <= 0) r->fail("ratio must be greater than 0");
+    }
+    if (auto r = only_for("rank", {"powersgd"})) c.rank = static_cast<int>(r->as_int(1, 4096));
+    if (auto r = only_for("chunk", {"int8", "sign", "majority_vote"})) c.chunk = r->as_int(1, 1ll << 30);
+    if (auto r = only_for("min_compression_rate", {"powersgd"})) c.min_compression_rate = r->as_double(1.0, 1e6);
+    if (auto r = comp->optional("error_feedback")) c.error_feedback = r->as_bool();
+  }
+  return w;
+}
+
+TrainingSpec parse_training(const yaml::Node& n) {
+  n.allow_keys({"samples", "tokens", "epochs", "dataset_size", "convergence_factor"});
+  TrainingSpec t;
+  if (auto x = n.optional("samples")) t.samples = x->as_double(1, 1e18);
+  if (auto x = n.optional("tokens")) t.tokens = x->as_double(1, 1e18);
+  if (auto x = n.optional("epochs")) t.epochs = x->as_double(1e-6, 1e6);
+  if (auto x = n.optional("dataset_size")) t.dataset_size = x->as_double(1, 1e15);
+  if (auto x = n.optional("convergence_factor")) t.convergence_factor = x->as_double(0.01, 100);
+  int targets = (t.samples ? 1 : 0) + (t.tokens ? 1 : 0) + (t.epochs ? 1 : 0);
+  if (targets != 1) n.fail("give exactly one training target: samples, tokens, or epochs with dataset_size");
+  if (t.epochs && !t.dataset_size) n.required("dataset_size");
+  if (t.dataset_size && !t.epochs) n.required("dataset_size").fail("dataset_size is only used with epochs");
+  return t;
+}
+
+Scenario parse_scenario(const yaml::Document& doc) {
+  auto root = doc.root();
+  root.allow_keys({"name", "cluster", "workload", "profile", "training"});
+  Scenario s;
+  s.file = doc.file();
+  s.name = root.optional("name") ? root.required("name").as_string() : std::string();
+  s.cluster = parse_cluster(root.required("cluster"));
+  if (auto w = root.optional("workload")) s.workload = parse_workload(*w);
+  if (auto p = root.optional("profile")) s.profile = p->as_string();
+  if (auto t = root.optional("training")) s.training = parse_training(*t);
+  return s;
+}
+
+Scenario load_scenario(const std::string& path) { return parse_scenario(yaml::load_file(path)); }
+
+}  // namespace gw
