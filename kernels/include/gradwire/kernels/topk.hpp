@@ -12,6 +12,7 @@
 //   * Output order: indices strictly ascending; values[i] = x[indices[i]]
 //     (the original signed value, bit-exact).
 //   * 0 <= k <= n <= INT32_MAX (indices are int32). k = 0 writes nothing.
+//   * Wire message: k fp32 values then k int32 indices (topk_wire_bytes).
 #pragma once
 
 #include <cstddef>
@@ -28,28 +29,34 @@ inline std::uint32_t topk_key(float x) noexcept {
 }
 
 /// Throws std::invalid_argument unless 0 <= k <= n <= INT32_MAX.
-void topk_check_sizes(std::int64_t n, std::int64_t k);
+void topk_check_sizes(std::size_t n, std::size_t k);
 
 /// CPU twin: the k largest-magnitude elements of x[0..n), indices ascending.
-void topk_cpu(const float* x, std::int64_t n, std::int64_t k, float* values,
-              std::int32_t* indices);
+void topk_encode_cpu(const float* x, std::size_t n, std::size_t k, float* values,
+                     std::int32_t* indices);
 
-/// Decode: dense[0..n) = 0, then dense[indices[i]] = values[i].
+/// Fused encode + error feedback: as topk_encode_cpu, and
+/// residual[i] = x[i] - y[i] (one float subtraction) with y = decode(message),
+/// i.e. fl(x - x) where selected (0 for finite x) and x elsewhere.
+void topk_encode_ef_cpu(const float* x, std::size_t n, std::size_t k, float* values,
+                        std::int32_t* indices, float* residual);
+
+/// Decode: y[0..n) = 0, then y[indices[i]] = values[i].
 /// Indices must be in [0, n) (checked, std::invalid_argument otherwise).
-void topk_decode_cpu(const float* values, const std::int32_t* indices, std::int64_t k,
-                     float* dense, std::int64_t n);
+void topk_decode_cpu(const float* values, const std::int32_t* indices, std::size_t k,
+                     std::size_t n, float* y);
 
 /// All-gathered decode: `workers` blocks of k (values, indices) laid out one
 /// after the other (worker w at offset w*k, as an all-gather leaves them).
-/// dense = 0, then for w = 0..workers-1 in order: dense[idx] += value.
+/// y = 0, then for w = 0..workers-1 in order: y[idx] += value.
 /// The worker order is fixed so the float sum is reproducible; the CUDA twin
 /// adds in the same order and is bit-identical.
-void topk_decode_gathered_cpu(const float* values, const std::int32_t* indices, int workers,
-                              std::int64_t k, float* dense, std::int64_t n);
+void topk_decode_gathered_cpu(const float* values, const std::int32_t* indices,
+                              std::size_t workers, std::size_t k, std::size_t n, float* y);
 
 /// Bytes of each wire message for one worker: k fp32 values + k int32 indices.
-inline std::size_t topk_encoded_bytes(std::int64_t k) noexcept {
-  return static_cast<std::size_t>(k) * (sizeof(float) + sizeof(std::int32_t));
+inline std::size_t topk_wire_bytes(std::size_t k) noexcept {
+  return k * (sizeof(float) + sizeof(std::int32_t));
 }
 
 // ---------------------------------------------------------------------------
@@ -58,7 +65,7 @@ inline std::size_t topk_encoded_bytes(std::int64_t k) noexcept {
 // ---------------------------------------------------------------------------
 
 /// Elements per tile of the CUDA radix select's streaming passes.
-inline constexpr std::int64_t kTopkTile = 4096;
+inline constexpr std::size_t kTopkTile = 4096;
 /// Histogram sizes of the three radix passes over the 31 key bits (11+11+9).
 inline constexpr int kTopkBins0 = 2048;
 inline constexpr int kTopkBins1 = 2048;
@@ -78,9 +85,9 @@ struct TopkWorkspaceLayout {
   std::size_t total = 0;
 };
 
-inline TopkWorkspaceLayout topk_workspace_layout(std::int64_t n) noexcept {
+inline TopkWorkspaceLayout topk_workspace_layout(std::size_t n) noexcept {
   auto align = [](std::size_t b) { return (b + 255u) & ~static_cast<std::size_t>(255u); };
-  const std::size_t tiles = static_cast<std::size_t>((n + kTopkTile - 1) / kTopkTile);
+  const std::size_t tiles = (n + kTopkTile - 1) / kTopkTile;
   const std::size_t tile_bytes = align(tiles * sizeof(std::uint32_t));
   TopkWorkspaceLayout l;
   l.state = 0;
@@ -92,12 +99,12 @@ inline TopkWorkspaceLayout topk_workspace_layout(std::int64_t n) noexcept {
   l.tile_out = l.tile_sure + tile_bytes;
   l.tile_eqoff = l.tile_out + tile_bytes;
   l.candidates = l.tile_eqoff + tile_bytes;
-  l.total = l.candidates + align(static_cast<std::size_t>(n) * sizeof(std::int32_t));
+  l.total = l.candidates + align(n * sizeof(std::int32_t));
   return l;
 }
 
-/// Workspace bytes of gw::kernels::cuda::topk for n elements (any k).
-inline std::size_t topk_workspace_bytes(std::int64_t n) noexcept {
+/// Workspace bytes of the CUDA radix select (topk_encode_cuda) for n elements, any k.
+inline std::size_t topk_workspace_bytes(std::size_t n) noexcept {
   return topk_workspace_layout(n).total;
 }
 
