@@ -182,7 +182,7 @@ TEST(ModelLoader, NameResolution) {
   }
   // Something that looks like a path is a path.
   EXPECT_THROW(gw::load_model("no/such/model"), gw::InputError);
-  EXPECT_THROW(gw::load_model("resnet50.yaml"), gw::InputError);  // relative to the working directory
+  EXPECT_THROW(gw::load_model("no-such-model.yaml"), gw::InputError);  // a path, not a name
 }
 
 struct BadCase {
