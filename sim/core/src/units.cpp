@@ -82,8 +82,10 @@ std::optional<double> parse_quantity(std::string_view text, const std::array<Uni
     return fail("expected a " + std::string(what) + " such as " + std::string(example) + ", got \"" + std::string(s) + "\"");
   }
   if (unit.empty()) {
-    return fail("\"" + std::string(s) + "\" has no unit; write a " + std::string(what) + " with its unit, such as " +
-                std::string(example) + " (units: " + unit_list(units) + ")");
+    std::string msg = "\"";
+    msg.append(s).append("\" has no unit; write a ").append(what).append(" with its unit, such as ");
+    msg.append(example).append(" (units: ").append(unit_list(units)).append(")");
+    return fail(std::move(msg));
   }
   for (const auto& u : units) {
     if (u.unit == unit) {
