@@ -18,15 +18,19 @@ struct CurvePoint {
   double seconds = 0;
   double spread = 0;   ///< (max - min) / median of the repeats, 0 if unknown
   int repeats = 0;
+  bool operator==(const CurvePoint&) const = default;
 };
 
-/// Piecewise-linear model of time against log2(x), through fitted knots;
-/// linear extrapolation in x (time per element of the last segment) beyond
-/// the largest knot, constant below the smallest.
+/// Piecewise-linear model in log size through fitted knots: between two knots
+/// log(time) is linear in log2(x) (exact for both a constant latency and a
+/// time proportional to x); linear extrapolation in x (time per element of
+/// the last segment) beyond the largest knot, constant below the smallest.
+/// evaluate() throws std::logic_error when there are no knots.
 struct PiecewiseLogFit {
   std::vector<CurvePoint> knots;   ///< sorted by x
   double max_rel_residual = 0;     ///< largest |pred - meas| / meas over the points
   double evaluate(double x) const;
+  bool operator==(const PiecewiseLogFit&) const = default;
 };
 
 /// Alpha-beta model: time = alpha + bytes / beta.
@@ -35,11 +39,13 @@ struct AlphaBetaFit {
   double beta = 0;         ///< bandwidth, bytes/s (algorithm bandwidth)
   double max_rel_residual = 0;
   double evaluate(double bytes) const { return alpha + bytes / beta; }
+  bool operator==(const AlphaBetaFit&) const = default;
 };
 
 struct CodecCost {
   std::vector<CurvePoint> encode_points, decode_points;
   PiecewiseLogFit encode, decode;   ///< time against elements
+  bool operator==(const CodecCost&) const = default;
 };
 
 struct CollectiveCost {
@@ -47,6 +53,7 @@ struct CollectiveCost {
   int gpus = 0;
   std::vector<CurvePoint> points;   ///< x = bytes (nccl-tests "size")
   AlphaBetaFit fit;
+  bool operator==(const CollectiveCost&) const = default;
 };
 
 struct Profile {
@@ -68,6 +75,13 @@ struct Profile {
   std::map<std::string, CodecCost> codecs;
   std::vector<CollectiveCost> collectives;
   std::string path;            ///< where it was loaded from
+  /// What was not measured and why, derivation notes (e.g. "multi-GPU
+  /// collectives not measured: 1 GPU visible").
+  std::vector<std::string> notes;
+  /// NCCL_* environment variables in effect during a measured calibration.
+  std::map<std::string, std::string> nccl_env;
+
+  bool operator==(const Profile&) const = default;
 
   /// Encode/decode time of `codec` for `elements` fp32 elements. Throws
   /// std::out_of_range naming the codec when the profile lacks it.

@@ -1,0 +1,413 @@
+// Loading and writing calibration profiles (schema gradwire-profile/1, see
+// docs/profiles.md).
+#include "gradwire/profile.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <limits>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+#include "gradwire/fit.hpp"
+#include "gradwire/yaml_reader.hpp"
+
+namespace gw {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::vector<std::string>& base_codec_names() {
+  static const std::vector<std::string> names = {"fp16", "bf16", "int8", "sign", "majority_vote",
+                                                 "randomk", "topk", "powersgd"};
+  return names;
+}
+
+bool known_codec(const std::string& name) {
+  std::string base = name;
+  if (base.size() > 3 && base.compare(base.size() - 3, 3, "_ef") == 0) base.resize(base.size() - 3);
+  const auto& n = base_codec_names();
+  return std::find(n.begin(), n.end(), base) != n.end();
+}
+
+const std::vector<std::string>& precisions() {
+  static const std::vector<std::string> p = {"fp32", "tf32", "bf16", "fp16"};
+  return p;
+}
+
+constexpr double kBig = 1e30;
+
+std::string num(double v);
+
+double positive(const yaml::Node& n, double max) {
+  const double v = n.as_double(-max, max);
+  if (!(v > 0)) n.fail("must be positive, got " + n.raw().Scalar());
+  return v;
+}
+
+// [x, seconds, spread, repeats] rows; x strictly increasing.
+std::vector<CurvePoint> read_points(const yaml::Node& n) {
+  n.expect_seq();
+  std::vector<CurvePoint> out;
+  for (const auto& row : n.elements()) {
+    row.expect_seq();
+    if (row.size() != 4) row.fail("expected [size, seconds, spread, repeats] (4 numbers), got " + std::to_string(row.size()));
+    auto e = row.elements();
+    CurvePoint p;
+    p.x = positive(e[0], kBig);
+    p.seconds = positive(e[1], 1e9);
+    p.spread = e[2].as_double(0, 1e9);
+    p.repeats = static_cast<int>(e[3].as_int(0, 1'000'000'000));
+    if (!out.empty() && p.x <= out.back().x) {
+      e[0].fail("sizes must increase strictly down the list (previous size " + num(out.back().x) + ")");
+    }
+    out.push_back(p);
+  }
+  return out;
+}
+
+void read_curve(const yaml::Node& n, std::vector<CurvePoint>& points, PiecewiseLogFit& fit) {
+  n.allow_keys({"points", "knots", "max_rel_residual"});
+  if (auto p = n.optional("points")) points = read_points(*p);
+  if (auto k = n.optional("knots")) {
+    fit.knots = read_points(*k);
+    if (fit.knots.empty()) k->fail("knots must not be empty");
+    if (auto r = n.optional("max_rel_residual")) fit.max_rel_residual = r->as_double(0, 1e9);
+  } else {
+    if (points.empty()) n.fail("needs measured points or fitted knots (neither is given)");
+    if (n.has("max_rel_residual")) n.required("max_rel_residual").fail("max_rel_residual without knots");
+    fit = fit::fit_piecewise_log(points);
+  }
+}
+
+CodecCost read_codec(const yaml::Node& n) {
+  n.allow_keys({"encode", "decode"});
+  CodecCost c;
+  read_curve(n.required("encode"), c.encode_points, c.encode);
+  read_curve(n.required("decode"), c.decode_points, c.decode);
+  return c;
+}
+
+CollectiveCost read_collective(const yaml::Node& n) {
+  n.allow_keys({"op", "gpus", "points", "alpha", "beta", "max_rel_residual"});
+  CollectiveCost c;
+  c.op = n.required("op").as_enum({"allreduce", "allgather", "reducescatter", "broadcast", "alltoall"});
+  c.gpus = static_cast<int>(n.required("gpus").as_int(2, 1'000'000));
+  if (auto p = n.optional("points")) c.points = read_points(*p);
+  const bool has_a = n.has("alpha"), has_b = n.has("beta");
+  if (has_a != has_b) n.required(has_a ? "beta" : "alpha");  // throws "missing required field"
+  if (has_a) {
+    c.fit.alpha = n.required("alpha").as_double(0, 1e3);
+    c.fit.beta = positive(n.required("beta"), kBig);
+    if (auto r = n.optional("max_rel_residual")) c.fit.max_rel_residual = r->as_double(0, 1e9);
+  } else {
+    if (c.points.size() < 2) n.fail("needs alpha and beta, or at least 2 measured points to fit them");
+    try {
+      c.fit = fit::fit_alpha_beta(c.points);
+    } catch (const std::invalid_argument& e) {
+      n.required("points").fail(e.what());
+    }
+  }
+  return c;
+}
+
+std::vector<std::string> read_string_list(const yaml::Node& n) {
+  n.expect_seq();
+  std::vector<std::string> out;
+  for (const auto& e : n.elements()) out.push_back(e.as_string());
+  return out;
+}
+
+std::string opt_string(const yaml::Node& root, std::string_view key) {
+  auto n = root.optional(key);
+  if (!n || n->is_null()) return {};
+  if (!n->is_scalar()) n->fail("expected a string");
+  return n->raw().Scalar();
+}
+
+Profile read_profile(const yaml::Document& doc) {
+  const yaml::Node root = doc.root();
+  root.allow_keys({"schema", "source", "name", "device", "sm_count", "memory", "driver", "cuda", "nccl", "date",
+                   "host", "command", "references", "notes", "nccl_env", "compute", "codecs", "collectives"});
+  Profile p;
+  p.path = doc.file();
+  {
+    yaml::Node s = root.required("schema");
+    std::string v = s.is_scalar() ? s.raw().Scalar() : std::string();
+    if (v != "1" && v != "gradwire-profile/1") {
+      s.fail("unsupported profile schema \"" + v + "\"; this gradwire reads schema 1 (gradwire-profile/1)");
+    }
+    p.schema_version = 1;
+  }
+  p.source = root.required("source").as_enum({"measured", "datasheet"});
+  p.name = root.required("name").as_string();
+  p.device = root.required("device").as_string();
+  if (auto n = root.optional("sm_count")) p.sm_count = static_cast<int>(n->as_int(0, 1'000'000));
+  if (auto n = root.optional("memory")) p.memory_bytes = n->as_double(0, kBig);
+  p.driver = opt_string(root, "driver");
+  p.cuda = opt_string(root, "cuda");
+  p.nccl = opt_string(root, "nccl");
+  p.date = opt_string(root, "date");
+  p.host = opt_string(root, "host");
+  p.command = opt_string(root, "command");
+  if (auto n = root.optional("references")) p.references = read_string_list(*n);
+  if (auto n = root.optional("notes")) p.notes = read_string_list(*n);
+  if (p.source == "datasheet" && p.references.empty()) {
+    throw InputError(doc.file(), root.line(), root.column(), "references",
+                     "a datasheet profile must name its references (missing or empty)");
+  }
+  if (auto n = root.optional("nccl_env")) {
+    n->expect_map();
+    std::set<std::string> seen;
+    for (const auto& k : n->keys()) {
+      yaml::Node v = n->required(k);
+      if (!seen.insert(k).second) v.fail("duplicate key");
+      if (k.rfind("NCCL_", 0) != 0) v.fail("only NCCL_* variables belong here");
+      if (!v.is_scalar()) v.fail("expected a string");
+      p.nccl_env[k] = v.raw().Scalar();
+    }
+  }
+
+  yaml::Node compute = root.required("compute");
+  compute.allow_keys({"fp32_flops", "tf32_flops", "bf16_flops", "fp16_flops", "copy_bandwidth", "gemm_points"});
+  for (const auto& prec : precisions()) {
+    p.gemm_flops[prec] = positive(compute.required(prec + "_flops"), 1e18);
+  }
+  p.copy_bandwidth = positive(compute.required("copy_bandwidth"), 1e16);
+  if (auto g = compute.optional("gemm_points")) {
+    g->allow_keys(precisions());
+    for (const auto& prec : g->keys()) p.gemm_points[prec] = read_points(g->required(prec));
+  }
+
+  yaml::Node codecs = root.required("codecs");
+  codecs.expect_map();
+  {
+    std::set<std::string> seen;
+    for (const auto& name : codecs.keys()) {
+      yaml::Node c = codecs.required(name);
+      if (!seen.insert(name).second) c.fail("duplicate codec");
+      if (!known_codec(name)) {
+        std::string list;
+        for (const auto& b : base_codec_names()) list += (list.empty() ? "" : ", ") + b;
+        c.fail("unknown codec \"" + name + "\" (known: " + list + ", each also with suffix _ef)");
+      }
+      p.codecs[name] = read_codec(c);
+    }
+  }
+
+  if (auto cols = root.optional("collectives")) {
+    cols->expect_seq();
+    for (const auto& c : cols->elements()) {
+      CollectiveCost cc = read_collective(c);
+      if (p.collective(cc.op, cc.gpus) != nullptr) {
+        c.fail("a second " + cc.op + " entry for " + std::to_string(cc.gpus) + " GPUs");
+      }
+      p.collectives.push_back(std::move(cc));
+    }
+  }
+  return p;
+}
+
+// ---- writing ----------------------------------------------------------------
+
+std::string num(double v) {
+  char buf[64];
+  auto r = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, r.ptr);
+}
+
+std::string quote(const std::string& s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      case '\r': out += "\\r"; break;
+      default:
+        if (c < 0x20 || c == 0x7f) {
+          static const char* hex = "0123456789abcdef";
+          out += "\\x";
+          out += hex[c >> 4];
+          out += hex[c & 15];
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+  }
+  return out + "\"";
+}
+
+void write_points(std::ostringstream& os, const std::string& indent, const std::string& key,
+                  const std::vector<CurvePoint>& pts) {
+  if (pts.empty()) return;
+  os << indent << key << ":\n";
+  for (const auto& p : pts) {
+    os << indent << "  - [" << num(p.x) << ", " << num(p.seconds) << ", " << num(p.spread) << ", " << p.repeats
+       << "]\n";
+  }
+}
+
+void write_curve(std::ostringstream& os, const std::string& key, const std::vector<CurvePoint>& pts,
+                 const PiecewiseLogFit& fit) {
+  os << "    " << key << ":\n";
+  write_points(os, "      ", "points", pts);
+  write_points(os, "      ", "knots", fit.knots);
+  if (!fit.knots.empty()) os << "      max_rel_residual: " << num(fit.max_rel_residual) << "\n";
+}
+
+std::vector<std::string> split_dirs(const char* env) {
+  std::vector<std::string> out;
+  if (env == nullptr) return out;
+  std::string s(env);
+  std::size_t start = 0;
+  while (start <= s.size()) {
+    std::size_t end = s.find(':', start);
+    if (end == std::string::npos) end = s.size();
+    if (end > start) out.push_back(s.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+double PiecewiseLogFit::evaluate(double x) const {
+  if (knots.empty()) throw std::logic_error("PiecewiseLogFit::evaluate: the fit has no knots");
+  if (x <= knots.front().x) return knots.front().seconds;
+  const CurvePoint& last = knots.back();
+  if (x >= last.x) {
+    double slope = last.seconds / last.x;
+    if (knots.size() >= 2) {
+      const CurvePoint& prev = knots[knots.size() - 2];
+      const double s = (last.seconds - prev.seconds) / (last.x - prev.x);
+      if (s > 0) slope = s;
+    }
+    return last.seconds + (x - last.x) * slope;
+  }
+  auto hi = std::upper_bound(knots.begin(), knots.end(), x, [](double v, const CurvePoint& k) { return v < k.x; });
+  const CurvePoint& b = *hi;
+  const CurvePoint& a = *(hi - 1);
+  const double f = std::log2(x / a.x) / std::log2(b.x / a.x);
+  return a.seconds * std::pow(b.seconds / a.seconds, f);
+}
+
+double Profile::codec_time(const std::string& codec, bool encode, double elements) const {
+  auto it = codecs.find(codec);
+  if (it == codecs.end()) {
+    std::string list;
+    for (const auto& [k, v] : codecs) list += (list.empty() ? "" : ", ") + k;
+    throw std::out_of_range("profile \"" + name + "\" has no cost for codec \"" + codec + "\" (it has: " + list + ")");
+  }
+  if (elements <= 0) return 0.0;
+  return (encode ? it->second.encode : it->second.decode).evaluate(elements);
+}
+
+double Profile::flops(const std::string& precision) const {
+  auto it = gemm_flops.find(precision);
+  if (it == gemm_flops.end()) {
+    throw std::out_of_range("profile \"" + name + "\" has no GEMM throughput for precision \"" + precision +
+                            "\" (fp32, tf32, bf16, fp16)");
+  }
+  return it->second;
+}
+
+const CollectiveCost* Profile::collective(const std::string& op, int gpus) const {
+  for (const auto& c : collectives) {
+    if (c.op == op && c.gpus == gpus) return &c;
+  }
+  return nullptr;
+}
+
+Profile load_profile_file(const std::string& path) {
+  return read_profile(yaml::load_file(path));
+}
+
+std::string default_profiles_dir() {
+  auto env = split_dirs(std::getenv("GRADWIRE_PROFILES"));
+  if (!env.empty()) return env.front();
+  return std::string(GW_SOURCE_DIR) + "/calibrate/profiles";
+}
+
+Profile load_profile(const std::string& name_or_path) {
+  const bool is_path = name_or_path.find('/') != std::string::npos ||
+                       (name_or_path.size() > 5 && name_or_path.compare(name_or_path.size() - 5, 5, ".yaml") == 0);
+  if (is_path) return load_profile_file(name_or_path);
+  std::vector<std::string> dirs = split_dirs(std::getenv("GRADWIRE_PROFILES"));
+  dirs.push_back(std::string(GW_SOURCE_DIR) + "/calibrate/profiles");
+  std::set<std::string> available;
+  for (const auto& d : dirs) {
+    fs::path f = fs::path(d) / (name_or_path + ".yaml");
+    std::error_code ec;
+    if (fs::is_regular_file(f, ec)) return load_profile_file(f.string());
+    for (auto it = fs::directory_iterator(d, ec); !ec && it != fs::directory_iterator(); it.increment(ec)) {
+      if (it->path().extension() == ".yaml") available.insert(it->path().stem().string());
+    }
+  }
+  std::string dl, al;
+  for (const auto& d : dirs) dl += (dl.empty() ? "" : ", ") + d;
+  for (const auto& a : available) al += (al.empty() ? "" : ", ") + a;
+  throw InputError(name_or_path, 0, 0, "", "no profile named \"" + name_or_path + "\" in " + dl +
+                                               " (available: " + (al.empty() ? "none" : al) + ")");
+}
+
+std::string profile_to_yaml(const Profile& p) {
+  std::ostringstream os;
+  os << "# gradwire calibration profile (schema gradwire-profile/1, docs/profiles.md).\n";
+  os << "# Units: seconds, bytes, bytes/s, FLOP/s; points are [size, seconds, spread, repeats].\n";
+  os << "schema: 1\n";
+  os << "source: " << quote(p.source) << "\n";
+  os << "name: " << quote(p.name) << "\n";
+  os << "device: " << quote(p.device) << "\n";
+  os << "sm_count: " << p.sm_count << "\n";
+  os << "memory: " << num(p.memory_bytes) << "\n";
+  os << "driver: " << quote(p.driver) << "\n";
+  os << "cuda: " << quote(p.cuda) << "\n";
+  os << "nccl: " << quote(p.nccl) << "\n";
+  os << "date: " << quote(p.date) << "\n";
+  os << "host: " << quote(p.host) << "\n";
+  os << "command: " << quote(p.command) << "\n";
+  os << "references:" << (p.references.empty() ? " []" : "") << "\n";
+  for (const auto& r : p.references) os << "  - " << quote(r) << "\n";
+  os << "notes:" << (p.notes.empty() ? " []" : "") << "\n";
+  for (const auto& r : p.notes) os << "  - " << quote(r) << "\n";
+  if (!p.nccl_env.empty()) {
+    os << "nccl_env:\n";
+    for (const auto& [k, v] : p.nccl_env) os << "  " << k << ": " << quote(v) << "\n";
+  }
+  os << "compute:\n";
+  for (const auto& [prec, f] : p.gemm_flops) os << "  " << prec << "_flops: " << num(f) << "\n";
+  os << "  copy_bandwidth: " << num(p.copy_bandwidth) << "\n";
+  if (!p.gemm_points.empty()) {
+    os << "  gemm_points:\n";
+    for (const auto& [prec, pts] : p.gemm_points) {
+      if (pts.empty()) {
+        os << "    " << prec << ": []\n";
+      } else {
+        write_points(os, "    ", prec, pts);
+      }
+    }
+  }
+  os << "codecs:" << (p.codecs.empty() ? " {}" : "") << "\n";
+  for (const auto& [name, c] : p.codecs) {
+    os << "  " << name << ":\n";
+    write_curve(os, "encode", c.encode_points, c.encode);
+    write_curve(os, "decode", c.decode_points, c.decode);
+  }
+  os << "collectives:" << (p.collectives.empty() ? " []" : "") << "\n";
+  for (const auto& c : p.collectives) {
+    os << "  - op: " << c.op << "\n";
+    os << "    gpus: " << c.gpus << "\n";
+    write_points(os, "    ", "points", c.points);
+    os << "    alpha: " << num(c.fit.alpha) << "\n";
+    os << "    beta: " << num(c.fit.beta) << "\n";
+    os << "    max_rel_residual: " << num(c.fit.max_rel_residual) << "\n";
+  }
+  return os.str();
+}
+
+}  // namespace gw

@@ -1,0 +1,209 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <string>
+
+#include <unistd.h>
+
+#include "gradwire/atomic_file.hpp"
+#include "gradwire/error.hpp"
+#include "gradwire/fit.hpp"
+#include "gradwire/profile.hpp"
+
+namespace {
+
+const char* const kBundled[] = {"v100", "a100-40gb", "a100-80gb", "h100", "h200", "a10g", "l4"};
+const char* const kCodecs[] = {"fp16", "bf16", "int8", "sign", "majority_vote", "randomk", "topk", "powersgd"};
+
+gw::Profile sample_profile() {
+  gw::Profile p;
+  p.source = "measured";
+  p.name = "test-gpu";
+  p.device = "NVIDIA Test \"Quoted\" GPU";
+  p.sm_count = 132;
+  p.memory_bytes = 150011707392.0;
+  p.driver = "580.65.06";
+  p.cuda = "13.0";
+  p.nccl = "2.28.9";
+  p.date = "2026-01-02T03:04:05Z";
+  p.host = "node-1";
+  p.command = "gradwire-calibrate --out a:b.yaml --name 'x'";
+  p.references = {"none"};
+  p.notes = {"multi-GPU collectives not measured: 1 GPU visible", "line\nbreak"};
+  p.nccl_env = {{"NCCL_ALGO", "Ring"}};
+  p.gemm_flops = {{"fp32", 5.1e13}, {"tf32", 3.0e14}, {"bf16", 6.7e14}, {"fp16", 6.9e14}};
+  p.gemm_points["bf16"] = {{1.0e9, 2.1e-6, 0.03, 20}, {6.87e10, 1.01e-4, 0.011, 20}};
+  p.copy_bandwidth = 3.9e12 / 3.0;   // not a short decimal: checks exact round trip
+  std::vector<gw::CurvePoint> pts;
+  for (int e = 10; e <= 20; ++e) {
+    double x = std::ldexp(1.0, e);
+    pts.push_back({x, 4e-6 + x * 6.0 / 3.8e12 * 1.0000001, 0.01 * e, 25});
+  }
+  gw::CodecCost c;
+  c.encode_points = pts;
+  c.encode = gw::fit::fit_piecewise_log(pts, 0.01);
+  c.decode_points = pts;
+  c.decode = gw::fit::fit_piecewise_log(pts);
+  p.codecs["fp16"] = c;
+  p.codecs["int8_ef"] = c;
+  gw::CollectiveCost ar;
+  ar.op = "allreduce";
+  ar.gpus = 8;
+  for (int e = 10; e <= 30; e += 2) {
+    double x = std::ldexp(1.0, e);
+    ar.points.push_back({x, 2e-5 + x / 1.7e11, 0.02, 10});
+  }
+  ar.fit = gw::fit::fit_alpha_beta(ar.points);
+  p.collectives.push_back(ar);
+  return p;
+}
+
+std::string temp_path(const std::string& name) {
+  return (std::filesystem::temp_directory_path() / ("gw_test_" + std::to_string(::getpid()) + "_" + name)).string();
+}
+
+}  // namespace
+
+TEST(Profile, RoundTripIsExact) {
+  gw::Profile p = sample_profile();
+  const std::string path = temp_path("roundtrip.yaml");
+  gw::write_file_atomic(path, gw::profile_to_yaml(p));
+  gw::Profile q = gw::load_profile_file(path);
+  EXPECT_EQ(q.path, path);
+  q.path = p.path;
+  EXPECT_EQ(q.codecs.at("fp16").encode, p.codecs.at("fp16").encode);
+  EXPECT_EQ(q.collectives, p.collectives);
+  EXPECT_EQ(q.copy_bandwidth, p.copy_bandwidth);
+  EXPECT_TRUE(q == p);
+  // And the text is a fixed point.
+  EXPECT_EQ(gw::profile_to_yaml(q), gw::profile_to_yaml(p));
+  std::filesystem::remove(path);
+}
+
+TEST(Profile, LoadByNameAndPathAndAccessors) {
+  gw::Profile h = gw::load_profile("h100");
+  EXPECT_EQ(h.name, "h100");
+  EXPECT_EQ(h.source, "datasheet");
+  EXPECT_NE(h.path.find("calibrate/profiles/h100.yaml"), std::string::npos);
+  gw::Profile same = gw::load_profile(h.path);
+  EXPECT_EQ(same.gemm_flops, h.gemm_flops);
+  EXPECT_GT(h.flops("bf16"), h.flops("tf32"));
+  EXPECT_GT(h.flops("tf32"), h.flops("fp32"));
+  EXPECT_THROW(h.flops("fp8"), std::out_of_range);
+  EXPECT_THROW(h.codec_time("qsgd", true, 1e6), std::out_of_range);
+  EXPECT_EQ(h.collective("allreduce", 3), nullptr);
+  ASSERT_NE(h.collective("allreduce", 8), nullptr);
+  try {
+    gw::load_profile("no-such-gpu");
+    ADD_FAILURE() << "no error";
+  } catch (const gw::InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("h200"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Profile, BundledDatasheetProfilesAreCompleteAndConsistent) {
+  std::map<std::string, gw::Profile> all;
+  for (const char* name : kBundled) {
+    SCOPED_TRACE(name);
+    gw::Profile p = gw::load_profile(name);
+    EXPECT_EQ(p.source, "datasheet");
+    EXPECT_FALSE(p.references.empty());
+    EXPECT_GT(p.sm_count, 0);
+    for (const char* c : kCodecs) {
+      ASSERT_TRUE(p.codecs.count(c)) << c;
+      // Costs grow with size and are at least a launch.
+      double small = p.codec_time(c, true, 1024), big = p.codec_time(c, true, 1 << 28);
+      EXPECT_GE(small, 5e-6);
+      EXPECT_GT(big, small) << c;
+      EXPECT_GT(p.codec_time(c, false, 1 << 28), p.codec_time(c, false, 1024)) << c;
+    }
+    for (const char* op : {"allreduce", "allgather", "reducescatter", "broadcast", "alltoall"}) {
+      for (int g : {2, 4, 8}) EXPECT_NE(p.collective(op, g), nullptr) << op << g;
+    }
+    all[name] = p;
+  }
+  // Bandwidth-bound costs follow memory bandwidth: H200 (4.8 TB/s) < H100 (3.35 TB/s) < L4 (300 GB/s).
+  const double n = 1 << 28;
+  EXPECT_LT(all["h200"].codec_time("fp16", true, n), all["h100"].codec_time("fp16", true, n));
+  EXPECT_LT(all["h100"].codec_time("fp16", true, n), all["l4"].codec_time("fp16", true, n));
+  // fp16 encode of 2^28 elements on H100: 6 B/element at 0.8 x 3.35 TB/s + 5 us.
+  EXPECT_NEAR(all["h100"].codec_time("fp16", true, n), 5e-6 + n * 6 / (0.8 * 3.35e12), 1e-9);
+  // NVLink all-reduce at 8 GPUs beats PCIe.
+  EXPECT_GT(all["h100"].collective("allreduce", 8)->fit.beta, 5 * all["l4"].collective("allreduce", 8)->fit.beta);
+}
+
+TEST(Profile, CodecCostChangesPropagate) {
+  gw::Profile p = gw::load_profile("a100-80gb");
+  const double before = p.codec_time("int8", true, 1e7);
+  for (auto& k : p.codecs["int8"].encode.knots) k.seconds *= 3;
+  EXPECT_NEAR(p.codec_time("int8", true, 1e7), 3 * before, 1e-12 * before);
+}
+
+TEST(Profile, FitsMissingKnotsAndAlphaBetaFromPoints) {
+  gw::Profile p = sample_profile();
+  std::string text = gw::profile_to_yaml(p);
+  // Drop the knots and the collective fit: the loader fits them from the points.
+  gw::Profile q = p;
+  q.codecs["fp16"].encode.knots.clear();
+  std::string y = gw::profile_to_yaml(q);
+  auto pos = y.find("    alpha: ");
+  auto end = y.find("    max_rel_residual: ", pos);
+  end = y.find('\n', end);
+  y.erase(pos, end + 1 - pos);
+  const std::string path = temp_path("refit.yaml");
+  gw::write_file_atomic(path, y);
+  gw::Profile r = gw::load_profile_file(path);
+  std::filesystem::remove(path);
+  EXPECT_EQ(r.codecs["fp16"].encode.knots.size(), p.codecs["fp16"].encode_points.size());
+  EXPECT_NEAR(r.collectives[0].fit.alpha, 2e-5, 2e-5 * 1e-3);
+  EXPECT_NEAR(r.collectives[0].fit.beta, 1.7e11, 1.7e11 * 1e-3);
+}
+
+// --- malformed profiles ------------------------------------------------------
+
+struct BadCase {
+  const char* file;
+  int line;
+  const char* key;
+  const char* reason_part;
+};
+
+TEST(Profile, MalformedProfilesAreRejectedWithFileLineAndField) {
+  const BadCase cases[] = {
+      {"schema_version.yaml", 1, "schema", "unsupported profile schema \"2\""},
+      {"missing_compute.yaml", 1, "compute", "missing required field"},
+      {"unknown_key.yaml", 5, "devise", "unknown key"},
+      {"duplicate_key.yaml", 5, "name", "duplicate key"},
+      {"bad_source.yaml", 2, "source", "is not one of"},
+      {"negative_flops.yaml", 8, "compute.bf16_flops", "must be positive"},
+      {"unknown_codec.yaml", 13, "codecs.qsgd", "unknown codec"},
+      {"short_point.yaml", 16, "codecs.fp16.encode.points[1]", "4 numbers"},
+      {"unsorted_points.yaml", 16, "codecs.fp16.encode.points[1][0]", "increase strictly"},
+      {"no_curve.yaml", 17, "codecs.fp16.decode", "neither is given"},
+      {"bad_op.yaml", 21, "collectives[0].op", "is not one of"},
+      {"one_gpu.yaml", 22, "collectives[0].gpus", "out of range"},
+      {"alpha_without_beta.yaml", 21, "collectives[0].beta", "missing required field"},
+      {"duplicate_collective.yaml", 25, "collectives[1]", "a second allreduce entry for 8 GPUs"},
+      {"datasheet_without_references.yaml", 1, "references", "must name its references"},
+      {"not_a_number.yaml", 9, "compute.fp16_flops", "expected a finite number"},
+      {"flat_collective.yaml", 23, "collectives[0].points", "does not grow with size"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.file);
+    const std::string path = std::string(GW_TEST_DATA_DIR) + "/bad/" + c.file;
+    ASSERT_TRUE(std::filesystem::exists(path));
+    try {
+      gw::load_profile_file(path);
+      ADD_FAILURE() << "accepted";
+    } catch (const gw::InputError& e) {
+      EXPECT_EQ(e.file(), path);
+      EXPECT_EQ(e.line(), c.line) << e.what();
+      EXPECT_EQ(e.key(), c.key) << e.what();
+      EXPECT_NE(e.reason().find(c.reason_part), std::string::npos) << e.what();
+    }
+  }
+}
