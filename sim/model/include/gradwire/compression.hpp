@@ -1,0 +1,101 @@
+// What one DDP bucket puts on the wire under each gradient compressor: the
+// ordered steps of its communication (codec work and dependent collectives),
+// the bytes of each collective and the compressor's memory. Plain C++, no
+// SimGrid. Every formula is documented, with its source, in docs/model.md.
+//
+//   none          all-reduce of n e bytes (e = gradient bytes per element)
+//   fp16 / bf16   all-reduce of 2n bytes (PyTorch fp16/bf16_compress_hook)
+//   int8          all-reduce of n + 4 ceil(n/chunk) bytes (idealised: see docs)
+//   sign          all-gather, ceil(n/8) + 4 ceil(n/chunk) bytes per worker
+//   majority_vote all-gather of the same sign bits and scales, majority decode
+//   topk          all-gather, k (e + 4) bytes per worker, k = clamp(ceil(ratio n), 1, n)
+//   randomk       all-reduce of k e bytes (indices from a shared seed)
+//   powersgd      per matrix m x n (conv weights as out x in*kh*kw), rank
+//                 r' = min(r, m, n): all-reduce P (m r' elements), then Q
+//                 (n r' elements); 1-D tensors and matrices with
+//                 (m + n) r' min_compression_rate >= m n go uncompressed in
+//                 a separate all-reduce.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "gradwire/buckets.hpp"
+#include "gradwire/model_desc.hpp"
+#include "gradwire/scenario.hpp"
+
+namespace gw {
+
+enum class CommOp { AllReduce, AllGather };
+std::string to_string(CommOp op);
+
+/// Encode/decode seconds of `codec` on `elements` fp32 elements (usually
+/// Profile::codec_time).
+using CodecTimeFn = std::function<double(const std::string& codec, bool encode, double elements)>;
+
+/// One step of a bucket's work on the communication stream. Steps run one
+/// after another: each collective depends on the codec work before it.
+struct CommStep {
+  enum class Kind { Encode, Collective, Decode };
+  Kind kind = Kind::Collective;
+  std::string label;        ///< "encode", "all-reduce P", ...
+  double seconds = 0;       ///< codec steps: their duration
+  CommOp op = CommOp::AllReduce;  ///< collective steps
+  std::string algorithm;    ///< collective steps: ring, tree or hierarchical
+  /// Collective size as nccl-tests counts it: the per-rank buffer of an
+  /// all-reduce, the gathered total of an all-gather.
+  double bytes = 0;
+  /// Bytes this GPU contributes: = bytes for an all-reduce, bytes / N for an all-gather.
+  double contributed = 0;
+};
+std::string to_string(CommStep::Kind kind);
+
+struct BucketComm {
+  std::vector<CommStep> steps;
+  double encode = 0;           ///< sum of the encode steps (s)
+  double decode = 0;           ///< sum of the decode steps (s)
+  double contributed = 0;      ///< bytes one GPU contributes to the bucket's collectives
+  double error_feedback_bytes = 0;   ///< residual kept per GPU (bytes)
+  double state_bytes = 0;      ///< other compressor state per GPU (PowerSGD P and Q)
+  double wire_bytes_per_gpu = 0;   ///< bytes one GPU sends (set by plan_iteration)
+};
+
+/// The compressor names gradwire models.
+const std::vector<std::string>& compressor_names();
+
+/// Elements kept by Top-K / Random-K: clamp(ceil(ratio n), 1, n).
+std::int64_t sparse_k(std::int64_t n, double ratio);
+/// Wire bytes of one worker's message for a bucket of n elements.
+double int8_wire_bytes(std::int64_t n, std::int64_t chunk);
+double sign_wire_bytes(std::int64_t n, std::int64_t chunk);
+
+/// PowerSGD's view of one tensor: a matrix (m x n) or not compressed.
+struct PowerSgdShape {
+  bool compressed = false;
+  std::int64_t m = 0, n = 0;   ///< rows, columns (compressed only)
+  int rank = 0;                ///< effective rank min(r, m, n)
+};
+PowerSgdShape powersgd_shape(const TensorDesc& tensor, int rank, double min_compression_rate);
+
+/// The all-reduce algorithm to use: "auto" resolves to hierarchical when the
+/// cluster has several nodes of several GPUs, else ring. Throws
+/// std::invalid_argument for an unknown name.
+std::string resolve_allreduce_algorithm(const std::string& requested, const ClusterSpec& cluster);
+
+/// Bytes one GPU sends for one collective (average over GPUs):
+///   all-reduce ring or tree: 2 (N-1)/N S; hierarchical (g GPUs per node, M
+///   nodes): 2 (g-1)/g S + 2 (M-1)/M S/g; all-gather ring: (N-1)/N T.
+double sent_bytes_per_gpu(CommOp op, const std::string& algorithm, double bytes,
+                          const ClusterSpec& cluster);
+
+/// The communication of one bucket. `element_bytes` is the gradient size per
+/// element; world_size N matters for the all-gathered compressors.
+/// Throws std::invalid_argument for an unknown compressor and whatever
+/// codec_time throws for a codec the profile lacks.
+BucketComm plan_bucket_comm(const CompressionSpec& compression, const ModelDesc& model,
+                            const Bucket& bucket, double element_bytes, const ClusterSpec& cluster,
+                            const std::string& allreduce_algorithm, const CodecTimeFn& codec_time);
+
+}  // namespace gw

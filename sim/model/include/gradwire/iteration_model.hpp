@@ -1,0 +1,148 @@
+// One data-parallel training iteration (PyTorch DDP) as a plan of work on two
+// streams of a representative rank, and its closed-form evaluation.
+//
+//   compute stream : forward, then backward tensor by tensor (gradient-ready
+//                    order); bucket b is ready when its last gradient is.
+//   comm stream    : buckets in order; each runs its steps (encode,
+//                    collective(s), decode) one after another; a later bucket
+//                    never overtakes an earlier one.
+//   optimizer      : after the backward pass and the last bucket.
+//
+// Gradient accumulation (k micro-steps under no_sync): k-1 micro-steps of
+// forward + backward without communication, then one that synchronizes.
+// Closed forms (docs/model.md):
+//   no overlap : T = k (F + B) + sum_b comm_b + O
+//   overlap    : start_b = max(ready_b, end_{b-1}); end_b = start_b + comm_b;
+//                T = (k-1)(F + B) + F + max(B, end_last) + O  (times from the backward start)
+// with comm_b the sum of bucket b's steps. Plain C++, no SimGrid.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "gradwire/buckets.hpp"
+#include "gradwire/compression.hpp"
+#include "gradwire/model_desc.hpp"
+#include "gradwire/scenario.hpp"
+
+namespace gw {
+
+struct Profile;
+
+/// The per-GPU costs the iteration model needs, usually read from a profile.
+struct DeviceCosts {
+  std::string compute_precision;   ///< rate used: "tf32", "fp32", "bf16" or "fp16"
+  double flops = 0;                ///< achieved FLOP/s at that precision
+  double copy_bandwidth = 0;       ///< device memory bytes read + written per second
+  CodecTimeFn codec_time;          ///< encode/decode seconds by codec and elements
+};
+
+/// The compute rate used for a gradient precision: fp32 -> the profile's tf32
+/// rate when it has one (PyTorch runs fp32 convolutions in TF32 on Ampere and
+/// later by default), else fp32; bf16 -> bf16; fp16 -> fp16.
+std::string compute_precision_for(Precision gradient_precision, const Profile& profile);
+/// DeviceCosts from a profile (defined in profile_costs.cpp).
+DeviceCosts device_costs(const Profile& profile, Precision gradient_precision);
+
+/// Bytes of device memory one optimizer step reads and writes per parameter:
+/// parameter read+write and gradient read at the gradient precision (3e),
+/// plus 8 bytes per fp32 state read+written (momentum/lars: 1 state,
+/// adam/adamw/lamb: 2), plus e + 8 for the norm pass of lamb and lars.
+/// Throws std::invalid_argument for an unknown optimizer.
+double optimizer_bytes_per_parameter(const std::string& kind, double element_bytes);
+/// step_time when given, else parameters x bytes per parameter / copy bandwidth.
+double optimizer_step_time(const OptimizerSpec& optimizer, std::int64_t parameters,
+                           double element_bytes, double copy_bandwidth);
+
+/// Everything the replay and the closed forms need, independent of the network.
+struct IterationPlan {
+  std::string model;
+  std::string compression;
+  std::string compute_precision;
+  std::string allreduce_algorithm;     ///< resolved (ring, tree, hierarchical)
+  int world_size = 1;
+  int micro_batch = 1;
+  int accumulation = 1;
+  bool overlap = true;
+  double interference = 0;
+  double forward = 0;                  ///< one micro-step (s)
+  std::vector<double> tensor_backward; ///< one micro-step, per tensor (s), gradient-ready order
+  std::vector<std::string> tensor_names;
+  std::vector<Bucket> buckets;
+  std::vector<BucketComm> comm;        ///< per bucket
+  double optimizer = 0;
+  double error_feedback_bytes = 0;     ///< per GPU, all buckets
+  double state_bytes = 0;              ///< per GPU, all buckets (PowerSGD P, Q)
+  double wire_bytes_per_gpu = 0;       ///< sent by one GPU per iteration
+  double backward() const;             ///< sum of tensor_backward
+  double global_batch() const { return static_cast<double>(micro_batch) * accumulation * world_size; }
+};
+
+/// Builds the plan. Throws std::invalid_argument (unknown compressor, optimizer
+/// or algorithm) and whatever the codec cost function throws.
+IterationPlan plan_iteration(const WorkloadSpec& workload, const ClusterSpec& cluster,
+                             const ModelDesc& model, const DeviceCosts& costs);
+
+// --- Results ----------------------------------------------------------------
+
+struct StepTiming {
+  std::string label;
+  CommStep::Kind kind = CommStep::Kind::Collective;
+  double start = 0, end = 0;
+  double bytes = 0;          ///< collectives: nccl-tests size
+};
+
+struct BucketTiming {
+  int index = 0;
+  int tensors = 0;
+  std::int64_t elements = 0;
+  double bytes = 0;          ///< uncompressed gradient bytes
+  double wire_bytes_per_gpu = 0;
+  double ready = 0, start = 0, end = 0;   ///< iteration timeline (s)
+  double encode = 0, decode = 0, communication = 0;   ///< durations (s)
+  std::vector<StepTiming> steps;
+};
+
+/// The predicted iteration. Times are on one timeline starting at 0; the
+/// first accumulation-1 micro-steps occupy [0, folded) and are not simulated.
+struct IterationResult {
+  std::string scenario, model, compression, compute_precision, allreduce_algorithm;
+  std::string profile_name, profile_source, profile_detail;   ///< detail: "datasheet-derived" or "measured on ..."
+  std::string method;        ///< "simulation" or "closed form"
+  int world_size = 1, micro_batch = 1, accumulation = 1;
+  bool overlap = true;
+  double interference = 0;
+  double global_batch = 0;
+  double forward = 0, backward = 0;   ///< all micro-steps
+  double encode = 0, decode = 0;      ///< codec work on the comm stream (may be hidden)
+  double exposed_communication = 0;   ///< from the end of the backward pass to the end of the last bucket
+  double optimizer = 0;
+  double total = 0;
+  double samples_per_second = 0;
+  double wire_bytes_per_gpu = 0;
+  double error_feedback_bytes = 0, state_bytes = 0;
+  double folded = 0;                  ///< (k-1)(forward + backward), added analytically
+  double forward_start = 0, backward_start = 0, backward_end = 0, optimizer_start = 0;
+  std::vector<std::string> tensor_names;
+  std::vector<double> tensor_end;     ///< backward end of each tensor in the synchronizing micro-step
+  std::vector<BucketTiming> buckets;
+  long simulated_activities = 0;      ///< sleeps and collectives the actors ran (0 for closed form)
+  int simulated_actors = 0;
+};
+
+/// Collective duration for one step (closed-form network model).
+using CollectiveTimeFn = std::function<double(const CommStep& step)>;
+
+/// Evaluates the plan with the closed forms above. Interference f: a tensor's
+/// backward that starts while the comm stream is busy takes (1 + f) times as
+/// long (the same tensor-granularity rule as the replay).
+IterationResult evaluate_closed_form(const IterationPlan& plan, const CollectiveTimeFn& collective_time);
+
+/// Fills the totals of a result (forward, backward, exposed communication,
+/// total, samples/s, ...) from its timeline and the plan. Used by both the
+/// closed form and the replay so they cannot drift.
+void finish_result(const IterationPlan& plan, IterationResult& result);
+
+}  // namespace gw

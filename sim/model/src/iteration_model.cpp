@@ -1,0 +1,203 @@
+#include "gradwire/iteration_model.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace gw {
+
+double optimizer_bytes_per_parameter(const std::string& kind, double e) {
+  int states = 0;
+  bool norms = false;
+  if (kind == "sgd") {
+    states = 0;
+  } else if (kind == "momentum") {
+    states = 1;
+  } else if (kind == "lars") {
+    states = 1;
+    norms = true;
+  } else if (kind == "adam" || kind == "adamw") {
+    states = 2;
+  } else if (kind == "lamb") {
+    states = 2;
+    norms = true;
+  } else {
+    throw std::invalid_argument("unknown optimizer '" + kind +
+                                "' (expected sgd, momentum, adam, adamw, lamb or lars)");
+  }
+  return 3 * e + 8.0 * states + (norms ? e + 8 : 0);
+}
+
+double optimizer_step_time(const OptimizerSpec& optimizer, std::int64_t parameters, double e,
+                           double copy_bandwidth) {
+  if (optimizer.step_time) return *optimizer.step_time;
+  const double bytes = static_cast<double>(parameters) * optimizer_bytes_per_parameter(optimizer.kind, e);
+  if (!(copy_bandwidth > 0))
+    throw std::invalid_argument("the profile has no copy bandwidth: give workload.optimizer.step_time");
+  return bytes / copy_bandwidth;
+}
+
+double IterationPlan::backward() const {
+  double b = 0;
+  for (double t : tensor_backward) b += t;
+  return b;
+}
+
+IterationPlan plan_iteration(const WorkloadSpec& w, const ClusterSpec& cluster, const ModelDesc& model,
+                             const DeviceCosts& costs) {
+  if (!(costs.flops > 0)) throw std::invalid_argument("compute rate must be positive");
+  if (w.micro_batch < 1 || w.accumulation < 1)
+    throw std::invalid_argument("micro_batch and accumulation must be >= 1");
+  IterationPlan p;
+  p.model = model.name;
+  p.compression = w.compression.kind;
+  p.compute_precision = costs.compute_precision;
+  p.allreduce_algorithm = resolve_allreduce_algorithm(w.allreduce_algorithm, cluster);
+  p.world_size = cluster.world_size();
+  p.micro_batch = w.micro_batch;
+  p.accumulation = w.accumulation;
+  p.overlap = w.overlap;
+  p.interference = w.interference;
+  const double e = bytes_per_element(w.precision);
+  const double mb = w.micro_batch;
+  p.forward = model.forward_flops_per_sample * mb / costs.flops;
+  const double backward = model.backward_flops_per_sample * mb / costs.flops;
+  const auto shares = backward_shares(model);
+  p.tensor_backward.reserve(shares.size());
+  for (std::size_t j = 0; j < shares.size(); ++j) {
+    p.tensor_backward.push_back(backward * shares[j]);
+    p.tensor_names.push_back(model.tensors[j].name);
+  }
+  p.buckets = assign_buckets(model, e, w.first_bucket_size, w.bucket_size);
+  for (const auto& b : p.buckets) {
+    auto c = plan_bucket_comm(w.compression, model, b, e, cluster, p.allreduce_algorithm, costs.codec_time);
+    p.error_feedback_bytes += c.error_feedback_bytes;
+    p.state_bytes += c.state_bytes;
+    for (const auto& s : c.steps)
+      if (s.kind == CommStep::Kind::Collective)
+        c.wire_bytes_per_gpu += sent_bytes_per_gpu(s.op, s.algorithm, s.bytes, cluster);
+    p.wire_bytes_per_gpu += c.wire_bytes_per_gpu;
+    p.comm.push_back(std::move(c));
+  }
+  p.optimizer = optimizer_step_time(w.optimizer, model.parameters, e, costs.copy_bandwidth);
+  return p;
+}
+
+void finish_result(const IterationPlan& plan, IterationResult& r) {
+  r.model = plan.model;
+  r.compression = plan.compression;
+  r.compute_precision = plan.compute_precision;
+  r.allreduce_algorithm = plan.allreduce_algorithm;
+  r.world_size = plan.world_size;
+  r.micro_batch = plan.micro_batch;
+  r.accumulation = plan.accumulation;
+  r.overlap = plan.overlap;
+  r.interference = plan.interference;
+  r.global_batch = plan.global_batch();
+  const double k = plan.accumulation;
+  const double clean_backward = plan.backward();
+  r.folded = (k - 1) * (plan.forward + clean_backward);
+  r.forward = k * plan.forward;
+  r.backward = (k - 1) * clean_backward + (r.backward_end - r.backward_start);
+  r.encode = r.decode = 0;
+  double comm_end = r.backward_end;
+  for (std::size_t b = 0; b < r.buckets.size(); ++b) {
+    auto& bt = r.buckets[b];
+    const auto& bk = plan.buckets.at(b);
+    bt.index = bk.index;
+    bt.tensors = static_cast<int>(bk.last_tensor - bk.first_tensor + 1);
+    bt.elements = bk.elements;
+    bt.bytes = bk.bytes;
+    bt.encode = bt.decode = bt.communication = 0;
+    bt.wire_bytes_per_gpu = plan.comm.at(b).wire_bytes_per_gpu;
+    for (std::size_t s = 0; s < bt.steps.size(); ++s) {
+      const auto& st = bt.steps[s];
+      const double d = st.end - st.start;
+      if (st.kind == CommStep::Kind::Encode) bt.encode += d;
+      if (st.kind == CommStep::Kind::Decode) bt.decode += d;
+      if (st.kind == CommStep::Kind::Collective) bt.communication += d;
+    }
+    r.encode += bt.encode;
+    r.decode += bt.decode;
+    comm_end = std::max(comm_end, bt.end);
+  }
+  r.exposed_communication = std::max(0.0, comm_end - r.backward_end);
+  r.optimizer = plan.optimizer;
+  r.optimizer_start = std::max(r.backward_end, comm_end);
+  r.total = r.optimizer_start + plan.optimizer;
+  r.samples_per_second = r.total > 0 ? r.global_batch / r.total : 0;
+  r.wire_bytes_per_gpu = plan.wire_bytes_per_gpu;
+  r.error_feedback_bytes = plan.error_feedback_bytes;
+  r.state_bytes = plan.state_bytes;
+  r.tensor_names = plan.tensor_names;
+}
+
+IterationResult evaluate_closed_form(const IterationPlan& plan, const CollectiveTimeFn& collective_time) {
+  IterationResult r;
+  r.method = "closed form";
+  const double k = plan.accumulation;
+  const double folded = (k - 1) * (plan.forward + plan.backward());
+  r.forward_start = folded;
+  r.backward_start = folded + plan.forward;
+  const std::size_t nb = plan.buckets.size();
+  r.buckets.resize(nb);
+  // Bucket index whose last tensor is j, or -1.
+  std::vector<int> bucket_of_last(plan.tensor_backward.size(), -1);
+  for (std::size_t b = 0; b < nb; ++b) bucket_of_last.at(plan.buckets[b].last_tensor) = static_cast<int>(b);
+
+  double comm_free = 0;  // end of the previous bucket on the comm stream
+  std::size_t scheduled = 0;
+  const auto schedule = [&](std::size_t b, double ready, double earliest) {
+    auto& bt = r.buckets[b];
+    bt.ready = ready;
+    bt.start = std::max(earliest, comm_free);
+    double t = bt.start;
+    for (const auto& s : plan.comm[b].steps) {
+      StepTiming st;
+      st.label = s.label;
+      st.kind = s.kind;
+      st.bytes = s.bytes;
+      st.start = t;
+      t += s.kind == CommStep::Kind::Collective ? collective_time(s) : s.seconds;
+      st.end = t;
+      bt.steps.push_back(st);
+    }
+    bt.end = t;
+    comm_free = t;
+  };
+  const auto busy_at = [&](double s) {
+    for (std::size_t b = 0; b < scheduled; ++b) {
+      const auto& bt = r.buckets[b];
+      // A bucket that becomes ready exactly now has not started yet when the
+      // compute stream launches its next tensor.
+      const bool starting_now = plan.overlap && bt.start == s && bt.ready == s;
+      if (bt.start <= s && s < bt.end && !starting_now) return true;
+    }
+    return false;
+  };
+
+  double t = r.backward_start;
+  std::vector<double> ready_later;  // overlap off: buckets wait for the whole backward
+  r.tensor_end.resize(plan.tensor_backward.size());
+  for (std::size_t j = 0; j < plan.tensor_backward.size(); ++j) {
+    double d = plan.tensor_backward[j];
+    if (plan.interference > 0 && busy_at(t)) d *= 1 + plan.interference;
+    t += d;
+    r.tensor_end[j] = t;
+    const int b = bucket_of_last[j];
+    if (b >= 0 && plan.overlap) {
+      schedule(static_cast<std::size_t>(b), t, t);
+      ++scheduled;
+    }
+  }
+  r.backward_end = t;
+  if (!plan.overlap) {
+    for (std::size_t b = 0; b < nb; ++b) {
+      schedule(b, r.tensor_end[plan.buckets[b].last_tensor], t);
+      ++scheduled;
+    }
+  }
+  finish_result(plan, r);
+  return r;
+}
+
+}  // namespace gw

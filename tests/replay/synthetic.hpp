@@ -1,0 +1,64 @@
+// Small synthetic models, clusters and device costs for the replay tests.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "gradwire/iteration_model.hpp"
+#include "gradwire/model_desc.hpp"
+#include "gradwire/scenario.hpp"
+
+namespace gw::test {
+
+inline TensorDesc tensor(const std::string& name, std::vector<std::int64_t> shape, double backward_flops) {
+  TensorDesc t;
+  t.name = name;
+  t.shape = std::move(shape);
+  t.numel = 1;
+  for (auto d : t.shape) t.numel *= d;
+  t.dtype = "fp32";
+  t.forward_flops_per_sample = backward_flops / 2;
+  t.backward_flops_per_sample = backward_flops;
+  return t;
+}
+
+inline ModelDesc model_of(std::vector<TensorDesc> tensors) {
+  ModelDesc m;
+  m.name = "synthetic";
+  for (auto& t : tensors) {
+    m.parameters += t.numel;
+    m.forward_flops_per_sample += t.forward_flops_per_sample;
+    m.backward_flops_per_sample += t.backward_flops_per_sample;
+  }
+  m.tensors = std::move(tensors);
+  return m;
+}
+
+/// One node of `gpus` GPUs on a switch, or `nodes` x `gpus`.
+inline ClusterSpec cluster(int nodes, int gpus_per_node) {
+  ClusterSpec c;
+  c.nodes = nodes;
+  c.gpus_per_node = gpus_per_node;
+  c.gpu = "synthetic";
+  c.intra_node = {100e9, 1e-6};
+  c.nic_count = 1;
+  c.nic = {25e9, 2e-6};
+  c.fabric.latency = 1e-6;
+  return c;
+}
+
+/// 1 TFLOP/s, 1 TB/s copies; every codec costs `codec_ns` ns per element
+/// (encode) and half of that (decode).
+inline DeviceCosts costs(double codec_ns = 1.0) {
+  DeviceCosts c;
+  c.compute_precision = "fp32";
+  c.flops = 1e12;
+  c.copy_bandwidth = 1e12;
+  c.codec_time = [codec_ns](const std::string&, bool encode, double elements) {
+    return elements * codec_ns * 1e-9 * (encode ? 1.0 : 0.5);
+  };
+  return c;
+}
+
+}  // namespace gw::test

@@ -1,0 +1,314 @@
+// Closed-form tests of the SimGrid-free iteration model: DDP buckets, compute
+// and optimizer times, compressed wire sizes, and the no-overlap, pipeline and
+// gradient-accumulation closed forms.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "gradwire/buckets.hpp"
+#include "gradwire/collective_model.hpp"
+#include "gradwire/compression.hpp"
+#include "gradwire/iteration_model.hpp"
+#include "synthetic.hpp"
+
+namespace gw {
+namespace {
+
+using test::costs;
+using test::model_of;
+using test::tensor;
+
+ModelDesc five_tensors() {
+  return model_of({tensor("a", {200000}, 1e9), tensor("b", {1000, 100}, 2e9),
+                   tensor("c", {3000, 1000}, 3e9), tensor("d", {4000, 1000}, 4e9),
+                   tensor("e", {10}, 1e9)});
+}
+
+TEST(Buckets, FirstBucketSmallLaterOnesAtCapCrossingTensorStays) {
+  const auto m = five_tensors();
+  const auto b = assign_buckets(m, 4, 1024.0 * 1024, 25.0 * 1024 * 1024);
+  ASSERT_EQ(b.size(), 3u);
+  // a (800000 B) + b (400000 B) crosses 1 MiB: the first bucket closes.
+  EXPECT_EQ(b[0].first_tensor, 0u);
+  EXPECT_EQ(b[0].last_tensor, 1u);
+  EXPECT_DOUBLE_EQ(b[0].bytes, 1.2e6);
+  // c (12 MB) + d (16 MB) crosses 25 MiB.
+  EXPECT_EQ(b[1].first_tensor, 2u);
+  EXPECT_EQ(b[1].last_tensor, 3u);
+  EXPECT_EQ(b[1].elements, 7000000);
+  EXPECT_EQ(b[2].first_tensor, 4u);
+  EXPECT_EQ(b[2].last_tensor, 4u);
+  EXPECT_DOUBLE_EQ(b[2].bytes, 40);
+}
+
+TEST(Buckets, GradientPrecisionHalvesBytesAndChangesAssignment) {
+  const auto m = five_tensors();
+  const auto b = assign_buckets(m, 2, 1024.0 * 1024, 25.0 * 1024 * 1024);
+  ASSERT_EQ(b.size(), 2u);
+  EXPECT_EQ(b[0].last_tensor, 2u);  // 400 kB + 200 kB + 6 MB
+  EXPECT_DOUBLE_EQ(b[0].bytes, 6.6e6);
+  EXPECT_EQ(b[1].first_tensor, 3u);
+  EXPECT_DOUBLE_EQ(b[1].bytes, 8e6 + 20);
+}
+
+TEST(Buckets, ReadyWhenLastTensorIsAndBackwardSplitByFlops) {
+  const auto m = five_tensors();
+  const auto shares = backward_shares(m);
+  ASSERT_EQ(shares.size(), 5u);
+  EXPECT_DOUBLE_EQ(shares[3], 4.0 / 11.0);
+  const auto b = assign_buckets(m, 4, 1024.0 * 1024, 25.0 * 1024 * 1024);
+  const auto ready = bucket_ready_times(b, {1, 2, 3, 4, 5});
+  EXPECT_EQ(ready, (std::vector<double>{3, 10, 15}));
+}
+
+TEST(Compute, ForwardBackwardFromFlopsAndOptimizerFromBytes) {
+  const auto m = five_tensors();
+  WorkloadSpec w;
+  w.micro_batch = 8;
+  w.optimizer.kind = "adam";
+  const auto p = plan_iteration(w, test::cluster(1, 8), m, costs());
+  EXPECT_DOUBLE_EQ(p.forward, m.forward_flops_per_sample * 8 / 1e12);
+  EXPECT_NEAR(p.backward(), 11e9 * 8 / 1e12, 1e-15);
+  EXPECT_DOUBLE_EQ(p.tensor_backward[2], 3e9 * 8 / 1e12);
+  // Adam, fp32: param r+w, grad r (12 B) + m and v r+w (16 B) = 28 B per parameter.
+  EXPECT_DOUBLE_EQ(optimizer_bytes_per_parameter("adam", 4), 28);
+  EXPECT_DOUBLE_EQ(optimizer_bytes_per_parameter("sgd", 2), 6);
+  EXPECT_DOUBLE_EQ(p.optimizer, static_cast<double>(m.parameters) * 28 / 1e12);
+  w.optimizer.step_time = 0.25;
+  EXPECT_DOUBLE_EQ(plan_iteration(w, test::cluster(1, 8), m, costs()).optimizer, 0.25);
+  w.optimizer = {};
+  w.optimizer.kind = "rmsprop";
+  EXPECT_THROW(plan_iteration(w, test::cluster(1, 8), m, costs()), std::invalid_argument);
+}
+
+// --- Wire sizes ---------------------------------------------------------------
+
+BucketComm comm_for(const std::string& kind, const ModelDesc& m, int gpus, double e = 4) {
+  CompressionSpec c;
+  c.kind = kind;
+  c.ratio = 0.01;
+  c.rank = 4;
+  c.chunk = 1024;
+  const auto buckets = assign_buckets(m, e, 1e18, 1e18);  // one bucket
+  return plan_bucket_comm(c, m, buckets.at(0), e, test::cluster(1, gpus), "ring", costs().codec_time);
+}
+
+const CommStep& only_collective(const BucketComm& c) {
+  const CommStep* found = nullptr;
+  for (const auto& s : c.steps)
+    if (s.kind == CommStep::Kind::Collective) {
+      EXPECT_EQ(found, nullptr) << "more than one collective";
+      found = &s;
+    }
+  EXPECT_NE(found, nullptr);
+  return *found;
+}
+
+TEST(WireBytes, EveryCompressorMatchesItsFormula) {
+  const std::int64_t n = 1000003;  // not a multiple of anything
+  const auto m = model_of({tensor("w", {n}, 1e9)});
+  const double dn = static_cast<double>(n);
+  for (int gpus : {8, 64}) {
+    SCOPED_TRACE(gpus);
+    const double N = gpus;
+    auto c = comm_for("none", m, gpus);
+    EXPECT_EQ(only_collective(c).op, CommOp::AllReduce);
+    EXPECT_DOUBLE_EQ(only_collective(c).bytes, 4 * dn);
+    EXPECT_DOUBLE_EQ(comm_for("none", m, gpus, 2).contributed, 2 * dn);
+    for (const char* half : {"fp16", "bf16"}) {
+      c = comm_for(half, m, gpus);
+      EXPECT_EQ(only_collective(c).op, CommOp::AllReduce);
+      EXPECT_DOUBLE_EQ(only_collective(c).bytes, 2 * dn);
+    }
+    c = comm_for("int8", m, gpus);
+    EXPECT_EQ(only_collective(c).op, CommOp::AllReduce);
+    EXPECT_DOUBLE_EQ(only_collective(c).bytes, dn + 4 * std::ceil(dn / 1024));
+    const double sign = std::ceil(dn / 8) + 4 * std::ceil(dn / 1024);
+    for (const char* s : {"sign", "majority_vote"}) {
+      c = comm_for(s, m, gpus);
+      EXPECT_EQ(only_collective(c).op, CommOp::AllGather);
+      EXPECT_DOUBLE_EQ(only_collective(c).contributed, sign);
+      EXPECT_DOUBLE_EQ(only_collective(c).bytes, N * sign);  // gathered total grows with N
+    }
+    const double k = std::ceil(0.01 * dn);
+    c = comm_for("topk", m, gpus);
+    EXPECT_EQ(only_collective(c).op, CommOp::AllGather);
+    EXPECT_DOUBLE_EQ(c.contributed, 8 * k);  // fp32 value + int32 index
+    EXPECT_DOUBLE_EQ(only_collective(c).bytes, N * 8 * k);
+    c = comm_for("randomk", m, gpus);
+    EXPECT_EQ(only_collective(c).op, CommOp::AllReduce);
+    EXPECT_DOUBLE_EQ(only_collective(c).bytes, 4 * k);
+  }
+  EXPECT_THROW(comm_for("zip", m, 8), std::invalid_argument);
+}
+
+TEST(WireBytes, PowerSgdAllReducesPThenQAndSendsOthersUncompressed) {
+  // fc: 512 x 256 (compressed at rank 4), conv: (64, 32, 3, 3) -> 64 x 288,
+  // a bias (1-D) and a 4 x 4 matrix not worth compressing ((4+4) 4 2 >= 16).
+  const auto m = model_of({tensor("fc", {512, 256}, 1e9), tensor("conv", {64, 32, 3, 3}, 1e9),
+                           tensor("bias", {512}, 1e6), tensor("tiny", {4, 4}, 1e6)});
+  const auto c = comm_for("powersgd", m, 8);
+  std::vector<const CommStep*> coll;
+  for (const auto& s : c.steps)
+    if (s.kind == CommStep::Kind::Collective) coll.push_back(&s);
+  ASSERT_EQ(coll.size(), 3u);
+  EXPECT_EQ(coll[0]->label, "all-reduce uncompressed");
+  EXPECT_DOUBLE_EQ(coll[0]->bytes, 4.0 * (512 + 16));
+  EXPECT_EQ(coll[1]->label, "all-reduce P");
+  EXPECT_DOUBLE_EQ(coll[1]->bytes, 4.0 * (512 + 64) * 4);
+  EXPECT_EQ(coll[2]->label, "all-reduce Q");
+  EXPECT_DOUBLE_EQ(coll[2]->bytes, 4.0 * (256 + 288) * 4);
+  // (m + k) r elements per layer all-reduced in total.
+  EXPECT_DOUBLE_EQ(coll[1]->bytes + coll[2]->bytes, 4.0 * ((512 + 256) * 4 + (64 + 288) * 4));
+  // Q's computation sits between the two dependent all-reduces.
+  std::size_t p_at = 0, q_at = 0, orth_at = 0;
+  for (std::size_t i = 0; i < c.steps.size(); ++i) {
+    if (c.steps[i].label == "all-reduce P") p_at = i;
+    if (c.steps[i].label == "all-reduce Q") q_at = i;
+    if (c.steps[i].label == "orthogonalize, Q = M^T P") orth_at = i;
+  }
+  EXPECT_LT(p_at, orth_at);
+  EXPECT_LT(orth_at, q_at);
+  // Memory: error feedback for the whole bucket, P and Q buffers.
+  EXPECT_DOUBLE_EQ(c.error_feedback_bytes, 4.0 * static_cast<double>(m.parameters));
+  EXPECT_DOUBLE_EQ(c.state_bytes, 4.0 * ((512 + 256) * 4 + (64 + 288) * 4));
+  // Rank is clamped to min(m, n) (only pays with a min_compression_rate < 1).
+  EXPECT_FALSE(powersgd_shape(tensor("x", {2, 1000}, 1), 4, 1.0).compressed);
+  const auto s = powersgd_shape(tensor("x", {2, 1000}, 1), 4, 0.5);
+  EXPECT_TRUE(s.compressed);
+  EXPECT_EQ(s.rank, 2);
+}
+
+TEST(WireBytes, SentPerGpuByAlgorithm) {
+  const auto one = test::cluster(1, 8);
+  EXPECT_DOUBLE_EQ(sent_bytes_per_gpu(CommOp::AllReduce, "ring", 8e6, one), 2 * 7.0 / 8 * 8e6);
+  EXPECT_DOUBLE_EQ(sent_bytes_per_gpu(CommOp::AllGather, "ring", 8e6, one), 7.0 / 8 * 8e6);
+  const auto four = test::cluster(4, 8);
+  EXPECT_DOUBLE_EQ(sent_bytes_per_gpu(CommOp::AllReduce, "hierarchical", 8e6, four),
+                   2 * 7.0 / 8 * 8e6 + 2 * 3.0 / 4 * 1e6);
+  EXPECT_EQ(resolve_allreduce_algorithm("auto", four), "hierarchical");
+  EXPECT_EQ(resolve_allreduce_algorithm("auto", one), "ring");
+  EXPECT_EQ(resolve_allreduce_algorithm("auto", test::cluster(4, 1)), "ring");
+  EXPECT_THROW(resolve_allreduce_algorithm("butterfly", one), std::invalid_argument);
+}
+
+// --- Closed forms -----------------------------------------------------------------
+
+// Three tensors, one bucket each; backward 1, 2 and 1 ms, forward 2 ms at 1 TFLOP/s.
+IterationPlan three_bucket_plan(bool overlap, int accumulation) {
+  const auto m = model_of({tensor("t0", {1000}, 1e9), tensor("t1", {1000}, 2e9), tensor("t2", {1000}, 1e9)});
+  WorkloadSpec w;
+  w.first_bucket_size = 1;
+  w.bucket_size = 1;
+  w.overlap = overlap;
+  w.accumulation = accumulation;
+  w.optimizer.step_time = 0.5e-3;
+  return plan_iteration(w, test::cluster(1, 8), m, costs());
+}
+const CollectiveTimeFn kOnePointFiveMs = [](const CommStep&) { return 1.5e-3; };
+
+TEST(ClosedForm, PipelineRecurrenceByHand) {
+  const auto r = evaluate_closed_form(three_bucket_plan(true, 1), kOnePointFiveMs);
+  ASSERT_EQ(r.buckets.size(), 3u);
+  // ready (from t = 0, backward starts at 2 ms): 3, 5, 6 ms.
+  EXPECT_NEAR(r.buckets[0].ready, 3e-3, 1e-12);
+  EXPECT_NEAR(r.buckets[1].ready, 5e-3, 1e-12);
+  EXPECT_NEAR(r.buckets[2].ready, 6e-3, 1e-12);
+  // end_b = max(ready_b, end_{b-1}) + 1.5 ms: 4.5, 6.5, 8 ms.
+  EXPECT_NEAR(r.buckets[0].end, 4.5e-3, 1e-12);
+  EXPECT_NEAR(r.buckets[1].start, 5e-3, 1e-12);
+  EXPECT_NEAR(r.buckets[2].start, 6.5e-3, 1e-12);
+  EXPECT_NEAR(r.buckets[2].end, 8e-3, 1e-12);
+  EXPECT_NEAR(r.exposed_communication, 2e-3, 1e-12);
+  EXPECT_NEAR(r.total, 8.5e-3, 1e-12);
+  EXPECT_NEAR(r.samples_per_second, 8 / 8.5e-3, 1e-6);
+}
+
+TEST(ClosedForm, NoOverlapIsComputePlusSumOfCollectives) {
+  const auto r = evaluate_closed_form(three_bucket_plan(false, 1), kOnePointFiveMs);
+  EXPECT_NEAR(r.exposed_communication, 4.5e-3, 1e-12);
+  EXPECT_NEAR(r.total, 2e-3 + 4e-3 + 3 * 1.5e-3 + 0.5e-3, 1e-12);
+  EXPECT_NEAR(r.buckets[0].ready, 3e-3, 1e-12);  // gradient ready ...
+  EXPECT_NEAR(r.buckets[0].start, 6e-3, 1e-12);  // ... but sent after the backward pass
+}
+
+TEST(ClosedForm, AccumulationAddsWholeMicroStepsOnly) {
+  const auto one = evaluate_closed_form(three_bucket_plan(true, 1), kOnePointFiveMs);
+  for (int k : {1, 4, 1024}) {
+    SCOPED_TRACE(k);
+    const auto r = evaluate_closed_form(three_bucket_plan(true, k), kOnePointFiveMs);
+    EXPECT_NEAR(r.total, k * (2e-3 + 4e-3) + 2e-3 + 0.5e-3, 1e-9);
+    EXPECT_NEAR(r.exposed_communication, one.exposed_communication, 1e-12);
+    EXPECT_NEAR(r.forward, k * 2e-3, 1e-12);
+    EXPECT_NEAR(r.backward, k * 4e-3, 1e-9);
+    EXPECT_DOUBLE_EQ(r.global_batch, 8.0 * k);
+    EXPECT_DOUBLE_EQ(r.wire_bytes_per_gpu, one.wire_bytes_per_gpu);  // one synchronization
+  }
+}
+
+TEST(ClosedForm, CodecsRunOnTheCommStreamAndScaleWithTheirCost) {
+  const auto m = model_of({tensor("w", {1000000}, 1e9)});
+  WorkloadSpec w;
+  w.compression.kind = "int8";
+  w.overlap = false;
+  w.optimizer.step_time = 0;
+  const CollectiveTimeFn zero = [](const CommStep&) { return 0.0; };
+  const auto r1 = evaluate_closed_form(plan_iteration(w, test::cluster(1, 8), m, costs(1.0)), zero);
+  const auto r3 = evaluate_closed_form(plan_iteration(w, test::cluster(1, 8), m, costs(3.0)), zero);
+  EXPECT_NEAR(r1.encode, 1e6 * 1e-9, 1e-15);
+  EXPECT_NEAR(r1.decode, 0.5e6 * 1e-9, 1e-15);
+  EXPECT_NEAR(r3.encode, 3 * r1.encode, 1e-15);
+  EXPECT_NEAR(r3.exposed_communication, 3 * 1.5e-3, 1e-12);
+}
+
+TEST(ClosedForm, InterferenceSlowsOnlyOverlappedCompute) {
+  // Many small tensors so that buckets run beside the remaining backward.
+  std::vector<TensorDesc> ts;
+  for (int i = 0; i < 40; ++i) ts.push_back(tensor("t" + std::to_string(i), {300000}, 1e9));
+  const auto m = model_of(ts);
+  WorkloadSpec w;
+  w.interference = 0.25;
+  w.optimizer.step_time = 0;
+  const CollectiveTimeFn slow = [](const CommStep& s) { return s.bytes / 2e9; };
+  const auto p = plan_iteration(w, test::cluster(1, 8), m, costs());
+  const auto r = evaluate_closed_form(p, slow);
+  EXPECT_GT(r.backward, p.backward() * 1.05);
+  EXPECT_LE(r.backward, p.backward() * 1.25 + 1e-12);
+  w.overlap = false;
+  const auto r0 = evaluate_closed_form(plan_iteration(w, test::cluster(1, 8), m, costs()), slow);
+  EXPECT_NEAR(r0.backward, p.backward(), 1e-12);
+}
+
+// All-gathered compressors slow down with N, all-reduced ones do not
+// (alpha-beta ring times from collective_model.hpp; bandwidth terms only, the
+// ring's 2(N-1) alpha latency term grows with N for every collective).
+TEST(ClosedForm, AllGatherCompressorsSlowDownWithN) {
+  const auto m = model_of({tensor("w", {4096, 4096}, 1e9)});
+  const collective::AlphaBeta ab{0.0, 25e9};
+  const auto comm_time = [&](const std::string& kind, int n) {
+    WorkloadSpec w;
+    w.compression.kind = kind;
+    w.compression.ratio = 0.01;
+    w.overlap = false;
+    w.optimizer.step_time = 0;
+    w.allreduce_algorithm = "ring";
+    const auto p = plan_iteration(w, test::cluster(n, 1), m, costs(0.0));
+    const auto r = evaluate_closed_form(p, [&](const CommStep& s) {
+      return s.op == CommOp::AllGather ? collective::ring_allgather_time(n, s.bytes, ab)
+                                       : collective::ring_allreduce_time(n, s.bytes, ab);
+    });
+    return r.exposed_communication;
+  };
+  for (const char* kind : {"sign", "topk", "majority_vote"}) {
+    SCOPED_TRACE(kind);
+    EXPECT_GT(comm_time(kind, 64), 5 * comm_time(kind, 8));
+    EXPECT_GT(comm_time(kind, 512), 5 * comm_time(kind, 64));
+  }
+  for (const char* kind : {"none", "fp16", "int8", "randomk", "powersgd"}) {
+    SCOPED_TRACE(kind);
+    EXPECT_LT(comm_time(kind, 512), 1.6 * comm_time(kind, 8));
+  }
+}
+
+}  // namespace
+}  // namespace gw
