@@ -48,6 +48,9 @@ class Codec {
   virtual double decode_traffic_bytes() const = 0;
   /// The decode result, copied to the host (synchronizes).
   virtual std::vector<float> decoded() = 0;
+  /// Error-feedback variants ("<name>_ef"): the residual x - decode(encode(x))
+  /// written by the last encode(), on the host. Empty for the other codecs.
+  virtual std::vector<float> residual() { return {}; }
 };
 
 /// Factory signature of one CPU codec (registered in kernels/cpu/registry.cpp).

@@ -1,0 +1,286 @@
+// gw_kernels_bench: median time of every CUDA codec's encode and decode per
+// size (CUDA events, after warm-up), the bytes each moves, and the achieved
+// bandwidth as a fraction of a device-to-device copy of the same size timed
+// in the same run. One record type feeds both the table (stdout) and the
+// JSON lines (--json). Optional --baselines FILE (JSON lines from
+// torch_baselines.py) adds "baseline median / our median" ratios.
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "gradwire/atomic_file.hpp"
+#include "gradwire/error.hpp"
+#include "gradwire/kernels/codec_cuda.hpp"
+#include "gradwire/kernels/counter_rng.hpp"
+
+namespace {
+
+using gw::kernels::Codec;
+using gw::kernels::CodecConfig;
+
+struct Options {
+  std::vector<std::size_t> sizes = {std::size_t{1} << 20, std::size_t{1} << 26};
+  std::vector<std::string> codecs;  // empty = all registered
+  int runs = 25;
+  int warmup = 3;
+  std::string json_path;
+  std::string baselines_path;
+  CodecConfig cfg;
+};
+
+struct Record {
+  std::string kernel, op;
+  std::size_t n = 0;
+  int runs = 0;
+  double median_ms = 0, traffic_bytes = 0, copy_gbps = 0;
+  std::size_t wire_bytes = 0;
+  double baseline_ms = 0;  // 0 = none
+  std::string baseline;
+
+  double gbps() const { return median_ms > 0 ? traffic_bytes / (median_ms * 1e6) : 0; }
+  double fraction() const { return copy_gbps > 0 ? gbps() / copy_gbps : 0; }
+  nlohmann::json json() const {
+    nlohmann::json j = {{"kernel", kernel}, {"op", op}, {"n", n}, {"runs", runs},
+                        {"median_ms", median_ms}, {"traffic_bytes", traffic_bytes},
+                        {"wire_bytes", wire_bytes}, {"gbps", gbps()}, {"copy_gbps", copy_gbps},
+                        {"fraction_of_copy", fraction()}};
+    if (baseline_ms > 0) {
+      j["baseline"] = baseline;
+      j["baseline_ms"] = baseline_ms;
+      j["ratio"] = baseline_ms / median_ms;
+    }
+    return j;
+  }
+};
+
+void check(cudaError_t err, const char* what) {
+  if (err != cudaSuccess) {
+    throw std::runtime_error(std::string(what) + ": " + cudaGetErrorName(err) + " (" +
+                             cudaGetErrorString(err) + ")");
+  }
+}
+
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, ',')) if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+std::size_t parse_size(const std::string& s) {
+  // "N", "2^K" or "2^K+M"
+  const auto caret = s.find('^');
+  if (caret == std::string::npos) return std::stoull(s);
+  const auto plus = s.find('+', caret);
+  const auto exp = std::stoul(s.substr(caret + 1, plus == std::string::npos ? std::string::npos : plus - caret - 1));
+  std::size_t v = std::size_t{1} << exp;
+  if (plus != std::string::npos) v += std::stoull(s.substr(plus + 1));
+  return v;
+}
+
+const char* kUsage =
+    "usage: gw_kernels_bench [--sizes 2^20,2^26] [--codecs fp16,int8,...] [--runs N>=20]\n"
+    "                        [--warmup N] [--chunk N] [--ratio R] [--workers N]\n"
+    "                        [--json FILE] [--baselines FILE]\n";
+
+Options parse(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) throw std::invalid_argument(a + " needs a value");
+      return argv[++i];
+    };
+    if (a == "--sizes") { o.sizes.clear(); for (const auto& s : split(value())) o.sizes.push_back(parse_size(s)); }
+    else if (a == "--codecs") o.codecs = split(value());
+    else if (a == "--runs") o.runs = std::stoi(value());
+    else if (a == "--warmup") o.warmup = std::stoi(value());
+    else if (a == "--chunk") o.cfg.chunk = std::stoull(value());
+    else if (a == "--ratio") o.cfg.ratio = std::stod(value());
+    else if (a == "--workers") o.cfg.workers = std::stoi(value());
+    else if (a == "--json") o.json_path = value();
+    else if (a == "--baselines") o.baselines_path = value();
+    else if (a == "--help" || a == "-h") { std::cout << kUsage; std::exit(gw::kExitOk); }
+    else throw std::invalid_argument("unknown option " + a);
+  }
+  if (o.runs < 20) throw std::invalid_argument("--runs must be at least 20");
+  if (o.warmup < 1) throw std::invalid_argument("--warmup must be at least 1");
+  return o;
+}
+
+/// (kernel, op, n) -> (baseline name, median ms) from JSON lines; bad lines are reported and skipped.
+std::map<std::tuple<std::string, std::string, std::size_t>, std::pair<std::string, double>>
+load_baselines(const std::string& path) {
+  std::map<std::tuple<std::string, std::string, std::size_t>, std::pair<std::string, double>> out;
+  if (path.empty()) return out;
+  std::ifstream in(path);
+  if (!in) {
+    std::cerr << "warning: cannot read baselines " << path << "\n";
+    return out;
+  }
+  std::string line;
+  int lineno = 0;
+  while (std::getline(in, line)) {
+    ++lineno;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    try {
+      const auto j = nlohmann::json::parse(line);
+      out[{j.at("kernel").get<std::string>(), j.at("op").get<std::string>(), j.at("n").get<std::size_t>()}] =
+          {j.value("baseline", std::string("baseline")), j.at("median_ms").get<double>()};
+    } catch (const std::exception& e) {
+      std::cerr << "warning: " << path << ":" << lineno << ": skipped (" << e.what() << ")\n";
+    }
+  }
+  return out;
+}
+
+class EventTimer {
+ public:
+  explicit EventTimer(cudaStream_t s) : s_(s) {
+    check(cudaEventCreate(&start_), "cudaEventCreate");
+    check(cudaEventCreate(&stop_), "cudaEventCreate");
+  }
+  ~EventTimer() { cudaEventDestroy(start_); cudaEventDestroy(stop_); }
+  EventTimer(const EventTimer&) = delete;
+  EventTimer& operator=(const EventTimer&) = delete;
+  template <typename F>
+  double median_ms(int warmup, int runs, F&& f) {
+    for (int i = 0; i < warmup; ++i) f();
+    check(cudaStreamSynchronize(s_), "warm-up");
+    std::vector<double> t;
+    for (int i = 0; i < runs; ++i) {
+      check(cudaEventRecord(start_, s_), "cudaEventRecord");
+      f();
+      check(cudaEventRecord(stop_, s_), "cudaEventRecord");
+      check(cudaEventSynchronize(stop_), "cudaEventSynchronize");
+      float ms = 0;
+      check(cudaEventElapsedTime(&ms, start_, stop_), "cudaEventElapsedTime");
+      t.push_back(ms);
+    }
+    std::sort(t.begin(), t.end());
+    return t.size() % 2 ? t[t.size() / 2] : 0.5 * (t[t.size() / 2 - 1] + t[t.size() / 2]);
+  }
+
+ private:
+  cudaStream_t s_;
+  cudaEvent_t start_{}, stop_{};
+};
+
+void print_header() {
+  std::printf("%-14s %-6s %11s %5s %11s %13s %11s %10s %10s %8s %10s\n", "kernel", "op", "n", "runs",
+              "median(us)", "traffic(B)", "wire(B)", "bw(GB/s)", "copy(GB/s)", "of_copy",
+              "baseline/us");
+}
+
+void print_row(const Record& r) {
+  char ratio[32] = "-";
+  if (r.baseline_ms > 0) std::snprintf(ratio, sizeof ratio, "%.2fx", r.baseline_ms / r.median_ms);
+  std::printf("%-14s %-6s %11zu %5d %11.2f %13.0f %11zu %10.1f %10.1f %7.1f%% %10s\n", r.kernel.c_str(),
+              r.op.c_str(), r.n, r.runs, r.median_ms * 1e3, r.traffic_bytes, r.wire_bytes, r.gbps(),
+              r.copy_gbps, 100 * r.fraction(), ratio);
+  std::fflush(stdout);
+}
+
+int run(const Options& o) {
+  std::string why;
+  if (!gw::kernels::cuda_device_available(&why)) {
+    std::cerr << "gw_kernels_bench: no usable GPU: " << why << "\n";
+    return gw::kExitFailure;
+  }
+  cudaDeviceProp prop{};
+  check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
+  std::printf("device: %s (sm_%d%d, %d SMs)\n", prop.name, prop.major, prop.minor, prop.multiProcessorCount);
+  const auto baselines = load_baselines(o.baselines_path);
+  const auto names = o.codecs.empty() ? gw::kernels::cuda_codec_names() : o.codecs;
+  cudaStream_t stream{};
+  check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
+  EventTimer timer(stream);
+  std::string json;
+  print_header();
+  int failures = 0;
+  for (const std::size_t n : o.sizes) {
+    std::vector<float> host(n);
+    const std::uint64_t key = gw::kernels::stream_key(o.cfg.seed, 0xbe7c);
+    for (std::size_t i = 0; i < n; ++i) host[i] = 2.0f * gw::kernels::uniform01(key, i) - 1.0f;
+    // Device-to-device copy of the same n floats: reads and writes 4n bytes.
+    double copy_gbps = 0;
+    {
+      void *a = nullptr, *b = nullptr;
+      check(cudaMalloc(&a, n * 4), "cudaMalloc");
+      check(cudaMalloc(&b, n * 4), "cudaMalloc");
+      const double ms = timer.median_ms(o.warmup, o.runs, [&] {
+        check(cudaMemcpyAsync(b, a, n * 4, cudaMemcpyDeviceToDevice, stream), "copy");
+      });
+      copy_gbps = 8.0 * static_cast<double>(n) / (ms * 1e6);
+      cudaFree(a);
+      cudaFree(b);
+    }
+    for (const auto& name : names) {
+      try {
+        auto codec = gw::kernels::make_cuda_codec(name, n, o.cfg, stream);
+        codec->set_input(host.data());
+        for (const std::string op : {"encode", "decode"}) {
+          Record r;
+          r.kernel = name;
+          r.op = op;
+          r.n = n;
+          r.runs = o.runs;
+          r.copy_gbps = copy_gbps;
+          r.wire_bytes = codec->wire_bytes();
+          if (op == "encode") {
+            r.traffic_bytes = codec->encode_traffic_bytes();
+            r.median_ms = timer.median_ms(o.warmup, o.runs, [&] { codec->encode(); });
+          } else {
+            r.traffic_bytes = codec->decode_traffic_bytes();
+            r.median_ms = timer.median_ms(o.warmup, o.runs, [&] { codec->decode(); });
+          }
+          if (auto it = baselines.find({name, op, n}); it != baselines.end()) {
+            r.baseline = it->second.first;
+            r.baseline_ms = it->second.second;
+          }
+          print_row(r);
+          json += r.json().dump() + "\n";
+        }
+      } catch (const std::exception& e) {
+        ++failures;
+        std::fprintf(stderr, "gw_kernels_bench: %s n=%zu failed: %s\n", name.c_str(), n, e.what());
+        nlohmann::json j = {{"kernel", name}, {"n", n}, {"error", e.what()}};
+        json += j.dump() + "\n";
+        cudaGetLastError();
+      }
+    }
+  }
+  cudaStreamDestroy(stream);
+  if (!o.json_path.empty()) gw::write_file_atomic(o.json_path, json);
+  return failures == 0 ? gw::kExitOk : gw::kExitFailure;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  try {
+    o = parse(argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << "gw_kernels_bench: " << e.what() << "\n" << kUsage;
+    return gw::kExitInput;
+  }
+  try {
+    return run(o);
+  } catch (const std::exception& e) {
+    std::cerr << "gw_kernels_bench: " << e.what() << "\n";
+    return gw::kExitFailure;
+  }
+}

@@ -1,0 +1,24 @@
+// Factories of K1's CUDA codecs (registered in registry.cu).
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <memory>
+
+#include "gradwire/kernels/codec.hpp"
+
+namespace gw::kernels::cuda {
+
+std::unique_ptr<Codec> make_fp16(std::size_t n, const CodecConfig& cfg, cudaStream_t s);
+std::unique_ptr<Codec> make_bf16(std::size_t n, const CodecConfig& cfg, cudaStream_t s);
+std::unique_ptr<Codec> make_int8(std::size_t n, const CodecConfig& cfg, cudaStream_t s);
+std::unique_ptr<Codec> make_sign(std::size_t n, const CodecConfig& cfg, cudaStream_t s);
+std::unique_ptr<Codec> make_majority_vote(std::size_t n, const CodecConfig& cfg, cudaStream_t s);
+std::unique_ptr<Codec> make_randomk(std::size_t n, const CodecConfig& cfg, cudaStream_t s);
+std::unique_ptr<Codec> make_fp16_ef(std::size_t n, const CodecConfig& cfg, cudaStream_t s);
+std::unique_ptr<Codec> make_bf16_ef(std::size_t n, const CodecConfig& cfg, cudaStream_t s);
+std::unique_ptr<Codec> make_int8_ef(std::size_t n, const CodecConfig& cfg, cudaStream_t s);
+std::unique_ptr<Codec> make_sign_ef(std::size_t n, const CodecConfig& cfg, cudaStream_t s);
+std::unique_ptr<Codec> make_randomk_ef(std::size_t n, const CodecConfig& cfg, cudaStream_t s);
+
+}  // namespace gw::kernels::cuda

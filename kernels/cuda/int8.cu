@@ -1,0 +1,159 @@
+// int8 with per-chunk absmax scales: one 256-thread block per chunk. The
+// chunk is read once into registers (chunks up to 4096 elements; longer
+// chunks are re-read, from L1/L2), reduced to absmax, then quantized in the
+// same kernel. Arithmetic is op-for-op the CPU twin's (no FMA contraction).
+#include "gradwire/kernels/counter_rng.hpp"
+#include "gradwire/kernels/int8_cuda.hpp"
+#include "launch_util.cuh"
+
+namespace gw::kernels {
+
+namespace {
+
+using detail::load_group;
+using detail::store_group;
+
+constexpr int kRegGroups = 4;  // groups of 4 elements kept per thread
+
+__device__ __forceinline__ float quantize(float x, float inv, bool sr, std::uint64_t key,
+                                          std::size_t i) {
+  float t = __fmul_rn(x, inv);
+  t = sr ? floorf(__fadd_rn(t, uniform01(key, i))) : rintf(t);
+  return fminf(127.0f, fmaxf(-127.0f, t));
+}
+
+template <bool EF>
+__global__ void __launch_bounds__(kChunkThreads)
+int8_encode_kernel(const float* __restrict__ x, std::size_t n, std::size_t chunk, bool sr,
+                   std::uint64_t key, std::int8_t* __restrict__ q, float* __restrict__ scales,
+                   float* __restrict__ r) {
+  __shared__ float warp_max[kChunkThreads / 32];
+  const std::size_t c = blockIdx.x;
+  const std::size_t begin = c * chunk;
+  const std::size_t len = (n - begin < chunk) ? n - begin : chunk;
+  const std::size_t groups = (len + 3) / 4;
+  const float* xc = x + begin;
+  const bool in_regs = groups <= static_cast<std::size_t>(kChunkThreads) * kRegGroups;
+
+  float4 v[kRegGroups];
+  float m = 0.0f;
+  if (in_regs) {
+#pragma unroll
+    for (int k = 0; k < kRegGroups; ++k) {
+      const std::size_t g = threadIdx.x + static_cast<std::size_t>(k) * kChunkThreads;
+      v[k] = g < groups ? load_group(xc, g, len) : make_float4(0.f, 0.f, 0.f, 0.f);
+      m = fmaxf(m, fmaxf(fmaxf(fabsf(v[k].x), fabsf(v[k].y)), fmaxf(fabsf(v[k].z), fabsf(v[k].w))));
+    }
+  } else {
+    for (std::size_t g = threadIdx.x; g < groups; g += kChunkThreads) {
+      const float4 a = load_group(xc, g, len);
+      m = fmaxf(m, fmaxf(fmaxf(fabsf(a.x), fabsf(a.y)), fmaxf(fabsf(a.z), fabsf(a.w))));
+    }
+  }
+#pragma unroll
+  for (int off = 16; off >= 1; off /= 2) m = fmaxf(m, __shfl_xor_sync(0xffffffffU, m, off));
+  if ((threadIdx.x & 31U) == 0) warp_max[threadIdx.x / 32] = m;
+  __syncthreads();
+  float absmax = warp_max[0];
+#pragma unroll
+  for (int w = 1; w < kChunkThreads / 32; ++w) absmax = fmaxf(absmax, warp_max[w]);
+  const float scale = __fdiv_rn(absmax, 127.0f);
+  const float inv = absmax > 0.0f ? __fdiv_rn(127.0f, absmax) : 0.0f;
+  if (threadIdx.x == 0) scales[c] = scale;
+
+  auto emit = [&](std::size_t g, float4 a) {
+    const std::size_t e = begin + 4 * g;
+    const float q0 = quantize(a.x, inv, sr, key, e);
+    const float q1 = quantize(a.y, inv, sr, key, e + 1);
+    const float q2 = quantize(a.z, inv, sr, key, e + 2);
+    const float q3 = quantize(a.w, inv, sr, key, e + 3);
+    if (4 * g + 3 < len) {
+      const std::uint32_t packed =
+          (static_cast<std::uint32_t>(static_cast<std::uint8_t>(static_cast<std::int8_t>(q0)))) |
+          (static_cast<std::uint32_t>(static_cast<std::uint8_t>(static_cast<std::int8_t>(q1))) << 8) |
+          (static_cast<std::uint32_t>(static_cast<std::uint8_t>(static_cast<std::int8_t>(q2))) << 16) |
+          (static_cast<std::uint32_t>(static_cast<std::uint8_t>(static_cast<std::int8_t>(q3))) << 24);
+      *reinterpret_cast<std::uint32_t*>(q + e) = packed;
+    } else {
+      if (4 * g < len) q[e] = static_cast<std::int8_t>(q0);
+      if (4 * g + 1 < len) q[e + 1] = static_cast<std::int8_t>(q1);
+      if (4 * g + 2 < len) q[e + 2] = static_cast<std::int8_t>(q2);
+    }
+    if constexpr (EF) {
+      const float4 res = make_float4(__fsub_rn(a.x, __fmul_rn(q0, scale)),
+                                     __fsub_rn(a.y, __fmul_rn(q1, scale)),
+                                     __fsub_rn(a.z, __fmul_rn(q2, scale)),
+                                     __fsub_rn(a.w, __fmul_rn(q3, scale)));
+      store_group(r + begin, g, len, res);
+    }
+  };
+  if (in_regs) {
+#pragma unroll
+    for (int k = 0; k < kRegGroups; ++k) {
+      const std::size_t g = threadIdx.x + static_cast<std::size_t>(k) * kChunkThreads;
+      if (g < groups) emit(g, v[k]);
+    }
+  } else {
+    for (std::size_t g = threadIdx.x; g < groups; g += kChunkThreads) emit(g, load_group(xc, g, len));
+  }
+}
+
+__global__ void int8_decode_kernel(const std::int8_t* __restrict__ q, const float* __restrict__ scales,
+                                   std::size_t n, std::size_t chunk, float* __restrict__ y) {
+  const std::size_t groups = n / 4;
+  for (std::size_t g = detail::global_thread(); g < groups; g += detail::grid_stride()) {
+    const std::uint32_t p = reinterpret_cast<const std::uint32_t*>(q)[g];
+    const float s = scales[4 * g / chunk];  // chunk % 32 == 0: one chunk per group
+    float4 out;
+    out.x = __fmul_rn(static_cast<float>(static_cast<std::int8_t>(p & 0xffU)), s);
+    out.y = __fmul_rn(static_cast<float>(static_cast<std::int8_t>((p >> 8) & 0xffU)), s);
+    out.z = __fmul_rn(static_cast<float>(static_cast<std::int8_t>((p >> 16) & 0xffU)), s);
+    out.w = __fmul_rn(static_cast<float>(static_cast<std::int8_t>(p >> 24)), s);
+    reinterpret_cast<float4*>(y)[g] = out;
+  }
+  const std::size_t i = 4 * groups + detail::global_thread();
+  if (i < n) y[i] = __fmul_rn(static_cast<float>(q[i]), scales[i / chunk]);
+}
+
+bool valid_chunk(std::size_t chunk) { return chunk != 0 && chunk % 32 == 0; }
+
+template <bool EF>
+cudaError_t launch_encode(const float* x, std::size_t n, const Int8Params& p, std::int8_t* q,
+                          float* scales, float* r, cudaStream_t stream) {
+  if (!valid_chunk(p.chunk)) return cudaErrorInvalidValue;
+  if (n == 0) return cudaSuccess;
+  if (!detail::aligned16(x) || !detail::aligned16(q) || (EF && !detail::aligned16(r))) {
+    return cudaErrorMisalignedAddress;
+  }
+  const std::size_t chunks = chunk_count(n, p.chunk);
+  if (chunks > 0x7fffffffU) return cudaErrorInvalidValue;
+  const std::uint64_t key = stream_key(p.seed, kTagStochasticRounding);
+  int8_encode_kernel<EF><<<static_cast<unsigned>(chunks), kChunkThreads, 0, stream>>>(
+      x, n, p.chunk, p.stochastic_rounding, key, q, scales, r);
+  return cudaGetLastError();
+}
+
+}  // namespace
+
+cudaError_t int8_encode_cuda(const float* x, std::size_t n, const Int8Params& p, std::int8_t* q,
+                             float* scales, cudaStream_t stream) {
+  return launch_encode<false>(x, n, p, q, scales, nullptr, stream);
+}
+
+cudaError_t int8_encode_ef_cuda(const float* x, std::size_t n, const Int8Params& p,
+                                std::int8_t* q, float* scales, float* residual,
+                                cudaStream_t stream) {
+  return launch_encode<true>(x, n, p, q, scales, residual, stream);
+}
+
+cudaError_t int8_decode_cuda(const std::int8_t* q, const float* scales, std::size_t n,
+                             std::size_t chunk, float* y, cudaStream_t stream) {
+  if (!valid_chunk(chunk)) return cudaErrorInvalidValue;
+  if (n == 0) return cudaSuccess;
+  if (!detail::aligned16(q) || !detail::aligned16(y)) return cudaErrorMisalignedAddress;
+  int8_decode_kernel<<<detail::blocks_for(n / 4 > 0 ? n / 4 : 1), detail::kElementwiseThreads, 0,
+                       stream>>>(q, scales, n, chunk, y);
+  return cudaGetLastError();
+}
+
+}  // namespace gw::kernels

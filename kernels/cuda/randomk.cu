@@ -1,0 +1,77 @@
+// Random-K: the K indices are the first K outputs of the keyed Feistel
+// permutation of (seed, step) (counter_rng.hpp), recomputed by each thread,
+// so nothing is stored and nothing is allocated.
+#include "gradwire/kernels/counter_rng.hpp"
+#include "gradwire/kernels/randomk_cuda.hpp"
+#include "launch_util.cuh"
+
+namespace gw::kernels {
+
+namespace {
+
+__global__ void randomk_gather_kernel(const float* __restrict__ x, FeistelPermutation perm,
+                                      std::size_t k, float* __restrict__ values) {
+  for (std::size_t j = detail::global_thread(); j < k; j += detail::grid_stride()) {
+    values[j] = x[perm.forward(j)];
+  }
+}
+
+__global__ void randomk_scatter_kernel(const float* __restrict__ values, FeistelPermutation perm,
+                                       std::size_t k, float* __restrict__ y) {
+  for (std::size_t j = detail::global_thread(); j < k; j += detail::grid_stride()) {
+    y[perm.forward(j)] = values[j];
+  }
+}
+
+// Elementwise: each input element finds its slot with the inverse permutation.
+__global__ void randomk_ef_kernel(const float* __restrict__ x, std::size_t n,
+                                  FeistelPermutation perm, std::size_t k,
+                                  float* __restrict__ values, float* __restrict__ r) {
+  for (std::size_t i = detail::global_thread(); i < n; i += detail::grid_stride()) {
+    const float xi = x[i];
+    const std::uint64_t slot = perm.inverse(i);
+    if (slot < k) {
+      values[slot] = xi;
+      r[i] = 0.0f;
+    } else {
+      r[i] = xi;
+    }
+  }
+}
+
+}  // namespace
+
+cudaError_t randomk_encode_cuda(const float* x, std::size_t n, const RandomKParams& p,
+                                float* values, cudaStream_t stream) {
+  if (p.k > n) return cudaErrorInvalidValue;
+  if (p.k == 0) return cudaSuccess;
+  const FeistelPermutation perm = make_randomk_permutation(n, p.seed, p.step);
+  randomk_gather_kernel<<<detail::blocks_for(p.k), detail::kElementwiseThreads, 0, stream>>>(
+      x, perm, p.k, values);
+  return cudaGetLastError();
+}
+
+cudaError_t randomk_decode_cuda(const float* values, std::size_t n, const RandomKParams& p,
+                                float* y, cudaStream_t stream) {
+  if (p.k > n) return cudaErrorInvalidValue;
+  if (n == 0) return cudaSuccess;
+  cudaError_t err = cudaMemsetAsync(y, 0, n * sizeof(float), stream);
+  if (err != cudaSuccess) return err;
+  if (p.k == 0) return cudaSuccess;
+  const FeistelPermutation perm = make_randomk_permutation(n, p.seed, p.step);
+  randomk_scatter_kernel<<<detail::blocks_for(p.k), detail::kElementwiseThreads, 0, stream>>>(
+      values, perm, p.k, y);
+  return cudaGetLastError();
+}
+
+cudaError_t randomk_encode_ef_cuda(const float* x, std::size_t n, const RandomKParams& p,
+                                   float* values, float* residual, cudaStream_t stream) {
+  if (p.k > n) return cudaErrorInvalidValue;
+  if (n == 0) return cudaSuccess;
+  const FeistelPermutation perm = make_randomk_permutation(n, p.seed, p.step);
+  randomk_ef_kernel<<<detail::blocks_for(n), detail::kElementwiseThreads, 0, stream>>>(
+      x, n, perm, p.k, values, residual);
+  return cudaGetLastError();
+}
+
+}  // namespace gw::kernels
