@@ -1,0 +1,50 @@
+// Replay of one data-parallel training iteration on the engine (SimGrid
+// behind gradwire/engine.hpp). The iteration model (iteration_model.hpp)
+// gives the plan; two actors on a representative rank execute it:
+//   compute : sleeps through the forward pass, then the backward pass tensor
+//             by tensor, releasing a signal each time a bucket's last
+//             gradient is ready (all at the end when overlap is off);
+//   comm    : takes the buckets in order, and for each runs its encode
+//             (sleep), its collective(s) over all ranks (run_collective) and
+//             its decode (sleep).
+// Ranks are identical, so one rank's streams stand for all. Gradient
+// accumulation: only the synchronizing micro-step is simulated; the k-1
+// others (no_sync) are added analytically, so the simulation does not grow
+// with k. The optimizer step follows the last bucket. Every simulation runs
+// in a forked child (engine::run_in_child); the result crosses as JSON.
+#pragma once
+
+#include <string>
+
+#include "gradwire/engine.hpp"
+#include "gradwire/iteration_model.hpp"
+#include "gradwire/model_desc.hpp"
+#include "gradwire/profile.hpp"
+#include "gradwire/scenario.hpp"
+
+namespace gw {
+
+struct ReplayOptions {
+  /// How collectives become flows (engine::Granularity). Aggregated keeps
+  /// contention and scales to thousands of GPUs.
+  engine::Granularity granularity = engine::Granularity::Aggregated;
+};
+
+/// Predicts one iteration of `scenario` (its workload is required). Bad input
+/// (no workload, unknown compressor or optimizer, a codec or GEMM rate the
+/// profile lacks) throws gw::InputError naming the file and key.
+IterationResult simulate_iteration(const Scenario& scenario, const ModelDesc& model,
+                                   const Profile& profile, const ReplayOptions& options = {});
+
+/// Replays an already built plan on `cluster` (tests use hand-made costs).
+IterationResult simulate_plan(const ClusterSpec& cluster, const IterationPlan& plan,
+                              const ReplayOptions& options = {});
+
+/// "datasheet-derived" or "measured on DEVICE, DATE (HOST)".
+std::string profile_detail(const Profile& profile);
+
+/// JSON form of a result (the `--format json` output), and back.
+std::string result_to_json(const IterationResult& result, int indent = 2);
+IterationResult result_from_json(const std::string& text);
+
+}  // namespace gw

@@ -1,0 +1,165 @@
+#include "gradwire/replay.hpp"
+
+#include <stdexcept>
+
+#include "gradwire/error.hpp"
+
+namespace gw {
+namespace {
+
+engine::CollectiveOp engine_op(CommOp op) {
+  return op == CommOp::AllGather ? engine::CollectiveOp::AllGather : engine::CollectiveOp::AllReduce;
+}
+
+void sleep_if(double seconds) {
+  if (seconds > 0) engine::Simulation::sleep_for(seconds);
+}
+
+// Runs inside the child: builds the platform, runs the two actors, returns JSON.
+std::string replay_in_child(const ClusterSpec& cluster, const IterationPlan& plan,
+                            const ReplayOptions& options) {
+  engine::Simulation sim(cluster);
+  IterationResult r;
+  r.method = "simulation";
+  const std::size_t nb = plan.buckets.size();
+  const std::size_t nt = plan.tensor_backward.size();
+  r.buckets.resize(nb);
+  r.tensor_end.assign(nt, 0.0);
+  std::vector<int> bucket_of_last(nt, -1);
+  for (std::size_t b = 0; b < nb; ++b) bucket_of_last.at(plan.buckets[b].last_tensor) = static_cast<int>(b);
+
+  engine::Signal ready;
+  bool comm_busy = false;
+  long activities = 0;
+
+  sim.add_actor("compute", 0, [&] {
+    sleep_if(plan.forward);
+    ++activities;
+    r.backward_start = engine::Simulation::now();
+    for (std::size_t j = 0; j < nt; ++j) {
+      double d = plan.tensor_backward[j];
+      if (plan.interference > 0 && comm_busy) d *= 1 + plan.interference;
+      sleep_if(d);
+      ++activities;
+      r.tensor_end[j] = engine::Simulation::now();
+      const int b = bucket_of_last[j];
+      if (b >= 0) {
+        r.buckets[static_cast<std::size_t>(b)].ready = r.tensor_end[j];
+        if (plan.overlap) ready.release();
+      }
+    }
+    r.backward_end = engine::Simulation::now();
+    if (!plan.overlap)
+      for (std::size_t b = 0; b < nb; ++b) ready.release();
+  });
+
+  sim.add_actor("comm", 0, [&] {
+    for (std::size_t b = 0; b < nb; ++b) {
+      ready.acquire();
+      comm_busy = true;
+      auto& bt = r.buckets[b];
+      bt.start = engine::Simulation::now();
+      for (const auto& s : plan.comm[b].steps) {
+        StepTiming st;
+        st.label = s.label;
+        st.kind = s.kind;
+        st.bytes = s.bytes;
+        st.start = engine::Simulation::now();
+        if (s.kind == CommStep::Kind::Collective) {
+          if (plan.world_size > 1) {
+            engine::CollectiveRequest req;
+            req.op = engine_op(s.op);
+            req.algorithm = engine::parse_algorithm(s.algorithm);
+            req.granularity = options.granularity;
+            req.bytes = s.bytes;
+            sim.run_collective(req);
+          }
+        } else {
+          sleep_if(s.seconds);
+        }
+        ++activities;
+        st.end = engine::Simulation::now();
+        bt.steps.push_back(st);
+      }
+      bt.end = engine::Simulation::now();
+      comm_busy = false;
+    }
+  });
+
+  sim.run();
+  r.simulated_activities = activities;
+  r.simulated_actors = 2;
+  return result_to_json(r, -1);
+}
+
+}  // namespace
+
+IterationResult simulate_plan(const ClusterSpec& cluster, const IterationPlan& plan,
+                              const ReplayOptions& options) {
+  const std::string text =
+      engine::run_in_child([&] { return replay_in_child(cluster, plan, options); });
+  IterationResult r = result_from_json(text);
+  // The child simulated the synchronizing micro-step from t = 0; put it after
+  // the k-1 folded micro-steps.
+  const double folded = (plan.accumulation - 1) * (plan.forward + plan.backward());
+  r.forward_start = folded;
+  r.backward_start += folded;
+  r.backward_end += folded;
+  for (auto& t : r.tensor_end) t += folded;
+  for (auto& b : r.buckets) {
+    b.ready += folded;
+    b.start += folded;
+    b.end += folded;
+    for (auto& s : b.steps) {
+      s.start += folded;
+      s.end += folded;
+    }
+  }
+  finish_result(plan, r);
+  return r;
+}
+
+std::string profile_detail(const Profile& profile) {
+  if (profile.source != "measured") return "datasheet-derived";
+  std::string s = "measured on " + (profile.device.empty() ? std::string("an unnamed GPU") : profile.device);
+  if (!profile.date.empty()) s += ", " + profile.date;
+  if (!profile.host.empty()) s += " (" + profile.host + ")";
+  return s;
+}
+
+IterationResult simulate_iteration(const Scenario& scenario, const ModelDesc& model,
+                                   const Profile& profile, const ReplayOptions& options) {
+  if (!scenario.workload)
+    throw InputError(scenario.file, 0, 0, "workload", "a workload section is required to simulate");
+  const WorkloadSpec& w = *scenario.workload;
+  DeviceCosts costs;
+  try {
+    costs = device_costs(profile, w.precision);
+  } catch (const std::invalid_argument& e) {
+    throw InputError(profile.path, 0, 0, "gemm_flops", e.what());
+  }
+  // A missing codec surfaces as std::out_of_range from Profile::codec_time.
+  const CodecTimeFn codec = costs.codec_time;
+  costs.codec_time = [codec, &profile](const std::string& name, bool encode, double elements) {
+    try {
+      return codec(name, encode, elements);
+    } catch (const std::out_of_range& e) {
+      throw InputError(profile.path, 0, 0, "codecs." + name,
+                       "profile '" + profile.name + "' has no cost for codec '" + name + "': " + e.what());
+    }
+  };
+  IterationPlan plan;
+  try {
+    plan = plan_iteration(w, scenario.cluster, model, costs);
+  } catch (const std::invalid_argument& e) {
+    throw InputError(scenario.file, 0, 0, "workload", e.what());
+  }
+  IterationResult r = simulate_plan(scenario.cluster, plan, options);
+  r.scenario = scenario.name;
+  r.profile_name = profile.name;
+  r.profile_source = profile.source;
+  r.profile_detail = profile_detail(profile);
+  return r;
+}
+
+}  // namespace gw

@@ -1,0 +1,140 @@
+#include "gradwire/report.hpp"
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "gradwire/units.hpp"
+
+namespace gw {
+namespace {
+
+constexpr std::size_t kTableBuckets = 12;
+
+std::string ms(double s) { return fmt::format("{:12.3f}", s * 1e3); }
+
+std::string share(double part, double total) {
+  return total > 0 ? fmt::format("{:6.1f}%", 100 * part / total) : "      -";
+}
+
+std::string csv_quote(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+}  // namespace
+
+std::string format_table(const IterationResult& r) {
+  std::string o;
+  o += fmt::format("scenario: {}   model: {}   GPUs: {}\n", r.scenario.empty() ? "-" : r.scenario, r.model,
+                   r.world_size);
+  o += fmt::format("profile: {} ({})\n", r.profile_name.empty() ? "-" : r.profile_name,
+                   r.profile_detail.empty() ? "hand-made costs" : r.profile_detail);
+  o += fmt::format(
+      "compression: {}   all-reduce: {}   overlap: {}   compute: {}   micro-batch: {}   "
+      "accumulation: {}   global batch: {:g}   interference: {:g}\n",
+      r.compression, r.allreduce_algorithm, r.overlap ? "on" : "off", r.compute_precision, r.micro_batch,
+      r.accumulation, r.global_batch, r.interference);
+  o += fmt::format("method: {}\n\n", r.method);
+  o += fmt::format("{:<34}{:>12}{:>8}\n", "phase", "time (ms)", "share");
+  const auto row = [&](const std::string& name, double s, bool in_total) {
+    o += fmt::format("{:<34}{}{}\n", name, ms(s), in_total ? share(s, r.total) : "");
+  };
+  row("forward", r.forward, true);
+  row("backward", r.backward, true);
+  row("  encode (comm stream, overlapped)", r.encode, false);
+  row("  decode (comm stream, overlapped)", r.decode, false);
+  row("exposed communication", r.exposed_communication, true);
+  row("optimizer", r.optimizer, true);
+  row("total", r.total, true);
+  o += "\n";
+  o += fmt::format("samples/s (global):            {:.1f}\n", r.samples_per_second);
+  o += fmt::format("bytes on the wire per GPU:     {} per iteration\n", units::format_size(r.wire_bytes_per_gpu));
+  if (r.error_feedback_bytes > 0 || r.state_bytes > 0)
+    o += fmt::format("compressor memory per GPU:     {} error feedback + {} state\n",
+                     units::format_size(r.error_feedback_bytes), units::format_size(r.state_bytes));
+  o += fmt::format("\nbuckets: {} (times in ms from the start of the iteration)\n", r.buckets.size());
+  o += fmt::format("{:>6}{:>8}{:>12}{:>12}{:>11}{:>11}{:>11}{:>10}{:>10}\n", "bucket", "tensors", "size",
+                   "wire/GPU", "ready", "start", "end", "encode", "decode");
+  for (std::size_t i = 0; i < r.buckets.size() && i < kTableBuckets; ++i) {
+    const auto& b = r.buckets[i];
+    o += fmt::format("{:>6}{:>8}{:>12}{:>12}{:>11.3f}{:>11.3f}{:>11.3f}{:>10.3f}{:>10.3f}\n", b.index, b.tensors,
+                     units::format_size(b.bytes), units::format_size(b.wire_bytes_per_gpu), b.ready * 1e3,
+                     b.start * 1e3, b.end * 1e3, b.encode * 1e3, b.decode * 1e3);
+  }
+  if (r.buckets.size() > kTableBuckets)
+    o += fmt::format("  ... {} more (--format json lists every bucket)\n", r.buckets.size() - kTableBuckets);
+  return o;
+}
+
+std::string csv_header() {
+  return "scenario,model,profile,profile_source,world_size,micro_batch,accumulation,global_batch,"
+         "compression,allreduce_algorithm,overlap,forward_s,backward_s,encode_s,decode_s,"
+         "exposed_communication_s,optimizer_s,total_s,samples_per_second,wire_bytes_per_gpu,"
+         "error_feedback_bytes_per_gpu,buckets\n";
+}
+
+std::string csv_row(const IterationResult& r) {
+  return fmt::format("{},{},{},{},{},{},{},{:g},{},{},{},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{:.6g},{:.6g},{:.6g},{}\n",
+                     csv_quote(r.scenario), csv_quote(r.model), csv_quote(r.profile_name),
+                     csv_quote(r.profile_source), r.world_size, r.micro_batch, r.accumulation, r.global_batch,
+                     r.compression, r.allreduce_algorithm, r.overlap ? "true" : "false", r.forward, r.backward,
+                     r.encode, r.decode, r.exposed_communication, r.optimizer, r.total, r.samples_per_second,
+                     r.wire_bytes_per_gpu, r.error_feedback_bytes, r.buckets.size());
+}
+
+std::string chrome_trace(const IterationResult& r) {
+  using nlohmann::json;
+  constexpr int kPid = 0, kCompute = 1, kComm = 2, kCodec = 3;
+  json events = json::array();
+  const auto meta = [&](const char* what, int tid, const std::string& name) {
+    events.push_back({{"ph", "M"}, {"pid", kPid}, {"tid", tid}, {"name", what}, {"args", {{"name", name}}}});
+  };
+  meta("process_name", 0, "rank 0 (representative of " + std::to_string(r.world_size) + " identical ranks)");
+  meta("thread_name", kCompute, "compute stream");
+  meta("thread_name", kComm, "communication (NCCL)");
+  meta("thread_name", kCodec, "codecs (comm stream)");
+  const auto span = [&](int tid, const std::string& name, double start, double end, json args) {
+    if (!(end > start)) return;
+    events.push_back({{"ph", "X"}, {"pid", kPid}, {"tid", tid}, {"name", name}, {"cat", tid == kCompute ? "compute" : tid == kComm ? "communication" : "codec"},
+                      {"ts", start * 1e6}, {"dur", (end - start) * 1e6}, {"args", std::move(args)}});
+  };
+  if (r.folded > 0)
+    span(kCompute, fmt::format("{} micro-steps under no_sync (folded)", r.accumulation - 1), 0, r.folded,
+         {{"note", "forward + backward without communication, added analytically"}});
+  span(kCompute, "forward", r.forward_start, r.backward_start, json::object());
+  double t = r.backward_start;
+  for (std::size_t j = 0; j < r.tensor_end.size(); ++j) {
+    const std::string name = j < r.tensor_names.size() ? r.tensor_names[j] : std::to_string(j);
+    span(kCompute, "backward " + name, t, r.tensor_end[j], json::object());
+    t = r.tensor_end[j];
+  }
+  span(kCompute, "optimizer", r.optimizer_start, r.total, json::object());
+  for (const auto& b : r.buckets) {
+    if (b.ready > 0)
+      events.push_back({{"ph", "i"}, {"pid", kPid}, {"tid", kComm}, {"s", "t"}, {"ts", b.ready * 1e6},
+                        {"name", fmt::format("bucket {} ready", b.index)}});
+    for (const auto& s : b.steps) {
+      const bool coll = s.kind == CommStep::Kind::Collective;
+      json args = {{"bucket", b.index}, {"tensors", b.tensors}, {"bucket_bytes", b.bytes}};
+      if (coll) args["bytes"] = s.bytes;
+      span(coll ? kComm : kCodec,
+           coll ? fmt::format("bucket {}: {} ({})", b.index, s.label, units::format_size(s.bytes))
+                : fmt::format("bucket {}: {}", b.index, s.label),
+           s.start, s.end, std::move(args));
+    }
+  }
+  json doc = {{"traceEvents", events},
+              {"displayTimeUnit", "ms"},
+              {"otherData",
+               {{"scenario", r.scenario}, {"model", r.model}, {"profile", r.profile_name},
+                {"profile_detail", r.profile_detail}, {"total_s", r.total}}}};
+  return doc.dump(1);
+}
+
+}  // namespace gw

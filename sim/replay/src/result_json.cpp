@@ -1,0 +1,144 @@
+#include <nlohmann/json.hpp>
+
+#include "gradwire/replay.hpp"
+
+namespace gw {
+namespace {
+
+using nlohmann::json;
+
+CommStep::Kind kind_from(const std::string& s) {
+  if (s == "encode") return CommStep::Kind::Encode;
+  if (s == "decode") return CommStep::Kind::Decode;
+  return CommStep::Kind::Collective;
+}
+
+}  // namespace
+
+std::string result_to_json(const IterationResult& r, int indent) {
+  json j;
+  j["schema"] = "gradwire-iteration/1";
+  j["scenario"] = r.scenario;
+  j["model"] = r.model;
+  j["method"] = r.method;
+  j["profile"] = {{"name", r.profile_name}, {"source", r.profile_source}, {"detail", r.profile_detail}};
+  j["world_size"] = r.world_size;
+  j["micro_batch"] = r.micro_batch;
+  j["accumulation"] = r.accumulation;
+  j["global_batch"] = r.global_batch;
+  j["overlap"] = r.overlap;
+  j["interference"] = r.interference;
+  j["compression"] = r.compression;
+  j["compute_precision"] = r.compute_precision;
+  j["allreduce_algorithm"] = r.allreduce_algorithm;
+  j["seconds"] = {{"forward", r.forward},
+                  {"backward", r.backward},
+                  {"encode", r.encode},
+                  {"decode", r.decode},
+                  {"exposed_communication", r.exposed_communication},
+                  {"optimizer", r.optimizer},
+                  {"total", r.total}};
+  j["samples_per_second"] = r.samples_per_second;
+  j["wire_bytes_per_gpu"] = r.wire_bytes_per_gpu;
+  j["error_feedback_bytes_per_gpu"] = r.error_feedback_bytes;
+  j["compressor_state_bytes_per_gpu"] = r.state_bytes;
+  j["timeline"] = {{"folded", r.folded},
+                   {"forward_start", r.forward_start},
+                   {"backward_start", r.backward_start},
+                   {"backward_end", r.backward_end},
+                   {"optimizer_start", r.optimizer_start}};
+  j["simulated_activities"] = r.simulated_activities;
+  j["simulated_actors"] = r.simulated_actors;
+  j["tensor_names"] = r.tensor_names;
+  j["tensor_end"] = r.tensor_end;
+  json buckets = json::array();
+  for (const auto& b : r.buckets) {
+    json steps = json::array();
+    for (const auto& s : b.steps)
+      steps.push_back({{"label", s.label}, {"kind", to_string(s.kind)}, {"start", s.start},
+                       {"end", s.end}, {"bytes", s.bytes}});
+    buckets.push_back({{"index", b.index},
+                       {"tensors", b.tensors},
+                       {"elements", b.elements},
+                       {"bytes", b.bytes},
+                       {"wire_bytes_per_gpu", b.wire_bytes_per_gpu},
+                       {"ready", b.ready},
+                       {"start", b.start},
+                       {"end", b.end},
+                       {"encode", b.encode},
+                       {"decode", b.decode},
+                       {"communication", b.communication},
+                       {"steps", steps}});
+  }
+  j["buckets"] = buckets;
+  return j.dump(indent);
+}
+
+IterationResult result_from_json(const std::string& text) {
+  const json j = json::parse(text);
+  IterationResult r;
+  r.scenario = j.at("scenario").get<std::string>();
+  r.model = j.at("model").get<std::string>();
+  r.method = j.at("method").get<std::string>();
+  r.profile_name = j.at("profile").at("name").get<std::string>();
+  r.profile_source = j.at("profile").at("source").get<std::string>();
+  r.profile_detail = j.at("profile").at("detail").get<std::string>();
+  r.world_size = j.at("world_size").get<int>();
+  r.micro_batch = j.at("micro_batch").get<int>();
+  r.accumulation = j.at("accumulation").get<int>();
+  r.global_batch = j.at("global_batch").get<double>();
+  r.overlap = j.at("overlap").get<bool>();
+  r.interference = j.at("interference").get<double>();
+  r.compression = j.at("compression").get<std::string>();
+  r.compute_precision = j.at("compute_precision").get<std::string>();
+  r.allreduce_algorithm = j.at("allreduce_algorithm").get<std::string>();
+  const auto& s = j.at("seconds");
+  r.forward = s.at("forward").get<double>();
+  r.backward = s.at("backward").get<double>();
+  r.encode = s.at("encode").get<double>();
+  r.decode = s.at("decode").get<double>();
+  r.exposed_communication = s.at("exposed_communication").get<double>();
+  r.optimizer = s.at("optimizer").get<double>();
+  r.total = s.at("total").get<double>();
+  r.samples_per_second = j.at("samples_per_second").get<double>();
+  r.wire_bytes_per_gpu = j.at("wire_bytes_per_gpu").get<double>();
+  r.error_feedback_bytes = j.at("error_feedback_bytes_per_gpu").get<double>();
+  r.state_bytes = j.at("compressor_state_bytes_per_gpu").get<double>();
+  const auto& t = j.at("timeline");
+  r.folded = t.at("folded").get<double>();
+  r.forward_start = t.at("forward_start").get<double>();
+  r.backward_start = t.at("backward_start").get<double>();
+  r.backward_end = t.at("backward_end").get<double>();
+  r.optimizer_start = t.at("optimizer_start").get<double>();
+  r.simulated_activities = j.at("simulated_activities").get<long>();
+  r.simulated_actors = j.at("simulated_actors").get<int>();
+  r.tensor_names = j.at("tensor_names").get<std::vector<std::string>>();
+  r.tensor_end = j.at("tensor_end").get<std::vector<double>>();
+  for (const auto& b : j.at("buckets")) {
+    BucketTiming bt;
+    bt.index = b.at("index").get<int>();
+    bt.tensors = b.at("tensors").get<int>();
+    bt.elements = b.at("elements").get<std::int64_t>();
+    bt.bytes = b.at("bytes").get<double>();
+    bt.wire_bytes_per_gpu = b.at("wire_bytes_per_gpu").get<double>();
+    bt.ready = b.at("ready").get<double>();
+    bt.start = b.at("start").get<double>();
+    bt.end = b.at("end").get<double>();
+    bt.encode = b.at("encode").get<double>();
+    bt.decode = b.at("decode").get<double>();
+    bt.communication = b.at("communication").get<double>();
+    for (const auto& st : b.at("steps")) {
+      StepTiming x;
+      x.label = st.at("label").get<std::string>();
+      x.kind = kind_from(st.at("kind").get<std::string>());
+      x.start = st.at("start").get<double>();
+      x.end = st.at("end").get<double>();
+      x.bytes = st.at("bytes").get<double>();
+      bt.steps.push_back(std::move(x));
+    }
+    r.buckets.push_back(std::move(bt));
+  }
+  return r;
+}
+
+}  // namespace gw

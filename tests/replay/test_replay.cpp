@@ -1,0 +1,307 @@
+// The replay on the engine checked against the closed forms: no overlap,
+// bucket pipeline, gradient accumulation (k = 1, 4, 1024), wire bytes of every
+// compressor, scaling of all-gathered compressors with N, codec costs read
+// from a profile file, interference, and the JSON/trace outputs.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "gradwire/atomic_file.hpp"
+#include "gradwire/collective_model.hpp"
+#include "gradwire/engine.hpp"
+#include "gradwire/error.hpp"
+#include "gradwire/profile.hpp"
+#include "gradwire/replay.hpp"
+#include "gradwire/report.hpp"
+#include "synthetic.hpp"
+
+namespace gw {
+namespace {
+
+using test::costs;
+using test::model_of;
+using test::tensor;
+
+ModelDesc tiny_convnet() { return load_model(std::string(GW_REPLAY_TEST_DATA) + "/tiny-convnet.yaml"); }
+
+/// Latency and bandwidth of the route between ranks 0 and 1, read from the
+/// engine's platform.
+collective::AlphaBeta route_of(const ClusterSpec& c) {
+  const std::string s = engine::run_in_child([&] {
+    engine::Simulation sim(c);
+    const auto [latency, bandwidth] = sim.route(0, 1);
+    std::ostringstream o;
+    o.precision(17);
+    o << latency << ' ' << bandwidth;
+    return o.str();
+  });
+  std::istringstream in(s);
+  collective::AlphaBeta ab;
+  in >> ab.alpha >> ab.bandwidth;
+  return ab;
+}
+
+/// Ring all-reduce / all-gather closed forms on a one-level cluster.
+CollectiveTimeFn ring_closed_form(const ClusterSpec& c) {
+  const auto ab = route_of(c);
+  const int n = c.world_size();
+  return [ab, n](const CommStep& s) {
+    return s.op == CommOp::AllGather ? collective::ring_allgather_time(n, s.bytes, ab)
+                                     : collective::ring_allreduce_time(n, s.bytes, ab);
+  };
+}
+
+WorkloadSpec workload(bool overlap, int accumulation = 1, const std::string& compression = "none") {
+  WorkloadSpec w;
+  w.micro_batch = 4;
+  w.accumulation = accumulation;
+  w.overlap = overlap;
+  w.first_bucket_size = 64 * 1024;
+  w.bucket_size = 512 * 1024;  // several buckets for the tiny model
+  w.compression.kind = compression;
+  w.optimizer.step_time = 1e-4;
+  return w;
+}
+
+// A slow compute rate so that backward and communication are comparable.
+DeviceCosts slow_costs() {
+  auto c = costs();
+  c.flops = 2e11;
+  return c;
+}
+
+// SimGrid rounds simulated times to its precision (~1e-9 s), hence 1e-6 relative.
+void expect_rel(double actual, double expected, double rel = 1e-6) {
+  EXPECT_NEAR(actual, expected, std::abs(expected) * rel) << "expected " << expected;
+}
+
+TEST(Replay, NoOverlapIsComputePlusSumOfCollectives) {
+  const auto c = test::cluster(1, 8);
+  const auto plan = plan_iteration(workload(false), c, tiny_convnet(), slow_costs());
+  ASSERT_GE(plan.buckets.size(), 3u);
+  const auto r = simulate_plan(c, plan);
+  const auto coll = ring_closed_form(c);
+  double sum = 0;
+  for (const auto& bc : plan.comm)
+    for (const auto& s : bc.steps) sum += coll(s);
+  expect_rel(r.total, plan.forward + plan.backward() + sum + plan.optimizer);
+  expect_rel(r.exposed_communication, sum);
+  expect_rel(r.backward, plan.backward());
+}
+
+TEST(Replay, OverlapFollowsTheBucketPipeline) {
+  const auto c = test::cluster(1, 8);
+  const auto plan = plan_iteration(workload(true), c, tiny_convnet(), slow_costs());
+  const auto r = simulate_plan(c, plan);
+  const auto coll = ring_closed_form(c);
+  ASSERT_EQ(r.buckets.size(), plan.buckets.size());
+  double prev_end = 0;
+  const auto ready = bucket_ready_times(plan.buckets, plan.tensor_backward);
+  for (std::size_t b = 0; b < r.buckets.size(); ++b) {
+    SCOPED_TRACE(b);
+    const auto& bt = r.buckets[b];
+    expect_rel(bt.ready, r.backward_start + ready[b]);
+    // start_b = max(ready_b, end_{b-1}); end_b = start_b + collective time.
+    expect_rel(bt.start, std::max(bt.ready, prev_end));
+    expect_rel(bt.end - bt.start, coll(plan.comm[b].steps.at(0)), 1e-6);
+    prev_end = bt.end;
+  }
+  const auto closed = evaluate_closed_form(plan, coll);
+  expect_rel(r.total, closed.total);
+  expect_rel(r.exposed_communication + r.backward + r.forward + r.optimizer, r.total);
+  // Overlap hides part of the communication.
+  const auto off = simulate_plan(c, plan_iteration(workload(false), c, tiny_convnet(), slow_costs()));
+  EXPECT_LT(r.total, off.total);
+}
+
+TEST(Replay, AccumulationFoldsMicroStepsAndDoesNotGrowTheSimulation) {
+  const auto c = test::cluster(1, 8);
+  const auto m = tiny_convnet();
+  const auto one = simulate_plan(c, plan_iteration(workload(true, 1), c, m, slow_costs()));
+  for (int k : {1, 4, 1024}) {
+    SCOPED_TRACE(k);
+    const auto plan = plan_iteration(workload(true, k), c, m, slow_costs());
+    const auto r = simulate_plan(c, plan);
+    expect_rel(r.total, k * (plan.forward + plan.backward()) + one.exposed_communication + plan.optimizer);
+    expect_rel(r.exposed_communication, one.exposed_communication);
+    // Same simulated work whatever k.
+    EXPECT_EQ(r.simulated_activities, one.simulated_activities);
+    EXPECT_EQ(r.simulated_actors, 2);
+    expect_rel(r.samples_per_second, 4.0 * k * 8 / r.total);
+  }
+}
+
+TEST(Replay, BucketsNeverOvertakeAndCodecsSitAroundTheirCollective) {
+  const auto c = test::cluster(1, 8);
+  const auto plan = plan_iteration(workload(true, 1, "powersgd"), c, tiny_convnet(), slow_costs());
+  const auto r = simulate_plan(c, plan);
+  double prev = 0;
+  for (const auto& b : r.buckets) {
+    EXPECT_GE(b.start, prev);
+    prev = b.end;
+    for (std::size_t s = 1; s < b.steps.size(); ++s) EXPECT_GE(b.steps[s].start, b.steps[s - 1].end);
+  }
+  double enc = 0;
+  for (const auto& bc : plan.comm) enc += bc.encode;
+  expect_rel(r.encode, enc);
+}
+
+TEST(Replay, WireBytesPerGpuOfEveryCompressor) {
+  const int N = 8;
+  const auto c = test::cluster(1, N);
+  // One 512 x 1024 layer in a single bucket.
+  const auto m = model_of({tensor("fc.weight", {512, 1024}, 1e9)});
+  const double n = 512.0 * 1024;
+  const double ar = 2.0 * (N - 1) / N, ag = (N - 1.0) / N;
+  const double k = std::ceil(0.01 * n);
+  const std::map<std::string, double> expected{
+      {"none", ar * 4 * n},
+      {"fp16", ar * 2 * n},
+      {"bf16", ar * 2 * n},
+      {"int8", ar * (n + 4 * std::ceil(n / 1024))},
+      {"sign", ag * N * (std::ceil(n / 8) + 4 * std::ceil(n / 1024))},
+      {"majority_vote", ag * N * (std::ceil(n / 8) + 4 * std::ceil(n / 1024))},
+      {"topk", ag * N * 8 * k},  // 8 x 0.01 n bytes contributed, all-gathered
+      {"randomk", ar * 4 * k},
+      {"powersgd", ar * 4 * (512 + 1024) * 4.0},  // (m + k) r elements all-reduced
+  };
+  for (const auto& [kind, bytes] : expected) {
+    SCOPED_TRACE(kind);
+    auto w = workload(true, 1, kind);
+    w.compression.ratio = 0.01;
+    w.compression.rank = 4;
+    w.bucket_size = w.first_bucket_size = 1e12;
+    const auto r = simulate_plan(c, plan_iteration(w, c, m, costs()));
+    expect_rel(r.wire_bytes_per_gpu, bytes);
+    ASSERT_EQ(r.buckets.size(), 1u);
+    expect_rel(r.buckets[0].wire_bytes_per_gpu, bytes);
+  }
+}
+
+TEST(Replay, AllGatherCompressorsSlowDownWithNAllReduceOnesDoNot) {
+  // 16 Mi fp32 elements in one bucket; one GPU per node so every ring edge
+  // is a NIC whatever N; near-zero latencies so that the bandwidth terms decide.
+  const auto m = model_of({tensor("w", {4096, 4096}, 1e9)});
+  const auto comm_time = [&](const std::string& kind, int gpus) {
+    auto c = test::cluster(gpus, 1);
+    c.intra_node.latency = c.nic.latency = c.fabric.latency = 1e-9;
+    auto w = workload(false, 1, kind);
+    w.bucket_size = w.first_bucket_size = 1e12;
+    w.allreduce_algorithm = "ring";
+    w.compression.rank = 64;  // P and Q large enough to be bandwidth-bound
+    return simulate_plan(c, plan_iteration(w, c, m, costs(0.0))).exposed_communication;
+  };
+  for (const char* kind : {"topk", "sign"}) {
+    SCOPED_TRACE(kind);
+    const double t8 = comm_time(kind, 8), t64 = comm_time(kind, 64), t512 = comm_time(kind, 512);
+    EXPECT_GT(t64, 2 * t8);
+    EXPECT_GT(t512, 4 * t64);
+  }
+  for (const char* kind : {"none", "fp16", "powersgd"}) {
+    SCOPED_TRACE(kind);
+    const double t8 = comm_time(kind, 8), t64 = comm_time(kind, 64), t512 = comm_time(kind, 512);
+    EXPECT_LT(t64, 1.6 * t8);
+    EXPECT_LT(t512, 1.6 * t64);
+  }
+}
+
+TEST(Replay, InterferenceSlowsComputeOnlyWhileCommunicating) {
+  const auto c = test::cluster(1, 8);
+  auto w = workload(true);
+  w.interference = 0.5;
+  const auto plan = plan_iteration(w, c, tiny_convnet(), slow_costs());
+  const auto r = simulate_plan(c, plan);
+  EXPECT_GT(r.backward, plan.backward() * (1 + 1e-6));
+  EXPECT_LE(r.backward, plan.backward() * 1.5 * (1 + 1e-9));
+  w.overlap = false;
+  const auto off = simulate_plan(c, plan_iteration(w, c, tiny_convnet(), slow_costs()));
+  expect_rel(off.backward, plan.backward());
+}
+
+// --- With a profile file -----------------------------------------------------------
+
+Scenario scenario_for(const std::string& compression) {
+  Scenario s;
+  s.name = "replay-test";
+  s.file = "in-code";
+  s.cluster = test::cluster(1, 8);
+  s.cluster.gpu = "h100";
+  s.workload = workload(true, 1, compression);
+  return s;
+}
+
+std::string temp_path(const std::string& name) {
+  return (std::filesystem::temp_directory_path() / ("gw-replay-" + std::to_string(::getpid()) + "-" + name)).string();
+}
+
+TEST(ReplayProfile, CodecCostInTheProfileDrivesEncodeTime) {
+  const Profile base = load_profile("h100");
+  const auto m = tiny_convnet();
+  const auto s = scenario_for("int8");
+  const auto r1 = simulate_iteration(s, m, base);
+  EXPECT_EQ(r1.profile_name, "h100");
+  EXPECT_EQ(r1.profile_detail, "datasheet-derived");
+  EXPECT_EQ(r1.compute_precision, "tf32");
+  ASSERT_GT(r1.encode, 0);
+  // The same profile with int8's encode three times as slow, through a file.
+  Profile slow = base;
+  for (auto& k : slow.codecs.at("int8").encode.knots) k.seconds *= 3;
+  for (auto& k : slow.codecs.at("int8").encode_points) k.seconds *= 3;
+  const std::string path = temp_path("slow-int8.yaml");
+  write_file_atomic(path, profile_to_yaml(slow));
+  const Profile loaded = load_profile(path);
+  std::filesystem::remove(path);
+  const auto r3 = simulate_iteration(s, m, loaded);
+  expect_rel(r3.encode, 3 * r1.encode, 1e-6);
+  expect_rel(r3.decode, r1.decode, 1e-9);
+  double expected = 0;
+  for (const auto& b : r1.buckets) expected += base.codec_time("int8", true, static_cast<double>(b.elements));
+  expect_rel(r1.encode, expected, 1e-9);
+}
+
+TEST(ReplayProfile, MissingCodecIsAnInputError) {
+  Profile p = load_profile("h100");
+  p.codecs.erase("topk");
+  try {
+    simulate_iteration(scenario_for("topk"), tiny_convnet(), p);
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.key(), "codecs.topk");
+  }
+  Scenario no_workload = scenario_for("none");
+  no_workload.workload.reset();
+  EXPECT_THROW(simulate_iteration(no_workload, tiny_convnet(), p), InputError);
+}
+
+TEST(ReplayOutput, JsonRoundTripAndTraceTracks) {
+  const auto c = test::cluster(1, 8);
+  const auto plan = plan_iteration(workload(true, 2, "powersgd"), c, tiny_convnet(), slow_costs());
+  const auto r = simulate_plan(c, plan);
+  const auto back = result_from_json(result_to_json(r));
+  EXPECT_EQ(back.total, r.total);
+  EXPECT_EQ(back.buckets.size(), r.buckets.size());
+  EXPECT_EQ(back.buckets.back().steps.size(), r.buckets.back().steps.size());
+  EXPECT_EQ(back.tensor_end, r.tensor_end);
+  const auto trace = nlohmann::json::parse(chrome_trace(r));
+  std::set<std::string> threads;
+  int bucket_spans = 0, folded = 0;
+  for (const auto& e : trace.at("traceEvents")) {
+    if (e.at("ph") == "M" && e.at("name") == "thread_name") threads.insert(e.at("args").at("name").get<std::string>());
+    if (e.at("ph") == "X" && e.at("name").get<std::string>().rfind("bucket ", 0) == 0) ++bucket_spans;
+    if (e.at("ph") == "X" && e.at("name").get<std::string>().find("folded") != std::string::npos) ++folded;
+  }
+  EXPECT_EQ(threads.size(), 3u);
+  EXPECT_GE(bucket_spans, static_cast<int>(r.buckets.size()));
+  EXPECT_EQ(folded, 1);
+  const auto table = format_table(r);
+  EXPECT_NE(table.find("exposed communication"), std::string::npos);
+  EXPECT_NE(csv_row(r).find("powersgd"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace gw
