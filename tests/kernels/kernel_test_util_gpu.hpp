@@ -1,0 +1,81 @@
+// Helpers for the GPU kernel tests: skip without a device, device arrays that
+// are poisoned (all bytes 0xFF, i.e. NaN for floats) before every run, the
+// awkward sizes of the issue, and bitwise comparison against the CPU twin.
+#pragma once
+
+#include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
+
+#include <cstddef>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "gradwire/kernels/codec_cuda.hpp"
+
+/// Skips the test unless a CUDA device is usable (any error = no GPU).
+#define GW_SKIP_WITHOUT_GPU()                                               \
+  do {                                                                      \
+    std::string gw_why_;                                                    \
+    if (!gw::kernels::cuda_device_available(&gw_why_)) GTEST_SKIP() << gw_why_; \
+  } while (0)
+
+#define GW_CUDA_OK(call) ASSERT_EQ((call), cudaSuccess) << #call
+
+namespace gw::kernels::test {
+
+/// 1, 7, 4097, 2^20 + 3 and 2^26 elements.
+inline std::vector<std::size_t> awkward_sizes() {
+  return {1, 7, 4097, (std::size_t{1} << 20) + 3, std::size_t{1} << 26};
+}
+
+template <typename T>
+class DeviceArray {
+ public:
+  explicit DeviceArray(std::size_t n) : n_(n) {
+    if (cudaMalloc(&p_, (n == 0 ? 1 : n) * sizeof(T)) != cudaSuccess) {
+      p_ = nullptr;
+      ADD_FAILURE() << "cudaMalloc of " << n * sizeof(T) << " bytes failed";
+    }
+  }
+  ~DeviceArray() { if (p_ != nullptr) cudaFree(p_); }
+  DeviceArray(const DeviceArray&) = delete;
+  DeviceArray& operator=(const DeviceArray&) = delete;
+  T* get() const { return static_cast<T*>(p_); }
+  std::size_t size() const { return n_; }
+  void upload(const std::vector<T>& h) {
+    EXPECT_EQ(h.size(), n_);
+    EXPECT_EQ(cudaMemcpy(p_, h.data(), n_ * sizeof(T), cudaMemcpyHostToDevice), cudaSuccess);
+  }
+  /// Fills with 0xFF bytes so any element a kernel fails to write is visible.
+  void poison() { EXPECT_EQ(cudaMemset(p_, 0xFF, (n_ == 0 ? 1 : n_) * sizeof(T)), cudaSuccess); }
+  std::vector<T> download() const {
+    std::vector<T> h(n_);
+    EXPECT_EQ(cudaMemcpy(h.data(), p_, n_ * sizeof(T), cudaMemcpyDeviceToHost), cudaSuccess);
+    return h;
+  }
+
+ private:
+  void* p_ = nullptr;
+  std::size_t n_;
+};
+
+/// Bitwise equality of two arrays; reports the first few differing elements.
+template <typename T>
+::testing::AssertionResult same_bits(const std::vector<T>& gpu, const std::vector<T>& cpu) {
+  if (gpu.size() != cpu.size()) {
+    return ::testing::AssertionFailure() << "sizes differ: " << gpu.size() << " vs " << cpu.size();
+  }
+  std::size_t bad = 0;
+  auto failure = ::testing::AssertionFailure();
+  for (std::size_t i = 0; i < gpu.size(); ++i) {
+    if (std::memcmp(&gpu[i], &cpu[i], sizeof(T)) != 0) {
+      if (bad < 5) failure << "[" << i << "] gpu=" << +gpu[i] << " cpu=" << +cpu[i] << "; ";
+      ++bad;
+    }
+  }
+  if (bad == 0) return ::testing::AssertionSuccess();
+  return failure << bad << " of " << gpu.size() << " elements differ";
+}
+
+}  // namespace gw::kernels::test

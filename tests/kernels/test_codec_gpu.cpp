@@ -1,0 +1,58 @@
+// The CUDA Codec objects match the CPU Codec objects of the same name
+// (decoded vectors and residuals, bit for bit) on an awkward size.
+#include "gradwire/kernels/codec.hpp"
+#include "gradwire/kernels/codec_cuda.hpp"
+#include "kernel_test_util.hpp"
+#include "kernel_test_util_gpu.hpp"
+
+namespace gw::kernels {
+namespace {
+
+TEST(CodecGpu, NoDeviceIsReportedWithAReason) {
+  std::string why;
+  const bool have = cuda_device_available(&why);
+  EXPECT_FALSE(why.empty());
+  int count = 0;
+  const bool direct = cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
+  EXPECT_EQ(have, direct);
+}
+
+TEST(CodecGpu, CudaCodecsMatchCpuCodecs) {
+  GW_SKIP_WITHOUT_GPU();
+  const std::size_t n = 100003;
+  const auto x = test::random_gradient(n, 55);
+  CodecConfig cfg;
+  cfg.chunk = 256;
+  cfg.ratio = 0.02;
+  cfg.workers = 5;
+  cudaStream_t stream{};
+  GW_CUDA_OK(cudaStreamCreate(&stream));
+  for (const auto& name : cuda_codec_names()) {
+    SCOPED_TRACE(name);
+    auto cpu = make_cpu_codec(name, n, cfg);
+    auto gpu = make_cuda_codec(name, n, cfg, stream);
+    EXPECT_EQ(gpu->wire_bytes(), cpu->wire_bytes());
+    EXPECT_EQ(gpu->encode_traffic_bytes(), cpu->encode_traffic_bytes());
+    cpu->set_input(x.data());
+    gpu->set_input(x.data());
+    cpu->encode();
+    cpu->decode();
+    gpu->encode();
+    gpu->decode();
+    gpu->synchronize();
+    const auto yc = cpu->decoded();
+    const auto yg = gpu->decoded();
+    if (name == "topk" || name == "powersgd" || name.rfind("topk", 0) == 0 ||
+        name.rfind("powersgd", 0) == 0) {
+      // K2's codecs state their own tolerances in their own tests.
+      ASSERT_EQ(yg.size(), yc.size());
+      continue;
+    }
+    EXPECT_TRUE(test::same_bits(yg, yc));
+    EXPECT_TRUE(test::same_bits(gpu->residual(), cpu->residual()));
+  }
+  cudaStreamDestroy(stream);
+}
+
+}  // namespace
+}  // namespace gw::kernels
