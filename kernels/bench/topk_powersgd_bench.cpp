@@ -1,0 +1,347 @@
+// Benchmark of K2's kernels against their baselines on one GPU:
+//   * Top-K at k = 1% of 2^26 fp32 (default): radix select vs the full
+//     cub::DeviceRadixSort path, and vs torch.topk(x.abs(), k) when
+//     --baselines gives torch_baselines.py's output;
+//   * PowerSGD rank 4 over ResNet-50's conv/fc weight shapes: the four steps
+//     (P = M Q, Gram-Schmidt, Q = M^T P, P Q^T) for every tensor, vs the
+//     same steps in PyTorch.
+// Timing: CUDA events on one stream, median of --runs (>= 20) after warm-up.
+// Prints a table with ratios (baseline median / ours, > 1 = we are faster)
+// and, with --json FILE, one JSON line per measurement.
+#include <cuda_runtime_api.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "gradwire/kernels/powersgd.hpp"
+#include "gradwire/kernels/powersgd_cuda.hpp"
+#include "gradwire/kernels/topk.hpp"
+#include "gradwire/kernels/topk_cuda.hpp"
+
+namespace {
+
+using namespace gw::kernels;
+
+void check(cudaError_t err, const char* what) {
+  if (err != cudaSuccess) {
+    throw std::runtime_error(std::string(what) + ": " + cudaGetErrorName(err) + " (" +
+                             cudaGetErrorString(err) + ")");
+  }
+}
+
+struct Options {
+  std::size_t n = std::size_t{1} << 26;
+  double ratio = 0.01;
+  int rank = 4;
+  int runs = 25;
+  int warmup = 3;
+  std::string json_path, baselines_path;
+};
+
+const char* kUsage =
+    "usage: gw_topk_powersgd_bench [--n N] [--ratio R] [--rank R] [--runs N>=20] [--warmup N]\n"
+    "                              [--json FILE] [--baselines FILE|--torch-baselines FILE]\n";
+
+Options parse(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) throw std::invalid_argument(a + " needs a value");
+      return argv[++i];
+    };
+    if (a == "--n") o.n = std::stoull(value());
+    else if (a == "--ratio") o.ratio = std::stod(value());
+    else if (a == "--rank") o.rank = std::stoi(value());
+    else if (a == "--runs") o.runs = std::stoi(value());
+    else if (a == "--warmup") o.warmup = std::stoi(value());
+    else if (a == "--json") o.json_path = value();
+    else if (a == "--baselines" || a == "--torch-baselines") o.baselines_path = value();
+    else if (a == "--help" || a == "-h") { std::cout << kUsage; std::exit(0); }
+    else throw std::invalid_argument("unknown option " + a);
+  }
+  if (o.runs < 20) throw std::invalid_argument("--runs must be at least 20");
+  if (o.warmup < 1) throw std::invalid_argument("--warmup must be at least 1");
+  if (!(o.ratio > 0.0 && o.ratio <= 1.0)) throw std::invalid_argument("--ratio must be in (0, 1]");
+  return o;
+}
+
+/// (kernel, op, n) -> list of (baseline name, median ms), from JSON lines.
+using Baselines = std::map<std::tuple<std::string, std::string, std::size_t>,
+                           std::vector<std::pair<std::string, double>>>;
+
+Baselines load_baselines(const std::string& path) {
+  Baselines out;
+  if (path.empty()) return out;
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("cannot read baselines " + path);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    const auto j = nlohmann::json::parse(line);
+    out[{j.at("kernel").get<std::string>(), j.at("op").get<std::string>(),
+         j.at("n").get<std::size_t>()}]
+        .emplace_back(j.value("baseline", std::string("baseline")), j.at("median_ms").get<double>());
+  }
+  return out;
+}
+
+class Timer {
+ public:
+  Timer(cudaStream_t s, int warmup, int runs) : s_(s), warmup_(warmup), runs_(runs) {
+    check(cudaEventCreate(&a_), "cudaEventCreate");
+    check(cudaEventCreate(&b_), "cudaEventCreate");
+  }
+  ~Timer() {
+    cudaEventDestroy(a_);
+    cudaEventDestroy(b_);
+  }
+  Timer(const Timer&) = delete;
+  Timer& operator=(const Timer&) = delete;
+  template <class F>
+  double median_ms(F&& f) {
+    for (int i = 0; i < warmup_; ++i) f();
+    check(cudaStreamSynchronize(s_), "warm-up");
+    std::vector<double> t;
+    for (int i = 0; i < runs_; ++i) {
+      check(cudaEventRecord(a_, s_), "cudaEventRecord");
+      f();
+      check(cudaEventRecord(b_, s_), "cudaEventRecord");
+      check(cudaEventSynchronize(b_), "cudaEventSynchronize");
+      float ms = 0;
+      check(cudaEventElapsedTime(&ms, a_, b_), "cudaEventElapsedTime");
+      t.push_back(ms);
+    }
+    std::sort(t.begin(), t.end());
+    return t.size() % 2 ? t[t.size() / 2] : 0.5 * (t[t.size() / 2 - 1] + t[t.size() / 2]);
+  }
+
+ private:
+  cudaStream_t s_;
+  int warmup_, runs_;
+  cudaEvent_t a_{}, b_{};
+};
+
+struct Reporter {
+  const Baselines& baselines;
+  int runs;
+  std::string json;
+  void row(const std::string& kernel, const std::string& op, std::size_t n, double ms,
+           const std::string& note = "") {
+    nlohmann::json j = {{"kernel", kernel}, {"op", op}, {"n", n}, {"runs", runs}, {"median_ms", ms}};
+    if (!note.empty()) j["note"] = note;
+    std::printf("%-9s %-26s %11zu %12.2f  %s\n", kernel.c_str(), op.c_str(), n, ms * 1e3,
+                note.c_str());
+    if (const auto it = baselines.find({kernel, op, n}); it != baselines.end()) {
+      nlohmann::json ratios = nlohmann::json::array();
+      for (const auto& [name, base_ms] : it->second) {
+        std::printf("%-9s %-26s %11s %12.2f  %s: ratio %.2fx (baseline / ours)\n", "", "", "",
+                    base_ms * 1e3, name.c_str(), base_ms / ms);
+        ratios.push_back({{"baseline", name}, {"baseline_ms", base_ms}, {"ratio", base_ms / ms}});
+      }
+      j["baselines"] = ratios;
+    }
+    std::fflush(stdout);
+    json += j.dump() + "\n";
+  }
+};
+
+void bench_topk(const Options& o, cudaStream_t stream, Timer& timer, Reporter& rep) {
+  const std::size_t n = o.n;
+  const std::size_t k = std::clamp<std::size_t>(
+      static_cast<std::size_t>(std::ceil(o.ratio * static_cast<double>(n))), 1, n);
+  std::vector<float> host(n);
+  std::mt19937 gen(12345);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  for (auto& v : host) v = normal(gen);
+  float *x = nullptr, *values = nullptr, *y = nullptr;
+  std::int32_t* indices = nullptr;
+  void *ws = nullptr, *sort_ws = nullptr;
+  const std::size_t ws_bytes = topk_workspace_bytes(n);
+  const std::size_t sort_bytes = topk_sort_workspace_bytes(n, k);
+  check(cudaMalloc(reinterpret_cast<void**>(&x), n * sizeof(float)), "cudaMalloc");
+  check(cudaMalloc(reinterpret_cast<void**>(&y), n * sizeof(float)), "cudaMalloc");
+  check(cudaMalloc(reinterpret_cast<void**>(&values), k * sizeof(float)), "cudaMalloc");
+  check(cudaMalloc(reinterpret_cast<void**>(&indices), k * sizeof(std::int32_t)), "cudaMalloc");
+  check(cudaMalloc(reinterpret_cast<void**>(&ws), ws_bytes), "cudaMalloc");
+  check(cudaMalloc(reinterpret_cast<void**>(&sort_ws), sort_bytes), "cudaMalloc");
+  check(cudaMemcpy(x, host.data(), n * sizeof(float), cudaMemcpyHostToDevice), "upload");
+  std::printf("top-k: n = %zu, k = %zu; workspace %zu B (radix select), %zu B (radix sort)\n", n,
+              k, ws_bytes, sort_bytes);
+
+  const double copy_ms = timer.median_ms([&] {
+    check(cudaMemcpyAsync(y, x, n * sizeof(float), cudaMemcpyDeviceToDevice, stream), "copy");
+  });
+  rep.row("copy", "d2d", n, copy_ms, "reference: one read + one write of x");
+  const double select_ms = timer.median_ms([&] {
+    check(topk_encode_cuda(x, n, k, values, indices, ws, ws_bytes, stream), "topk_encode_cuda");
+  });
+  char note[96];
+  std::snprintf(note, sizeof note, "x read at %.0f GB/s effective (3 passes)",
+                3.0 * 4.0 * static_cast<double>(n) / (select_ms * 1e6));
+  rep.row("topk", "encode", n, select_ms, note);
+  const double sort_ms = timer.median_ms([&] {
+    check(topk_sort_encode_cuda(x, n, k, values, indices, sort_ws, sort_bytes, stream),
+          "topk_sort_encode_cuda");
+  });
+  rep.row("topk", "encode_radix_sort", n, sort_ms);
+  std::printf("%-9s %-26s radix sort / radix select = %.2fx\n", "topk", "", sort_ms / select_ms);
+  const double decode_ms = timer.median_ms([&] {
+    check(topk_decode_cuda(values, indices, k, n, y, stream), "topk_decode_cuda");
+  });
+  rep.row("topk", "decode", n, decode_ms);
+  cudaFree(x);
+  cudaFree(y);
+  cudaFree(values);
+  cudaFree(indices);
+  cudaFree(ws);
+  cudaFree(sort_ws);
+}
+
+/// ResNet-50 conv/fc weights as (out, in*kh*kw) matrices, in model order.
+std::vector<std::pair<int, int>> resnet50_shapes() {
+  std::vector<std::pair<int, int>> s = {{64, 3 * 7 * 7}};
+  const int blocks[4] = {3, 4, 6, 3};
+  int in = 64;
+  for (int stage = 0; stage < 4; ++stage) {
+    const int w = 64 << stage;
+    for (int b = 0; b < blocks[stage]; ++b) {
+      s.push_back({w, in});              // 1x1 reduce
+      s.push_back({w, w * 9});           // 3x3
+      s.push_back({4 * w, w});           // 1x1 expand
+      if (b == 0) s.push_back({4 * w, in});  // downsample 1x1
+      in = 4 * w;
+    }
+  }
+  s.push_back({1000, 2048});  // fc
+  return s;
+}
+
+void bench_powersgd(const Options& o, cudaStream_t stream, Timer& timer, Reporter& rep) {
+  const auto shapes = resnet50_shapes();
+  struct T {
+    std::int64_t m, n;
+    int r;
+    float *M, *P, *Q, *out;
+    void* ws;
+    std::size_t ws_bytes;
+  };
+  std::vector<T> ts;
+  std::size_t total = 0;
+  std::mt19937 gen(7);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  for (const auto& [m, n] : shapes) {
+    T t{m, n, powersgd_effective_rank(m, n, o.rank), nullptr, nullptr, nullptr, nullptr, nullptr, 0};
+    const auto mn = static_cast<std::size_t>(m) * static_cast<std::size_t>(n);
+    total += mn;
+    std::vector<float> h(mn);
+    for (auto& v : h) v = normal(gen);
+    std::vector<float> q(static_cast<std::size_t>(n) * static_cast<std::size_t>(t.r));
+    powersgd_init_q(q.data(), n, t.r, 99);
+    check(cudaMalloc(reinterpret_cast<void**>(&t.M), mn * sizeof(float)), "cudaMalloc");
+    check(cudaMalloc(reinterpret_cast<void**>(&t.out), mn * sizeof(float)), "cudaMalloc");
+    check(cudaMalloc(reinterpret_cast<void**>(&t.P), static_cast<std::size_t>(m) * t.r * sizeof(float)), "cudaMalloc");
+    check(cudaMalloc(reinterpret_cast<void**>(&t.Q), q.size() * sizeof(float)), "cudaMalloc");
+    t.ws_bytes = powersgd_workspace_bytes(m, t.r);
+    if (t.ws_bytes > 0) check(cudaMalloc(reinterpret_cast<void**>(&t.ws), t.ws_bytes), "cudaMalloc");
+    check(cudaMemcpy(t.M, h.data(), mn * sizeof(float), cudaMemcpyHostToDevice), "upload");
+    check(cudaMemcpy(t.Q, q.data(), q.size() * sizeof(float), cudaMemcpyHostToDevice), "upload");
+    ts.push_back(t);
+  }
+  std::printf("powersgd: rank %d over %zu ResNet-50 weight tensors, %zu elements\n", o.rank,
+              ts.size(), total);
+  PowerSgdBlas blas;
+  auto step_p = [&] {
+    for (auto& t : ts) check(powersgd_compute_p_cuda(blas, t.M, t.m, t.n, t.Q, t.r, t.P, stream), "P");
+  };
+  auto step_o = [&] {
+    for (auto& t : ts) {
+      check(powersgd_orthogonalize_p_cuda(t.P, t.m, t.r, 0.0f, t.ws, t.ws_bytes, stream), "GS");
+    }
+  };
+  auto step_q = [&] {
+    for (auto& t : ts) check(powersgd_compute_q_cuda(blas, t.M, t.m, t.n, t.P, t.r, t.Q, stream), "Q");
+  };
+  auto step_d = [&] {
+    for (auto& t : ts) {
+      check(powersgd_decompress_cuda(blas, t.P, t.Q, t.m, t.n, t.r, t.out, stream), "PQ^T");
+    }
+  };
+  const std::string tag = "resnet50_r" + std::to_string(o.rank);
+  rep.row("powersgd", tag + "_steps", total, timer.median_ms([&] {
+            step_p();
+            step_o();
+            step_q();
+            step_d();
+          }),
+          "all four steps, every tensor");
+  rep.row("powersgd", tag + "_compute_p", total, timer.median_ms(step_p));
+  rep.row("powersgd", tag + "_orthogonalize", total, timer.median_ms(step_o));
+  rep.row("powersgd", tag + "_compute_q", total, timer.median_ms(step_q));
+  rep.row("powersgd", tag + "_decompress", total, timer.median_ms(step_d));
+  for (auto& t : ts) {
+    cudaFree(t.M);
+    cudaFree(t.P);
+    cudaFree(t.Q);
+    cudaFree(t.out);
+    cudaFree(t.ws);
+  }
+}
+
+int run(const Options& o) {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+    std::cerr << "gw_topk_powersgd_bench: no usable GPU\n";
+    return 1;
+  }
+  cudaDeviceProp prop{};
+  check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
+  std::printf("device: %s (sm_%d%d, %d SMs)\n", prop.name, prop.major, prop.minor,
+              prop.multiProcessorCount);
+  const Baselines baselines = load_baselines(o.baselines_path);
+  cudaStream_t stream{};
+  check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
+  Reporter rep{baselines, o.runs, {}};
+  std::printf("%-9s %-26s %11s %12s\n", "kernel", "op", "n", "median(us)");
+  {
+    Timer timer(stream, o.warmup, o.runs);
+    bench_topk(o, stream, timer, rep);
+    bench_powersgd(o, stream, timer, rep);
+  }
+  cudaStreamDestroy(stream);
+  if (!o.json_path.empty()) {
+    std::ofstream out(o.json_path);
+    out << rep.json;
+    if (!out) throw std::runtime_error("cannot write " + o.json_path);
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  try {
+    o = parse(argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << "gw_topk_powersgd_bench: " << e.what() << "\n" << kUsage;
+    return 2;
+  }
+  try {
+    return run(o);
+  } catch (const std::exception& e) {
+    std::cerr << "gw_topk_powersgd_bench: " << e.what() << "\n";
+    return 1;
+  }
+}
