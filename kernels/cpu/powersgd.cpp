@@ -22,6 +22,24 @@ void powersgd_check_sizes(std::int64_t m, std::int64_t n, int r) {
   }
 }
 
+std::pair<std::size_t, std::size_t> powersgd_matrix_shape(std::size_t n, std::size_t rows,
+                                                          std::size_t cols) {
+  if (n == 0) throw std::invalid_argument("powersgd: no values");
+  if (rows != 0 || cols != 0) {
+    if (rows == 0 || cols == 0 || rows * cols != n) {
+      throw std::invalid_argument("powersgd: rows x cols = " + std::to_string(rows) + " x " +
+                                  std::to_string(cols) + " does not hold n = " +
+                                  std::to_string(n) + " values");
+    }
+    return {rows, cols};
+  }
+  auto r = static_cast<std::size_t>(std::sqrt(static_cast<double>(n)));
+  while (r * r > n) --r;
+  while ((r + 1) * (r + 1) <= n) ++r;
+  while (n % r != 0) --r;
+  return {r, n / r};
+}
+
 void powersgd_init_q(float* q, std::int64_t n, int r, std::uint64_t seed) {
   std::mt19937_64 gen(seed);
   const std::int64_t count = n * r;

@@ -205,3 +205,47 @@ TEST(PowersgdCpu, RankClampAndSizeChecks) {
 }
 
 }  // namespace
+
+#include "gradwire/kernels/codec.hpp"
+
+namespace {
+
+TEST(PowersgdCpu, CodecShapeIsTheMostSquareFactorization) {
+  using Shape = std::pair<std::size_t, std::size_t>;
+  EXPECT_EQ(powersgd_matrix_shape(4097), (Shape{17, 241}));
+  EXPECT_EQ(powersgd_matrix_shape(1 << 20), (Shape{1024, 1024}));
+  EXPECT_EQ(powersgd_matrix_shape(7), (Shape{1, 7}));
+  EXPECT_EQ(powersgd_matrix_shape(1), (Shape{1, 1}));
+  EXPECT_EQ(powersgd_matrix_shape(12), (Shape{3, 4}));
+  EXPECT_EQ(powersgd_matrix_shape(12, 2, 6), (Shape{2, 6}));
+  EXPECT_THROW(powersgd_matrix_shape(13, 2, 6), std::invalid_argument);
+  EXPECT_THROW(powersgd_matrix_shape(12, 2, 0), std::invalid_argument);
+  EXPECT_THROW(powersgd_matrix_shape(0), std::invalid_argument);
+}
+
+TEST(PowersgdCpu, CodecRunsTheStepsWithWarmStart) {
+  const std::int64_t m = 24, n = 40;
+  const int r = 3;
+  const auto M = gaussian(static_cast<std::size_t>(m * n), 71);
+  gw::kernels::CodecConfig cfg;
+  cfg.rank = r;
+  cfg.rows = static_cast<std::size_t>(m);
+  cfg.cols = static_cast<std::size_t>(n);
+  cfg.seed = 5;
+  auto codec = gw::kernels::make_cpu_codec("powersgd", M.size(), cfg);
+  EXPECT_EQ(codec->wire_bytes(), static_cast<std::size_t>((m + n) * r) * 4);
+  codec->set_input(M.data());
+  std::vector<float> P(static_cast<std::size_t>(m * r)), Q(static_cast<std::size_t>(n * r)),
+      out(M.size());
+  powersgd_init_q(Q.data(), n, r, cfg.seed);
+  for (int iter = 0; iter < 3; ++iter) {  // Q carried over by the codec too
+    codec->encode();
+    codec->decode();
+    powersgd_step_cpu(M.data(), m, n, r, P.data(), Q.data(), out.data());
+    EXPECT_EQ(codec->decoded(), out) << "iteration " << iter;
+  }
+  cfg.rank = 0;
+  EXPECT_THROW(gw::kernels::make_cpu_codec("powersgd", M.size(), cfg), std::invalid_argument);
+}
+
+}  // namespace

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <limits>
 #include <numeric>
+#include <string>
 #include <random>
 #include <stdexcept>
 #include <vector>
@@ -196,6 +197,39 @@ TEST(TopkCpu, GatheredDecodeSumsWorkersInOrder) {
   std::vector<float> dense(n, -1.0f);
   gw::kernels::topk_decode_gathered_cpu(values.data(), indices.data(), workers, k, n, dense.data());
   EXPECT_EQ(dense, expected);
+}
+
+}  // namespace
+
+#include "gradwire/kernels/codec.hpp"
+
+namespace {
+
+TEST(TopkCpu, CodecRunsTheTwin) {
+  const std::size_t n = 4097;
+  const auto x = gaussian(n, 61);
+  gw::kernels::CodecConfig cfg;
+  cfg.ratio = 0.03;
+  const std::size_t k = gw::kernels::sparse_count(n, cfg.ratio);
+  std::vector<float> values(k), expected(n);
+  std::vector<std::int32_t> indices(k);
+  topk_encode_cpu(x.data(), n, k, values.data(), indices.data());
+  gw::kernels::topk_decode_cpu(values.data(), indices.data(), k, n, expected.data());
+  for (const char* name : {"topk", "topk_ef"}) {
+    auto codec = gw::kernels::make_cpu_codec(name, n, cfg);
+    EXPECT_EQ(codec->wire_bytes(), 8 * k);
+    codec->set_input(x.data());
+    codec->encode();
+    codec->decode();
+    EXPECT_EQ(codec->decoded(), expected) << name;
+    if (std::string(name) == "topk_ef") {
+      const auto r = codec->residual();
+      ASSERT_EQ(r.size(), n);
+      for (std::size_t i = 0; i < n; ++i) EXPECT_EQ(expected[i] + r[i], x[i]) << i;
+    } else {
+      EXPECT_TRUE(codec->residual().empty());
+    }
+  }
 }
 
 }  // namespace

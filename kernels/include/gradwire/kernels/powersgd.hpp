@@ -26,6 +26,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 
 namespace gw::kernels {
 
@@ -41,6 +42,13 @@ inline bool powersgd_worth_compressing(std::int64_t m, std::int64_t n, int rank,
   return static_cast<double>(m + n) * rank * min_compression_rate <
          static_cast<double>(m) * static_cast<double>(n);
 }
+
+/// (rows, cols) of the matrix the "powersgd" codec makes of n values:
+/// rows x cols when both are non-zero (their product must be n), otherwise
+/// the most square factorization rows * cols = n with rows <= cols (a prime n
+/// gives 1 x n). Throws std::invalid_argument for n == 0 or a bad shape.
+std::pair<std::size_t, std::size_t> powersgd_matrix_shape(std::size_t n, std::size_t rows = 0,
+                                                          std::size_t cols = 0);
 
 /// Fills the n x r warm-start Q with N(0, 1) values from a fixed generator
 /// (mt19937_64 + Box-Muller), identical on every platform for a given seed.
