@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "codecs_cpu.hpp"
+#include "topk_powersgd_codecs.hpp"
 #include "gradwire/kernels/codec.hpp"
 
 namespace gw::kernels {
@@ -19,12 +20,14 @@ const std::vector<std::pair<std::string, CpuCodecFactory>>& cpu_table() {
       {"sign", &cpu::make_sign},
       {"majority_vote", &cpu::make_majority_vote},
       {"randomk", &cpu::make_randomk},
-      // topk, powersgd: registered here by their authors.
+      {"topk", &cpu::make_topk},
+      {"powersgd", &cpu::make_powersgd},
       {"fp16_ef", &cpu::make_fp16_ef},
       {"bf16_ef", &cpu::make_bf16_ef},
       {"int8_ef", &cpu::make_int8_ef},
       {"sign_ef", &cpu::make_sign_ef},
       {"randomk_ef", &cpu::make_randomk_ef},
+      {"topk_ef", &cpu::make_topk_ef},
   };
   return table;
 }

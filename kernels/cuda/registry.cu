@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "codecs_cuda.hpp"
+#include "topk_powersgd_codecs.hpp"
 #include "gradwire/kernels/codec_cuda.hpp"
 
 namespace gw::kernels {
@@ -20,12 +21,14 @@ const std::vector<std::pair<std::string, CudaCodecFactory>>& cuda_table() {
       {"sign", &cuda::make_sign},
       {"majority_vote", &cuda::make_majority_vote},
       {"randomk", &cuda::make_randomk},
-      // topk, powersgd: registered here by their authors.
+      {"topk", &cuda::make_topk},
+      {"powersgd", &cuda::make_powersgd},
       {"fp16_ef", &cuda::make_fp16_ef},
       {"bf16_ef", &cuda::make_bf16_ef},
       {"int8_ef", &cuda::make_int8_ef},
       {"sign_ef", &cuda::make_sign_ef},
       {"randomk_ef", &cuda::make_randomk_ef},
+      {"topk_ef", &cuda::make_topk_ef},
   };
   return table;
 }
