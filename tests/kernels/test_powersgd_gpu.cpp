@@ -169,3 +169,32 @@ TEST(PowersgdGpu, RejectsBadArguments) {
 }
 
 }  // namespace
+
+#include "gradwire/kernels/codec.hpp"
+#include "gradwire/kernels/codec_cuda.hpp"
+
+namespace {
+
+TEST(PowersgdGpu, CudaCodecMatchesCpuCodecWithinTolerance) {
+  SKIP_WITHOUT_GPU();
+  CodecConfig cfg;
+  cfg.rank = 4;
+  cfg.rows = 301;
+  cfg.cols = 997;
+  const auto x = test::random_gradient(cfg.rows * cfg.cols, 67);
+  auto cpu = make_cpu_codec("powersgd", x.size(), cfg);
+  auto gpu = make_cuda_codec("powersgd", x.size(), cfg, nullptr);
+  EXPECT_EQ(gpu->wire_bytes(), cpu->wire_bytes());
+  cpu->set_input(x.data());
+  gpu->set_input(x.data());
+  for (int iter = 0; iter < 2; ++iter) {  // warm start on both sides
+    cpu->encode();
+    cpu->decode();
+    gpu->encode();
+    gpu->decode();
+  }
+  gpu->synchronize();
+  EXPECT_LT(rel_error(gpu->decoded(), widen(cpu->decoded())), kTolerance);
+}
+
+}  // namespace
