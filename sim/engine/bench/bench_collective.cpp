@@ -1,0 +1,100 @@
+// bench_collective: wall time of one aggregated ring all-reduce (100 MB) on
+// 512, 4,096 and 32,768 simulated GPUs (DGX-like nodes of 8 GPUs on one
+// non-blocking switch). Prints figures; not a test. Goal: 4,096 GPUs in at most
+// 0.1 s of wall time on one core (platform construction excluded and included
+// are both printed; the goal is judged on the simulation itself).
+//
+// usage: bench_collective [GPUS...]
+#include <sys/resource.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "gradwire/collective_model.hpp"
+#include "gradwire/engine.hpp"
+
+namespace {
+
+gw::ClusterSpec dgx_cluster(int gpus) {
+  gw::ClusterSpec c;
+  c.gpus_per_node = 8;
+  c.nodes = gpus / 8;
+  c.gpu = "H100";
+  c.intra_node = {450e9, 1e-6};  // NVLink 4 through NVSwitch, per GPU
+  c.nic_count = 8;
+  c.nic = {50e9, 2e-6};          // 8 x 400 Gbps
+  c.fabric.latency = 1e-6;
+  return c;
+}
+
+struct Figures {
+  double build_s = 0, run_s = 0, simulated_s = 0, rss_mb = 0, alpha = 0, bandwidth = 0;
+};
+
+Figures measure(int gpus, double bytes) {
+  const std::string text = gw::engine::run_in_child([&] {
+    using clock = std::chrono::steady_clock;
+    const auto t0 = clock::now();
+    gw::engine::Simulation sim(dgx_cluster(gpus));
+    const auto t1 = clock::now();
+    double simulated = 0;
+    sim.add_actor("bench", 0, [&] {
+      gw::engine::CollectiveRequest req;
+      req.bytes = bytes;
+      simulated = sim.run_collective(req);
+    });
+    sim.run();
+    const auto t2 = clock::now();
+    // The ring's slowest edge crosses nodes: rank 7 -> rank 8.
+    const auto [alpha, bw] = sim.route(7, 8);
+    rusage ru{};
+    getrusage(RUSAGE_SELF, &ru);
+    std::ostringstream out;
+    out.precision(17);
+    out << std::chrono::duration<double>(t1 - t0).count() << ' '
+        << std::chrono::duration<double>(t2 - t1).count() << ' ' << simulated << ' '
+        << static_cast<double>(ru.ru_maxrss) / 1024.0 << ' ' << alpha << ' ' << bw;
+    return out.str();
+  });
+  Figures f;
+  std::istringstream in(text);
+  in >> f.build_s >> f.run_s >> f.simulated_s >> f.rss_mb >> f.alpha >> f.bandwidth;
+  return f;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<int> sizes = {512, 4096, 32768};
+  if (argc > 1) {
+    sizes.clear();
+    for (int i = 1; i < argc; ++i) sizes.push_back(std::atoi(argv[i]));
+  }
+  const double bytes = 100e6;
+  std::printf("# aggregated ring all-reduce of 100 MB, 8 GPUs per node, one switch\n");
+  std::printf("# %8s %12s %12s %14s %14s %10s %10s\n", "GPUs", "build (s)", "run (s)",
+              "simulated (s)", "closed form", "ratio", "RSS (MB)");
+  bool goal_checked = false, goal_met = false;
+  for (int gpus : sizes) {
+    if (gpus < 8 || gpus % 8 != 0) {
+      std::fprintf(stderr, "bench_collective: GPUs must be a positive multiple of 8\n");
+      return 2;
+    }
+    const Figures f = measure(gpus, bytes);
+    const double form = gw::collective::ring_allreduce_time(gpus, bytes, {f.alpha, f.bandwidth});
+    std::printf("  %8d %12.4f %12.4f %14.6f %14.6f %10.6f %10.1f\n", gpus, f.build_s, f.run_s,
+                f.simulated_s, form, f.simulated_s / form, f.rss_mb);
+    if (gpus == 4096) {
+      goal_checked = true;
+      goal_met = f.run_s <= 0.1;
+    }
+  }
+  if (goal_checked)
+    std::printf("# goal (4096 GPUs simulated in <= 0.1 s of wall time): %s\n",
+                goal_met ? "met" : "NOT met");
+  return 0;
+}

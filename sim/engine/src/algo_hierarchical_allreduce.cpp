@@ -1,0 +1,46 @@
+// Hierarchical all-reduce: (1) ring reduce-scatter of S inside every node,
+// (2) ring all-reduce of S/g among the ranks with the same local index on every
+// node (g rings side by side, sharing the nodes' NICs), (3) ring all-gather of
+// S inside every node. Ranks are grouped by node in the order they appear;
+// every node must hold the same number g of participating ranks.
+// Closed form: collective::hierarchical_allreduce_time().
+#include <map>
+#include <stdexcept>
+
+#include "collective.hpp"
+
+namespace gw::engine::detail {
+namespace {
+
+void schedule(const ScheduleInput& in, const EmitPhase& emit) {
+  const int gpn = in.cluster->gpus_per_node;
+  std::map<int, std::vector<int>> by_node_map;
+  std::vector<int> node_order;
+  for (int rank : in.ranks) {
+    auto [it, fresh] = by_node_map.try_emplace(rank / gpn);
+    if (fresh) node_order.push_back(rank / gpn);
+    it->second.push_back(rank);
+  }
+  std::vector<std::vector<int>> intra;
+  for (int node : node_order) intra.push_back(by_node_map[node]);
+  const int g = static_cast<int>(intra.front().size());
+  for (const auto& ranks : intra)
+    if (static_cast<int>(ranks.size()) != g)
+      throw std::invalid_argument(
+          "hierarchical all-reduce needs the same number of ranks on every node");
+  const int nodes = static_cast<int>(intra.size());
+  std::vector<std::vector<int>> inter(g);
+  for (int l = 0; l < g; ++l)
+    for (const auto& ranks : intra) inter[l].push_back(ranks[l]);
+
+  emit_ring_steps(intra, g - 1, in.bytes / g, in.granularity, emit);
+  emit_ring_steps(inter, 2 * (nodes - 1), in.bytes / g / nodes, in.granularity, emit);
+  emit_ring_steps(intra, g - 1, in.bytes / g, in.granularity, emit);
+}
+
+}  // namespace
+
+const AlgorithmDescriptor kHierarchicalAllReduce{"hierarchical", CollectiveOp::AllReduce,
+                                                 Algorithm::Hierarchical, &schedule};
+
+}  // namespace gw::engine::detail

@@ -1,0 +1,18 @@
+// Ring all-gather: n-1 steps, each rank forwards one block of S/n bytes
+// (S = gathered total). Closed form: ring_allgather_time().
+#include "collective.hpp"
+
+namespace gw::engine::detail {
+namespace {
+
+void schedule(const ScheduleInput& in, const EmitPhase& emit) {
+  const int n = static_cast<int>(in.ranks.size());
+  emit_ring_steps({in.ranks}, n - 1, in.bytes / n, in.granularity, emit);
+}
+
+}  // namespace
+
+const AlgorithmDescriptor kRingAllGather{"ring", CollectiveOp::AllGather, Algorithm::Ring,
+                                         &schedule};
+
+}  // namespace gw::engine::detail

@@ -1,0 +1,18 @@
+// Ring all-reduce: reduce-scatter then all-gather around the ring,
+// 2(n-1) steps of S/n bytes per rank. Closed form: ring_allreduce_time().
+#include "collective.hpp"
+
+namespace gw::engine::detail {
+namespace {
+
+void schedule(const ScheduleInput& in, const EmitPhase& emit) {
+  const int n = static_cast<int>(in.ranks.size());
+  emit_ring_steps({in.ranks}, 2 * (n - 1), in.bytes / n, in.granularity, emit);
+}
+
+}  // namespace
+
+const AlgorithmDescriptor kRingAllReduce{"ring", CollectiveOp::AllReduce, Algorithm::Ring,
+                                         &schedule};
+
+}  // namespace gw::engine::detail

@@ -1,0 +1,64 @@
+// NCCL-style double-binary-tree all-reduce. Two complementary binary trees over
+// the ring order (collective::double_binary_tree), each carrying S/2 in K
+// pipeline chunks: reduce up the tree, then broadcast down, pipelined
+// (collective::tree_allreduce_schedule gives the rounds).
+// PerStep: one phase per round, one message per chunk and tree edge.
+// Aggregated: one flow per tree edge and direction, all at once, each carrying
+// sum_r loads[r] / max_load chunks, so that the busiest rank link -- max_load
+// flows -- takes what it takes in the per-step rounds, pipeline fill included;
+// plus R-1 latency steps. Closed form: collective::tree_allreduce_time().
+#include "collective.hpp"
+
+#include "gradwire/collective_model.hpp"
+
+namespace gw::engine::detail {
+namespace {
+
+void schedule(const ScheduleInput& in, const EmitPhase& emit) {
+  const auto& r = in.ranks;
+  const int n = static_cast<int>(r.size());
+  if (n < 2) return;
+  const auto trees = collective::double_binary_tree(n);
+  const auto s = collective::tree_allreduce_schedule(n, in.bytes);
+  const double chunk = in.bytes / 2 / s.chunks;
+  const int k = s.chunks;
+  const int h = s.height;
+  if (in.granularity == Granularity::PerStep) {
+    for (int round = 0; round < s.rounds; ++round) {
+      Phase p;
+      for (const auto& t : trees) {
+        for (int v = 0; v < n; ++v) {
+          if (t.parent[v] < 0) continue;
+          const int d = t.depth[v];
+          const int up = round - (h - d);        // chunk going up this round
+          if (up >= 0 && up < k) p.flows.push_back({r[v], r[t.parent[v]], chunk});
+          const int down = round - (h + d - 1);  // chunk coming down this round
+          if (down >= 0 && down < k) p.flows.push_back({r[t.parent[v]], r[v], chunk});
+        }
+      }
+      emit(p);
+    }
+    return;
+  }
+  double load = 0;
+  for (int l : s.loads) load += l;
+  const double per_edge = load / s.max_load * chunk;
+  Phase p;
+  p.flows.reserve(4 * static_cast<std::size_t>(n));
+  for (const auto& t : trees) {
+    for (int v = 0; v < n; ++v) {
+      if (t.parent[v] < 0) continue;
+      p.flows.push_back({r[v], r[t.parent[v]], per_edge});
+      p.flows.push_back({r[t.parent[v]], r[v], per_edge});
+    }
+  }
+  p.extra_latency_steps = s.rounds - 1;
+  emit(p);
+}
+
+}  // namespace
+
+const AlgorithmDescriptor kTreeAllReduce{"tree", CollectiveOp::AllReduce, Algorithm::Tree,
+                                         &schedule};
+
+}  // namespace gw::engine::detail

@@ -1,0 +1,66 @@
+// Internal: how a collective algorithm is described to the driver.
+//
+// An algorithm is a small descriptor whose schedule() emits phases in order.
+// A phase is a set of flows that run at the same time (the driver starts them
+// all, waits for all), followed by a delay of
+//   extra_latency_steps x (largest route latency among the phase's flows)
+// that stands for the latency of steps folded into the phase's flows.
+// PerStep schedules emit one phase per algorithm step (every chunk a message,
+// no delay); Aggregated schedules emit one phase per stage of the algorithm,
+// one flow per edge carrying the stage total, and the remaining steps' latency
+// as the delay. No SimGrid here: the driver owns all SimGrid calls.
+#pragma once
+
+#include <functional>
+#include <vector>
+
+#include "gradwire/engine.hpp"
+
+namespace gw::engine::detail {
+
+struct Flow {
+  int src = 0;       ///< rank
+  int dst = 0;       ///< rank
+  double bytes = 0;
+};
+
+struct Phase {
+  std::vector<Flow> flows;
+  int extra_latency_steps = 0;
+};
+
+struct ScheduleInput {
+  const ClusterSpec* cluster = nullptr;
+  std::vector<int> ranks;       ///< participating ranks in ring order (never empty)
+  double bytes = 0;
+  Granularity granularity = Granularity::Aggregated;
+};
+
+using EmitPhase = std::function<void(Phase&)>;
+
+struct AlgorithmDescriptor {
+  const char* name;
+  CollectiveOp op;
+  Algorithm algorithm;
+  /// Emits the phases of one collective; throws std::invalid_argument when the
+  /// request does not fit the algorithm.
+  void (*schedule)(const ScheduleInput& in, const EmitPhase& emit);
+};
+
+extern const AlgorithmDescriptor kRingAllReduce;
+extern const AlgorithmDescriptor kRingAllGather;
+extern const AlgorithmDescriptor kRingReduceScatter;
+extern const AlgorithmDescriptor kHierarchicalAllReduce;
+extern const AlgorithmDescriptor kTreeAllReduce;
+extern const AlgorithmDescriptor kPipelineBroadcast;
+extern const AlgorithmDescriptor kDirectAllToAll;
+
+/// Ring pass shared by the ring algorithms: `steps` steps over `ranks` in
+/// order, each rank sending `chunk` bytes to its successor per step. PerStep:
+/// one phase per step; Aggregated: one phase, one flow of steps x chunk per
+/// edge, steps - 1 latency steps. Emits nothing for fewer than two ranks.
+/// Several rings (`rings`) run side by side in the same phases.
+void emit_ring_steps(const std::vector<std::vector<int>>& rings, int steps, double chunk,
+                     Granularity granularity, const EmitPhase& emit);
+
+}  // namespace gw::engine::detail

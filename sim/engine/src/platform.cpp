@@ -1,0 +1,151 @@
+// Platform construction: hosts are GPUs; every link is split-duplex.
+//
+//   node zone (star, one per node): each GPU's intra-node link (intra_node
+//     bandwidth and latency) up to the node's switch; a router is the node's
+//     gateway.
+//   fabric, Switch: one non-blocking star zone; each node zone hangs on it by
+//     one link of the node's aggregate NIC bandwidth (nic.bandwidth x
+//     nic_count: NCCL stripes its channels over all NICs) with latency
+//     nic.latency + fabric.latency.
+//   fabric, FatTree: a spine star zone over leaf star zones; node zones hang
+//     on their leaf as above; each leaf hangs on the spine by an uplink of
+//     nodes_per_leaf x node bandwidth / oversubscription with latency
+//     fabric.latency (the leaf's gateway router sits in a zone of its own, see
+//     build_platform). Linear placement puts node k on leaf k / nodes_per_leaf,
+//     interleaved on leaf k mod leaves.
+#include "platform.hpp"
+
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+namespace gw::engine::detail {
+namespace s4u = simgrid::s4u;
+
+namespace {
+
+constexpr double kHostSpeed = 1e12;  // flops; the engine never computes
+
+void require(bool ok, const std::string& what) {
+  if (!ok) throw std::invalid_argument("cluster: " + what);
+}
+
+bool positive(double x) { return std::isfinite(x) && x > 0; }
+bool non_negative(double x) { return std::isfinite(x) && x >= 0; }
+
+s4u::Link* duplex(s4u::NetZone* zone, const std::string& name, double bw, double lat) {
+  return zone->create_split_duplex_link(name, bw)->set_latency(lat)->seal();
+}
+
+void attach(s4u::NetZone* parent, s4u::NetZone* child, s4u::Link* link,
+            simgrid::kernel::routing::NetPoint* gateway) {
+  parent->add_route(child->get_netpoint(), nullptr, gateway, nullptr,
+                    {s4u::LinkInRoute(link, s4u::LinkInRoute::Direction::UP)}, true);
+}
+
+// One node: a star zone of its GPUs with a router as gateway; returns the zone
+// and fills the rank hosts.
+s4u::NetZone* build_node(const ClusterSpec& c, int node, s4u::NetZone* parent,
+                         std::vector<s4u::Host*>& hosts,
+                         simgrid::kernel::routing::NetPoint** gateway) {
+  const std::string name = "node-" + std::to_string(node);
+  auto* zone = s4u::create_star_zone(name);
+  zone->set_parent(parent);
+  *gateway = zone->create_router(name + "-gw");
+  for (int j = 0; j < c.gpus_per_node; ++j) {
+    const int rank = node * c.gpus_per_node + j;
+    const std::string host = "gpu-" + std::to_string(rank);
+    auto* h = zone->create_host(host, kHostSpeed);
+    auto* link = duplex(zone, host + "-intra", c.intra_node.bandwidth, c.intra_node.latency);
+    zone->add_route(h->get_netpoint(), nullptr, nullptr, nullptr,
+                    {s4u::LinkInRoute(link, s4u::LinkInRoute::Direction::UP)}, true);
+    hosts[rank] = h;
+  }
+  zone->seal();
+  return zone;
+}
+
+}  // namespace
+
+void validate_cluster(const ClusterSpec& c) {
+  require(c.nodes >= 1, "nodes must be at least 1");
+  require(c.gpus_per_node >= 1, "gpus_per_node must be at least 1");
+  require(c.nic_count >= 1, "nic_count must be at least 1");
+  require(positive(c.intra_node.bandwidth), "intra_node bandwidth must be positive");
+  require(non_negative(c.intra_node.latency), "intra_node latency must be >= 0");
+  require(positive(c.nic.bandwidth), "nic bandwidth must be positive");
+  require(non_negative(c.nic.latency), "nic latency must be >= 0");
+  require(non_negative(c.fabric.latency), "fabric latency must be >= 0");
+  require(positive(c.network.tcp_gamma), "network tcp_gamma must be positive");
+  if (c.fabric.topology == FabricTopology::FatTree) {
+    require(c.fabric.nodes_per_leaf >= 1, "fat-tree nodes_per_leaf must be at least 1");
+    require(std::isfinite(c.fabric.oversubscription) && c.fabric.oversubscription >= 1,
+            "fat-tree oversubscription must be >= 1");
+  }
+}
+
+void configure_network(const NetworkModelSpec& net) {
+  s4u::Engine::set_config("network/model:" + net.model);
+  s4u::Engine::set_config("network/crosstraffic", net.crosstraffic);
+  s4u::Engine::set_config("network/TCP-gamma", net.tcp_gamma);
+}
+
+int leaf_count(const ClusterSpec& c) {
+  if (c.fabric.topology != FabricTopology::FatTree) return 1;
+  return (c.nodes + c.fabric.nodes_per_leaf - 1) / c.fabric.nodes_per_leaf;
+}
+
+int leaf_of_node(const ClusterSpec& c, int node) {
+  if (c.fabric.topology != FabricTopology::FatTree) return 0;
+  return c.placement == Placement::Interleaved ? node % leaf_count(c)
+                                               : node / c.fabric.nodes_per_leaf;
+}
+
+std::vector<s4u::Host*> build_platform(const ClusterSpec& c) {
+  std::vector<s4u::Host*> hosts(static_cast<std::size_t>(c.world_size()));
+  const double node_bw = c.node_bandwidth();
+  const double nic_lat = c.nic.latency + c.fabric.latency;
+  if (c.fabric.topology == FabricTopology::Switch) {
+    auto* fabric = s4u::create_star_zone("fabric");
+    for (int k = 0; k < c.nodes; ++k) {
+      simgrid::kernel::routing::NetPoint* gw = nullptr;
+      auto* node = build_node(c, k, fabric, hosts, &gw);
+      attach(fabric, node, duplex(fabric, node->get_name() + "-nic", node_bw, nic_lat), gw);
+    }
+    fabric->seal();
+    return hosts;
+  }
+  auto* spine = s4u::create_star_zone("spine");
+  const int leaves = leaf_count(c);
+  const double uplink_bw = c.fabric.nodes_per_leaf * node_bw / c.fabric.oversubscription;
+  std::vector<s4u::NetZone*> leaf(leaves);
+  std::vector<simgrid::kernel::routing::NetPoint*> leaf_gw(leaves);
+  for (int l = 0; l < leaves; ++l) {
+    const std::string name = "leaf-" + std::to_string(l);
+    leaf[l] = s4u::create_star_zone(name);
+    leaf[l]->set_parent(spine);
+    // The leaf's gateway router sits in a zone of its own inside the leaf:
+    // SimGrid 3.32 resolves a route from a host two levels down to a router
+    // directly in the leaf as if the host were in the leaf (wrong links).
+    auto* sw = s4u::create_star_zone(name + "-switch");
+    sw->set_parent(leaf[l]);
+    leaf_gw[l] = sw->create_router(name + "-gw");
+    sw->seal();
+    leaf[l]->add_route(sw->get_netpoint(), nullptr, leaf_gw[l], nullptr, {}, true);
+  }
+  for (int k = 0; k < c.nodes; ++k) {
+    auto* parent = leaf[leaf_of_node(c, k)];
+    simgrid::kernel::routing::NetPoint* gw = nullptr;
+    auto* node = build_node(c, k, parent, hosts, &gw);
+    attach(parent, node, duplex(parent, node->get_name() + "-nic", node_bw, nic_lat), gw);
+  }
+  for (int l = 0; l < leaves; ++l) {
+    leaf[l]->seal();
+    attach(spine, leaf[l], duplex(spine, leaf[l]->get_name() + "-up", uplink_bw, c.fabric.latency),
+           leaf_gw[l]);
+  }
+  spine->seal();
+  return hosts;
+}
+
+}  // namespace gw::engine::detail

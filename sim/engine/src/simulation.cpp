@@ -1,0 +1,86 @@
+// gw::engine::Simulation: one SimGrid engine and the platform of one cluster.
+#include <atomic>
+#include <stdexcept>
+#include <string>
+
+#include "platform.hpp"
+#include "simulation_impl.hpp"
+
+namespace gw::engine {
+namespace s4u = simgrid::s4u;
+
+namespace {
+
+// SimGrid keeps global state: a second engine in one process silently keeps
+// the old clock and configuration. Refuse instead (use run_in_child).
+std::atomic<bool> g_engine_created{false};
+
+// Each actor's stack (KiB). The engine's actors are plain functions with
+// shallow call chains; 64 KiB keeps tens of thousands of actors cheap.
+constexpr int kActorStackKiB = 64;
+
+}  // namespace
+
+Simulation::Simulation(const ClusterSpec& cluster) : impl_(std::make_unique<Impl>()) {
+  detail::validate_cluster(cluster);
+  if (g_engine_created.exchange(true))
+    throw std::logic_error(
+        "gw::engine::Simulation: one simulation per process (run it in run_in_child)");
+  impl_->cluster = cluster;
+  // SimGrid's own messages are silenced below the critical level; gradwire
+  // reports its errors itself.
+  static char arg0[] = "gradwire";
+  static char arg1[] = "--log=root.thres:critical";
+  char* argv[] = {arg0, arg1, nullptr};
+  int argc = 2;
+  impl_->engine = std::make_unique<s4u::Engine>(&argc, argv);
+  s4u::Engine::set_config("contexts/stack-size", kActorStackKiB);
+  detail::configure_network(cluster.network);
+  impl_->hosts = detail::build_platform(cluster);
+}
+
+Simulation::~Simulation() = default;
+
+const ClusterSpec& Simulation::cluster() const { return impl_->cluster; }
+
+int Simulation::world_size() const { return static_cast<int>(impl_->hosts.size()); }
+
+void Simulation::add_actor(const std::string& name, int rank, std::function<void()> body) {
+  if (rank < 0 || rank >= world_size())
+    throw std::out_of_range("add_actor: rank " + std::to_string(rank) + " out of range");
+  s4u::Actor::create(name, impl_->hosts[rank], std::move(body));
+}
+
+double Simulation::run() {
+  impl_->engine->run();
+  return s4u::Engine::get_clock();
+}
+
+double Simulation::now() { return s4u::Engine::get_clock(); }
+
+void Simulation::sleep_for(double seconds) {
+  if (seconds > 0) s4u::this_actor::sleep_for(seconds);
+}
+
+std::pair<double, double> Simulation::route(int src_rank, int dst_rank) const {
+  if (src_rank < 0 || src_rank >= world_size() || dst_rank < 0 || dst_rank >= world_size())
+    throw std::out_of_range("route: rank out of range");
+  std::vector<s4u::Link*> links;
+  double latency = 0;
+  impl_->hosts[src_rank]->route_to(impl_->hosts[dst_rank], links, &latency);
+  double bandwidth = std::numeric_limits<double>::infinity();
+  for (const auto* l : links) bandwidth = std::min(bandwidth, l->get_bandwidth());
+  return {latency, bandwidth};
+}
+
+// --- Signal ---------------------------------------------------------------
+struct Signal::Impl {
+  s4u::SemaphorePtr semaphore = s4u::Semaphore::create(0);
+};
+
+Signal::Signal() : impl_(std::make_unique<Impl>()) {}
+Signal::~Signal() = default;
+void Signal::release() { impl_->semaphore->release(); }
+void Signal::acquire() { impl_->semaphore->acquire(); }
+
+}  // namespace gw::engine

@@ -1,0 +1,143 @@
+// Hierarchical, tree, broadcast and all-to-all against their closed forms; an
+// oversubscribed fat-tree slows the ring by its oversubscription.
+#include <gtest/gtest.h>
+
+#include "engine_test_util.hpp"
+#include "gradwire/collective_model.hpp"
+
+namespace gw::engine {
+namespace {
+using namespace test;
+namespace cm = gw::collective;
+
+constexpr double kTolerance = 1e-3;  // relative
+
+TEST(Hierarchical, EqualsClosedFormOnFourNodesOfEight) {
+  // NVLink-class links inside nodes, four 100 Gbps NICs per node.
+  ClusterSpec c = switch_cluster(4, 8);
+  c.intra_node = {150e9, 1e-6};
+  c.nic_count = 4;
+  const int g = 8, nodes = 4;
+  const cm::AlphaBeta intra{2 * 1e-6, 150e9};
+  // The 8 inter-node rings share each node's 4 NICs: node bandwidth / 8 per flow.
+  const cm::AlphaBeta inter{2 * 1e-6 + 2 * (kNicLat + kFabricLat), 4 * kNicBw / g};
+  std::vector<CollectiveRequest> reqs;
+  const std::vector<double> sizes = {KiB, MiB, 256 * MiB};
+  for (double s : sizes) {
+    reqs.push_back(request(CollectiveOp::AllReduce, Algorithm::Hierarchical, s));
+    reqs.push_back(request(CollectiveOp::AllReduce, Algorithm::Hierarchical, s,
+                           Granularity::PerStep));
+  }
+  const auto run = run_collectives(c, reqs);
+  ASSERT_EQ(run.times.size(), reqs.size());
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    const double expect = cm::hierarchical_allreduce_time(nodes, g, sizes[i], intra, inter);
+    EXPECT_NEAR(run.times[2 * i], expect, kTolerance * expect) << "aggregated " << sizes[i];
+    EXPECT_NEAR(run.times[2 * i + 1], expect, kTolerance * expect) << "per-step " << sizes[i];
+  }
+}
+
+TEST(Hierarchical, BeatsTheFlatRingWhenNicsAreSlow) {
+  ClusterSpec c = switch_cluster(4, 8);
+  c.intra_node = {150e9, 1e-6};
+  c.nic_count = 1;
+  const auto run = run_collectives(
+      c, {request(CollectiveOp::AllReduce, Algorithm::Hierarchical, 256 * MiB),
+          request(CollectiveOp::AllReduce, Algorithm::Ring, 256 * MiB)});
+  // Flat ring: every inter-node ring edge is one flow on the 100 Gbps NIC.
+  const cm::AlphaBeta worst{2 * 1e-6 + 2 * (kNicLat + kFabricLat), kNicBw};
+  EXPECT_NEAR(run.times[1], cm::ring_allreduce_time(32, 256 * MiB, worst),
+              kTolerance * run.times[1]);
+  EXPECT_LT(run.times[0], run.times[1]);
+}
+
+ClusterSpec fat_tree(double oversubscription, Placement placement) {
+  ClusterSpec c = switch_cluster(16);
+  c.fabric.topology = FabricTopology::FatTree;
+  c.fabric.nodes_per_leaf = 4;
+  c.fabric.oversubscription = oversubscription;
+  c.placement = placement;
+  return c;
+}
+
+TEST(FatTree, OversubscriptionSlowsInterleavedRingByItsFactor) {
+  const double s = 256 * MiB;
+  const int n = 16;
+  const auto req = request(CollectiveOp::AllReduce, Algorithm::Ring, s);
+  const auto full = run_collectives(fat_tree(1, Placement::Interleaved), {req});
+  const auto over = run_collectives(fat_tree(4, Placement::Interleaved), {req});
+  // Every ring edge crosses the spine: 4 flows share an uplink of 4 B / o.
+  const double alpha = 2 * kIntraLat + 2 * (kNicLat + kFabricLat) + 2 * kFabricLat;
+  EXPECT_DOUBLE_EQ(full.alpha, alpha);
+  const double t1 = cm::ring_allreduce_time(n, s, {alpha, kNicBw});
+  const double t4 = cm::ring_allreduce_time(n, s, {alpha, kNicBw / 4});
+  EXPECT_NEAR(full.times[0], t1, kTolerance * t1);
+  EXPECT_NEAR(over.times[0], t4, kTolerance * t4);
+  const double latency = 2 * (n - 1) * alpha;
+  EXPECT_NEAR((over.times[0] - latency) / (full.times[0] - latency), 4.0, 4.0 * kTolerance);
+}
+
+TEST(FatTree, LinearPlacementKeepsTheRingOffTheSpine) {
+  // Only one ring edge per leaf crosses the spine: oversubscription 4 leaves
+  // the uplink (4 B / 4 = B) as fast as a NIC; the crossing edges' longer
+  // latency sets the pace.
+  const double s = 256 * MiB;
+  const auto run =
+      run_collectives(fat_tree(4, Placement::Linear),
+                      {request(CollectiveOp::AllReduce, Algorithm::Ring, s)}, 3, 4);
+  const double alpha = 2 * kIntraLat + 2 * (kNicLat + kFabricLat) + 2 * kFabricLat;
+  EXPECT_DOUBLE_EQ(run.alpha, alpha);
+  const double expect = cm::ring_allreduce_time(16, s, {alpha, kNicBw});
+  EXPECT_NEAR(run.times[0], expect, kTolerance * expect);
+}
+
+void expect_closed_form(CollectiveOp op, Algorithm a, int n, const std::vector<double>& sizes,
+                        double (*form)(int, double, cm::AlphaBeta)) {
+  std::vector<CollectiveRequest> reqs;
+  for (double s : sizes) {
+    reqs.push_back(request(op, a, s, Granularity::Aggregated));
+    reqs.push_back(request(op, a, s, Granularity::PerStep));
+  }
+  const auto run = run_collectives(switch_cluster(n), reqs);
+  ASSERT_EQ(run.times.size(), reqs.size());
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    const double expect = form(n, sizes[i], {run.alpha, run.bandwidth});
+    EXPECT_NEAR(run.times[2 * i], expect, kTolerance * expect)
+        << to_string(op) << "/" << to_string(a) << " aggregated n=" << n << " size=" << sizes[i];
+    EXPECT_NEAR(run.times[2 * i + 1], expect, kTolerance * expect)
+        << to_string(op) << "/" << to_string(a) << " per-step n=" << n << " size=" << sizes[i];
+  }
+}
+
+TEST(Tree, EqualsClosedForm) {
+  for (int n : {2, 7, 8, 64})
+    expect_closed_form(CollectiveOp::AllReduce, Algorithm::Tree, n, {KiB, MiB, 64 * MiB},
+                       &cm::tree_allreduce_time);
+}
+
+TEST(Tree, BandwidthTermApproachesFourHalfBuffersPerLink) {
+  // Large buffers: every rank link carries 4 flows of S/2 -> 2 S / B.
+  const int n = 64;
+  const double s = GiB;
+  const auto run = run_collectives(switch_cluster(n),
+                                   {request(CollectiveOp::AllReduce, Algorithm::Tree, s)});
+  const auto sched = cm::tree_allreduce_schedule(n, s);
+  EXPECT_EQ(sched.max_load, 4);
+  const double bw_term = run.times[0] - sched.rounds * run.alpha;
+  EXPECT_NEAR(bw_term, 2 * s / run.bandwidth, 0.01 * bw_term);
+}
+
+TEST(Broadcast, EqualsClosedForm) {
+  for (int n : {2, 8, 64})
+    expect_closed_form(CollectiveOp::Broadcast, Algorithm::Ring, n, {KiB, MiB, 64 * MiB},
+                       &cm::pipeline_broadcast_time);
+}
+
+TEST(AllToAll, EqualsClosedForm) {
+  for (int n : {2, 8, 64})
+    expect_closed_form(CollectiveOp::AllToAll, Algorithm::Direct, n, {KiB, MiB, 256 * MiB},
+                       &cm::direct_alltoall_time);
+}
+
+}  // namespace
+}  // namespace gw::engine

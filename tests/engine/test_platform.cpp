@@ -1,0 +1,74 @@
+// Platform construction: route latencies and bandwidths follow the cluster.
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "engine_test_util.hpp"
+
+namespace gw::engine {
+namespace {
+using namespace test;
+
+std::pair<double, double> route_of(const ClusterSpec& c, int src, int dst) {
+  const auto text = run_in_child([&] {
+    Simulation sim(c);
+    auto [a, b] = sim.route(src, dst);
+    std::ostringstream out;
+    out.precision(17);
+    out << a << ' ' << b;
+    return out.str();
+  });
+  std::istringstream in(text);
+  double a = 0, b = 0;
+  in >> a >> b;
+  return {a, b};
+}
+
+TEST(Platform, SwitchRoutes) {
+  auto c = switch_cluster(4, 8);
+  c.nic_count = 4;
+  // Same node: two intra-node links.
+  auto [a1, b1] = route_of(c, 0, 7);
+  EXPECT_DOUBLE_EQ(a1, 2 * kIntraLat);
+  EXPECT_DOUBLE_EQ(b1, kIntraBw);
+  // Across nodes: intra up, NIC up, NIC down, intra down; NICs aggregated.
+  auto [a2, b2] = route_of(c, 3, 30);
+  EXPECT_DOUBLE_EQ(a2, 2 * kIntraLat + 2 * (kNicLat + kFabricLat));
+  EXPECT_DOUBLE_EQ(b2, 4 * kNicBw);
+}
+
+TEST(Platform, FatTreeRoutesCrossTheSpineBetweenLeaves) {
+  auto c = switch_cluster(8);
+  c.fabric.topology = FabricTopology::FatTree;
+  c.fabric.nodes_per_leaf = 4;
+  c.fabric.oversubscription = 8;  // uplink 4 x B / 8 = B / 2
+  // Linear: nodes 0..3 on leaf 0, so 0 -> 1 stays on the leaf ...
+  auto [a1, b1] = route_of(c, 0, 1);
+  EXPECT_DOUBLE_EQ(a1, 2 * kIntraLat + 2 * (kNicLat + kFabricLat));
+  EXPECT_DOUBLE_EQ(b1, kNicBw);
+  // ... and 3 -> 4 crosses two uplinks.
+  auto [a2, b2] = route_of(c, 3, 4);
+  EXPECT_DOUBLE_EQ(a2, 2 * kIntraLat + 2 * (kNicLat + kFabricLat) + 2 * kFabricLat);
+  EXPECT_DOUBLE_EQ(b2, kNicBw / 2);
+  // Interleaved: consecutive nodes on different leaves.
+  c.placement = Placement::Interleaved;
+  auto [a3, b3] = route_of(c, 0, 1);
+  EXPECT_DOUBLE_EQ(a3, a2);
+  EXPECT_DOUBLE_EQ(b3, kNicBw / 2);
+  auto [a4, b4] = route_of(c, 0, 2);  // leaf 0 -> leaf 0
+  EXPECT_DOUBLE_EQ(a4, a1);
+  EXPECT_DOUBLE_EQ(b4, kNicBw);
+}
+
+TEST(Platform, RejectsImpossibleClusters) {
+  auto c = switch_cluster(2);
+  c.nic.bandwidth = 0;
+  EXPECT_THROW(run_in_child([&] {
+                 Simulation sim(c);
+                 return std::string();
+               }),
+               std::runtime_error);
+}
+
+}  // namespace
+}  // namespace gw::engine
