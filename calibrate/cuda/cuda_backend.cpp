@@ -1,0 +1,444 @@
+// CUDA backend of the calibrator: codec kernels (CUDA events, checked against
+// their CPU twins), NCCL collectives (ncclCommInitAll, group calls, host wall
+// time as nccl-tests), cuBLAS GEMM throughput and device copy bandwidth.
+// Host-only C++ over the CUDA runtime, cuBLAS and NCCL APIs.
+#include <cublas_v2.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime_api.h>
+#include <nccl.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <stdexcept>
+
+#include "gradwire/calibrate.hpp"
+#include "gradwire/kernels/codec.hpp"
+#include "gradwire/kernels/codec_cuda.hpp"
+
+extern char** environ;
+
+namespace gw::calibrate {
+namespace {
+
+void check(cudaError_t e, const char* what, const char* file, int line) {
+  if (e != cudaSuccess) {
+    throw std::runtime_error(std::string(file) + ":" + std::to_string(line) + ": " + what + ": " +
+                             cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")");
+  }
+}
+void check(cublasStatus_t e, const char* what, const char* file, int line) {
+  if (e != CUBLAS_STATUS_SUCCESS) {
+    throw std::runtime_error(std::string(file) + ":" + std::to_string(line) + ": " + what + ": cuBLAS status " +
+                             std::to_string(static_cast<int>(e)));
+  }
+}
+void check(ncclResult_t e, const char* what, const char* file, int line) {
+  if (e != ncclSuccess) {
+    throw std::runtime_error(std::string(file) + ":" + std::to_string(line) + ": " + what + ": " +
+                             ncclGetErrorString(e));
+  }
+}
+#define GW_CHECK(x) check((x), #x, __FILE__, __LINE__)
+
+using Clock = std::chrono::steady_clock;
+
+std::vector<float> random_gradient(std::size_t n, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> d(0.0f, 1.0f);
+  std::vector<float> v(n);
+  for (auto& x : v) x = d(rng);
+  return v;
+}
+
+std::string version_string(int v) {  // CUDA: 13000 -> "13.0"
+  return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
+}
+
+std::string kernel_driver_version() {
+  std::ifstream in("/proc/driver/nvidia/version");
+  std::string line;
+  if (std::getline(in, line)) {
+    std::istringstream is(line);
+    std::string w, prev;
+    while (is >> w) {
+      if (!w.empty() && std::isdigit(static_cast<unsigned char>(w[0])) && w.find('.') != std::string::npos &&
+          prev != "gcc" && prev != "version") {
+        return w;
+      }
+      prev = w;
+    }
+  }
+  return {};
+}
+
+/// A device buffer.
+struct DeviceBuffer {
+  void* p = nullptr;
+  std::size_t bytes = 0;
+  int device = 0;
+  DeviceBuffer() = default;
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  ~DeviceBuffer() { release(); }
+  void ensure(int dev, std::size_t b) {
+    if (p != nullptr && bytes >= b && device == dev) return;
+    release();
+    GW_CHECK(cudaSetDevice(dev));
+    GW_CHECK(cudaMalloc(&p, b));
+    bytes = b;
+    device = dev;
+  }
+  void release() {
+    if (p != nullptr) {
+      cudaSetDevice(device);
+      cudaFree(p);
+    }
+    p = nullptr;
+    bytes = 0;
+  }
+};
+
+struct EventPair {
+  cudaEvent_t a = nullptr, b = nullptr, c = nullptr;
+  EventPair() {
+    GW_CHECK(cudaEventCreate(&a));
+    GW_CHECK(cudaEventCreate(&b));
+    GW_CHECK(cudaEventCreate(&c));
+  }
+  ~EventPair() {
+    cudaEventDestroy(a);
+    cudaEventDestroy(b);
+    cudaEventDestroy(c);
+  }
+  EventPair(const EventPair&) = delete;
+  EventPair& operator=(const EventPair&) = delete;
+  static double seconds(cudaEvent_t x, cudaEvent_t y) {
+    float ms = 0;
+    GW_CHECK(cudaEventElapsedTime(&ms, x, y));
+    return 1e-3 * static_cast<double>(ms);
+  }
+};
+
+/// Maximum tolerated difference between a GPU codec and its CPU twin: bit for
+/// bit (docs/kernels.md) except where floating-point reduction order differs.
+double codec_tolerance(const std::string& name) {
+  if (name.rfind("powersgd", 0) == 0) return 1e-3;   // relative to max |x|: GEMM summation order
+  return 0.0;
+}
+
+struct Comms {
+  std::vector<ncclComm_t> comms;
+  std::vector<cudaStream_t> streams;
+  std::vector<DeviceBuffer> send, recv;
+};
+
+class CudaBackend final : public Backend {
+ public:
+  explicit CudaBackend(int devices) : devices_(devices) {
+    GW_CHECK(cudaSetDevice(0));
+    GW_CHECK(cudaGetDeviceProperties(&prop_, 0));
+    GW_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    GW_CHECK(cublasCreate(&blas_));
+    GW_CHECK(cublasSetStream(blas_, stream_));
+  }
+  ~CudaBackend() override {
+    for (auto& [g, c] : comms_) {
+      for (std::size_t r = 0; r < c.comms.size(); ++r) {
+        ncclCommDestroy(c.comms[r]);
+        cudaSetDevice(static_cast<int>(r));
+        cudaStreamDestroy(c.streams[r]);
+      }
+    }
+    cudaSetDevice(0);
+    cublasDestroy(blas_);
+    cudaStreamDestroy(stream_);
+  }
+  CudaBackend(const CudaBackend&) = delete;
+  CudaBackend& operator=(const CudaBackend&) = delete;
+
+  DeviceInfo info() override {
+    DeviceInfo d;
+    d.device = prop_.name;
+    d.sm_count = prop_.multiProcessorCount;
+    d.memory_bytes = static_cast<double>(prop_.totalGlobalMem);
+    d.l2_bytes = static_cast<double>(prop_.l2CacheSize);
+    int drv = 0, rt = 0, nccl = 0;
+    GW_CHECK(cudaDriverGetVersion(&drv));
+    GW_CHECK(cudaRuntimeGetVersion(&rt));
+    GW_CHECK(ncclGetVersion(&nccl));
+    const std::string kmod = kernel_driver_version();
+    d.driver = (kmod.empty() ? std::string() : kmod + " ") + "(CUDA driver API " + version_string(drv) + ")";
+    d.cuda = version_string(rt);
+    d.nccl = std::to_string(nccl / 10000) + "." + std::to_string((nccl / 100) % 100) + "." + std::to_string(nccl % 100);
+    d.visible_gpus = devices_;
+    return d;
+  }
+
+  std::vector<std::string> codec_names() override { return gw::kernels::cuda_codec_names(); }
+
+  void verify_codec(const std::string& name, std::size_t n) override {
+    GW_CHECK(cudaSetDevice(0));
+    auto gpu = gw::kernels::make_cuda_codec(name, n, cfg_, stream_);
+    auto cpu = gw::kernels::make_cpu_codec(name, n, cfg_);
+    auto x = random_gradient(n, 99);
+    gpu->set_input(x.data());
+    cpu->set_input(x.data());
+    gpu->encode();
+    gpu->decode();
+    gpu->synchronize();
+    cpu->encode();
+    cpu->decode();
+    const auto g = gpu->decoded();
+    const auto c = cpu->decoded();
+    if (g.size() != c.size()) throw std::runtime_error("codec " + name + ": GPU and CPU decoded sizes differ");
+    double scale = 0;
+    for (float v : x) scale = std::max(scale, static_cast<double>(std::abs(v)));
+    const double tol = codec_tolerance(name) * scale;
+    std::size_t bad = 0, first = 0;
+    for (std::size_t i = 0; i < g.size(); ++i) {
+      const bool same = (std::isnan(g[i]) && std::isnan(c[i])) || std::abs(static_cast<double>(g[i]) - c[i]) <= tol;
+      if (!same && bad++ == 0) first = i;
+    }
+    if (bad > 0) {
+      std::ostringstream os;
+      os << "codec " << name << ": the CUDA kernel disagrees with its CPU twin at n = " << n << " in " << bad
+         << " elements (first at " << first << ": GPU " << g[first] << ", CPU " << c[first]
+         << "); refusing to time a wrong kernel";
+      throw std::runtime_error(os.str());
+    }
+  }
+
+  void time_codec(const std::string& name, std::size_t n, int warmup, int repeats, std::vector<double>& enc,
+                  std::vector<double>& dec) override {
+    GW_CHECK(cudaSetDevice(0));
+    auto x = random_gradient(std::min<std::size_t>(n, 1u << 24), n);
+    std::vector<float> input(n);
+    for (std::size_t i = 0; i < n; ++i) input[i] = x[i % x.size()];
+    // Rotate over several instances whose buffers together exceed the L2
+    // cache, so that each timed call starts with cold data as in training.
+    std::vector<std::unique_ptr<gw::kernels::Codec>> inst;
+    inst.push_back(gw::kernels::make_cuda_codec(name, n, cfg_, stream_));
+    const double footprint = std::max(1.0, inst[0]->encode_traffic_bytes() + inst[0]->decode_traffic_bytes());
+    std::size_t free_b = 0, total_b = 0;
+    GW_CHECK(cudaMemGetInfo(&free_b, &total_b));
+    std::size_t want = static_cast<std::size_t>(std::ceil(3.0 * prop_.l2CacheSize / footprint));
+    want = std::clamp<std::size_t>(want, 1, 16);
+    want = std::min<std::size_t>(want, std::max<std::size_t>(1, static_cast<std::size_t>(0.25 * static_cast<double>(free_b) / (2 * footprint))));
+    while (inst.size() < want) inst.push_back(gw::kernels::make_cuda_codec(name, n, cfg_, stream_));
+    for (auto& c : inst) c->set_input(input.data());
+    for (int w = 0; w < std::max(1, warmup); ++w) {
+      for (auto& c : inst) {
+        c->encode();
+        c->decode();
+      }
+    }
+    GW_CHECK(cudaStreamSynchronize(stream_));
+    EventPair ev;
+    enc.clear();
+    dec.clear();
+    for (int r = 0; r < repeats; ++r) {
+      auto& c = inst[static_cast<std::size_t>(r) % inst.size()];
+      GW_CHECK(cudaEventRecord(ev.a, stream_));
+      c->encode();
+      GW_CHECK(cudaEventRecord(ev.b, stream_));
+      c->decode();
+      GW_CHECK(cudaEventRecord(ev.c, stream_));
+      GW_CHECK(cudaEventSynchronize(ev.c));
+      enc.push_back(EventPair::seconds(ev.a, ev.b));
+      dec.push_back(EventPair::seconds(ev.b, ev.c));
+    }
+  }
+
+  std::vector<double> time_gemm(const std::string& precision, int m, int n, int k, int warmup, int repeats) override {
+    GW_CHECK(cudaSetDevice(0));
+    cudaDataType_t type = CUDA_R_32F;
+    cublasComputeType_t compute = CUBLAS_COMPUTE_32F;
+    std::size_t elem = 4;
+    if (precision == "tf32") {
+      compute = CUBLAS_COMPUTE_32F_FAST_TF32;
+    } else if (precision == "bf16") {
+      type = CUDA_R_16BF;
+      elem = 2;
+    } else if (precision == "fp16") {
+      type = CUDA_R_16F;
+      elem = 2;
+    } else if (precision != "fp32") {
+      throw std::runtime_error("unknown precision " + precision);
+    }
+    const auto M = static_cast<std::size_t>(m), N = static_cast<std::size_t>(n), K = static_cast<std::size_t>(k);
+    DeviceBuffer a, b, c;
+    a.ensure(0, M * K * elem);
+    b.ensure(0, K * N * elem);
+    c.ensure(0, M * N * elem);
+    upload_random(a, M * K, type, 1);
+    upload_random(b, K * N, type, 2);
+    const float alpha = 1.0f, beta = 0.0f;
+    auto run = [&] {
+      GW_CHECK(cublasGemmEx(blas_, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &alpha, a.p, type, m, b.p, type, k, &beta, c.p,
+                            type, m, compute, CUBLAS_GEMM_DEFAULT));
+    };
+    for (int i = 0; i < std::max(1, warmup); ++i) run();
+    EventPair ev;
+    std::vector<double> out;
+    for (int r = 0; r < repeats; ++r) {
+      GW_CHECK(cudaEventRecord(ev.a, stream_));
+      run();
+      GW_CHECK(cudaEventRecord(ev.b, stream_));
+      GW_CHECK(cudaEventSynchronize(ev.b));
+      out.push_back(EventPair::seconds(ev.a, ev.b));
+    }
+    return out;
+  }
+
+  std::vector<double> time_copy(double bytes, int warmup, int repeats) override {
+    GW_CHECK(cudaSetDevice(0));
+    const auto nb = static_cast<std::size_t>(bytes);
+    DeviceBuffer src, dst;
+    src.ensure(0, nb);
+    dst.ensure(0, nb);
+    GW_CHECK(cudaMemsetAsync(src.p, 1, nb, stream_));
+    for (int i = 0; i < std::max(1, warmup); ++i) GW_CHECK(cudaMemcpyAsync(dst.p, src.p, nb, cudaMemcpyDeviceToDevice, stream_));
+    EventPair ev;
+    std::vector<double> out;
+    for (int r = 0; r < repeats; ++r) {
+      GW_CHECK(cudaEventRecord(ev.a, stream_));
+      GW_CHECK(cudaMemcpyAsync(dst.p, src.p, nb, cudaMemcpyDeviceToDevice, stream_));
+      GW_CHECK(cudaEventRecord(ev.b, stream_));
+      GW_CHECK(cudaEventSynchronize(ev.b));
+      out.push_back(EventPair::seconds(ev.a, ev.b));
+    }
+    return out;
+  }
+
+  int collective_gpus() override { return devices_; }
+
+  std::vector<double> time_collective(const std::string& op, int gpus, double bytes, int warmup,
+                                      int repeats) override {
+    Comms& cm = comms(gpus);
+    const auto total = static_cast<std::size_t>(bytes);
+    const std::size_t count = total / 4;                      // fp32 elements of the "size"
+    const std::size_t per_rank = count / static_cast<std::size_t>(gpus);
+    for (int r = 0; r < gpus; ++r) {
+      cm.send[static_cast<std::size_t>(r)].ensure(r, std::max<std::size_t>(total, 4));
+      cm.recv[static_cast<std::size_t>(r)].ensure(r, std::max<std::size_t>(total, 4));
+    }
+    auto launch = [&] {
+      GW_CHECK(ncclGroupStart());
+      for (int r = 0; r < gpus; ++r) {
+        const auto ri = static_cast<std::size_t>(r);
+        void* s = cm.send[ri].p;
+        void* d = cm.recv[ri].p;
+        ncclComm_t c = cm.comms[ri];
+        cudaStream_t st = cm.streams[ri];
+        if (op == "allreduce") {
+          GW_CHECK(ncclAllReduce(s, d, count, ncclFloat, ncclSum, c, st));
+        } else if (op == "broadcast") {
+          GW_CHECK(ncclBroadcast(s, d, count, ncclFloat, 0, c, st));
+        } else if (op == "allgather") {
+          GW_CHECK(ncclAllGather(s, d, per_rank, ncclFloat, c, st));
+        } else if (op == "reducescatter") {
+          GW_CHECK(ncclReduceScatter(s, d, per_rank, ncclFloat, ncclSum, c, st));
+        } else if (op == "alltoall") {
+          for (int peer = 0; peer < gpus; ++peer) {
+            const auto off = static_cast<std::size_t>(peer) * per_rank * 4;
+            GW_CHECK(ncclSend(static_cast<char*>(s) + off, per_rank, ncclFloat, peer, c, st));
+            GW_CHECK(ncclRecv(static_cast<char*>(d) + off, per_rank, ncclFloat, peer, c, st));
+          }
+        } else {
+          throw std::runtime_error("unknown collective " + op);
+        }
+      }
+      GW_CHECK(ncclGroupEnd());
+    };
+    auto sync = [&] {
+      for (int r = 0; r < gpus; ++r) {
+        GW_CHECK(cudaSetDevice(r));
+        GW_CHECK(cudaStreamSynchronize(cm.streams[static_cast<std::size_t>(r)]));
+      }
+    };
+    for (int i = 0; i < std::max(1, warmup); ++i) launch();
+    sync();
+    std::vector<double> out;
+    for (int i = 0; i < repeats; ++i) {
+      const auto t0 = Clock::now();
+      launch();
+      sync();
+      out.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
+    }
+    GW_CHECK(cudaSetDevice(0));
+    return out;
+  }
+
+  std::map<std::string, std::string> nccl_env() override {
+    std::map<std::string, std::string> out;
+    for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+      std::string kv(*e);
+      if (kv.rfind("NCCL_", 0) != 0) continue;
+      auto eq = kv.find('=');
+      if (eq != std::string::npos) out[kv.substr(0, eq)] = kv.substr(eq + 1);
+    }
+    return out;
+  }
+
+ private:
+  Comms& comms(int gpus) {
+    auto it = comms_.find(gpus);
+    if (it != comms_.end()) return it->second;
+    Comms& c = comms_[gpus];
+    c.comms.resize(static_cast<std::size_t>(gpus));
+    c.streams.resize(static_cast<std::size_t>(gpus));
+    c.send = std::vector<DeviceBuffer>(static_cast<std::size_t>(gpus));
+    c.recv = std::vector<DeviceBuffer>(static_cast<std::size_t>(gpus));
+    std::vector<int> devs(static_cast<std::size_t>(gpus));
+    for (int r = 0; r < gpus; ++r) devs[static_cast<std::size_t>(r)] = r;
+    GW_CHECK(ncclCommInitAll(c.comms.data(), gpus, devs.data()));
+    for (int r = 0; r < gpus; ++r) {
+      GW_CHECK(cudaSetDevice(r));
+      GW_CHECK(cudaStreamCreateWithFlags(&c.streams[static_cast<std::size_t>(r)], cudaStreamNonBlocking));
+    }
+    GW_CHECK(cudaSetDevice(0));
+    return c;
+  }
+
+  void upload_random(DeviceBuffer& buf, std::size_t count, cudaDataType_t type, std::uint64_t seed) {
+    auto v = random_gradient(count, seed);
+    if (type == CUDA_R_32F) {
+      GW_CHECK(cudaMemcpy(buf.p, v.data(), count * 4, cudaMemcpyHostToDevice));
+    } else if (type == CUDA_R_16BF) {
+      std::vector<__nv_bfloat16> h(count);
+      for (std::size_t i = 0; i < count; ++i) h[i] = __float2bfloat16(v[i]);
+      GW_CHECK(cudaMemcpy(buf.p, h.data(), count * 2, cudaMemcpyHostToDevice));
+    } else {
+      std::vector<__half> h(count);
+      for (std::size_t i = 0; i < count; ++i) h[i] = __float2half(v[i]);
+      GW_CHECK(cudaMemcpy(buf.p, h.data(), count * 2, cudaMemcpyHostToDevice));
+    }
+  }
+
+  int devices_;
+  cudaDeviceProp prop_{};
+  cudaStream_t stream_ = nullptr;
+  cublasHandle_t blas_ = nullptr;
+  gw::kernels::CodecConfig cfg_{};
+  std::map<int, Comms> comms_;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_cuda_backend(std::string* why) {
+  if (!gw::kernels::cuda_device_available(why)) return nullptr;
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess || count < 1) {
+    if (why) *why = "no CUDA device";
+    return nullptr;
+  }
+  return std::make_unique<CudaBackend>(count);
+}
+
+}  // namespace gw::calibrate

@@ -1,0 +1,89 @@
+// The calibrator: measures codec kernels, NCCL collectives, GEMM throughput and
+// copy bandwidth on this machine and writes a gradwire-profile/1 file
+// (docs/calibrate.md, docs/profiles.md). Host-only header.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gradwire/profile.hpp"
+
+namespace gw::calibrate {
+
+struct Options {
+  std::string device = "cuda";          ///< "cuda" or "cpu"
+  std::string out;                      ///< profile path (written atomically)
+  std::string name;                     ///< profile name; default "<device>-measured-<date>"
+  std::vector<double> sizes;            ///< codec sizes in elements; empty = device default
+  std::vector<std::string> codecs;      ///< empty = every codec the backend has
+  std::vector<std::string> collectives; ///< empty = all five
+  int repeats = 0;                      ///< 0 = device default
+  int warmup = -1;                      ///< -1 = device default
+  double max_seconds = 0;               ///< total budget; 0 = device default
+  bool quick = false;
+  std::string command;                  ///< the command line, recorded in the profile
+};
+
+/// Facts about the measured device.
+struct DeviceInfo {
+  std::string device;
+  int sm_count = 0;
+  double memory_bytes = 0;
+  double l2_bytes = 0;
+  std::string driver, cuda, nccl;
+  int visible_gpus = 0;
+};
+
+/// One measuring backend (CPU twins, or CUDA + NCCL + cuBLAS). Every timing
+/// function returns one wall/event time in seconds per repeat.
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual DeviceInfo info() = 0;
+  /// Codec names this backend can time.
+  virtual std::vector<std::string> codec_names() = 0;
+  /// Checks the codec's decoded result against its CPU twin at n elements;
+  /// throws std::runtime_error on a mismatch. (The CPU backend checks that
+  /// decode(encode(x)) has the right size and is finite.)
+  virtual void verify_codec(const std::string& name, std::size_t n) = 0;
+  /// Encode and decode times of `name` at n elements.
+  virtual void time_codec(const std::string& name, std::size_t n, int warmup, int repeats,
+                          std::vector<double>& encode_s, std::vector<double>& decode_s) = 0;
+  /// One GEMM C[m x n] = A[m x k] B[k x n] in a precision (fp32, tf32, bf16,
+  /// fp16). Throws std::runtime_error when the precision is not available.
+  virtual std::vector<double> time_gemm(const std::string& precision, int m, int n, int k, int warmup,
+                                        int repeats) = 0;
+  /// One device-to-device copy of `bytes`.
+  virtual std::vector<double> time_copy(double bytes, int warmup, int repeats) = 0;
+  /// GPUs available to collectives (0 or 1: none can be measured).
+  virtual int collective_gpus() = 0;
+  /// One collective over `gpus` GPUs; bytes as nccl-tests "size" (the whole
+  /// buffer of one rank for allreduce/broadcast/alltoall, the gathered total
+  /// for allgather/reducescatter).
+  virtual std::vector<double> time_collective(const std::string& op, int gpus, double bytes, int warmup,
+                                              int repeats) = 0;
+  /// NCCL_* variables in the environment (recorded in the profile).
+  virtual std::map<std::string, std::string> nccl_env() { return {}; }
+};
+
+std::unique_ptr<Backend> make_cpu_backend();
+/// The CUDA backend, or nullptr with *why set when no GPU can be used (or the
+/// build has no CUDA).
+std::unique_ptr<Backend> make_cuda_backend(std::string* why);
+
+/// Parses a size list: "2^10:2^28" (powers of two, step x2), "2^10:2^28:4"
+/// (step x4), "1024:1048576", or a comma list "1024,65536,2^20". Throws
+/// std::invalid_argument naming the problem.
+std::vector<double> parse_sizes(const std::string& spec);
+
+/// Runs the whole pipeline on `backend` and returns the profile (not written).
+/// Progress goes to stderr (one updating line on a terminal).
+Profile run_calibration(const Options& opt, Backend& backend);
+
+/// `gradwire-calibrate` / `gradwire calibrate`: parses options, runs, writes.
+/// Exit codes: 0 ok, 1 failure (no GPU, a kernel mismatch, I/O), 2 bad options.
+int run_cli(int argc, char** argv);
+
+}  // namespace gw::calibrate

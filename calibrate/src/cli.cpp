@@ -1,0 +1,109 @@
+// Command-line front end of the calibrator (gradwire-calibrate and
+// `gradwire calibrate`): parse, run, write; one place maps errors to exit codes.
+#include <boost/program_options.hpp>
+
+#include <iostream>
+#include <sstream>
+
+#include "gradwire/atomic_file.hpp"
+#include "gradwire/calibrate.hpp"
+#include "gradwire/error.hpp"
+
+namespace gw::calibrate {
+namespace {
+
+namespace po = boost::program_options;
+
+std::vector<std::string> split_list(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  for (std::string t; std::getline(ss, t, ',');) {
+    if (!t.empty()) out.push_back(t);
+  }
+  return out;
+}
+
+std::string shell_quote(const std::string& a) {
+  if (!a.empty() && a.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_=./:^,+") ==
+                        std::string::npos) {
+    return a;
+  }
+  std::string out = "'";
+  for (char c : a) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+}  // namespace
+
+int run_cli(int argc, char** argv) {
+  Options opt;
+  std::string sizes, codecs, collectives;
+  po::options_description desc(
+      "gradwire calibrate: measure this machine's codec kernels, NCCL collectives, GEMM throughput and copy\n"
+      "bandwidth and write a gradwire-profile/1 file (docs/calibrate.md)\n\nOptions");
+  desc.add_options()
+      ("help,h", "show this help")
+      ("device", po::value<std::string>(&opt.device)->default_value("cuda"), "cuda or cpu (CPU twins; exercises the tool, not for predictions)")
+      ("out,o", po::value<std::string>(&opt.out), "profile file to write (atomically); required")
+      ("name", po::value<std::string>(&opt.name), "profile name (default <device>-measured-<date>)")
+      ("sizes", po::value<std::string>(&sizes), "codec sizes in elements: FROM:TO[:STEP] or a comma list; 2^N allowed "
+                                                "(default 2^10:2^28 on cuda, 2^10:2^18 on cpu)")
+      ("codecs", po::value<std::string>(&codecs), "comma list of codecs (default: all of fp16,bf16,int8,sign,majority_vote,randomk,topk,powersgd)")
+      ("collectives", po::value<std::string>(&collectives), "comma list of allreduce,allgather,reducescatter,broadcast,alltoall (default all)")
+      ("repeats", po::value<int>(&opt.repeats), "timed repeats per point (default 20 cuda, 5 cpu)")
+      ("warmup", po::value<int>(&opt.warmup), "untimed warm-up runs per point (default 5 cuda, 1 cpu)")
+      ("max-seconds", po::value<double>(&opt.max_seconds), "time budget in seconds (default 110 cuda, 15 cpu)")
+      ("quick", po::bool_switch(&opt.quick), "fewer sizes and repeats (smoke test)");
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(argc, argv).options(desc).run(), vm);
+    po::notify(vm);
+    if (vm.count("help")) {
+      std::cout << desc << "\n";
+      return kExitOk;
+    }
+    if (opt.device != "cuda" && opt.device != "cpu") throw std::invalid_argument("--device must be cuda or cpu");
+    if (opt.out.empty()) throw std::invalid_argument("--out FILE is required");
+    if (vm.count("repeats") && (opt.repeats < 1 || opt.repeats > 10000)) throw std::invalid_argument("--repeats must be in 1..10000");
+    if (vm.count("warmup") && (opt.warmup < 0 || opt.warmup > 10000)) throw std::invalid_argument("--warmup must be in 0..10000");
+    if (vm.count("max-seconds") && !(opt.max_seconds > 0)) throw std::invalid_argument("--max-seconds must be positive");
+    if (!sizes.empty()) opt.sizes = parse_sizes(sizes);
+    opt.codecs = split_list(codecs);
+    opt.collectives = split_list(collectives);
+  } catch (const std::exception& e) {
+    std::cerr << "gradwire calibrate: " << e.what() << "\n(see --help)\n";
+    return kExitInput;
+  }
+  for (int i = 0; i < argc; ++i) {
+    if (i > 0) opt.command += ' ';
+    opt.command += shell_quote(argv[i]);
+  }
+
+  try {
+    std::unique_ptr<Backend> backend;
+    if (opt.device == "cpu") {
+      backend = make_cpu_backend();
+    } else {
+      std::string why;
+      backend = make_cuda_backend(&why);
+      if (!backend) {
+        std::cerr << "gradwire calibrate: no usable CUDA GPU: " << why
+                  << "\n(run on a machine with an NVIDIA GPU, or use --device cpu to exercise the tool)\n";
+        return kExitFailure;
+      }
+    }
+    Profile p = run_calibration(opt, *backend);
+    write_file_atomic(opt.out, profile_to_yaml(p));
+    std::cerr << "gradwire calibrate: wrote " << opt.out << " (" << p.codecs.size() << " codecs, "
+              << p.collectives.size() << " collective fits)\n";
+    return kExitOk;
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "gradwire calibrate: " << e.what() << "\n";
+    return kExitInput;
+  } catch (const std::exception& e) {
+    std::cerr << "gradwire calibrate: " << e.what() << "\n";
+    return kExitFailure;
+  }
+}
+
+}  // namespace gw::calibrate

@@ -1,0 +1,388 @@
+// The calibration pipeline, independent of the backend: codec sweep, GEMM,
+// copy bandwidth, collectives, fits, profile assembly.
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+#include "gradwire/calibrate.hpp"
+#include "gradwire/fit.hpp"
+#include "gradwire/model_desc.hpp"
+
+namespace gw::calibrate {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+const std::vector<std::string> kBaseCodecs = {"fp16", "bf16", "int8", "sign", "majority_vote",
+                                              "randomk", "topk", "powersgd"};
+const std::vector<std::string> kCollectives = {"allreduce", "allgather", "reducescatter", "broadcast", "alltoall"};
+const std::vector<std::string> kPrecisions = {"fp32", "tf32", "bf16", "fp16"};
+
+std::string size_label(double x) {
+  const double e = std::log2(x);
+  std::ostringstream os;
+  if (std::abs(e - std::round(e)) < 1e-9) {
+    os << "2^" << static_cast<int>(std::round(e));
+  } else {
+    os << static_cast<long long>(x);
+  }
+  return os.str();
+}
+
+/// Progress on stderr: one rewritten line on a terminal, a line per phase otherwise.
+class Progress {
+ public:
+  Progress() : tty_(::isatty(2) == 1), start_(Clock::now()) {}
+  ~Progress() { done(); }
+  void phase(const std::string& what) {
+    done();
+    std::fprintf(stderr, "[calibrate %6.1fs] %s\n", elapsed(), what.c_str());
+  }
+  void step(const std::string& what) {
+    if (!tty_) return;
+    std::fprintf(stderr, "\r\033[K[calibrate %6.1fs]   %s", elapsed(), what.c_str());
+    std::fflush(stderr);
+    dirty_ = true;
+  }
+  void done() {
+    if (dirty_) std::fprintf(stderr, "\r\033[K");
+    dirty_ = false;
+  }
+  double elapsed() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
+
+ private:
+  bool tty_;
+  bool dirty_ = false;
+  Clock::time_point start_;
+};
+
+CurvePoint point(double x, const std::vector<double>& samples) {
+  auto s = fit::summarize(samples);
+  // A timer can read 0 for a sub-resolution CPU call; keep times positive.
+  return {x, std::max(s.median, 1e-9), s.spread, s.repeats};
+}
+
+std::string utc_now() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::string slug(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (std::isalnum(static_cast<unsigned char>(c))) {
+      out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    } else if (!out.empty() && out.back() != '-') {
+      out += '-';
+    }
+  }
+  while (!out.empty() && out.back() == '-') out.pop_back();
+  return out.empty() ? "device" : out;
+}
+
+struct GemmShape {
+  int m, n, k;
+  std::string from;
+};
+
+/// Layer shapes of the model zoo as GEMMs (N = output features / channels,
+/// K = input features x kernel area, M = tokens or output pixels of a batch).
+std::vector<GemmShape> zoo_shapes(int m, int max_shapes, std::string* source) {
+  std::vector<GemmShape> shapes;
+  std::set<std::pair<std::int64_t, std::int64_t>> seen;
+  try {
+    for (const char* model : {"bert-base", "gpt2", "resnet50", "llama2-7b"}) {
+      ModelDesc d = load_model(model);
+      for (const auto& t : d.tensors) {
+        if (t.shape.size() < 2) continue;
+        std::int64_t n = t.shape[0], k = 1;
+        for (std::size_t i = 1; i < t.shape.size(); ++i) k *= t.shape[i];
+        if (n < 64 || k < 64 || n > 16384 || k > 16384) continue;   // skip embeddings / tiny layers
+        if (seen.insert({n, k}).second) {
+          shapes.push_back({m, static_cast<int>(n), static_cast<int>(k), std::string(model) + ":" + t.name});
+        }
+      }
+    }
+    *source = "layer shapes of the model zoo (bert-base, gpt2, resnet50, llama2-7b), M = " + std::to_string(m);
+  } catch (const std::exception& e) {
+    shapes.clear();
+    *source = std::string("representative shapes (model zoo not readable: ") + e.what() + ")";
+  }
+  if (shapes.empty()) {
+    for (int s : {1024, 2048, 4096}) shapes.push_back({m, s, s, "representative"});
+    shapes.push_back({m, 4 * 1024, 1024, "representative"});
+    if (source->empty()) *source = "representative shapes";
+  }
+  // Keep a spread: sort by FLOPs and take evenly spaced shapes.
+  std::sort(shapes.begin(), shapes.end(), [](const GemmShape& a, const GemmShape& b) {
+    return static_cast<double>(a.n) * a.k < static_cast<double>(b.n) * b.k;
+  });
+  if (static_cast<int>(shapes.size()) > max_shapes) {
+    std::vector<GemmShape> pick;
+    for (int i = 0; i < max_shapes; ++i) {
+      pick.push_back(shapes[static_cast<std::size_t>(i) * (shapes.size() - 1) / static_cast<std::size_t>(max_shapes - 1)]);
+    }
+    shapes = pick;
+  }
+  return shapes;
+}
+
+}  // namespace
+
+std::vector<double> parse_sizes(const std::string& spec) {
+  auto parse_one = [&](std::string t) -> double {
+    t.erase(std::remove_if(t.begin(), t.end(), [](unsigned char c) { return std::isspace(c); }), t.end());
+    if (t.empty()) throw std::invalid_argument("empty size in \"" + spec + "\"");
+    double v = 0;
+    std::size_t used = 0;
+    try {
+      if (t.rfind("2^", 0) == 0) {
+        int e = std::stoi(t.substr(2), &used);
+        used += 2;
+        if (e < 0 || e > 40) throw std::invalid_argument("exponent out of range");
+        v = std::ldexp(1.0, e);
+      } else {
+        v = std::stod(t, &used);
+      }
+    } catch (const std::exception&) {
+      throw std::invalid_argument("cannot read size \"" + t + "\" in \"" + spec + "\" (use 2^N or a number)");
+    }
+    if (used != t.size() || !(v >= 1) || v > 1e12 || v != std::floor(v)) {
+      throw std::invalid_argument("bad size \"" + t + "\" in \"" + spec + "\" (a whole number of elements >= 1)");
+    }
+    return v;
+  };
+  std::vector<double> out;
+  if (spec.find(':') != std::string::npos) {
+    std::vector<std::string> parts;
+    std::stringstream ss(spec);
+    for (std::string p; std::getline(ss, p, ':');) parts.push_back(p);
+    if (parts.size() < 2 || parts.size() > 3) throw std::invalid_argument("expected FROM:TO[:STEP], got \"" + spec + "\"");
+    const double lo = parse_one(parts[0]), hi = parse_one(parts[1]);
+    const double step = parts.size() == 3 ? parse_one(parts[2]) : 2.0;
+    if (lo > hi) throw std::invalid_argument("FROM is larger than TO in \"" + spec + "\"");
+    if (step < 2) throw std::invalid_argument("STEP must be a factor >= 2 in \"" + spec + "\"");
+    for (double x = lo; x <= hi * (1 + 1e-12); x *= step) out.push_back(x);
+  } else {
+    std::stringstream ss(spec);
+    for (std::string p; std::getline(ss, p, ',');) out.push_back(parse_one(p));
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+  }
+  if (out.empty()) throw std::invalid_argument("no sizes in \"" + spec + "\"");
+  return out;
+}
+
+Profile run_calibration(const Options& opt, Backend& backend) {
+  const bool gpu = opt.device == "cuda";
+  Progress progress;
+  const double budget = opt.max_seconds > 0 ? opt.max_seconds : (gpu ? (opt.quick ? 30.0 : 110.0) : (opt.quick ? 5.0 : 15.0));
+  const int repeats = opt.repeats > 0 ? opt.repeats : (opt.quick ? (gpu ? 5 : 3) : (gpu ? 20 : 5));
+  const int warmup = opt.warmup >= 0 ? opt.warmup : (opt.quick ? 1 : (gpu ? 5 : 1));
+  std::vector<double> sizes = opt.sizes;
+  if (sizes.empty()) {
+    sizes = parse_sizes(gpu ? (opt.quick ? "2^10:2^24:4" : "2^10:2^28") : (opt.quick ? "2^10:2^16:4" : "2^10:2^18"));
+  }
+
+  Profile p;
+  p.source = "measured";
+  DeviceInfo info = backend.info();
+  p.device = info.device;
+  p.sm_count = info.sm_count;
+  p.memory_bytes = info.memory_bytes;
+  p.driver = info.driver;
+  p.cuda = info.cuda;
+  p.nccl = info.nccl;
+  p.date = utc_now();
+  {
+    char host[256] = {0};
+    if (::gethostname(host, sizeof host - 1) == 0) p.host = host;
+  }
+  p.command = opt.command;
+  p.name = !opt.name.empty() ? opt.name : slug(info.device) + "-measured-" + p.date.substr(0, 10);
+  p.references = {"measured with gradwire calibrate (docs/calibrate.md)"};
+  p.nccl_env = backend.nccl_env();
+  if (!gpu) {
+    p.notes.push_back("CPU mode (--device cpu): codec costs are the CPU twins timed on the host (std::chrono), not GPU kernels; "
+                      "GEMM throughput is a simple blocked fp32 CPU GEMM; copy bandwidth is memcpy; no collectives. "
+                      "For exercising the tool, not for predictions.");
+  }
+  std::ostringstream cfg;
+  cfg << "settings: repeats " << repeats << ", warm-up " << warmup << ", budget " << budget << " s, codec sizes "
+      << size_label(sizes.front()) << ".." << size_label(sizes.back()) << " (" << sizes.size() << " sizes)";
+  p.notes.push_back(cfg.str());
+
+  // Phase budgets (fractions of the total).
+  const double codec_budget = budget * (gpu ? 0.55 : 0.75);
+  const double compute_budget = budget * (gpu ? 0.15 : 0.2);
+
+  // ---- 1. codecs ----------------------------------------------------------
+  std::vector<std::string> available = backend.codec_names();
+  std::vector<std::string> codecs;
+  if (opt.codecs.empty()) {
+    for (const auto& c : kBaseCodecs) {
+      if (std::find(available.begin(), available.end(), c) != available.end()) {
+        codecs.push_back(c);
+      } else {
+        p.notes.push_back("codec " + c + " not measured: this build's kernels do not provide it");
+      }
+    }
+  } else {
+    for (const auto& c : opt.codecs) {
+      if (std::find(available.begin(), available.end(), c) == available.end()) {
+        throw std::invalid_argument("codec \"" + c + "\" is not available on this backend");
+      }
+      codecs.push_back(c);
+    }
+  }
+  progress.phase("codecs: " + std::to_string(codecs.size()) + " x " + std::to_string(sizes.size()) + " sizes on " + info.device);
+  const double codec_start = progress.elapsed();
+  for (std::size_t ci = 0; ci < codecs.size(); ++ci) {
+    const std::string& name = codecs[ci];
+    progress.step(name + ": checking against the CPU twin");
+    backend.verify_codec(name, std::min<std::size_t>(static_cast<std::size_t>(sizes.back()), (1u << 16) + 7));
+    const double share_end = codec_start + codec_budget * static_cast<double>(ci + 1) / static_cast<double>(codecs.size());
+    CodecCost cost;
+    double last_cost = 0;
+    for (double n : sizes) {
+      // Predict this size's cost from the previous one (time grows with size at worst linearly).
+      const double prev_n = cost.encode_points.empty() ? n : cost.encode_points.back().x;
+      const double predicted = last_cost * n / prev_n;
+      if (!cost.encode_points.empty() && progress.elapsed() + predicted > share_end) {
+        p.notes.push_back("codec " + name + ": sizes from " + size_label(n) + " not measured (time budget)");
+        break;
+      }
+      progress.step(name + " " + size_label(n));
+      const double t0 = progress.elapsed();
+      std::vector<double> enc, dec;
+      backend.time_codec(name, static_cast<std::size_t>(n), warmup, repeats, enc, dec);
+      cost.encode_points.push_back(point(n, enc));
+      cost.decode_points.push_back(point(n, dec));
+      last_cost = progress.elapsed() - t0;
+    }
+    cost.encode = fit::fit_piecewise_log(cost.encode_points);
+    cost.decode = fit::fit_piecewise_log(cost.decode_points);
+    if (cost.encode_points.size() >= 3) {
+      std::ostringstream os;
+      os.precision(3);
+      os << "codec " << name << ": leave-one-out prediction error encode "
+         << 100 * fit::held_out_max_rel_error(cost.encode_points) << "%, decode "
+         << 100 * fit::held_out_max_rel_error(cost.decode_points) << "%";
+      p.notes.push_back(os.str());
+    }
+    p.codecs[name] = std::move(cost);
+  }
+
+  // ---- 2. GEMM and copy bandwidth -------------------------------------------
+  progress.phase("compute: GEMM throughput and copy bandwidth");
+  {
+    std::string shape_source;
+    std::vector<GemmShape> shapes;
+    if (gpu) {
+      shapes = zoo_shapes(opt.quick ? 2048 : 4096, opt.quick ? 3 : 6, &shape_source);
+    } else {
+      shapes = {{64, 128, 128, "cpu"}, {64, 256, 256, "cpu"}, {128, 256, 384, "cpu"}};
+      shape_source = "small CPU shapes";
+    }
+    const double gemm_end = progress.elapsed() + compute_budget * 0.7;
+    for (const auto& prec : kPrecisions) {
+      double flops_total = 0, time_total = 0;
+      std::vector<CurvePoint> pts;
+      try {
+        for (const auto& s : shapes) {
+          if (progress.elapsed() > gemm_end && !pts.empty()) break;
+          progress.step("gemm " + prec + " " + std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k));
+          const double flops = 2.0 * s.m * s.n * s.k;
+          auto samples = backend.time_gemm(prec, s.m, s.n, s.k, warmup, std::max(3, repeats / 2));
+          CurvePoint cp = point(flops, samples);
+          flops_total += flops;
+          time_total += cp.seconds;
+          pts.push_back(cp);
+        }
+      } catch (const std::runtime_error& e) {
+        pts.clear();
+        p.notes.push_back("gemm " + prec + " not measured (" + e.what() + "): the fp32 figure is used");
+      }
+      if (!pts.empty()) {
+        p.gemm_flops[prec] = flops_total / time_total;
+        p.gemm_points[prec] = fit::normalize_points(pts);
+      }
+    }
+    if (!p.gemm_flops.count("fp32")) throw std::runtime_error("fp32 GEMM could not be measured");
+    for (const auto& prec : kPrecisions) {
+      if (!p.gemm_flops.count(prec)) p.gemm_flops[prec] = p.gemm_flops["fp32"];
+    }
+    p.notes.push_back("gemm: achieved FLOP/s = total FLOPs / total median time over " + std::to_string(shapes.size()) +
+                      " " + shape_source);
+    const double copy_bytes = gpu ? (opt.quick ? 64.0 : 256.0) * 1048576 : 16.0 * 1048576;
+    progress.step("device copy");
+    auto samples = backend.time_copy(copy_bytes, warmup, std::max(3, repeats / 2));
+    p.copy_bandwidth = 2 * copy_bytes / fit::summarize(samples).median;
+  }
+
+  // ---- 3. collectives -------------------------------------------------------
+  const int gpus_max = backend.collective_gpus();
+  if (gpus_max < 2) {
+    p.notes.push_back(gpu ? "multi-GPU collectives not measured: " + std::to_string(gpus_max) + " GPU visible"
+                          : "collectives not measured: CPU mode has no NCCL");
+  } else {
+    std::vector<std::string> ops = opt.collectives.empty() ? kCollectives : opt.collectives;
+    for (const auto& op : ops) {
+      if (std::find(kCollectives.begin(), kCollectives.end(), op) == kCollectives.end()) {
+        throw std::invalid_argument("unknown collective \"" + op + "\"");
+      }
+    }
+    const std::vector<double> col_sizes = parse_sizes(opt.quick ? "2^12:2^28:16" : "2^10:2^30:4");
+    progress.phase("collectives: " + std::to_string(ops.size()) + " ops on 2.." + std::to_string(gpus_max) + " GPUs");
+    const double col_end = budget * 0.97;
+    const int col_repeats = std::max(3, repeats / 2);
+    for (int g = 2; g <= gpus_max; ++g) {
+      for (const auto& op : ops) {
+        CollectiveCost cc;
+        cc.op = op;
+        cc.gpus = g;
+        for (double bytes : col_sizes) {
+          if (progress.elapsed() > col_end) break;
+          // Whole fp32 elements per rank.
+          const double unit = 4.0 * g;
+          const double b = std::max(unit, std::floor(bytes / unit) * unit);
+          progress.step(op + " " + std::to_string(g) + " GPUs " + size_label(bytes) + " B");
+          cc.points.push_back(point(b, backend.time_collective(op, g, b, warmup, col_repeats)));
+        }
+        if (cc.points.size() < 2) {
+          p.notes.push_back(op + " on " + std::to_string(g) + " GPUs not measured (time budget)");
+          continue;
+        }
+        cc.points = fit::normalize_points(cc.points);
+        try {
+          cc.fit = fit::fit_alpha_beta(cc.points);
+        } catch (const std::invalid_argument& e) {
+          p.notes.push_back(op + " on " + std::to_string(g) + " GPUs: no alpha-beta fit (" + e.what() + ")");
+          continue;
+        }
+        const auto& last = cc.points.back();
+        std::ostringstream os;
+        os.precision(4);
+        os << op << " " << g << " GPUs: largest size algbw " << last.x / last.seconds / 1e9 << " GB/s, busbw "
+           << last.x / last.seconds * fit::bus_bandwidth_factor(op, g) / 1e9 << " GB/s";
+        p.notes.push_back(os.str());
+        p.collectives.push_back(std::move(cc));
+      }
+    }
+  }
+  progress.phase("done in " + std::to_string(static_cast<int>(progress.elapsed() + 0.5)) + " s");
+  return p;
+}
+
+}  // namespace gw::calibrate

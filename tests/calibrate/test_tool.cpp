@@ -1,0 +1,105 @@
+// The calibrator end to end in CPU mode, and its refusal without a GPU.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+#include "gradwire/profile.hpp"
+
+namespace {
+
+struct ToolRun {
+  int status = -1;
+  std::string output;
+};
+
+ToolRun run(const std::string& args) {
+  ToolRun r;
+  const std::string cmd = std::string(GW_CALIBRATE_EXE) + " " + args + " 2>&1";
+  FILE* f = ::popen(cmd.c_str(), "r");
+  if (f == nullptr) return r;
+  std::array<char, 4096> buf{};
+  while (std::fgets(buf.data(), static_cast<int>(buf.size()), f) != nullptr) r.output += buf.data();
+  const int st = ::pclose(f);
+  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return r;
+}
+
+std::string temp_path(const std::string& name) {
+  return (std::filesystem::temp_directory_path() / ("gw_tool_" + std::to_string(::getpid()) + "_" + name)).string();
+}
+
+}  // namespace
+
+TEST(CalibrateTool, CpuModeRunsEndToEndAndTheProfileLoads) {
+  const std::string out = temp_path("cpu.yaml");
+  const auto t0 = std::chrono::steady_clock::now();
+  ToolRun r = run("--device cpu --out " + out + " --quick --name ci-cpu");
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_LT(secs, 30.0);
+  gw::Profile p = gw::load_profile_file(out);
+  EXPECT_EQ(p.source, "measured");
+  EXPECT_EQ(p.name, "ci-cpu");
+  EXPECT_NE(p.command.find("--device cpu"), std::string::npos);
+  EXPECT_FALSE(p.date.empty());
+  // Every codec the CPU twins provide was timed over the quick sweep 2^10..2^16 (x4).
+  ASSERT_TRUE(p.codecs.count("fp16")) << r.output;
+  for (const auto& [name, c] : p.codecs) {
+    SCOPED_TRACE(name);
+    ASSERT_EQ(c.encode_points.size(), 4u);
+    EXPECT_EQ(c.encode_points.front().x, 1024);
+    EXPECT_EQ(c.encode_points.back().x, 65536);
+    EXPECT_EQ(c.encode_points.front().repeats, 3);
+    EXPECT_EQ(c.encode.knots.size(), 4u);
+    for (const auto& pt : c.decode_points) EXPECT_GT(pt.seconds, 0);
+  }
+  // Bigger inputs cost more (64x the data, far above timer noise).
+  EXPECT_GT(p.codec_time("fp16", true, 65536), p.codec_time("fp16", true, 1024));
+  EXPECT_GT(p.flops("fp32"), 1e7);
+  EXPECT_EQ(p.flops("bf16"), p.flops("fp32"));   // CPU: the fp32 figure stands in
+  EXPECT_GT(p.copy_bandwidth, 1e8);
+  EXPECT_TRUE(p.collectives.empty());
+  bool noted = false;
+  for (const auto& n : p.notes) noted = noted || n.find("CPU mode") != std::string::npos;
+  EXPECT_TRUE(noted);
+  std::filesystem::remove(out);
+}
+
+TEST(CalibrateTool, CudaWithoutGpuFailsPlainly) {
+  // This test is about machines without a usable GPU (the build machines).
+  const std::string out = temp_path("cuda.yaml");
+  ToolRun r = run("--device cuda --out " + out + " --quick");
+  if (r.status == 0) GTEST_SKIP() << "a GPU is present here";
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_NE(r.output.find("no usable CUDA GPU"), std::string::npos) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(out));
+}
+
+TEST(CalibrateTool, BadOptionsExitWithInputError) {
+  EXPECT_EQ(run("--device tpu --out x.yaml").status, 2);
+  EXPECT_EQ(run("--device cpu").status, 2);   // no --out
+  ToolRun r = run("--device cpu --out x.yaml --sizes 2^20:2^10");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.output.find("FROM is larger than TO"), std::string::npos) << r.output;
+  EXPECT_EQ(run("--device cpu --out x.yaml --bogus").status, 2);
+  EXPECT_EQ(run("--help").status, 0);
+}
+
+TEST(CalibrateTool, CodecAndSizeSelection) {
+  const std::string out = temp_path("sel.yaml");
+  ToolRun r = run("--device cpu --out " + out + " --codecs int8,sign --sizes 4096,1024,2^14 --repeats 2 --warmup 0");
+  ASSERT_EQ(r.status, 0) << r.output;
+  gw::Profile p = gw::load_profile_file(out);
+  ASSERT_EQ(p.codecs.size(), 2u);
+  ASSERT_EQ(p.codecs.at("int8").encode_points.size(), 3u);
+  EXPECT_EQ(p.codecs.at("int8").encode_points[1].x, 4096);
+  EXPECT_EQ(p.codecs.at("sign").decode_points[2].repeats, 2);
+  std::filesystem::remove(out);
+  EXPECT_EQ(run("--device cpu --out " + out + " --codecs qsgd").status, 2);
+}
