@@ -70,6 +70,12 @@ int run_cli(int argc, char** argv) {
     if (!sizes.empty()) opt.sizes = parse_sizes(sizes);
     opt.codecs = split_list(codecs);
     opt.collectives = split_list(collectives);
+    for (const auto& c : opt.collectives) {
+      if (c != "allreduce" && c != "allgather" && c != "reducescatter" && c != "broadcast" && c != "alltoall") {
+        throw std::invalid_argument("unknown collective \"" + c +
+                                    "\" (allreduce, allgather, reducescatter, broadcast, alltoall)");
+      }
+    }
   } catch (const std::exception& e) {
     std::cerr << "gradwire calibrate: " << e.what() << "\n(see --help)\n";
     return kExitInput;

@@ -172,6 +172,18 @@ struct BadCase {
   const char* reason_part;
 };
 
+TEST(Profile, TheBaseOfTheMalformedProfilesIsValid) {
+  // Each file in bad/ is this file with one defect.
+  gw::Profile p = gw::load_profile_file(std::string(GW_TEST_DATA_DIR) + "/good_base.yaml");
+  EXPECT_EQ(p.name, "base");
+  EXPECT_EQ(p.codecs.at("fp16").encode.knots.size(), 2u);   // fitted from the points
+  // One decode knot: constant below it, proportional to size above it.
+  EXPECT_DOUBLE_EQ(p.codec_time("fp16", false, 512), 5.0e-6);
+  EXPECT_DOUBLE_EQ(p.codec_time("fp16", false, 4096), 2.0e-5);
+  ASSERT_NE(p.collective("allreduce", 8), nullptr);
+  EXPECT_DOUBLE_EQ(p.collective("allreduce", 8)->fit.evaluate(1e11), 2.0e-5 + 1.0);
+}
+
 TEST(Profile, MalformedProfilesAreRejectedWithFileLineAndField) {
   const BadCase cases[] = {
       {"schema_version.yaml", 1, "schema", "unsupported profile schema \"2\""},

@@ -88,6 +88,8 @@ TEST(CalibrateTool, BadOptionsExitWithInputError) {
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.output.find("FROM is larger than TO"), std::string::npos) << r.output;
   EXPECT_EQ(run("--device cpu --out x.yaml --bogus").status, 2);
+  EXPECT_EQ(run("--device cpu --out x.yaml --collectives allreduce,gossip").status, 2);
+  EXPECT_EQ(run("--device cpu --out x.yaml --repeats 0").status, 2);
   EXPECT_EQ(run("--help").status, 0);
 }
 
