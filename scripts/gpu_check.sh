@@ -178,6 +178,13 @@ cat "$OUT/bench.txt" >> "$LOG"
 log "step bench: exit $rc"
 fi
 
+# --- K2: Top-K radix select vs radix sort / torch.topk, PowerSGD ResNet-50 vs PyTorch (table in log.txt)
+if [[ -x "$BIN/gw_topk_powersgd_bench" ]]; then
+  step topk-powersgd-bench 60 "$BIN/gw_topk_powersgd_bench" "${BASELINE_ARGS[@]}"
+else
+  log "no build-gpu/bin/gw_topk_powersgd_bench: K2 benchmark skipped"
+fi
+
 # --- calibrator hook (the calibration engineer adjusts the flags) -------------
 # >>> CALIBRATE HOOK >>>
 if [[ -x "$BIN/gradwire-calibrate" ]]; then

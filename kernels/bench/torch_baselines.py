@@ -11,7 +11,7 @@ Times on the current CUDA device, with torch.cuda.Event and the median of
     powerSGD_hook does it, Q = M^T P, approx = P Q^T (out= buffers like the
     hook, fp32, TF32 off), all tensors, and each step alone.
 
-Writes JSON lines to OUT, one per measurement, in the format the gradwire
+Usage: torch_baselines.py OUT  (or --out OUT). Writes JSON lines to OUT, one per measurement, in the format the gradwire
 benchmarks read with --baselines:
   {"kernel": "topk", "op": "encode", "n": 67108864, "baseline": "...", "median_ms": 1.2, ...}
 """
@@ -74,7 +74,8 @@ def gram_schmidt_(p, eps=0.0):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("out", help="JSON lines file to write")
+    parser.add_argument("out", nargs="?", help="JSON lines file to write")
+    parser.add_argument("--out", dest="out_opt", help="same as the positional OUT")
     parser.add_argument("--n", type=int, default=1 << 26, help="Top-K input size")
     parser.add_argument("--ratio", type=float, default=0.01, help="k = ceil(ratio * n)")
     parser.add_argument("--rank", type=int, default=4, help="PowerSGD rank")
@@ -83,6 +84,9 @@ def main():
     args = parser.parse_args()
     if args.runs < 20:
         parser.error("--runs must be at least 20")
+    out_path = args.out_opt or args.out
+    if not out_path:
+        parser.error("give the output file (OUT or --out OUT)")
     if not torch.cuda.is_available():
         print("torch_baselines.py: no CUDA device", file=sys.stderr)
         return 1
@@ -158,7 +162,7 @@ def main():
     emit("powersgd", tag + "_compute_q", total, base, median_ms(step_q, args.runs, args.warmup))
     emit("powersgd", tag + "_decompress", total, base, median_ms(step_d, args.runs, args.warmup))
 
-    with open(args.out, "w", encoding="utf-8") as f:
+    with open(out_path, "w", encoding="utf-8") as f:
         f.write("\n".join(lines) + "\n")
     return 0
 
