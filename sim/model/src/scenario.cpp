@@ -1,6 +1,9 @@
 #include "gradwire/scenario.hpp"
 
 #include <cmath>
+#include <cstdio>
+
+#include "gradwire/catalog.hpp"
 
 namespace gw {
 namespace {
@@ -13,6 +16,64 @@ LinkSpec parse_link(const yaml::Node& n) {
   l.bandwidth = n.required("bandwidth").as_bandwidth(1e3, 1e15);
   l.latency = n.required("latency").as_time(0, 1.0);
   return l;
+}
+
+std::string exact(double v, const char* unit) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.17g%s", v, unit);
+  return buf;
+}
+
+// `cluster: {instance: NAME, nodes: N}` plus optional nics (any of count,
+// bandwidth, latency), fabric, placement and network overrides; the GPUs,
+// intra-node links and NICs come from the instance catalog (catalog.hpp).
+ClusterSpec parse_instance_cluster(const yaml::Node& n) {
+  n.expect_map();
+  for (const char* k : {"gpus_per_node", "gpu", "intra_node"}) {
+    if (auto x = n.optional(k)) {
+      x->fail(std::string("set by the instance; remove it, or describe the cluster without `instance`"));
+    }
+  }
+  n.allow_keys({"instance", "nodes", "nics", "fabric", "placement", "network"});
+  auto inst = n.required("instance");
+  const Catalog& catalog = default_catalog();
+  const InstanceType* type = catalog.find(inst.as_string());
+  if (type == nullptr) {
+    std::string names;
+    for (const auto& i : catalog.instances) names += (names.empty() ? "" : ", ") + i.name;
+    inst.fail("no instance \"" + inst.as_string() + "\" in the catalog " + catalog.path + " (known: " + names + ")");
+  }
+  if (!n.has("nodes")) n.required("nodes");  // reports the missing field
+  YAML::Node m(YAML::NodeType::Map);
+  m["nodes"] = n.raw()["nodes"];
+  m["gpus_per_node"] = type->gpus;
+  m["gpu"] = type->gpu;
+  m["intra_node"]["bandwidth"] = exact(type->intra_node.bandwidth, "B/s");
+  m["intra_node"]["latency"] = exact(type->intra_node.latency, "s");
+  m["nics"]["count"] = type->nic_count;
+  m["nics"]["bandwidth"] = exact(type->nic.bandwidth, "B/s");
+  m["nics"]["latency"] = exact(type->nic.latency, "s");
+  if (n.has("fabric")) {
+    m["fabric"] = n.raw()["fabric"];
+  } else {
+    m["fabric"]["topology"] = "switch";
+  }
+  for (const char* k : {"placement", "network"}) {
+    if (n.has(k)) m[k] = n.raw()[k];
+  }
+  ClusterSpec c = parse_cluster(yaml::Node(m, n.file(), n.path(), YAML::Mark()));
+  c.intra_node = type->intra_node;
+  c.nic_count = type->nic_count;
+  c.nic = type->nic;
+  if (!n.has("fabric")) c.fabric.latency = type->fabric_latency;
+  if (auto nics = n.optional("nics")) {
+    nics->allow_keys({"count", "bandwidth", "latency"});
+    if (auto x = nics->optional("count")) c.nic_count = static_cast<int>(x->as_int(1, 64));
+    if (auto x = nics->optional("bandwidth")) c.nic.bandwidth = x->as_bandwidth(1e3, 1e15);
+    if (auto x = nics->optional("latency")) c.nic.latency = x->as_time(0, 1.0);
+  }
+  c.instance = type->name;
+  return c;
 }
 
 }  // namespace
@@ -29,6 +90,7 @@ std::string to_string(Precision p) {
 double bytes_per_element(Precision p) { return p == Precision::FP32 ? 4.0 : 2.0; }
 
 ClusterSpec parse_cluster(const yaml::Node& n) {
+  if (n.is_map() && n.has("instance")) return parse_instance_cluster(n);
   n.allow_keys({"nodes", "gpus_per_node", "gpu", "intra_node", "nics", "fabric", "placement", "network"});
   ClusterSpec c;
   c.nodes = static_cast<int>(n.required("nodes").as_int(1, kMaxWorldSize));

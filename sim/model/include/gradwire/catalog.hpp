@@ -1,0 +1,68 @@
+// The instance catalog (catalog/instances.yaml, schema gradwire-catalog/1):
+// cloud GPU instances with their GPUs, interconnects and list prices, so that a
+// scenario can say `cluster: {instance: p4d.24xlarge, nodes: 16}`. Plain C++.
+// Loading is strict: gw::InputError with file, line, column and key path.
+// Schema and sources: docs/planning.md.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gradwire/scenario.hpp"
+
+namespace gw {
+
+inline constexpr const char* kCatalogSchema = "gradwire-catalog/1";
+
+/// How a provider bills: time is rounded up to `granularity` seconds and is at
+/// least `minimum` seconds (per instance, per launch).
+struct BillingSpec {
+  double granularity = 1.0;
+  double minimum = 60.0;
+};
+
+struct InstanceType {
+  std::string name;       ///< e.g. "p4d.24xlarge"
+  std::string cloud;      ///< aws, gcp, azure
+  std::string region;     ///< the region the prices are for
+  std::string gpu;        ///< profile name: v100, a100-40gb, a100-80gb, h100, h200, a10g, l4
+  int gpus = 0;           ///< GPUs per instance
+  double gpu_memory = 0;  ///< bytes per GPU
+  LinkSpec intra_node;    ///< one GPU's link into the node fabric, one direction
+  int nic_count = 1;
+  LinkSpec nic;           ///< one NIC
+  double fabric_latency = 0;
+  double on_demand = 0;               ///< USD per instance hour
+  std::optional<double> spot;         ///< USD per instance hour, when offered
+  BillingSpec billing;
+  std::string source;
+  int line = 0;           ///< line of the entry in the catalog file
+};
+
+struct Catalog {
+  std::string path;
+  std::string as_of;      ///< date of the prices (YYYY-MM-DD)
+  std::string currency;   ///< "USD"
+  std::vector<InstanceType> instances;
+  /// The entry named `name` (exact match), or nullptr.
+  const InstanceType* find(std::string_view name) const;
+};
+
+/// Loads and validates a catalog file: schema, unknown / duplicate keys,
+/// duplicate instance names, GPU names without a bundled profile name form,
+/// units, prices > 0, spot < on-demand.
+Catalog load_catalog_file(const std::string& path);
+
+/// $GRADWIRE_CATALOG when set and non-empty, else <source tree>/catalog/instances.yaml.
+std::string default_catalog_path();
+
+/// The catalog at default_catalog_path(), loaded once per path and process.
+const Catalog& default_catalog();
+
+/// The ClusterSpec of `nodes` instances of `type`: its GPUs, links, NICs and a
+/// non-blocking switch fabric with the catalog's hop latency; instance set.
+ClusterSpec cluster_from_instance(const InstanceType& type, int nodes);
+
+}  // namespace gw

@@ -1,0 +1,133 @@
+#include "gradwire/catalog.hpp"
+
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <regex>
+#include <set>
+
+namespace gw {
+namespace {
+
+LinkSpec read_link(const yaml::Node& n) {
+  n.allow_keys({"bandwidth", "latency"});
+  LinkSpec l;
+  l.bandwidth = n.required("bandwidth").as_bandwidth(1e3, 1e15);
+  l.latency = n.required("latency").as_time(0, 1.0);
+  return l;
+}
+
+BillingSpec read_billing(const yaml::Node& n, BillingSpec b) {
+  n.allow_keys({"granularity", "minimum"});
+  if (auto g = n.optional("granularity")) {
+    b.granularity = g->as_time(0, 86400.0 * 31);
+    if (b.granularity <= 0) g->fail("granularity must be greater than 0");
+  }
+  if (auto m = n.optional("minimum")) b.minimum = m->as_time(0, 86400.0 * 31);
+  return b;
+}
+
+double price(const yaml::Node& n) {
+  double v = n.as_double(0, 1e6);
+  if (v <= 0) n.fail("a price must be greater than 0 (USD per instance hour)");
+  return v;
+}
+
+}  // namespace
+
+const InstanceType* Catalog::find(std::string_view name) const {
+  for (const auto& i : instances) {
+    if (i.name == name) return &i;
+  }
+  return nullptr;
+}
+
+Catalog load_catalog_file(const std::string& path) {
+  auto doc = yaml::load_file(path);
+  auto root = doc.root();
+  root.allow_keys({"schema", "as_of", "currency", "billing", "instances"});
+  Catalog c;
+  c.path = path;
+  auto schema = root.required("schema");
+  if (schema.as_string() != kCatalogSchema) {
+    schema.fail("unsupported catalog schema \"" + schema.as_string() + "\" (expected " + kCatalogSchema + ")");
+  }
+  auto as_of = root.required("as_of");
+  c.as_of = as_of.as_string();
+  static const std::regex date(R"(\d{4}-\d{2}-\d{2})");
+  if (!std::regex_match(c.as_of, date)) as_of.fail("expected a date YYYY-MM-DD (when the prices were read)");
+  c.currency = root.required("currency").as_enum({"USD"});
+  BillingSpec defaults;
+  if (auto b = root.optional("billing")) defaults = read_billing(*b, defaults);
+  auto list = root.required("instances");
+  list.expect_seq();
+  if (list.size() == 0) list.fail("the catalog lists no instances");
+  std::set<std::string> names;
+  for (const auto& e : list.elements()) {
+    e.allow_keys({"name", "cloud", "region", "gpu", "gpus", "gpu_memory", "intra_node", "nics", "fabric_latency",
+                  "price", "billing", "source"});
+    InstanceType t;
+    t.line = e.line();
+    auto name = e.required("name");
+    t.name = name.as_string();
+    if (t.name.empty()) name.fail("empty instance name");
+    if (!names.insert(t.name).second) name.fail("duplicate instance \"" + t.name + "\"");
+    t.cloud = e.required("cloud").as_enum({"aws", "gcp", "azure"});
+    t.region = e.required("region").as_string();
+    t.gpu = e.required("gpu").as_enum({"v100", "a100-40gb", "a100-80gb", "h100", "h200", "a10g", "l4"});
+    t.gpus = static_cast<int>(e.required("gpus").as_int(1, 64));
+    t.gpu_memory = e.required("gpu_memory").as_size(1e9, 1e13);
+    t.intra_node = read_link(e.required("intra_node"));
+    auto nics = e.required("nics");
+    nics.allow_keys({"count", "bandwidth", "latency"});
+    t.nic_count = static_cast<int>(nics.required("count").as_int(1, 64));
+    t.nic.bandwidth = nics.required("bandwidth").as_bandwidth(1e3, 1e15);
+    t.nic.latency = nics.required("latency").as_time(0, 1.0);
+    t.fabric_latency = e.optional("fabric_latency") ? e.required("fabric_latency").as_time(0, 1.0) : 0.0;
+    auto p = e.required("price");
+    p.allow_keys({"on_demand", "spot"});
+    t.on_demand = price(p.required("on_demand"));
+    if (auto s = p.optional("spot")) {
+      t.spot = price(*s);
+      if (*t.spot > t.on_demand) s->fail("spot price above the on-demand price");
+    }
+    t.billing = defaults;
+    if (auto b = e.optional("billing")) t.billing = read_billing(*b, defaults);
+    t.source = e.required("source").as_string();
+    if (t.source.empty()) e.required("source").fail("give the page the price was read from");
+    c.instances.push_back(std::move(t));
+  }
+  return c;
+}
+
+std::string default_catalog_path() {
+  if (const char* env = std::getenv("GRADWIRE_CATALOG"); env != nullptr && *env != '\0') return env;
+  return std::string(GW_SOURCE_DIR) + "/catalog/instances.yaml";
+}
+
+const Catalog& default_catalog() {
+  static std::mutex mu;
+  static std::map<std::string, std::unique_ptr<Catalog>> cache;
+  std::lock_guard<std::mutex> lock(mu);
+  const std::string path = default_catalog_path();
+  auto it = cache.find(path);
+  if (it == cache.end()) it = cache.emplace(path, std::make_unique<Catalog>(load_catalog_file(path))).first;
+  return *it->second;
+}
+
+ClusterSpec cluster_from_instance(const InstanceType& type, int nodes) {
+  ClusterSpec c;
+  c.nodes = nodes;
+  c.gpus_per_node = type.gpus;
+  c.gpu = type.gpu;
+  c.intra_node = type.intra_node;
+  c.nic_count = type.nic_count;
+  c.nic = type.nic;
+  c.fabric.topology = FabricTopology::Switch;
+  c.fabric.latency = type.fabric_latency;
+  c.instance = type.name;
+  return c;
+}
+
+}  // namespace gw
