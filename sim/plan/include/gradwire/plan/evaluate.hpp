@@ -1,0 +1,70 @@
+// One sweep point: a validated scenario turned into a results record: the
+// batch split (global batch, smallest accumulation that fits), the memory
+// check, the predicted iteration (closed form or the SimGrid replay), the
+// time-to-train and the cost. Plain C++ (the replay is passed in as a function).
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "gradwire/catalog.hpp"
+#include "gradwire/iteration_model.hpp"
+#include "gradwire/model_desc.hpp"
+#include "gradwire/plan/memory.hpp"
+#include "gradwire/profile.hpp"
+#include "gradwire/scenario.hpp"
+
+namespace gw::plan {
+
+/// Predicts one iteration. The sweep machinery only needs this narrow type:
+/// closed_form_iteration below, or gw::simulate_iteration (the replay).
+using Evaluator = std::function<IterationResult(const Scenario&, const ModelDesc&, const Profile&)>;
+
+/// Alpha-beta collective times on a cluster (docs/planning.md, "Closed-form
+/// evaluator"): intra-node route alpha = 2 x intra latency; inter-node alpha =
+/// 2 x intra + 2 x NIC latency + fabric hops x fabric latency; an inter-node
+/// flow gets min(intra bandwidth, node NIC bandwidth / g) in the hierarchical
+/// all-reduce and min(intra, node NIC bandwidth) in flat rings.
+CollectiveTimeFn closed_form_collective_time(const ClusterSpec& cluster);
+/// The iteration model evaluated with closed_form_collective_time (no SimGrid).
+IterationResult closed_form_iteration(const Scenario& scenario, const ModelDesc& model, const Profile& profile);
+
+/// "uncompressed", "fp16", "PowerSGD rank 4", "Top-K 1%", ...
+std::string compression_label(const CompressionSpec& c);
+
+struct PointOptions {
+  std::optional<long long> global_batch;   ///< micro_batch := global_batch / (world x k)
+  bool fit_accumulation = false;           ///< choose the smallest k that fits (needs global_batch)
+  std::map<std::string, double> convergence_factors;   ///< by compression kind, explicit only
+  MemoryOptions memory;
+  std::optional<BillingSpec> billing;      ///< overrides the catalog's billing
+};
+
+/// Loads models and profiles once per process and evaluates points.
+class PointEvaluator {
+ public:
+  PointEvaluator(PointOptions options, Evaluator evaluator, std::string evaluator_name);
+  /// Loads (and caches) what `scenario` needs; throws InputError for a missing model/profile.
+  void preload(const Scenario& scenario);
+  /// The results record (one JSON object, no newline) of a point. Never throws
+  /// for a point that cannot be evaluated: the record says status "error",
+  /// "no_fit" or "invalid" with the reason.
+  std::string evaluate(std::size_t index, std::size_t total, const std::string& sweep_id, const std::string& key,
+                       const std::vector<std::pair<std::string, std::string>>& params, const Scenario& scenario);
+
+ private:
+  const ModelDesc& model(const std::string& name);
+  const Profile& profile(const std::string& name);
+  PointOptions options_;
+  Evaluator evaluator_;
+  std::string evaluator_name_;
+  std::map<std::string, std::unique_ptr<ModelDesc>> models_;
+  std::map<std::string, std::unique_ptr<Profile>> profiles_;
+};
+
+}  // namespace gw::plan

@@ -1,0 +1,72 @@
+// Device memory of one data-parallel GPU (docs/planning.md, "Memory model"):
+//
+//   parameters        P x master bytes (fp32: 4)
+//   gradients         P x gradient bytes (workload.precision: 4 or 2)
+//   optimizer states  P x states x 4 (fp32): sgd 0, momentum 1, lars 1,
+//                     adam 2, adamw 2, lamb 2
+//   error feedback    per compressor (iteration model): one residual of the
+//                     gradient per GPU for the lossy compressors with
+//                     error_feedback (none, fp16 and bf16 keep none)
+//   DDP buckets       the flattened bucket copy of all gradients: P x gradient bytes
+//   compressor state  PowerSGD P and Q matrices (iteration model)
+//   gather buffer     all-gather compressors: the largest gathered message
+//   activations       activation_bytes_per_sample x micro_batch
+//   reserve           CUDA context, cuBLAS/NCCL workspaces, allocator slack
+//                     (default 2 GiB; MemoryOptions::reserve)
+// Plain C++.
+#pragma once
+
+#include <string>
+
+#include "gradwire/iteration_model.hpp"
+#include "gradwire/model_desc.hpp"
+#include "gradwire/scenario.hpp"
+
+namespace gw::plan {
+
+struct MemoryOptions {
+  double reserve = 2.0 * 1024 * 1024 * 1024;  ///< bytes per GPU
+  double master_bytes = 4;   ///< bytes per parameter (fp32 master weights)
+  double state_bytes = 4;    ///< bytes per optimizer state element (fp32)
+};
+
+/// Compressor memory per GPU, independent of the micro-batch.
+struct CompressorMemory {
+  double error_feedback = 0;
+  double state = 0;          ///< PowerSGD P and Q
+  double gather_buffer = 0;  ///< largest all-gather result
+};
+/// Reads the compressor terms of an iteration plan.
+CompressorMemory compressor_memory(const IterationPlan& plan);
+
+struct MemoryBreakdown {
+  double parameters = 0, gradients = 0, optimizer_states = 0, error_feedback = 0, buckets = 0,
+         compressor_state = 0, gather_buffer = 0, activations = 0, reserve = 0;
+  double total = 0;
+  double capacity = 0;
+  bool fits() const { return total <= capacity; }
+};
+
+/// Optimizer states per parameter; throws std::invalid_argument for an unknown kind.
+int optimizer_state_count(const std::string& kind);
+
+MemoryBreakdown memory_per_gpu(const ModelDesc& model, const WorkloadSpec& workload,
+                               const CompressorMemory& compressor, double capacity,
+                               const MemoryOptions& options = {});
+
+struct FitChoice {
+  bool found = false;
+  int micro_batch = 0;
+  int accumulation = 0;
+  MemoryBreakdown memory;   ///< of the chosen split; of accumulation = per-GPU batch when none fits
+  std::string reason;       ///< why none fits
+};
+
+/// For a global batch over `world` GPUs: the smallest accumulation k (largest
+/// micro-batch) with micro_batch x k x world == global_batch that fits.
+FitChoice smallest_fitting_accumulation(const ModelDesc& model, WorkloadSpec workload,
+                                        const CompressorMemory& compressor, double capacity,
+                                        long long global_batch, int world,
+                                        const MemoryOptions& options = {});
+
+}  // namespace gw::plan
