@@ -1,14 +1,14 @@
 // Platform construction: hosts are GPUs; every link is split-duplex.
 //
-//   node zone (star, one per node): each GPU's intra-node link (intra_node
-//     bandwidth and latency) up to the node's switch; a router is the node's
-//     gateway.
-//   fabric, Switch: one non-blocking star zone; each node zone hangs on it by
-//     one link of the node's aggregate NIC bandwidth (nic.bandwidth x
-//     nic_count: NCCL stripes its channels over all NICs) with latency
-//     nic.latency + fabric.latency.
-//   fabric, FatTree: a spine star zone over leaf star zones; node zones hang
-//     on their leaf as above; each leaf hangs on the spine by an uplink of
+//   a node: each GPU's intra-node link (intra_node bandwidth and latency) to
+//     the node's switch, and one link of the node's aggregate NIC bandwidth
+//     (nic.bandwidth x nic_count: NCCL stripes its channels over all NICs)
+//     with latency nic.latency + fabric.latency. A GPU's route out of the node
+//     is [its intra link, the NIC link]; between two GPUs of one node a bypass
+//     route [intra link of one, intra link of the other] (see build_node).
+//   fabric, Switch: one non-blocking star zone holding every node's GPUs.
+//   fabric, FatTree: a spine star zone over leaf star zones; each leaf holds
+//     the GPUs of its nodes as above; each leaf hangs on the spine by an uplink of
 //     nodes_per_leaf x node bandwidth / oversubscription with latency
 //     fabric.latency (the leaf's gateway router sits in a zone of its own, see
 //     build_platform). Linear placement puts node k on leaf k / nodes_per_leaf,
@@ -43,26 +43,34 @@ void attach(s4u::NetZone* parent, s4u::NetZone* child, s4u::Link* link,
                     {s4u::LinkInRoute(link, s4u::LinkInRoute::Direction::UP)}, true);
 }
 
-// One node: a star zone of its GPUs with a router as gateway; returns the zone
-// and fills the rank hosts.
-s4u::NetZone* build_node(const ClusterSpec& c, int node, s4u::NetZone* parent,
-                         std::vector<s4u::Host*>& hosts,
-                         simgrid::kernel::routing::NetPoint** gateway) {
-  const std::string name = "node-" + std::to_string(node);
-  auto* zone = s4u::create_star_zone(name);
-  zone->set_parent(parent);
-  *gateway = zone->create_router(name + "-gw");
-  for (int j = 0; j < c.gpus_per_node; ++j) {
-    const int rank = node * c.gpus_per_node + j;
+// One node's GPUs, created directly in `zone` (the fabric or a leaf star zone):
+// each GPU's route to the rest of the zone is its intra-node link then the
+// node's NIC link; between two GPUs of the node a bypass route uses only their
+// two intra-node links. (One SimGrid zone per node would be the natural shape,
+// but SimGrid 3.32 checks every new host and link name by a search through all
+// zones, which made building 32,768 GPUs in 4,096 node zones take minutes.)
+void build_node(const ClusterSpec& c, int node, s4u::NetZone* zone, s4u::Link* nic,
+                std::vector<s4u::Host*>& hosts) {
+  const int g = c.gpus_per_node;
+  std::vector<s4u::Link*> intra(g);
+  for (int j = 0; j < g; ++j) {
+    const int rank = node * g + j;
     const std::string host = "gpu-" + std::to_string(rank);
     auto* h = zone->create_host(host, kHostSpeed);
-    auto* link = duplex(zone, host + "-intra", c.intra_node.bandwidth, c.intra_node.latency);
+    intra[j] = duplex(zone, host + "-intra", c.intra_node.bandwidth, c.intra_node.latency);
     zone->add_route(h->get_netpoint(), nullptr, nullptr, nullptr,
-                    {s4u::LinkInRoute(link, s4u::LinkInRoute::Direction::UP)}, true);
+                    {s4u::LinkInRoute(intra[j], s4u::LinkInRoute::Direction::UP),
+                     s4u::LinkInRoute(nic, s4u::LinkInRoute::Direction::UP)},
+                    true);
     hosts[rank] = h;
   }
-  zone->seal();
-  return zone;
+  for (int a = 0; a < g; ++a)
+    for (int b = 0; b < g; ++b)
+      if (a != b)
+        zone->add_bypass_route(hosts[node * g + a]->get_netpoint(),
+                               hosts[node * g + b]->get_netpoint(), nullptr, nullptr,
+                               {s4u::LinkInRoute(intra[a], s4u::LinkInRoute::Direction::UP),
+                                s4u::LinkInRoute(intra[b], s4u::LinkInRoute::Direction::DOWN)});
 }
 
 }  // namespace
@@ -108,9 +116,8 @@ std::vector<s4u::Host*> build_platform(const ClusterSpec& c) {
   if (c.fabric.topology == FabricTopology::Switch) {
     auto* fabric = s4u::create_star_zone("fabric");
     for (int k = 0; k < c.nodes; ++k) {
-      simgrid::kernel::routing::NetPoint* gw = nullptr;
-      auto* node = build_node(c, k, fabric, hosts, &gw);
-      attach(fabric, node, duplex(fabric, node->get_name() + "-nic", node_bw, nic_lat), gw);
+      auto* nic = duplex(fabric, "node-" + std::to_string(k) + "-nic", node_bw, nic_lat);
+      build_node(c, k, fabric, nic, hosts);
     }
     fabric->seal();
     return hosts;
@@ -135,9 +142,8 @@ std::vector<s4u::Host*> build_platform(const ClusterSpec& c) {
   }
   for (int k = 0; k < c.nodes; ++k) {
     auto* parent = leaf[leaf_of_node(c, k)];
-    simgrid::kernel::routing::NetPoint* gw = nullptr;
-    auto* node = build_node(c, k, parent, hosts, &gw);
-    attach(parent, node, duplex(parent, node->get_name() + "-nic", node_bw, nic_lat), gw);
+    auto* nic = duplex(parent, "node-" + std::to_string(k) + "-nic", node_bw, nic_lat);
+    build_node(c, k, parent, nic, hosts);
   }
   for (int l = 0; l < leaves; ++l) {
     leaf[l]->seal();
