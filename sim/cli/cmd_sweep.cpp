@@ -1,0 +1,100 @@
+// gradwire sweep SWEEP.yaml [-j N] [--out RESULTS] [--shard i/N]: run a
+// cartesian sweep of scenarios in worker processes, resumably.
+#include <boost/program_options.hpp>
+#include <filesystem>
+#include <iostream>
+#include <string>
+#include <thread>
+
+#include "commands.hpp"
+#include "gradwire/error.hpp"
+#include "gradwire/plan/sweep.hpp"
+#if __has_include("gradwire/replay.hpp")
+#include "gradwire/replay.hpp"
+#define GW_SWEEP_HAVE_REPLAY 1
+#endif
+
+namespace po = boost::program_options;
+
+namespace gw::cli {
+
+/// The evaluator of a sweep: "closed-form" (the iteration model's closed
+/// forms) or "simulation" (the SimGrid replay, each point in its own child).
+plan::Evaluator sweep_evaluator(const std::string& name) {
+  if (name == "closed-form") return plan::closed_form_iteration;
+#ifdef GW_SWEEP_HAVE_REPLAY
+  if (name == "simulation")
+    return [](const Scenario& s, const ModelDesc& m, const Profile& p) { return simulate_iteration(s, m, p); };
+#endif
+  throw std::invalid_argument("evaluator \"" + name + "\" is not available in this build");
+}
+
+std::string default_results_path(const std::string& sweep) {
+  std::filesystem::path p(sweep);
+  return (p.parent_path() / (p.stem().string() + ".results.jsonl")).string();
+}
+
+int run_sweep_command(const std::string& sweep_file, const std::string& out, int jobs, const std::string& shard,
+                      const std::string& progress, const std::string& evaluator, bool quiet) {
+  const auto spec = plan::load_sweep(sweep_file);
+  plan::RunOptions o;
+  o.out = out.empty() ? default_results_path(sweep_file) : out;
+  o.jobs = jobs > 0 ? jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  if (!shard.empty()) std::tie(o.shard_index, o.shard_count) = plan::parse_shard(shard);
+  if (progress == "auto") o.progress = plan::RunOptions::Progress::Auto;
+  else if (progress == "bar") o.progress = plan::RunOptions::Progress::Bar;
+  else if (progress == "lines") o.progress = plan::RunOptions::Progress::Lines;
+  else if (progress == "none") o.progress = plan::RunOptions::Progress::None;
+  else throw std::invalid_argument("--progress expects auto, bar, lines or none");
+  const std::string ev = evaluator.empty() ? spec.evaluator : evaluator;
+  const auto sum = plan::run_sweep(spec, o, sweep_evaluator(ev), ev == "simulation" ? "simulation" : "closed form");
+  if (!quiet || sum.interrupted) {
+    std::cerr << "gradwire sweep: " << sweep_file << ": " << sum.in_shard << " points"
+              << (o.shard_count > 1 ? " in shard " + std::to_string(o.shard_index) + "/" + std::to_string(o.shard_count)
+                                    : std::string())
+              << ", " << sum.skipped << " already done, " << sum.ran << " run now (" << sum.failed << " failed) in "
+              << sum.seconds << " s -> " << o.out << (sum.interrupted ? " (interrupted; rerun to resume)" : "")
+              << "\n";
+  }
+  if (sum.interrupted) return kExitInterrupted;
+  return sum.failed > 0 ? kExitFailure : kExitOk;
+}
+
+int cmd_sweep(int argc, char** argv) {
+  po::options_description opts(
+      "gradwire sweep SWEEP.yaml [-j N] [--out RESULTS] [--shard i/N] : run a sweep (docs/planning.md)");
+  opts.add_options()("help,h", "show this help")("sweep", po::value<std::string>(), "sweep file")(
+      "jobs,j", po::value<int>()->default_value(0), "parallel workers (0: one per CPU)")(
+      "out,o", po::value<std::string>()->default_value(""), "results file (default: SWEEP.results.jsonl)")(
+      "shard", po::value<std::string>()->default_value(""), "run only the points with index % N == i")(
+      "progress", po::value<std::string>()->default_value("auto"), "auto (bar on a terminal), bar, lines, none")(
+      "evaluator", po::value<std::string>()->default_value(""), "closed-form or simulation (default: the file's)");
+  po::positional_options_description pos;
+  pos.add("sweep", 1);
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(argc, argv).options(opts).positional(pos).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    std::cerr << "gradwire sweep: " << e.what() << "\n" << opts;
+    return kExitInput;
+  }
+  if (vm.count("help")) {
+    std::cout << opts;
+    return kExitOk;
+  }
+  if (!vm.count("sweep")) {
+    std::cerr << "gradwire sweep: give a sweep file\n" << opts;
+    return kExitInput;
+  }
+  try {
+    return run_sweep_command(vm["sweep"].as<std::string>(), vm["out"].as<std::string>(), vm["jobs"].as<int>(),
+                             vm["shard"].as<std::string>(), vm["progress"].as<std::string>(),
+                             vm["evaluator"].as<std::string>(), false);
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "gradwire sweep: " << e.what() << "\n";
+    return kExitInput;
+  }
+}
+
+}  // namespace gw::cli

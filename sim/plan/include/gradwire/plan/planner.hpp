@@ -1,0 +1,59 @@
+// Choosing a configuration from sweep results (docs/planning.md, "Plan's rule"):
+// the Pareto front of (time-to-train, cost) and one recommendation.
+//
+//   deadline only      : the cheapest point finishing within the deadline
+//   budget only        : the fastest point costing at most the budget
+//   deadline and budget: the cheapest point meeting both
+//   neither            : the cheapest point
+// Ties go to the faster point, then to the lower index. The choice is compared
+// with the uncompressed, k = 1 point of the same cluster (same instance, nodes
+// and network) when the sweep has one. Plain C++.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gradwire/plan/sweep.hpp"
+
+namespace gw::plan {
+
+struct PlanPoint {
+  std::size_t index = 0;
+  std::string key;
+  std::string compression;       ///< label: "PowerSGD rank 4"
+  std::string compression_kind;  ///< "powersgd"
+  std::string instance;          ///< empty when the cluster was spelled out
+  std::string cluster_key;
+  std::string model;
+  int nodes = 0, world = 0, micro_batch = 0, accumulation = 0;
+  double iteration = 0;          ///< s
+  double hours = 0;              ///< time to train
+  double cost = 0;               ///< USD at the chosen pricing
+};
+
+enum class Pricing { OnDemand, Spot };
+
+/// The points of a results file that have a time-to-train and a cost at
+/// `pricing` (status ok, a training target, an instance; a spot price for Spot).
+std::vector<PlanPoint> plan_points(const std::vector<ResultLine>& results, Pricing pricing);
+
+/// Indices (into `points`) of the Pareto-optimal points, by increasing time:
+/// no other point is both at least as fast and at least as cheap, and better in one.
+std::vector<std::size_t> pareto_front(const std::vector<PlanPoint>& points);
+
+struct Recommendation {
+  bool found = false;
+  PlanPoint choice;
+  std::optional<PlanPoint> baseline;   ///< uncompressed, k = 1, same cluster
+  std::string rule;                    ///< the rule that was applied
+  std::string reason;                  ///< one sentence for people
+};
+
+Recommendation recommend(const std::vector<PlanPoint>& points, std::optional<double> budget,
+                         std::optional<double> deadline_hours);
+
+/// "PowerSGD rank 4, k = 4 on 16 x p4d.24xlarge"
+std::string describe(const PlanPoint& p);
+
+}  // namespace gw::plan

@@ -1,0 +1,317 @@
+#include "gradwire/plan/report.hpp"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+#include "gradwire/atomic_file.hpp"
+#include "gradwire/plan/planner.hpp"
+#include "gradwire/plan/sweep.hpp"
+
+namespace gw::plan {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+std::string html_escape(const std::string& s) {
+  std::string o;
+  for (char c : s) {
+    switch (c) {
+      case '&': o += "&amp;"; break;
+      case '<': o += "&lt;"; break;
+      case '>': o += "&gt;"; break;
+      case '"': o += "&quot;"; break;
+      default: o += c;
+    }
+  }
+  return o;
+}
+
+std::string gp_quote(const std::string& s) {
+  std::string o = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') o += '\\';
+    o += c;
+  }
+  return o + "\"";
+}
+
+std::string num(double v, const char* f = "%.4g") {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+void run_gnuplot(const std::string& gnuplot, const std::string& dir, const std::string& script) {
+  const pid_t pid = ::fork();
+  if (pid < 0) throw std::runtime_error("fork failed");
+  if (pid == 0) {
+    if (::chdir(dir.c_str()) != 0) ::_exit(126);
+    ::execlp(gnuplot.c_str(), gnuplot.c_str(), script.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    throw std::runtime_error("gnuplot failed on " + script + (WIFEXITED(status) && WEXITSTATUS(status) == 127
+                                                                   ? " (is gnuplot installed?)"
+                                                                   : ""));
+}
+
+struct Figure {
+  std::string name, title, caption;
+};
+
+/// Writes NAME.gp that renders NAME.svg and NAME.png from `body` (the plot commands).
+void figure(const std::string& gnuplot, const std::string& dir, const std::string& name, const std::string& body) {
+  std::ostringstream gp;
+  gp << "set terminal svg size 960,600 dynamic font 'sans,13' background rgb 'white'\n"
+     << "set output '" << name << ".svg'\n"
+     << body << "\n"
+     << "set terminal pngcairo size 1280,800 font 'sans,14' background rgb 'white'\n"
+     << "set output '" << name << ".png'\n"
+     << "replot\nunset output\n";
+  write_file_atomic(dir + "/" + name + ".gp", gp.str());
+  run_gnuplot(gnuplot, dir, name + ".gp");
+}
+
+const char* kStyle =
+    "set grid lc rgb '#dddddd'\nset key outside right top noenhanced\nset border lc rgb '#444444'\n"
+    "set style line 1 lc rgb '#1f77b4' lw 2 pt 7\nset style line 2 lc rgb '#d62728' lw 2 pt 5\n"
+    "set style line 3 lc rgb '#2ca02c' lw 2 pt 9\nset style line 4 lc rgb '#ff7f0e' lw 2 pt 11\n"
+    "set style line 5 lc rgb '#9467bd' lw 2 pt 13\nset style line 6 lc rgb '#8c564b' lw 2 pt 7\n"
+    "set style line 7 lc rgb '#e377c2' lw 2 pt 5\nset style line 8 lc rgb '#7f7f7f' lw 2 pt 9\n"
+    "set style line 9 lc rgb '#bcbd22' lw 2 pt 11\nset style line 10 lc rgb '#17becf' lw 2 pt 13\n";
+
+}  // namespace
+
+ReportSummary render_report(const std::string& results, const std::string& out_dir, const std::string& gnuplot) {
+  const auto lines = read_results(results);
+  std::vector<json> recs;
+  ReportSummary sum;
+  for (const auto& l : lines) {
+    recs.push_back(json::parse(l.text));
+    const std::string st = recs.back().value("status", "");
+    ++sum.points;
+    if (st == "ok") ++sum.ok;
+    else if (st == "no_fit") ++sum.no_fit;
+    else if (st == "invalid") ++sum.invalid;
+    else ++sum.errors;
+  }
+  std::sort(recs.begin(), recs.end(), [](const json& a, const json& b) { return a["index"] < b["index"]; });
+
+  fs::path target = fs::absolute(out_dir).lexically_normal();
+  if (target.filename().empty()) target = target.parent_path();
+  fs::create_directories(target.parent_path());
+  std::string tmpl = (target.parent_path() / ("." + target.filename().string() + ".tmp-XXXXXX")).string();
+  if (::mkdtemp(tmpl.data()) == nullptr) throw std::runtime_error("cannot create a directory beside " + target.string());
+  const std::string tmp = tmpl;
+  std::vector<Figure> figures;
+  try {
+    std::vector<const json*> ok;
+    for (const auto& r : recs)
+      if (r.value("status", "") == "ok") ok.push_back(&r);
+    // Which dimensions vary among the ok points (they split the series).
+    std::set<int> worlds, ks;
+    std::set<std::string> instances, models;
+    std::set<double> bandwidths;
+    for (const auto* r : ok) {
+      worlds.insert((*r)["world"].get<int>());
+      ks.insert((*r)["accumulation"].get<int>());
+      instances.insert((*r)["instance"].is_string() ? (*r)["instance"].get<std::string>() : "");
+      models.insert((*r)["model"].get<std::string>());
+      bandwidths.insert((*r)["node_bandwidth"].get<double>());
+    }
+    auto series_of = [&](const json& r, bool with_k) {
+      std::string s = r["compression"].get<std::string>();
+      if (models.size() > 1) s += ", " + r["model"].get<std::string>();
+      if (instances.size() > 1 && r["instance"].is_string()) s += ", " + r["instance"].get<std::string>();
+      if (worlds.size() > 1) s += ", " + std::to_string(r["world"].get<int>()) + " GPUs";
+      if (with_k && ks.size() > 1) s += ", k=" + std::to_string(r["accumulation"].get<int>());
+      return s;
+    };
+
+    // 1. Iteration time against node bandwidth, one line per compressor.
+    if (bandwidths.size() > 1) {
+      std::map<std::string, std::map<double, double>> series;
+      for (const auto* r : ok) series[series_of(*r, true)][(*r)["node_bandwidth"].get<double>() * 8 / 1e9] =
+          (*r)["iteration"].get<double>() * 1e3;
+      std::ostringstream dat, plot;
+      int idx = 0;
+      plot << kStyle << "set title 'Iteration time against inter-node bandwidth'\n"
+           << "set xlabel 'node network bandwidth (Gbps)'\nset ylabel 'iteration time (ms)'\n"
+           << "set logscale x 10\nset logscale y 10\nplot ";
+      for (const auto& [name, pts] : series) {
+        dat << "# " << name << "\n";
+        for (const auto& [x, y] : pts) dat << num(x, "%.6g") << " " << num(y, "%.6g") << "\n";
+        dat << "\n\n";
+        plot << (idx ? ", " : "") << "'iteration-vs-bandwidth.dat' index " << idx << " using 1:2 with linespoints ls "
+             << (idx % 10 + 1) << " dt " << (idx / 10 + 1) << " title " << gp_quote(name);
+        ++idx;
+      }
+      write_file_atomic(tmp + "/iteration-vs-bandwidth.dat", dat.str());
+      figure(gnuplot, tmp, "iteration-vs-bandwidth", plot.str());
+      figures.push_back({"iteration-vs-bandwidth", "Iteration time against bandwidth",
+                         "Predicted time of one training iteration (all accumulation micro-steps, synchronization "
+                         "and optimizer step) against the aggregate NIC bandwidth of a node, per compressor."});
+    }
+
+    // 2. Cost against time-to-train, with the Pareto front.
+    const auto points = plan_points(lines, Pricing::OnDemand);
+    std::vector<std::size_t> front;
+    if (!points.empty()) {
+      front = pareto_front(points);
+      std::map<std::string, std::vector<const PlanPoint*>> by;
+      for (const auto& p : points) by[p.compression].push_back(&p);
+      std::ostringstream dat, plot;
+      plot << kStyle << "set title 'Cost against time-to-train (on-demand prices)'\n"
+           << "set xlabel 'time to train (hours)'\nset ylabel 'cost (USD)'\nset logscale x 10\nset logscale y 10\nplot ";
+      int idx = 0;
+      for (const auto& [name, pts] : by) {
+        dat << "# " << name << "\n";
+        for (const auto* p : pts) dat << num(p->hours, "%.6g") << " " << num(p->cost, "%.6g") << "\n";
+        dat << "\n\n";
+        plot << (idx ? ", " : "") << "'cost-vs-time.dat' index " << idx << " using 1:2 with points ls "
+             << (idx % 10 + 1) << " ps 1.3 title " << gp_quote(name);
+        ++idx;
+      }
+      dat << "# Pareto front\n";
+      for (std::size_t i : front) dat << num(points[i].hours, "%.6g") << " " << num(points[i].cost, "%.6g") << "\n";
+      plot << ", 'cost-vs-time.dat' index " << idx
+           << " using 1:2 with steps lc rgb 'black' lw 1.5 dt 2 title 'Pareto front'";
+      write_file_atomic(tmp + "/cost-vs-time.dat", dat.str());
+      figure(gnuplot, tmp, "cost-vs-time", plot.str());
+      figures.push_back({"cost-vs-time", "Cost against time-to-train",
+                         "Every configuration with a training target and an instance price; the dashed staircase "
+                         "is the Pareto front (nothing is both faster and cheaper)."});
+    }
+
+    // 3. Breakdown bars of up to 24 points: the Pareto points, else the fastest.
+    {
+      std::vector<const json*> pick;
+      if (!front.empty()) {
+        for (std::size_t i : front)
+          for (const auto* r : ok)
+            if ((*r)["index"].get<std::size_t>() == points[i].index) pick.push_back(r);
+      } else {
+        pick = ok;
+        std::sort(pick.begin(), pick.end(),
+                  [](const json* a, const json* b) { return (*a)["iteration"] < (*b)["iteration"]; });
+      }
+      if (pick.size() > 24) pick.resize(24);
+      if (!pick.empty()) {
+        std::ostringstream dat, plot;
+        dat << "label forward backward exposed_comm optimizer\n";
+        for (const auto* r : pick) {
+          std::string label = series_of(*r, true);
+          if (bandwidths.size() > 1) label += ", " + num((*r)["node_bandwidth"].get<double>() * 8 / 1e9, "%g") + " Gbps";
+          dat << gp_quote(label) << " " << num((*r)["forward"].get<double>() * 1e3, "%.6g") << " "
+              << num((*r)["backward"].get<double>() * 1e3, "%.6g") << " "
+              << num((*r)["exposed_communication"].get<double>() * 1e3, "%.6g") << " "
+              << num((*r)["optimizer"].get<double>() * 1e3, "%.6g") << "\n";
+        }
+        write_file_atomic(tmp + "/breakdown.dat", dat.str());
+        plot << kStyle << "set title 'Where an iteration goes'\nset ylabel 'time (ms)'\n"
+             << "set style data histograms\nset style histogram rowstacked\nset style fill solid 0.85 border -1\n"
+             << "set boxwidth 0.7\nset xtics rotate by -40 left noenhanced font ',10'\nset bmargin 12\n"
+             << "set key outside right top\n"
+             << "plot 'breakdown.dat' using 2:xtic(1) title 'forward' lc rgb '#1f77b4', "
+                "'' using 3 title 'backward' lc rgb '#2ca02c', '' using 4 title 'exposed communication' lc rgb "
+                "'#d62728', '' using 5 title 'optimizer' lc rgb '#9467bd'\n";
+        figure(gnuplot, tmp, "breakdown", plot.str());
+        figures.push_back({"breakdown", "Iteration breakdown",
+                           std::string(front.empty() ? "The fastest configurations" : "The Pareto-optimal configurations") +
+                               ": forward and backward compute (all micro-steps), communication not hidden behind "
+                               "the backward pass, and the optimizer step."});
+      }
+    }
+
+    // HTML page.
+    std::ostringstream h;
+    h << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>gradwire report</title>\n"
+      << "<style>body{font-family:sans-serif;max-width:1100px;margin:2em auto;color:#222}"
+         "table{border-collapse:collapse;font-size:13px;margin:1em 0}td,th{border:1px solid #ccc;padding:3px 8px;"
+         "text-align:right}th{background:#f0f0f0}td.l{text-align:left}img{max-width:100%;border:1px solid #ddd}"
+         ".rec{background:#eef6ee;padding:0.8em;border-left:4px solid #2ca02c}</style></head><body>\n";
+    h << "<h1>gradwire report</h1>\n<p>Results: <code>" << html_escape(results) << "</code> &mdash; " << sum.points
+      << " points: " << sum.ok << " predicted, " << sum.no_fit << " do not fit in GPU memory, " << sum.invalid
+      << " invalid, " << sum.errors << " failed.</p>\n";
+    if (!points.empty()) {
+      const auto rec = recommend(points, std::nullopt, std::nullopt);
+      h << "<p class=\"rec\"><b>Recommendation</b> (" << html_escape(rec.rule) << "): " << html_escape(rec.reason)
+        << "</p>\n";
+    }
+    for (const auto& f : figures) {
+      h << "<h2>" << html_escape(f.title) << "</h2>\n<p>" << html_escape(f.caption) << "</p>\n<img src=\"" << f.name
+        << ".svg\" alt=\"" << html_escape(f.title) << "\"><p><a href=\"" << f.name << ".png\">PNG</a></p>\n";
+    }
+    if (!front.empty()) {
+      h << "<h2>Pareto front</h2>\n<table><tr><th>#</th><th>configuration</th><th>iteration (ms)</th>"
+           "<th>time to train (h)</th><th>cost on demand (USD)</th></tr>\n";
+      for (std::size_t i : front) {
+        const auto& p = points[i];
+        h << "<tr><td>" << p.index << "</td><td class=\"l\">" << html_escape(describe(p)) << "</td><td>"
+          << num(p.iteration * 1e3) << "</td><td>" << num(p.hours) << "</td><td>" << num(p.cost, "%.2f")
+          << "</td></tr>\n";
+      }
+      h << "</table>\n";
+    }
+    h << "<h2>All points</h2>\n<table><tr><th>#</th><th class=\"l\">point</th><th>status</th><th>GPUs</th>"
+         "<th>micro-batch</th><th>k</th><th>iteration (ms)</th><th>exposed comm (ms)</th><th>memory (GiB)</th>"
+         "<th>hours</th><th>USD on demand</th><th>USD spot</th></tr>\n";
+    std::size_t shown = 0;
+    for (const auto& r : recs) {
+      if (++shown > 2000) break;
+      auto cell = [&](const char* k, double scale, const char* f) {
+        return r.contains(k) && r[k].is_number() ? num(r[k].get<double>() * scale, f) : std::string("&ndash;");
+      };
+      std::string mem = r.contains("memory") ? num(r["memory"]["total"].get<double>() / (1u << 30), "%.1f") : "&ndash;";
+      std::string hours = "&ndash;", od = "&ndash;", spot = "&ndash;";
+      if (r.contains("training")) hours = num(r["training"]["hours"].get<double>());
+      if (r.contains("cost")) {
+        od = num(r["cost"]["on_demand"].get<double>(), "%.2f");
+        if (r["cost"]["spot"].is_number()) spot = num(r["cost"]["spot"].get<double>(), "%.2f");
+      }
+      std::string status = r.value("status", "");
+      if (r.contains("reason")) status += ": " + r["reason"].get<std::string>();
+      h << "<tr><td>" << r["index"].get<std::size_t>() << "</td><td class=\"l\">" << html_escape(r.value("key", ""))
+        << "</td><td class=\"l\">" << html_escape(status) << "</td><td>" << r.value("world", 0) << "</td><td>"
+        << r.value("micro_batch", 0) << "</td><td>" << r.value("accumulation", 0) << "</td><td>"
+        << cell("iteration", 1e3, "%.4g") << "</td><td>" << cell("exposed_communication", 1e3, "%.4g") << "</td><td>"
+        << mem << "</td><td>" << hours << "</td><td>" << od << "</td><td>" << spot << "</td></tr>\n";
+    }
+    h << "</table>\n";
+    if (recs.size() > 2000) h << "<p>(first 2,000 points shown)</p>\n";
+    h << "<p>Prices: catalog/instances.yaml (dated list prices; they change). Method: see docs/planning.md.</p>\n"
+      << "</body></html>\n";
+    write_file_atomic(tmp + "/index.html", h.str());
+  } catch (...) {
+    fs::remove_all(tmp);
+    throw;
+  }
+  // Swap into place: the old report (if any) is moved aside, then removed.
+  std::string old;
+  if (fs::exists(target)) {
+    old = tmp + ".old";
+    fs::rename(target, old);
+  }
+  fs::rename(tmp, target);
+  if (!old.empty()) fs::remove_all(old);
+  sum.dir = target.string();
+  for (const auto& e : fs::directory_iterator(target)) sum.files.push_back(e.path().filename().string());
+  std::sort(sum.files.begin(), sum.files.end());
+  return sum;
+}
+
+}  // namespace gw::plan
