@@ -55,9 +55,10 @@ std::string format_table(const IterationResult& r) {
   o += "\n";
   o += fmt::format("samples/s (global):            {:.1f}\n", r.samples_per_second);
   o += fmt::format("bytes on the wire per GPU:     {} per iteration\n", units::format_size(r.wire_bytes_per_gpu));
-  if (r.error_feedback_bytes > 0 || r.state_bytes > 0)
-    o += fmt::format("compressor memory per GPU:     {} error feedback + {} state\n",
-                     units::format_size(r.error_feedback_bytes), units::format_size(r.state_bytes));
+  if (r.error_feedback_bytes > 0)
+    o += fmt::format("error-feedback memory per GPU: {}\n", units::format_size(r.error_feedback_bytes));
+  if (r.state_bytes > 0)
+    o += fmt::format("compressor state per GPU:      {} (PowerSGD P and Q)\n", units::format_size(r.state_bytes));
   o += fmt::format("\nbuckets: {} (times in ms from the start of the iteration)\n", r.buckets.size());
   o += fmt::format("{:>6}{:>8}{:>12}{:>12}{:>11}{:>11}{:>11}{:>10}{:>10}\n", "bucket", "tensors", "size",
                    "wire/GPU", "ready", "start", "end", "encode", "decode");
