@@ -75,12 +75,13 @@ inline constexpr int kTopkBins2 = 512;
 struct TopkWorkspaceLayout {
   std::size_t state = 0;       ///< 16 uint32 of selection state
   std::size_t hist = 0;        ///< kTopkBins0 + kTopkBins1 + kTopkBins2 uint32
-  std::size_t tile_sure = 0;   ///< per tile: elements whose top digit beats the pivot's
-  std::size_t tile_gt = 0;     ///< per tile: candidates with key > threshold
-  std::size_t tile_eq = 0;     ///< per tile: candidates with key == threshold
-  std::size_t tile_out = 0;    ///< per tile: output offset
-  std::size_t tile_eqoff = 0;  ///< per tile: ties (key == threshold) in earlier tiles
-  std::size_t candidates = 0;  ///< n int32 candidate indices
+  std::size_t tile_gt = 0;     ///< per tile: elements with key > threshold
+  std::size_t tile_eq = 0;     ///< per tile: elements with key == threshold
+  std::size_t tile_base = 0;   ///< per tile: offset of its kept indices in `kept`
+  std::size_t tile_count = 0;  ///< per tile: how many indices it kept
+  std::size_t tile_gbefore = 0;  ///< per tile: elements > threshold in earlier tiles
+  std::size_t tile_ebefore = 0;  ///< per tile: elements == threshold in earlier tiles
+  std::size_t kept = 0;        ///< n int32: indices whose top digit is >= the pivot's
   std::size_t zero_bytes = 0;  ///< bytes from offset 0 the select zeroes each call
   std::size_t total = 0;
 };
@@ -95,11 +96,12 @@ inline TopkWorkspaceLayout topk_workspace_layout(std::size_t n) noexcept {
   l.tile_gt = l.hist + align((kTopkBins0 + kTopkBins1 + kTopkBins2) * sizeof(std::uint32_t));
   l.tile_eq = l.tile_gt + tile_bytes;
   l.zero_bytes = l.tile_eq + tile_bytes;  // state, histograms and the two atomic counters
-  l.tile_sure = l.zero_bytes;
-  l.tile_out = l.tile_sure + tile_bytes;
-  l.tile_eqoff = l.tile_out + tile_bytes;
-  l.candidates = l.tile_eqoff + tile_bytes;
-  l.total = l.candidates + align(n * sizeof(std::int32_t));
+  l.tile_base = l.zero_bytes;
+  l.tile_count = l.tile_base + tile_bytes;
+  l.tile_gbefore = l.tile_count + tile_bytes;
+  l.tile_ebefore = l.tile_gbefore + tile_bytes;
+  l.kept = l.tile_ebefore + tile_bytes;
+  l.total = l.kept + align(n * sizeof(std::int32_t));
   return l;
 }
 
