@@ -1,0 +1,133 @@
+// The instance catalog: the bundled file, malformed catalogs (file, line,
+// key), and scenarios that name an instance.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "gradwire/catalog.hpp"
+#include "gradwire/error.hpp"
+#include "gradwire/profile.hpp"
+
+namespace gw {
+namespace {
+
+namespace fs = std::filesystem;
+
+TEST(Catalog, BundledCatalogHasTheRequiredInstancesWithProfiles) {
+  const Catalog c = load_catalog_file(default_catalog_path());
+  EXPECT_EQ(c.currency, "USD");
+  EXPECT_EQ(c.as_of.size(), 10u);
+  for (const char* name : {"p3.16xlarge", "p3dn.24xlarge", "p4d.24xlarge", "p4de.24xlarge", "p5.48xlarge",
+                           "p5en.48xlarge", "g5.48xlarge", "a2-highgpu-8g", "a3-highgpu-8g", "ND96asr_v4",
+                           "ND96isr_H100_v5"}) {
+    const InstanceType* t = c.find(name);
+    ASSERT_NE(t, nullptr) << name;
+    EXPECT_TRUE(fs::exists(default_profiles_dir() + "/" + t->gpu + ".yaml")) << name << " -> " << t->gpu;
+    EXPECT_GT(t->on_demand, 0);
+    if (t->spot) {
+      EXPECT_LT(*t->spot, t->on_demand);
+    }
+  }
+  const InstanceType* p4d = c.find("p4d.24xlarge");
+  EXPECT_EQ(p4d->cloud, "aws");
+  EXPECT_EQ(p4d->gpu, "a100-40gb");
+  EXPECT_EQ(p4d->gpus, 8);
+  EXPECT_EQ(p4d->nic_count, 4);
+  EXPECT_DOUBLE_EQ(p4d->nic.bandwidth, 100e9 / 8);
+  EXPECT_DOUBLE_EQ(p4d->billing.granularity, 1);
+  EXPECT_DOUBLE_EQ(p4d->billing.minimum, 60);
+}
+
+TEST(Catalog, MalformedCatalogsNameFileLineAndKey) {
+  int n = 0;
+  for (const auto& e : fs::directory_iterator(std::string(GW_PLAN_TEST_DIR) + "/bad-catalogs")) {
+    const std::string path = e.path().string();
+    std::ifstream in(path);
+    std::string first;
+    std::getline(in, first);
+    std::istringstream want(first.substr(first.find(':') + 1));
+    int line = 0;
+    std::string key;
+    want >> line >> key;
+    try {
+      load_catalog_file(path);
+      ADD_FAILURE() << path << " was accepted";
+    } catch (const InputError& err) {
+      EXPECT_EQ(err.file(), path);
+      EXPECT_EQ(err.line(), line) << path << ": " << err.what();
+      EXPECT_EQ(err.key(), key) << path << ": " << err.what();
+    }
+    ++n;
+  }
+  EXPECT_GE(n, 10);
+}
+
+TEST(Catalog, ScenarioNamesAnInstance) {
+  auto s = parse_scenario(yaml::load_string(
+      "cluster: {instance: p4d.24xlarge, nodes: 16}\n", "inst.yaml"));
+  EXPECT_EQ(s.cluster.world_size(), 128);
+  EXPECT_EQ(s.cluster.gpu, "a100-40gb");
+  EXPECT_EQ(s.cluster.nic_count, 4);
+  EXPECT_DOUBLE_EQ(s.cluster.node_bandwidth(), 400e9 / 8);
+  ASSERT_TRUE(s.cluster.instance.has_value());
+  EXPECT_EQ(*s.cluster.instance, "p4d.24xlarge");
+  // Overrides: one NIC field, the fabric, the placement.
+  auto o = parse_scenario(yaml::load_string(
+      "cluster:\n  instance: p4d.24xlarge\n  nodes: 4\n  nics: {bandwidth: 10Gbps}\n"
+      "  fabric: {topology: fat-tree, nodes_per_leaf: 2, oversubscription: 2}\n  placement: interleaved\n",
+      "over.yaml"));
+  EXPECT_EQ(o.cluster.nic_count, 4);
+  EXPECT_DOUBLE_EQ(o.cluster.nic.bandwidth, 10e9 / 8);
+  EXPECT_EQ(o.cluster.fabric.topology, FabricTopology::FatTree);
+  EXPECT_EQ(o.cluster.placement, Placement::Interleaved);
+}
+
+TEST(Catalog, InstanceErrorsNameLineAndKey) {
+  try {
+    parse_scenario(yaml::load_string("cluster:\n  instance: p9.huge\n  nodes: 2\n", "s.yaml"));
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.line(), 2);
+    EXPECT_EQ(e.key(), "cluster.instance");
+    EXPECT_NE(e.reason().find("p4d.24xlarge"), std::string::npos);
+  }
+  try {
+    parse_scenario(yaml::load_string("cluster:\n  instance: p4d.24xlarge\n  nodes: 2\n  gpu: h100\n", "s.yaml"));
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.line(), 4);
+    EXPECT_EQ(e.key(), "cluster.gpu");
+  }
+  try {
+    parse_scenario(yaml::load_string("cluster:\n  instance: p4d.24xlarge\n  nodes: 0\n", "s.yaml"));
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.line(), 3);
+    EXPECT_EQ(e.key(), "cluster.nodes");
+  }
+}
+
+TEST(Catalog, EnvironmentVariableSelectsAnotherCatalog) {
+  const fs::path dir = fs::temp_directory_path() / ("gw-cat-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string path = (dir / "mine.yaml").string();
+  std::ofstream(path) << "schema: gradwire-catalog/1\nas_of: 2025-01-01\ncurrency: USD\ninstances:\n"
+                         "  - {name: lab-box, cloud: aws, region: here, gpu: l4, gpus: 2, gpu_memory: 24GB,\n"
+                         "     intra_node: {bandwidth: 16GB/s, latency: 2us}, nics: {count: 1, bandwidth: 10Gbps, latency: 20us},\n"
+                         "     price: {on_demand: 1.5}, billing: {granularity: 1h, minimum: 1h}, source: invoice}\n";
+  ::setenv("GRADWIRE_CATALOG", path.c_str(), 1);
+  auto s = parse_scenario(yaml::load_string("cluster: {instance: lab-box, nodes: 3}\n", "s.yaml"));
+  const InstanceType* t = default_catalog().find("lab-box");
+  ::unsetenv("GRADWIRE_CATALOG");
+  EXPECT_EQ(s.cluster.world_size(), 6);
+  ASSERT_NE(t, nullptr);
+  EXPECT_DOUBLE_EQ(t->billing.granularity, 3600);
+  EXPECT_FALSE(t->spot.has_value());
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace gw

@@ -1,0 +1,125 @@
+// The per-GPU memory model against hand-computed totals.
+#include <gtest/gtest.h>
+
+#include "gradwire/plan/memory.hpp"
+
+namespace gw::plan {
+namespace {
+
+constexpr double kP = 1e9;
+
+ModelDesc model() {
+  ModelDesc m;
+  m.name = "one-billion";
+  m.parameters = static_cast<std::int64_t>(kP);
+  m.activation_bytes_per_sample = 1e8;
+  return m;
+}
+
+WorkloadSpec adam(int micro_batch) {
+  WorkloadSpec w;
+  w.model = "one-billion";
+  w.micro_batch = micro_batch;
+  w.optimizer.kind = "adam";
+  return w;
+}
+
+TEST(Memory, AdamFp32IsSixteenBytesPerParameterPlusBucketsActivationsReserve) {
+  MemoryOptions o;
+  o.reserve = 2e9;
+  auto m = memory_per_gpu(model(), adam(4), CompressorMemory{}, 80e9, o);
+  EXPECT_DOUBLE_EQ(m.parameters + m.gradients + m.optimizer_states, 16 * kP);
+  EXPECT_DOUBLE_EQ(m.buckets, 4 * kP);
+  EXPECT_DOUBLE_EQ(m.activations, 4e8);
+  EXPECT_DOUBLE_EQ(m.total, 20 * kP + 4e8 + 2e9);
+  EXPECT_TRUE(m.fits());
+  EXPECT_FALSE(memory_per_gpu(model(), adam(4), CompressorMemory{}, 20e9, o).fits());
+}
+
+TEST(Memory, OptimizerStatesAndGradientPrecision) {
+  MemoryOptions o;
+  o.reserve = 0;
+  auto w = adam(1);
+  w.optimizer.kind = "sgd";
+  w.precision = Precision::BF16;
+  auto m = memory_per_gpu(model(), w, CompressorMemory{}, 1e12, o);
+  EXPECT_DOUBLE_EQ(m.optimizer_states, 0);
+  EXPECT_DOUBLE_EQ(m.gradients, 2 * kP);
+  EXPECT_DOUBLE_EQ(m.total, 4 * kP + 2 * kP + 2 * kP + 1e8);
+  EXPECT_EQ(optimizer_state_count("momentum"), 1);
+  EXPECT_EQ(optimizer_state_count("lars"), 1);
+  EXPECT_EQ(optimizer_state_count("adamw"), 2);
+  EXPECT_EQ(optimizer_state_count("lamb"), 2);
+  EXPECT_THROW(optimizer_state_count("adagrad"), std::invalid_argument);
+}
+
+TEST(Memory, CompressorTermsAreAdded) {
+  MemoryOptions o;
+  o.reserve = 0;
+  CompressorMemory c{4 * kP, 3e7, 5e8};
+  auto m = memory_per_gpu(model(), adam(1), c, 1e12, o);
+  EXPECT_DOUBLE_EQ(m.total, 24 * kP + 1e8 + 3e7 + 5e8);
+}
+
+TEST(Memory, CompressorMemoryFromTheIterationPlan) {
+  ModelDesc m = model();
+  m.parameters = 0;
+  for (int i = 0; i < 4; ++i) {
+    TensorDesc t;
+    t.name = "w" + std::to_string(i);
+    t.shape = {1024, 1024};
+    t.numel = 1024 * 1024;
+    t.dtype = "fp32";
+    t.forward_flops_per_sample = 1e6;
+    t.backward_flops_per_sample = 2e6;
+    m.tensors.push_back(t);
+    m.parameters += t.numel;
+    m.forward_flops_per_sample += 1e6;
+    m.backward_flops_per_sample += 2e6;
+  }
+  ClusterSpec c;
+  c.nodes = 2;
+  c.gpus_per_node = 4;
+  c.intra_node = {1e11, 1e-6};
+  c.nic = {1e10, 1e-6};
+  DeviceCosts costs;
+  costs.flops = 1e12;
+  costs.copy_bandwidth = 1e12;
+  costs.codec_time = [](const std::string&, bool, double) { return 0.0; };
+  WorkloadSpec w = adam(1);
+  w.compression.kind = "fp16";
+  EXPECT_DOUBLE_EQ(compressor_memory(plan_iteration(w, c, m, costs)).error_feedback, 0);
+  w.compression.kind = "topk";
+  w.compression.ratio = 0.01;
+  auto top = compressor_memory(plan_iteration(w, c, m, costs));
+  EXPECT_DOUBLE_EQ(top.error_feedback, 4.0 * static_cast<double>(m.parameters));  // one fp32 residual
+  EXPECT_GT(top.gather_buffer, 0);
+  w.compression.kind = "powersgd";
+  w.compression.rank = 4;
+  auto psgd = compressor_memory(plan_iteration(w, c, m, costs));
+  EXPECT_DOUBLE_EQ(psgd.state, 4 * (1024 + 1024) * 4 * 4.0);  // P and Q of 4 matrices, rank 4, fp32
+}
+
+TEST(Memory, SmallestAccumulationThatFits) {
+  MemoryOptions o;
+  o.reserve = 0;
+  // 20P fixed + 1e8 per sample. Capacity 20P + 1e9: micro-batch 10 fits, 16 does not.
+  const double cap = 20 * kP + 1e9;
+  auto f = smallest_fitting_accumulation(model(), adam(1), CompressorMemory{}, cap, 16 * 8, 8, o);
+  ASSERT_TRUE(f.found) << f.reason;
+  EXPECT_EQ(f.accumulation, 2);  // 16 per GPU: k=1 (16) does not fit, k=2 (8) does
+  EXPECT_EQ(f.micro_batch, 8);
+  auto g = smallest_fitting_accumulation(model(), adam(1), CompressorMemory{}, cap, 6 * 8 * 8, 8, o);
+  ASSERT_TRUE(g.found);
+  EXPECT_EQ(g.micro_batch, 8);  // 48 per GPU: 48, 24, 16, 12 too large; k=6 gives 8
+  EXPECT_EQ(g.accumulation, 6);
+  auto none = smallest_fitting_accumulation(model(), adam(1), CompressorMemory{}, 10 * kP, 64, 8, o);
+  EXPECT_FALSE(none.found);
+  EXPECT_NE(none.reason.find("micro_batch 1"), std::string::npos);
+  auto odd = smallest_fitting_accumulation(model(), adam(1), CompressorMemory{}, cap, 100, 8, o);
+  EXPECT_FALSE(odd.found);
+  EXPECT_NE(odd.reason.find("not a multiple"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace gw::plan

@@ -1,0 +1,68 @@
+// Pareto front and the recommendation rule on constructed cases.
+#include <gtest/gtest.h>
+
+#include "gradwire/plan/planner.hpp"
+
+namespace gw::plan {
+namespace {
+
+PlanPoint pt(std::size_t index, const std::string& comp, int k, double hours, double cost) {
+  PlanPoint p;
+  p.index = index;
+  p.compression = comp;
+  p.compression_kind = comp == "uncompressed" ? "none" : "powersgd";
+  p.instance = "p4d.24xlarge";
+  p.cluster_key = "p4d|16";
+  p.model = "gpt2";
+  p.nodes = 16;
+  p.world = 128;
+  p.accumulation = k;
+  p.hours = hours;
+  p.cost = cost;
+  return p;
+}
+
+std::vector<PlanPoint> cases() {
+  return {pt(0, "uncompressed", 1, 10.0, 100.0),   // baseline
+          pt(1, "PowerSGD rank 4", 4, 10.6, 69.0),  // 31% cheaper, 6% slower
+          pt(2, "PowerSGD rank 4", 1, 8.0, 120.0),  // fastest
+          pt(3, "uncompressed", 4, 12.0, 130.0),    // dominated
+          pt(4, "PowerSGD rank 4", 16, 20.0, 60.0)}; // cheapest, slow
+}
+
+TEST(Planner, ParetoFrontDropsDominatedPoints) {
+  const auto pts = cases();
+  const auto front = pareto_front(pts);
+  std::vector<std::size_t> idx;
+  for (auto i : front) idx.push_back(pts[i].index);
+  EXPECT_EQ(idx, (std::vector<std::size_t>{2, 0, 1, 4}));
+}
+
+TEST(Planner, DeadlineChoosesTheCheapestInTime) {
+  const auto r = recommend(cases(), std::nullopt, 11.0);
+  ASSERT_TRUE(r.found);
+  EXPECT_EQ(r.choice.index, 1u);
+  ASSERT_TRUE(r.baseline.has_value());
+  EXPECT_EQ(r.baseline->index, 0u);
+  EXPECT_NE(r.reason.find("PowerSGD rank 4, k = 4 on 16 x p4d.24xlarge"), std::string::npos) << r.reason;
+  EXPECT_NE(r.reason.find("31% cheaper than uncompressed k = 1, 6% slower"), std::string::npos) << r.reason;
+}
+
+TEST(Planner, BudgetChoosesTheFastestAffordable) {
+  EXPECT_EQ(recommend(cases(), 100.0, std::nullopt).choice.index, 0u);
+  EXPECT_EQ(recommend(cases(), 125.0, std::nullopt).choice.index, 2u);
+  EXPECT_EQ(recommend(cases(), 65.0, std::nullopt).choice.index, 4u);
+}
+
+TEST(Planner, BothConstraintsAndNoConstraint) {
+  EXPECT_EQ(recommend(cases(), 110.0, 10.0).choice.index, 0u);
+  EXPECT_EQ(recommend(cases(), std::nullopt, std::nullopt).choice.index, 4u);
+  const auto none = recommend(cases(), 50.0, 5.0);
+  EXPECT_FALSE(none.found);
+  EXPECT_NE(none.reason.find("nothing meets"), std::string::npos);
+  const auto self = recommend(cases(), 100.0, 10.0);
+  EXPECT_NE(self.reason.find("baseline is itself"), std::string::npos) << self.reason;
+}
+
+}  // namespace
+}  // namespace gw::plan

@@ -1,0 +1,110 @@
+// The bundled studies reach their expected qualitative outcomes, and the
+// report renders from them.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <tuple>
+
+#include "gradwire/atomic_file.hpp"
+#include "gradwire/plan/report.hpp"
+#include "gradwire/plan/sweep.hpp"
+
+namespace gw::plan {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+std::vector<json> run_study(const std::string& name, const std::string& out) {
+  const auto spec = load_sweep(std::string(GW_SOURCE_DIR) + "/scenarios/" + name);
+  RunOptions o;
+  o.jobs = 2;
+  o.out = out;
+  o.progress = RunOptions::Progress::None;
+  const auto sum = run_sweep(spec, o, closed_form_iteration, "closed form");
+  EXPECT_EQ(sum.failed, 0u);
+  std::vector<json> recs;
+  for (const auto& l : read_results(out)) recs.push_back(json::parse(l.text));
+  EXPECT_EQ(recs.size(), spec.points);
+  return recs;
+}
+
+struct Tmp {
+  fs::path dir;
+  Tmp() {
+    std::string t = (fs::temp_directory_path() / "gw-study-XXXXXX").string();
+    dir = ::mkdtemp(t.data());
+  }
+  ~Tmp() { fs::remove_all(dir); }
+};
+
+TEST(Studies, AccumulationLowersCostMostWhereBandwidthIsScarce) {
+  Tmp t;
+  const auto recs = run_study("study-accumulation.yaml", (t.dir / "acc.jsonl").string());
+  std::map<std::string, std::map<int, double>> cost;  // instance -> k -> USD
+  for (const auto& r : recs) {
+    ASSERT_EQ(r["status"], "ok") << r.dump();
+    cost[r["instance"]][r["accumulation"]] = r["cost"]["on_demand"].get<double>();
+  }
+  ASSERT_EQ(cost.size(), 3u);
+  std::map<std::string, double> drop;
+  for (const auto& [inst, by_k] : cost) {
+    double prev = INFINITY;
+    for (const auto& [k, usd] : by_k) {
+      EXPECT_LT(usd, prev) << inst << " k=" << k;
+      prev = usd;
+    }
+    drop[inst] = 1 - by_k.rbegin()->second / by_k.begin()->second;
+  }
+  EXPECT_GT(drop["p3dn.24xlarge"], drop["ND96asr_v4"] + 0.05);
+  EXPECT_GT(drop["g5.48xlarge"], drop["ND96asr_v4"] + 0.05);
+}
+
+TEST(Studies, CompressionPaysAtLowBandwidthNotAtHighAndAllGatherLosesWithScale) {
+  Tmp t;
+  const auto recs = run_study("study-compression.yaml", (t.dir / "comp.jsonl").string());
+  std::map<std::tuple<int, double, std::string>, double> it;  // (GPUs, Gbps, compressor) -> s
+  for (const auto& r : recs) {
+    ASSERT_EQ(r["status"], "ok") << r.dump();
+    it[{r["world"].get<int>(), r["node_bandwidth"].get<double>() * 8 / 1e9, r["compression"].get<std::string>()}] =
+        r["iteration"].get<double>();
+  }
+  auto speedup = [&](int gpus, double gbps, const std::string& c) {
+    return it.at({gpus, gbps, "uncompressed"}) / it.at({gpus, gbps, c});
+  };
+  for (int gpus : {32, 128, 256}) {
+    for (double gbps : {1.0, 10.0}) {
+      EXPECT_GT(speedup(gpus, gbps, "PowerSGD rank 4"), 2.0) << gpus << " GPUs, " << gbps << " Gbps";
+      EXPECT_GT(speedup(gpus, gbps, "fp16"), 1.5) << gpus << " GPUs, " << gbps << " Gbps";
+    }
+    // At 400 Gbps no compressor gains more than 15%.
+    for (const char* c : {"fp16", "PowerSGD rank 4", "Top-K 1%", "signSGD"})
+      EXPECT_LT(speedup(gpus, 400, c), 1.15) << c << " at " << gpus << " GPUs";
+  }
+  // All-gather compressors lose ground as the GPU count grows, at every bandwidth.
+  for (double gbps : {1.0, 10.0, 25.0, 100.0, 400.0}) {
+    for (const char* c : {"Top-K 1%", "signSGD"}) {
+      EXPECT_GT(speedup(32, gbps, c), speedup(128, gbps, c)) << c << " " << gbps;
+      EXPECT_GT(speedup(128, gbps, c), speedup(256, gbps, c)) << c << " " << gbps;
+    }
+  }
+  EXPECT_LT(speedup(256, 400, "Top-K 1%"), 1.0);  // it hurts at scale on a fast network
+
+  // The report renders from these results: three figures in SVG and PNG and a page.
+  const auto rep = render_report((t.dir / "comp.jsonl").string(), (t.dir / "report").string());
+  for (const char* f : {"index.html", "iteration-vs-bandwidth.svg", "iteration-vs-bandwidth.png", "breakdown.svg",
+                        "breakdown.png"}) {
+    EXPECT_TRUE(fs::exists(t.dir / "report" / f)) << f;
+  }
+  const std::string png = read_file((t.dir / "report" / "breakdown.png").string());
+  EXPECT_EQ(png.substr(1, 3), "PNG");
+  const std::string html = read_file((t.dir / "report" / "index.html").string());
+  EXPECT_NE(html.find("<img src=\"iteration-vs-bandwidth.svg\""), std::string::npos);
+  EXPECT_EQ(rep.ok, 100);
+}
+
+}  // namespace
+}  // namespace gw::plan

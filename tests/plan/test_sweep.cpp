@@ -1,0 +1,246 @@
+// Sweeps: expansion, errors naming the sweep file's lines, and the real
+// `gradwire sweep` under -j 1 / -j 2, shards + merge, SIGTERM and SIGKILL
+// midway followed by a resume.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "gradwire/atomic_file.hpp"
+#include "gradwire/error.hpp"
+#include "gradwire/plan/sweep.hpp"
+
+namespace gw::plan {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    std::string t = (fs::temp_directory_path() / "gw-sweep-test-XXXXXX").string();
+    path = ::mkdtemp(t.data());
+  }
+  ~TempDir() { fs::remove_all(path); }
+  std::string file(const std::string& name, const std::string& text = "") const {
+    const std::string p = (path / name).string();
+    if (!text.empty()) std::ofstream(p) << text;
+    return p;
+  }
+};
+
+const char* kSmall =
+    "name: small\n"
+    "base:\n"
+    "  cluster: {instance: p4d.24xlarge, nodes: 2}\n"
+    "  workload: {model: resnet50, micro_batch: 32}\n"
+    "  training: {samples: 1000000}\n"
+    "axes:\n"
+    "  cluster.nodes: [1, 2, 4]\n"
+    "  workload.compression: [{kind: none}, {kind: powersgd, rank: 4}]\n"
+    "zip:\n"
+    "  - cluster.nics.bandwidth: [10Gbps, 100Gbps]\n"
+    "    cluster.nics.latency: [20us, 5us]\n";
+
+TEST(Sweep, ExpandsAxesMostSignificantFirstWithZipGroups) {
+  const auto s = parse_sweep(kSmall, "small.yaml");
+  EXPECT_EQ(s.points, 3u * 2 * 2);
+  EXPECT_EQ(point_key(s, 0), "cluster.nodes=1;workload.compression={kind: none};cluster.nics.bandwidth=10Gbps;"
+                             "cluster.nics.latency=20us");
+  EXPECT_EQ(point_key(s, 11), "cluster.nodes=4;workload.compression={kind: powersgd, rank: 4};"
+                              "cluster.nics.bandwidth=100Gbps;cluster.nics.latency=5us");
+  const auto sc = point_scenario(s, 7);  // nodes 2, powersgd, 100 Gbps
+  EXPECT_EQ(sc.cluster.nodes, 2);
+  EXPECT_EQ(sc.workload->compression.kind, "powersgd");
+  EXPECT_DOUBLE_EQ(sc.cluster.nic.bandwidth, 100e9 / 8);
+  EXPECT_DOUBLE_EQ(sc.cluster.nic.latency, 5e-6);
+  // The same text gives the same identity; another axis value another one.
+  EXPECT_EQ(parse_sweep(kSmall, "again.yaml").id, s.id);
+  std::string other = kSmall;
+  other.replace(other.find("[1, 2, 4]"), 9, "[1, 2, 8]");
+  EXPECT_NE(parse_sweep(other, "other.yaml").id, s.id);
+}
+
+void expect_error(const std::string& text, int line, const std::string& key, const std::string& what) {
+  try {
+    parse_sweep(text, "bad.yaml");
+    ADD_FAILURE() << "accepted:\n" << text;
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.file(), "bad.yaml") << e.what();
+    EXPECT_EQ(e.line(), line) << e.what();
+    EXPECT_EQ(e.key(), key) << e.what();
+    EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+  }
+}
+
+TEST(Sweep, BadAxisValuesNameTheSweepFileLine) {
+  const std::string base =
+      "base:\n"
+      "  cluster: {instance: p4d.24xlarge, nodes: 2}\n"
+      "  workload: {model: resnet50, micro_batch: 32}\n"
+      "axes:\n";
+  expect_error(base + "  cluster.nodes:\n    - 2\n    - 0\n", 7, "cluster.nodes", "point 1");
+  expect_error(base + "  cluster.nics.bandwidth:\n    - 10Gbps\n    - 10\n", 7, "cluster.nics.bandwidth", "unit");
+  expect_error(base + "  cluster.instance: [p4d.24xlarge, nope.large]\n", 5, "cluster.instance", "no instance");
+  expect_error(base + "  workload.compression:\n    - {kind: topk, rank: 4}\n", 6, "workload.compression.rank",
+               "not used");
+  expect_error(base + "  workload.microbatch: [1, 2]\n", 5, "workload.microbatch", "unknown key");
+  expect_error(base + "  cluster: [1]\n  cluster.nodes: [2]\n", 6, "axes.cluster.nodes", "overlap");
+  expect_error(base + "  cluster.nodes: []\n", 5, "axes.cluster.nodes", "at least one value");
+}
+
+TEST(Sweep, RefusesAbsurdSizes) {
+  std::string text =
+      "base:\n  cluster: {instance: p4d.24xlarge, nodes: 2}\n  workload: {model: resnet50, micro_batch: 32}\naxes:\n";
+  for (const char* k : {"workload.micro_batch", "workload.accumulation", "cluster.nodes", "workload.interference"}) {
+    text += std::string("  ") + k + ": [";
+    for (int i = 1; i <= 100; ++i) text += (i > 1 ? ", " : "") + std::to_string(i);
+    text += "]\n";
+  }
+  try {
+    parse_sweep(text, "huge.yaml");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.line(), 5);
+    EXPECT_NE(std::string(e.what()).find("more than the 10000000"), std::string::npos) << e.what();
+  }
+}
+
+// --- The real CLI --------------------------------------------------------------
+
+int run(const std::vector<std::string>& args) {
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    std::vector<char*> argv;
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    const int devnull = ::open("/dev/null", O_WRONLY);
+    ::dup2(devnull, 2);
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+std::size_t count_lines(const std::string& path) {
+  std::ifstream in(path);
+  std::size_t n = 0;
+  std::string l;
+  while (std::getline(in, l)) ++n;
+  return n;
+}
+
+/// A sweep of 3 x 8 x 5 x 5 = 600 points.
+std::string big_sweep() {
+  return "name: big\n"
+         "base:\n"
+         "  cluster: {instance: p4d.24xlarge, nodes: 2}\n"
+         "  workload: {model: resnet50, micro_batch: 32}\n"
+         "  training: {samples: 1000000}\n"
+         "axes:\n"
+         "  cluster.nodes: [1, 2, 4]\n"
+         "  workload.compression: [{kind: none}, {kind: fp16}, {kind: int8}, {kind: sign}, {kind: topk, ratio: 0.01},\n"
+         "                         {kind: randomk, ratio: 0.01}, {kind: powersgd, rank: 1}, {kind: powersgd, rank: 4}]\n"
+         "  cluster.nics.bandwidth: [1Gbps, 10Gbps, 25Gbps, 100Gbps, 400Gbps]\n"
+         "  workload.accumulation: [1, 2, 4, 8, 16]\n";
+}
+
+TEST(SweepCli, OneAndTwoJobsAndMergedShardsGiveTheSameFile) {
+  TempDir d;
+  const std::string sweep = d.file("small.yaml", kSmall);
+  const std::string bin = GW_GRADWIRE_BIN;
+  ASSERT_EQ(run({bin, "sweep", sweep, "-j", "1", "--out", d.file("j1.jsonl")}), 0);
+  ASSERT_EQ(run({bin, "sweep", sweep, "-j", "2", "--out", d.file("j2.jsonl")}), 0);
+  const std::string j1 = read_file(d.file("j1.jsonl"));
+  EXPECT_EQ(count_lines(d.file("j1.jsonl")), 12u);
+  EXPECT_EQ(j1, read_file(d.file("j2.jsonl")));
+  for (int i = 0; i < 3; ++i)
+    ASSERT_EQ(run({bin, "sweep", sweep, "-j", "2", "--shard", std::to_string(i) + "/3", "--out",
+                   d.file("s" + std::to_string(i) + ".jsonl")}),
+              0);
+  EXPECT_EQ(count_lines(d.file("s1.jsonl")), 4u);
+  ASSERT_EQ(run({bin, "merge", d.file("merged.jsonl"), d.file("s2.jsonl"), d.file("s0.jsonl"), d.file("s1.jsonl")}), 0);
+  EXPECT_EQ(read_file(d.file("merged.jsonl")), j1);
+  // A rerun on a complete file runs nothing and leaves it as it was.
+  ASSERT_EQ(run({bin, "sweep", sweep, "-j", "2", "--out", d.file("j1.jsonl")}), 0);
+  EXPECT_EQ(read_file(d.file("j1.jsonl")), j1);
+  // Results of another sweep are refused (exit 2), not mixed.
+  std::string other = kSmall;
+  other.replace(other.find("[1, 2, 4]"), 9, "[1, 2, 8]");
+  EXPECT_EQ(run({bin, "sweep", d.file("other.yaml", other), "--out", d.file("j1.jsonl")}), 2);
+}
+
+/// Starts `gradwire sweep --progress lines` with a small stderr pipe that the
+/// test reads slowly, so the sweep cannot run far ahead; sends `sig` after
+/// `after` finished points. Returns the exit status.
+int interrupt_after(const std::string& sweep, const std::string& out, int after, int sig) {
+  int fds[2];
+  if (::pipe(fds) != 0) return -1;
+  ::fcntl(fds[0], F_SETPIPE_SZ, 4096);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::dup2(fds[1], 2);
+    ::close(fds[0]);
+    ::close(fds[1]);
+    const std::string bin = GW_GRADWIRE_BIN;
+    ::execl(bin.c_str(), bin.c_str(), "sweep", sweep.c_str(), "-j", "2", "--progress", "lines", "--out", out.c_str(),
+            static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  ::close(fds[1]);
+  int lines = 0;
+  char c;
+  while (lines < after && ::read(fds[0], &c, 1) == 1)
+    if (c == '\n') ++lines;
+  ::kill(pid, sig);
+  // Drain until the child exits so that it never blocks on a full pipe.
+  char buf[4096];
+  while (::read(fds[0], buf, sizeof buf) > 0) {
+  }
+  ::close(fds[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+TEST(SweepCli, KilledMidwayThenResumedEqualsAnUninterruptedRun) {
+  TempDir d;
+  const std::string sweep = d.file("big.yaml", big_sweep());
+  const std::string bin = GW_GRADWIRE_BIN;
+  ASSERT_EQ(run({bin, "sweep", sweep, "-j", "2", "--out", d.file("ref.jsonl")}), 0);
+  const std::string ref = read_file(d.file("ref.jsonl"));
+  ASSERT_EQ(count_lines(d.file("ref.jsonl")), 600u);
+
+  // SIGTERM: a clean stop with exit 130, the finished points kept.
+  const std::string term = d.file("term.jsonl");
+  EXPECT_EQ(interrupt_after(sweep, term, 40, SIGTERM), 130);
+  const std::size_t kept = count_lines(term);
+  EXPECT_GE(kept, 40u);
+  EXPECT_LT(kept, 600u);
+  ASSERT_EQ(run({bin, "sweep", sweep, "-j", "2", "--out", term}), 0);
+  EXPECT_EQ(read_file(term), ref);
+
+  // SIGKILL, then a torn final record as a crash during the append leaves it.
+  const std::string killed = d.file("kill.jsonl");
+  EXPECT_EQ(interrupt_after(sweep, killed, 60, SIGKILL), 128 + SIGKILL);
+  const std::size_t survived = count_lines(killed);
+  EXPECT_GE(survived, 60u);
+  EXPECT_LT(survived, 600u);
+  {
+    std::ofstream torn(killed, std::ios::app);
+    torn << "{\"index\":599,\"of\":600,\"sweep\":\"tr";
+  }
+  ASSERT_EQ(run({bin, "sweep", sweep, "-j", "1", "--out", killed}), 0);
+  EXPECT_EQ(read_file(killed), ref);
+}
+
+}  // namespace
+}  // namespace gw::plan
