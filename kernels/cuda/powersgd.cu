@@ -143,8 +143,14 @@ PowerSgdBlas::~PowerSgdBlas() {
 }
 
 cudaError_t PowerSgdBlas::bind(cudaStream_t stream) {
+  if (bound_ && stream == stream_) return cudaSuccess;
+  bound_ = false;
   cudaError_t err = blas_error(cublasSetStream(handle_, stream));
   if (err == cudaSuccess) err = blas_error(cublasSetWorkspace(handle_, workspace_, kWorkspaceBytes));
+  if (err == cudaSuccess) {
+    stream_ = stream;
+    bound_ = true;
+  }
   return err;
 }
 

@@ -31,14 +31,21 @@ class PowerSgdBlas {
   ~PowerSgdBlas();
   PowerSgdBlas(const PowerSgdBlas&) = delete;
   PowerSgdBlas& operator=(const PowerSgdBlas&) = delete;
+  /// The handle, for callers adding their own cuBLAS calls; after changing
+  /// its stream or workspace, call rebind() before the next step.
   cublasHandle_t handle() const noexcept { return handle_; }
   /// Points the handle at `stream` and at our workspace (cublasSetStream
-  /// resets the workspace, so both are set on every call; host-only, cheap).
+  /// resets the workspace, so both are set). Host-only; skipped when the
+  /// handle is already bound to `stream`.
   cudaError_t bind(cudaStream_t stream);
+  /// Forgets the current binding so the next bind() sets both again.
+  void rebind() noexcept { bound_ = false; }
 
  private:
   cublasHandle_t handle_ = nullptr;
   void* workspace_ = nullptr;
+  cudaStream_t stream_ = nullptr;
+  bool bound_ = false;
 };
 
 /// P = M Q (cuBLAS SGEMM).
