@@ -145,8 +145,18 @@ ReportSummary render_report(const std::string& results, const std::string& out_d
     // 1. Iteration time against node bandwidth, one line per compressor.
     if (bandwidths.size() > 1) {
       std::map<std::string, std::map<double, double>> series;
-      for (const auto* r : ok) series[series_of(*r, true)][(*r)["node_bandwidth"].get<double>() * 8 / 1e9] =
-          (*r)["iteration"].get<double>() * 1e3;
+      // Colour by compressor, dash pattern by the rest (GPU count, instance, k).
+      std::map<std::string, int> colour, dash;
+      std::map<std::string, std::pair<int, int>> style;
+      for (const auto* r : ok) {
+        series[series_of(*r, true)][(*r)["node_bandwidth"].get<double>() * 8 / 1e9] =
+            (*r)["iteration"].get<double>() * 1e3;
+        const std::string comp = (*r)["compression"].get<std::string>();
+        const std::string rest = series_of(*r, true).substr(comp.size());
+        colour.emplace(comp, static_cast<int>(colour.size()));
+        dash.emplace(rest, static_cast<int>(dash.size()));
+        style[series_of(*r, true)] = {colour[comp], dash[rest]};
+      }
       std::ostringstream dat, plot;
       int idx = 0;
       plot << kStyle << "set title 'Iteration time against inter-node bandwidth'\n"
@@ -156,8 +166,9 @@ ReportSummary render_report(const std::string& results, const std::string& out_d
         dat << "# " << name << "\n";
         for (const auto& [x, y] : pts) dat << num(x, "%.6g") << " " << num(y, "%.6g") << "\n";
         dat << "\n\n";
+        const auto [c, dt] = style[name];
         plot << (idx ? ", " : "") << "'iteration-vs-bandwidth.dat' index " << idx << " using 1:2 with linespoints ls "
-             << (idx % 10 + 1) << " dt " << (idx / 10 + 1) << " title " << gp_quote(name);
+             << (c % 10 + 1) << " dt " << (dt % 5 + 1) << " pt " << (dt % 7 * 2 + 5) << " title " << gp_quote(name);
         ++idx;
       }
       write_file_atomic(tmp + "/iteration-vs-bandwidth.dat", dat.str());
@@ -189,7 +200,7 @@ ReportSummary render_report(const std::string& results, const std::string& out_d
       dat << "# Pareto front\n";
       for (std::size_t i : front) dat << num(points[i].hours, "%.6g") << " " << num(points[i].cost, "%.6g") << "\n";
       plot << ", 'cost-vs-time.dat' index " << idx
-           << " using 1:2 with steps lc rgb 'black' lw 1.5 dt 2 title 'Pareto front'";
+           << " using 1:2 with linespoints lc rgb 'black' lw 1.5 dt 2 pt 6 ps 2.4 title 'Pareto front'";
       write_file_atomic(tmp + "/cost-vs-time.dat", dat.str());
       figure(gnuplot, tmp, "cost-vs-time", plot.str());
       figures.push_back({"cost-vs-time", "Cost against time-to-train",
@@ -205,9 +216,10 @@ ReportSummary render_report(const std::string& results, const std::string& out_d
           for (const auto* r : ok)
             if ((*r)["index"].get<std::size_t>() == points[i].index) pick.push_back(r);
       } else {
-        pick = ok;
-        std::sort(pick.begin(), pick.end(),
-                  [](const json* a, const json* b) { return (*a)["iteration"] < (*b)["iteration"]; });
+        // No prices: the largest cluster of the sweep, in sweep order.
+        const int top = worlds.empty() ? 0 : *worlds.rbegin();
+        for (const auto* r : ok)
+          if ((*r)["world"].get<int>() == top) pick.push_back(r);
       }
       if (pick.size() > 24) pick.resize(24);
       if (!pick.empty()) {
@@ -231,7 +243,7 @@ ReportSummary render_report(const std::string& results, const std::string& out_d
                 "'#d62728', '' using 5 title 'optimizer' lc rgb '#9467bd'\n";
         figure(gnuplot, tmp, "breakdown", plot.str());
         figures.push_back({"breakdown", "Iteration breakdown",
-                           std::string(front.empty() ? "The fastest configurations" : "The Pareto-optimal configurations") +
+                           std::string(front.empty() ? "The configurations of the largest cluster" : "The Pareto-optimal configurations") +
                                ": forward and backward compute (all micro-steps), communication not hidden behind "
                                "the backward pass, and the optimizer step."});
       }
