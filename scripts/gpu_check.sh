@@ -15,6 +15,11 @@
 # googletest source (the calibrator is not rebuilt in that case).
 # Budget: every step is cut to a global deadline of GW_CHECK_BUDGET_S (450 s)
 # after the start, so the whole run ends in under 8 minutes.
+# Narrower runs (when little device time is left):
+#   GW_CHECK_ONLY=calibrate,tests,bench   steps to run (default: all of
+#                                         tests,torch,bench,topk,calibrate)
+#   GW_CHECK_TEST_FILTER='Int8Gpu.*'      a --gtest_filter for the GPU tests
+#   GW_CHECK_BENCH_ARGS='--sizes 2^26'    extra arguments for gw_kernels_bench
 set -uo pipefail
 
 OUT=${1:?usage: scripts/gpu_check.sh OUTDIR}
@@ -143,6 +148,9 @@ CMAKE
   BIN_TESTS=$ROOT/build-gpu/bin-fallback
 }
 
+# wanted STEP: true when GW_CHECK_ONLY is unset or lists STEP.
+wanted() { [[ -z "${GW_CHECK_ONLY:-}" || ",$GW_CHECK_ONLY," == *",$1,"* ]]; }
+
 BIN_TESTS=$BIN
 if [[ -n "${GW_FORCE_FALLBACK:-}" ]] || ! step start-check 15 "$BIN/test_kernels_gpu" --gtest_list_tests \
    || ! step start-check-bench 15 "$BIN/gw_kernels_bench" --help; then
@@ -151,11 +159,16 @@ if [[ -n "${GW_FORCE_FALLBACK:-}" ]] || ! step start-check 15 "$BIN/test_kernels
 fi
 
 # --- GPU tests ----------------------------------------------------------------
-step gpu-tests 150 "$BIN_TESTS/test_kernels_gpu" --gtest_output="json:$OUT/gpu_tests.json"
+if wanted tests; then
+  step gpu-tests 150 "$BIN_TESTS/test_kernels_gpu" --gtest_output="json:$OUT/gpu_tests.json" \
+    ${GW_CHECK_TEST_FILTER:+--gtest_filter="$GW_CHECK_TEST_FILTER"}
+fi
 
 # --- PyTorch baselines (K2's script) ------------------------------------------
 BASELINE_ARGS=()
-if [[ -f kernels/bench/torch_baselines.py && -n "$PY" ]]; then
+if ! wanted torch; then
+  log "torch baselines not requested"
+elif [[ -f kernels/bench/torch_baselines.py && -n "$PY" ]]; then
   if step torch-baselines 60 "$PY" kernels/bench/torch_baselines.py --out "$OUT/torch_baselines.json" \
      && [[ -s "$OUT/torch_baselines.json" ]]; then
     BASELINE_ARGS=(--baselines "$OUT/torch_baselines.json")
@@ -167,11 +180,14 @@ fi
 # --- benchmark ----------------------------------------------------------------
 BENCH_LIMIT=100
 (( BENCH_LIMIT > $(remaining) )) && BENCH_LIMIT=$(remaining)
-if (( BENCH_LIMIT < 10 )); then
+if ! wanted bench; then
+  log "bench not requested"
+elif (( BENCH_LIMIT < 10 )); then
   log "step bench: skipped (time budget spent)"
 else
 log "step bench (limit ${BENCH_LIMIT}s)"
-timeout --kill-after=10 "$BENCH_LIMIT" "$BIN_TESTS/gw_kernels_bench" --json "$OUT/bench.json" "${BASELINE_ARGS[@]}" \
+# shellcheck disable=SC2086  # GW_CHECK_BENCH_ARGS is a list of words
+timeout --kill-after=10 "$BENCH_LIMIT" "$BIN_TESTS/gw_kernels_bench" --json "$OUT/bench.json" "${BASELINE_ARGS[@]}" ${GW_CHECK_BENCH_ARGS:-} \
   > "$OUT/bench.txt" 2>> "$LOG"
 rc=$?
 cat "$OUT/bench.txt" >> "$LOG"
@@ -179,7 +195,9 @@ log "step bench: exit $rc"
 fi
 
 # --- K2: Top-K radix select vs radix sort / torch.topk, PowerSGD ResNet-50 vs PyTorch (table in log.txt)
-if [[ -x "$BIN/gw_topk_powersgd_bench" ]]; then
+if ! wanted topk; then
+  log "Top-K/PowerSGD benchmark not requested"
+elif [[ -x "$BIN/gw_topk_powersgd_bench" ]]; then
   step topk-powersgd-bench 60 "$BIN/gw_topk_powersgd_bench" "${BASELINE_ARGS[@]}"
 else
   log "no build-gpu/bin/gw_topk_powersgd_bench: K2 benchmark skipped"
@@ -187,7 +205,9 @@ fi
 
 # --- calibrator hook (the calibration engineer adjusts the flags) -------------
 # >>> CALIBRATE HOOK >>>
-if [[ -x "$BIN/gradwire-calibrate" ]]; then
+if ! wanted calibrate; then
+  log "calibration not requested"
+elif [[ -x "$BIN/gradwire-calibrate" ]]; then
   # The full default calibration (sizes 2^10..2^28, 20 repeats); its own
   # budget is 110 s, the issue's goal 120 s. The step reports its wall time.
   cal_start=$(date +%s)

@@ -19,7 +19,9 @@ __device__ __forceinline__ float quantize(float x, float inv, bool sr, std::uint
                                           std::size_t i) {
   float t = __fmul_rn(x, inv);
   t = sr ? floorf(__fadd_rn(t, uniform01(key, i))) : rintf(t);
-  return fminf(127.0f, fmaxf(-127.0f, t));
+  // + 0.0f turns a -0 from rintf into +0, as the CPU twin's round trip through
+  // int8 does, so residual = x - q * scale has the same sign of zero on both.
+  return __fadd_rn(fminf(127.0f, fmaxf(-127.0f, t)), 0.0f);
 }
 
 template <bool EF>
