@@ -276,9 +276,12 @@ Profile run_calibration(const Options& opt, Backend& backend) {
     if (cost.encode_points.size() >= 3) {
       std::ostringstream os;
       os.precision(3);
-      os << "codec " << name << ": leave-one-out prediction error encode "
-         << 100 * fit::held_out_max_rel_error(cost.encode_points) << "%, decode "
-         << 100 * fit::held_out_max_rel_error(cost.decode_points) << "%";
+      const auto enc = fit::held_out_rel_errors(cost.encode_points);
+      const auto dec = fit::held_out_rel_errors(cost.decode_points);
+      const auto worst = [](const std::vector<double>& v) { return v.empty() ? 0.0 : *std::max_element(v.begin(), v.end()); };
+      os << "codec " << name << ": held-out (leave-one-out) prediction error, median / max: encode "
+         << 100 * fit::median(enc) << "% / " << 100 * worst(enc) << "%, decode " << 100 * fit::median(dec) << "% / "
+         << 100 * worst(dec) << "%";
       p.notes.push_back(os.str());
     }
     p.codecs[name] = std::move(cost);

@@ -87,16 +87,29 @@ PiecewiseLogFit fit_piecewise_log(const std::vector<CurvePoint>& points, double 
   return fit;
 }
 
-double held_out_max_rel_error(const std::vector<CurvePoint>& points) {
+std::vector<double> held_out_rel_errors(const std::vector<CurvePoint>& points) {
   std::vector<CurvePoint> pts = normalize_points(points);
-  double worst = 0;
+  std::vector<double> errors;
   for (std::size_t i = 1; i + 1 < pts.size(); ++i) {
     std::vector<CurvePoint> rest = pts;
     rest.erase(rest.begin() + static_cast<std::ptrdiff_t>(i));
     PiecewiseLogFit fit = fit_piecewise_log(rest);
-    worst = std::max(worst, std::abs(fit.evaluate(pts[i].x) - pts[i].seconds) / pts[i].seconds);
+    errors.push_back(std::abs(fit.evaluate(pts[i].x) - pts[i].seconds) / pts[i].seconds);
   }
+  return errors;
+}
+
+double held_out_max_rel_error(const std::vector<CurvePoint>& points) {
+  double worst = 0;
+  for (double e : held_out_rel_errors(points)) worst = std::max(worst, e);
   return worst;
+}
+
+double median(std::vector<double> values) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const std::size_t m = values.size() / 2;
+  return values.size() % 2 ? values[m] : 0.5 * (values[m - 1] + values[m]);
 }
 
 AlphaBetaFit fit_alpha_beta(const std::vector<CurvePoint>& points) {

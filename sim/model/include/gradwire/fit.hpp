@@ -44,6 +44,10 @@ double max_rel_residual(const AlphaBetaFit& fit, const std::vector<CurvePoint>& 
 /// turn, the fit is rebuilt from the others and the left-out time predicted.
 /// Returns the largest relative error (0 with fewer than 3 distinct sizes).
 double held_out_max_rel_error(const std::vector<CurvePoint>& points);
+/// The relative errors of that check, one per interior point, in size order.
+std::vector<double> held_out_rel_errors(const std::vector<CurvePoint>& points);
+/// Median of a list of values (0 for an empty list).
+double median(std::vector<double> values);
 
 /// Alpha-beta least squares minimising the sum of squared relative errors
 /// ((alpha + x / beta - t) / t)^2, so that microsecond latencies and
