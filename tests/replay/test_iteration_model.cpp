@@ -64,6 +64,7 @@ TEST(Buckets, ReadyWhenLastTensorIsAndBackwardSplitByFlops) {
 TEST(Compute, ForwardBackwardFromFlopsAndOptimizerFromBytes) {
   const auto m = five_tensors();
   WorkloadSpec w;
+  w.compute_efficiency = 1.0;  // the closed forms below use the raw GEMM rate
   w.micro_batch = 8;
   w.optimizer.kind = "adam";
   const auto p = plan_iteration(w, test::cluster(1, 8), m, costs());
@@ -79,6 +80,27 @@ TEST(Compute, ForwardBackwardFromFlopsAndOptimizerFromBytes) {
   w.optimizer = {};
   w.optimizer.kind = "rmsprop";
   EXPECT_THROW(plan_iteration(w, test::cluster(1, 8), m, costs()), std::invalid_argument);
+}
+
+TEST(Compute, EfficiencyScalesComputeAndHasModelDefaults) {
+  auto m = five_tensors();
+  WorkloadSpec w;
+  w.micro_batch = 8;
+  w.compute_efficiency = 1.0;
+  const auto full = plan_iteration(w, test::cluster(1, 8), m, costs());
+  w.compute_efficiency = 0.4;
+  const auto part = plan_iteration(w, test::cluster(1, 8), m, costs());
+  EXPECT_DOUBLE_EQ(part.forward, full.forward / 0.4);
+  EXPECT_NEAR(part.backward(), full.backward() / 0.4, 1e-12);
+  EXPECT_FALSE(part.compute_efficiency_default);
+  w.compute_efficiency.reset();
+  m.sequence_length = 0;
+  auto cnn = plan_iteration(w, test::cluster(1, 8), m, costs());
+  EXPECT_TRUE(cnn.compute_efficiency_default);
+  EXPECT_DOUBLE_EQ(cnn.compute_efficiency, 0.25);
+  EXPECT_DOUBLE_EQ(cnn.forward, full.forward / 0.25);
+  m.sequence_length = 512;
+  EXPECT_DOUBLE_EQ(plan_iteration(w, test::cluster(1, 8), m, costs()).compute_efficiency, 0.5);
 }
 
 // --- Wire sizes ---------------------------------------------------------------
@@ -198,6 +220,7 @@ TEST(WireBytes, SentPerGpuByAlgorithm) {
 IterationPlan three_bucket_plan(bool overlap, int accumulation) {
   const auto m = model_of({tensor("t0", {1000}, 1e9), tensor("t1", {1000}, 2e9), tensor("t2", {1000}, 1e9)});
   WorkloadSpec w;
+  w.compute_efficiency = 1.0;  // the closed forms below use the raw GEMM rate
   w.first_bucket_size = 1;
   w.bucket_size = 1;
   w.overlap = overlap;
@@ -249,6 +272,7 @@ TEST(ClosedForm, AccumulationAddsWholeMicroStepsOnly) {
 TEST(ClosedForm, CodecsRunOnTheCommStreamAndScaleWithTheirCost) {
   const auto m = model_of({tensor("w", {1000000}, 1e9)});
   WorkloadSpec w;
+  w.compute_efficiency = 1.0;  // the closed forms below use the raw GEMM rate
   w.compression.kind = "int8";
   w.overlap = false;
   w.optimizer.step_time = 0;
@@ -267,6 +291,7 @@ TEST(ClosedForm, InterferenceSlowsOnlyOverlappedCompute) {
   for (int i = 0; i < 40; ++i) ts.push_back(tensor("t" + std::to_string(i), {300000}, 1e9));
   const auto m = model_of(ts);
   WorkloadSpec w;
+  w.compute_efficiency = 1.0;  // the closed forms below use the raw GEMM rate
   w.interference = 0.25;
   w.optimizer.step_time = 0;
   const CollectiveTimeFn slow = [](const CommStep& s) { return s.bytes / 2e9; };
@@ -287,6 +312,7 @@ TEST(ClosedForm, AllGatherCompressorsSlowDownWithN) {
   const collective::AlphaBeta ab{0.0, 25e9};
   const auto comm_time = [&](const std::string& kind, int n) {
     WorkloadSpec w;
+    w.compute_efficiency = 1.0;  // the closed forms below use the raw GEMM rate
     w.compression.kind = kind;
     w.compression.ratio = 0.01;
     w.overlap = false;

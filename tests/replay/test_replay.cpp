@@ -58,6 +58,7 @@ CollectiveTimeFn ring_closed_form(const ClusterSpec& c) {
 
 WorkloadSpec workload(bool overlap, int accumulation = 1, const std::string& compression = "none") {
   WorkloadSpec w;
+  w.compute_efficiency = 1.0;  // the closed forms below use the raw GEMM rate
   w.micro_batch = 4;
   w.accumulation = accumulation;
   w.overlap = overlap;

@@ -42,6 +42,8 @@ double IterationPlan::backward() const {
   return b;
 }
 
+double default_compute_efficiency(const ModelDesc& model) { return model.sequence_length > 0 ? 0.5 : 0.25; }
+
 IterationPlan plan_iteration(const WorkloadSpec& w, const ClusterSpec& cluster, const ModelDesc& model,
                              const DeviceCosts& costs) {
   if (!(costs.flops > 0)) throw std::invalid_argument("compute rate must be positive");
@@ -57,10 +59,13 @@ IterationPlan plan_iteration(const WorkloadSpec& w, const ClusterSpec& cluster, 
   p.accumulation = w.accumulation;
   p.overlap = w.overlap;
   p.interference = w.interference;
+  p.compute_efficiency_default = !w.compute_efficiency.has_value();
+  p.compute_efficiency = w.compute_efficiency.value_or(default_compute_efficiency(model));
   const double e = bytes_per_element(w.precision);
   const double mb = w.micro_batch;
-  p.forward = model.forward_flops_per_sample * mb / costs.flops;
-  const double backward = model.backward_flops_per_sample * mb / costs.flops;
+  const double rate = costs.flops * p.compute_efficiency;
+  p.forward = model.forward_flops_per_sample * mb / rate;
+  const double backward = model.backward_flops_per_sample * mb / rate;
   const auto shares = backward_shares(model);
   p.tensor_backward.reserve(shares.size());
   for (std::size_t j = 0; j < shares.size(); ++j) {
@@ -92,6 +97,8 @@ void finish_result(const IterationPlan& plan, IterationResult& r) {
   r.accumulation = plan.accumulation;
   r.overlap = plan.overlap;
   r.interference = plan.interference;
+  r.compute_efficiency = plan.compute_efficiency;
+  r.compute_efficiency_default = plan.compute_efficiency_default;
   r.global_batch = plan.global_batch();
   const double k = plan.accumulation;
   const double clean_backward = plan.backward();

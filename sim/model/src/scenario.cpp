@@ -148,7 +148,7 @@ ClusterSpec parse_cluster(const yaml::Node& n) {
 
 WorkloadSpec parse_workload(const yaml::Node& n) {
   n.allow_keys({"model", "micro_batch", "accumulation", "precision", "bucket_size", "first_bucket_size", "overlap",
-                "optimizer", "compression", "interference", "allreduce_algorithm"});
+                "optimizer", "compression", "interference", "allreduce_algorithm", "compute_efficiency"});
   WorkloadSpec w;
   w.model = n.required("model").as_string();
   w.micro_batch = static_cast<int>(n.required("micro_batch").as_int(1, 1 << 20));
@@ -161,6 +161,10 @@ WorkloadSpec parse_workload(const yaml::Node& n) {
   if (auto b = n.optional("first_bucket_size")) w.first_bucket_size = b->as_size(1024, 64.0 * (1ull << 30));
   if (auto o = n.optional("overlap")) w.overlap = o->as_bool();
   if (auto f = n.optional("interference")) w.interference = f->as_double(0.0, 10.0);
+  if (auto f = n.optional("compute_efficiency")) {
+    w.compute_efficiency = f->as_double(0.0, 1.0);
+    if (*w.compute_efficiency <= 0) f->fail("compute_efficiency must be greater than 0");
+  }
   if (auto a = n.optional("allreduce_algorithm")) w.allreduce_algorithm = a->as_enum({"auto", "ring", "tree", "hierarchical"});
   if (auto opt = n.optional("optimizer")) {
     opt->allow_keys({"kind", "step_time"});

@@ -28,6 +28,8 @@ std::string result_to_json(const IterationResult& r, int indent) {
   j["global_batch"] = r.global_batch;
   j["overlap"] = r.overlap;
   j["interference"] = r.interference;
+  j["compute_efficiency"] = r.compute_efficiency;
+  j["compute_efficiency_default"] = r.compute_efficiency_default;
   j["compression"] = r.compression;
   j["compute_precision"] = r.compute_precision;
   j["allreduce_algorithm"] = r.allreduce_algorithm;
@@ -89,6 +91,8 @@ IterationResult result_from_json(const std::string& text) {
   r.global_batch = j.at("global_batch").get<double>();
   r.overlap = j.at("overlap").get<bool>();
   r.interference = j.at("interference").get<double>();
+  r.compute_efficiency = j.at("compute_efficiency").get<double>();
+  r.compute_efficiency_default = j.at("compute_efficiency_default").get<bool>();
   r.compression = j.at("compression").get<std::string>();
   r.compute_precision = j.at("compute_precision").get<std::string>();
   r.allreduce_algorithm = j.at("allreduce_algorithm").get<std::string>();

@@ -67,6 +67,8 @@ struct IterationPlan {
   int accumulation = 1;
   bool overlap = true;
   double interference = 0;
+  double compute_efficiency = 1;       ///< fraction of the GEMM rate used for compute
+  bool compute_efficiency_default = true;  ///< true when not given by the scenario
   double forward = 0;                  ///< one micro-step (s)
   std::vector<double> tensor_backward; ///< one micro-step, per tensor (s), gradient-ready order
   std::vector<std::string> tensor_names;
@@ -79,6 +81,13 @@ struct IterationPlan {
   double backward() const;             ///< sum of tensor_backward
   double global_batch() const { return static_cast<double>(micro_batch) * accumulation * world_size; }
 };
+
+/// Default fraction of the profile's GEMM rate reached by a whole training step
+/// of `model` (docs/model.md, "Compute efficiency"): 0.25 for models without a
+/// sequence length (convolutional networks), 0.5 for sequence models
+/// (transformers). Assumptions, not measurements; a scenario overrides them
+/// with workload.compute_efficiency.
+double default_compute_efficiency(const ModelDesc& model);
 
 /// Builds the plan. Throws std::invalid_argument (unknown compressor, optimizer
 /// or algorithm) and whatever the codec cost function throws.
@@ -114,6 +123,8 @@ struct IterationResult {
   int world_size = 1, micro_batch = 1, accumulation = 1;
   bool overlap = true;
   double interference = 0;
+  double compute_efficiency = 1;
+  bool compute_efficiency_default = true;
   double global_batch = 0;
   double forward = 0, backward = 0;   ///< all micro-steps
   double encode = 0, decode = 0;      ///< codec work on the comm stream (may be hidden)

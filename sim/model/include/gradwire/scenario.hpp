@@ -98,6 +98,10 @@ struct WorkloadSpec {
   /// Slow-down of compute while communication or codecs run beside it
   /// (fraction, 0 = none). Default documented in docs/model.md.
   double interference = 0.0;
+  /// Fraction of the profile's achieved GEMM rate that a whole forward and
+  /// backward pass reaches (kernels other than GEMMs, memory-bound layers,
+  /// launch gaps). When absent, default_compute_efficiency() of the model.
+  std::optional<double> compute_efficiency;
   /// Collective algorithm used for all-reduce (ring, tree, hierarchical, auto).
   std::string allreduce_algorithm = "auto";
 };
