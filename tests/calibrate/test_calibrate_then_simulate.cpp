@@ -1,0 +1,80 @@
+// The whole pipeline on the CPU: `gradwire calibrate --device cpu` writes a
+// profile, `gradwire simulate` predicts an iteration with it, and a profile
+// whose int8 encode cost is tripled predicts an encode time three times larger.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "gradwire/atomic_file.hpp"
+#include "gradwire/profile.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::pair<int, std::string> run(const std::string& cmd) {
+  std::array<char, 4096> buf{};
+  std::string out;
+  FILE* f = popen(cmd.c_str(), "r");
+  if (!f) return {-1, ""};
+  while (fgets(buf.data(), static_cast<int>(buf.size()), f)) out += buf.data();
+  const int status = pclose(f);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+nlohmann::json simulate(const fs::path& scenario, const fs::path& profile) {
+  auto [rc, out] = run(std::string(GW_GRADWIRE_BIN) + " simulate '" + scenario.string() + "' --profile '" +
+                       profile.string() + "' --format json");
+  EXPECT_EQ(rc, 0) << out;
+  return nlohmann::json::parse(out);
+}
+
+}  // namespace
+
+TEST(CalibrateThenSimulate, CpuProfileDrivesThePredictionAndItsCodecCosts) {
+  const fs::path dir = fs::temp_directory_path() / ("gw-cal-sim-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const fs::path profile = dir / "cpu.yaml";
+  auto [rc, out] = run(std::string(GW_GRADWIRE_BIN) + " calibrate --device cpu --quick --out '" +
+                       profile.string() + "' 2>&1");
+  ASSERT_EQ(rc, 0) << out;
+  const gw::Profile p = gw::load_profile_file(profile.string());
+  EXPECT_EQ(p.source, "measured");
+  ASSERT_TRUE(p.codecs.count("int8"));
+
+  const fs::path scenario = dir / "scenario.yaml";
+  gw::write_file_atomic(scenario.string(), R"(cluster:
+  nodes: 4
+  gpus_per_node: 1
+  gpu: cpu
+  nics: {count: 1, bandwidth: 10Gbps, latency: 5us}
+  fabric: {topology: switch}
+workload:
+  model: mlp-tiny
+  micro_batch: 32
+  compression: {kind: int8}
+)");
+  const auto base = simulate(scenario, profile);
+  EXPECT_EQ(base["profile"]["source"], "measured");
+  EXPECT_EQ(base["profile"]["name"], p.name);
+  const double encode = base["seconds"]["encode"].get<double>();
+  ASSERT_GT(encode, 0);
+
+  // Triple every int8 encode cost (points and knots) and predict again.
+  gw::Profile slower = p;
+  auto& cost = slower.codecs.at("int8");
+  for (auto& pt : cost.encode_points) pt.seconds *= 3;
+  for (auto& k : cost.encode.knots) k.seconds *= 3;
+  const fs::path slow_path = dir / "cpu-slow-int8.yaml";
+  gw::write_file_atomic(slow_path.string(), gw::profile_to_yaml(slower));
+  const auto slow = simulate(scenario, slow_path);
+  EXPECT_NEAR(slow["seconds"]["encode"].get<double>(), 3 * encode, 1e-6 * encode);
+  EXPECT_NEAR(slow["seconds"]["decode"].get<double>(), base["seconds"]["decode"].get<double>(), 1e-12);
+  fs::remove_all(dir);
+}
