@@ -1,10 +1,11 @@
 // Sweep throughput: a sweep of 1,000 configurations of a 64-GPU cluster
 // (8 x p4d.24xlarge: 8 compressors x 5 NIC bandwidths x 5 accumulation
-// steps x 5 bucket sizes), run with the closed-form evaluator in forked
-// workers, each record appended durably. Prints the figures (goal: the whole
-// sweep in at most 60 s on 2 cores).
+// steps x 5 bucket sizes), run in forked workers with the SimGrid replay
+// (each point its own simulation; the default where the replay is built) or
+// the closed-form evaluator, each record appended durably. Prints the figures
+// (goal: the whole sweep in at most 60 s on 2 cores).
 //
-//   bench_sweep [-j N] [--model NAME]
+//   bench_sweep [-j N] [--model NAME] [--evaluator simulation|closed-form]
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -14,14 +15,37 @@
 #include <unistd.h>
 
 #include "gradwire/plan/sweep.hpp"
+#ifdef GW_BENCH_HAVE_REPLAY
+#include "gradwire/replay.hpp"
+#endif
 
 int main(int argc, char** argv) {
   int jobs = 2;
   std::string model = "bert-base";
+#ifdef GW_BENCH_HAVE_REPLAY
+  std::string evaluator = "simulation";
+#else
+  std::string evaluator = "closed-form";
+#endif
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "-j") == 0 && i + 1 < argc) jobs = std::atoi(argv[++i]);
     else if (std::strcmp(argv[i], "--model") == 0 && i + 1 < argc) model = argv[++i];
-    else { std::fprintf(stderr, "usage: bench_sweep [-j N] [--model NAME]\n"); return 2; }
+    else if (std::strcmp(argv[i], "--evaluator") == 0 && i + 1 < argc) evaluator = argv[++i];
+    else { std::fprintf(stderr, "usage: bench_sweep [-j N] [--model NAME] [--evaluator simulation|closed-form]\n"); return 2; }
+  }
+  gw::plan::Evaluator evaluate = gw::plan::closed_form_iteration;
+  if (evaluator == "simulation") {
+#ifdef GW_BENCH_HAVE_REPLAY
+    evaluate = [](const gw::Scenario& s, const gw::ModelDesc& m, const gw::Profile& p) {
+      return gw::simulate_iteration(s, m, p);
+    };
+#else
+    std::fprintf(stderr, "bench_sweep: the replay is not built here; use --evaluator closed-form\n");
+    return 2;
+#endif
+  } else if (evaluator != "closed-form") {
+    std::fprintf(stderr, "bench_sweep: unknown evaluator %s\n", evaluator.c_str());
+    return 2;
   }
   const std::string text =
       "name: bench-1000\n"
@@ -50,11 +74,12 @@ int main(int argc, char** argv) {
   o.out = std::string(dir) + "/results.jsonl";
   o.progress = gw::plan::RunOptions::Progress::None;
   t0 = clock::now();
-  const auto sum = gw::plan::run_sweep(spec, o, gw::plan::closed_form_iteration, "closed form");
+  const auto sum = gw::plan::run_sweep(spec, o, evaluate, evaluator == "simulation" ? "simulation" : "closed form");
   const double run_s = std::chrono::duration<double>(clock::now() - t0).count();
   const auto size = std::filesystem::file_size(o.out);
 
-  std::printf("sweep throughput (closed-form evaluator, %s, 8 x p4d.24xlarge = 64 GPUs, -j %d)\n", model.c_str(), jobs);
+  std::printf("sweep throughput (%s evaluator, %s, 8 x p4d.24xlarge = 64 GPUs, -j %d)\n", evaluator.c_str(),
+              model.c_str(), jobs);
   std::printf("%-34s %12s\n", "figure", "value");
   std::printf("%-34s %12zu\n", "points", spec.points);
   std::printf("%-34s %12.3f\n", "load + validate all points (s)", load_s);
