@@ -5,10 +5,11 @@
 // trace of the representative rank. Bad input: a message naming the file,
 // line and key, exit 2 (thrown as gw::InputError, mapped by main.cpp).
 #include <boost/program_options.hpp>
-#include <filesystem>
 #include <iostream>
+#include <optional>
 #include <string>
 
+#include "check_refs.hpp"
 #include "commands.hpp"
 #include "gradwire/atomic_file.hpp"
 #include "gradwire/error.hpp"
@@ -19,7 +20,6 @@
 #include "gradwire/scenario.hpp"
 
 namespace po = boost::program_options;
-namespace fs = std::filesystem;
 
 namespace gw::cli {
 namespace {
@@ -29,18 +29,6 @@ constexpr const char* kCmd = "gradwire simulate";
 int usage_error(const std::string& msg, const po::options_description& opts) {
   std::cerr << kCmd << ": " << msg << "\n\nusage: gradwire simulate SCENARIO [options]\n" << opts;
   return kExitInput;
-}
-
-bool looks_like_path(const std::string& s) {
-  return s.find('/') != std::string::npos || s.ends_with(".yaml") || s.ends_with(".yml");
-}
-
-/// A relative path written in the scenario is taken relative to the scenario's
-/// directory when it exists there.
-std::string beside(const std::string& scenario_file, const std::string& value) {
-  if (!looks_like_path(value) || fs::path(value).is_absolute()) return value;
-  const fs::path candidate = fs::path(scenario_file).parent_path() / value;
-  return fs::exists(candidate) ? candidate.string() : value;
 }
 
 }  // namespace
@@ -84,14 +72,13 @@ int cmd_simulate(int argc, char** argv) {
   if (!scenario.workload)
     throw InputError(scenario.file.empty() ? path : scenario.file, 0, 0, "workload",
                      "simulate needs a workload section (model, micro_batch, ...)");
-  const std::string file = scenario.file.empty() ? path : scenario.file;
-  const ModelDesc model = load_model(beside(file, scenario.workload->model),
-                                     {fs::path(file).parent_path().string()});
-  std::string profile_name = scenario.profile.empty() ? scenario.cluster.gpu : beside(file, scenario.profile);
-  if (vm.count("profile")) profile_name = vm["profile"].as<std::string>();
-  if (profile_name.empty())
-    throw InputError(file, 0, 0, "cluster.gpu", "no profile: set cluster.gpu, profile, or pass --profile");
-  const Profile profile = load_profile(profile_name);
+  // Model and profile, resolved as `gradwire check` does: a missing one is
+  // reported at the line of the field that names it.
+  std::optional<std::string> profile_override;
+  if (vm.count("profile")) profile_override = vm["profile"].as<std::string>();
+  const ScenarioRefs refs = resolve_scenario_references(scenario, path, profile_override);
+  const ModelDesc& model = *refs.model;
+  const Profile& profile = refs.profile;
 
   const IterationResult result = simulate_iteration(scenario, model, profile);
 

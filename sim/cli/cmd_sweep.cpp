@@ -6,6 +6,7 @@
 #include <string>
 #include <thread>
 
+#include "check_refs.hpp"
 #include "commands.hpp"
 #include "gradwire/error.hpp"
 #include "gradwire/plan/sweep.hpp"
@@ -37,6 +38,7 @@ std::string default_results_path(const std::string& sweep) {
 int run_sweep_command(const std::string& sweep_file, const std::string& out, int jobs, const std::string& shard,
                       const std::string& progress, const std::string& evaluator, bool quiet) {
   const auto spec = plan::load_sweep(sweep_file);
+  resolve_sweep_references(spec);  // a missing model or profile: its field's line, before any worker runs
   plan::RunOptions o;
   o.out = out.empty() ? default_results_path(sweep_file) : out;
   o.jobs = jobs > 0 ? jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -260,6 +261,8 @@ Document load_string(const std::string& text, const std::string& name) {
 }
 
 Document load_file(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw InputError(path, 0, 0, "", "is a directory, not a file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path, 0, 0, "", "cannot open the file for reading");
   std::string text;

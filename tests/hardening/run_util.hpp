@@ -1,0 +1,129 @@
+// Running the real gradwire binary from the hardening tests: fork/exec with
+// separate stdout and stderr, a wall-clock limit, optional resource limits,
+// and a way to signal a run in flight.
+#pragma once
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <iterator>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace gw::test {
+
+struct RunResult {
+  int exit_code = -1;   ///< exit status, or -1 when killed by a signal
+  int signal = 0;       ///< the signal that killed it, 0 if none
+  bool timed_out = false;
+  std::string out, err;
+  double seconds = 0;
+  std::string all() const { return out + err; }
+};
+
+struct RunOptions {
+  double timeout_s = 300;
+  /// RLIMIT_AS for the child in bytes (0: none). Not used under ASan, whose
+  /// shadow memory needs a huge address space.
+  unsigned long long address_space = 0;
+  std::vector<std::string> env;   ///< extra NAME=VALUE entries
+  /// Called (in the parent) every ~20 ms with the child's pid while it runs;
+  /// return true once it has done its job (e.g. sent a signal).
+  std::function<bool(pid_t)> while_running;
+};
+
+inline std::string read_text(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+inline RunResult run(const std::vector<std::string>& args, const RunOptions& o = {}) {
+  RunResult r;
+  int out_pipe[2], err_pipe[2];
+  if (::pipe(out_pipe) != 0 || ::pipe(err_pipe) != 0) return r;
+  const auto t0 = std::chrono::steady_clock::now();
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::dup2(out_pipe[1], 1);
+    ::dup2(err_pipe[1], 2);
+    ::close(out_pipe[0]);
+    ::close(err_pipe[0]);
+    ::close(out_pipe[1]);
+    ::close(err_pipe[1]);
+    ::setpgid(0, 0);
+    if (o.address_space > 0) {
+      struct rlimit rl {o.address_space, o.address_space};
+      ::setrlimit(RLIMIT_AS, &rl);
+    }
+    for (const auto& e : o.env) ::putenv(const_cast<char*>(e.c_str()));
+    std::vector<char*> argv;
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+  ::close(out_pipe[1]);
+  ::close(err_pipe[1]);
+  bool out_open = true, err_open = true, hook_done = !o.while_running;
+  while (out_open || err_open) {
+    pollfd fds[2] = {{out_pipe[0], static_cast<short>(out_open ? POLLIN : 0), 0},
+                     {err_pipe[0], static_cast<short>(err_open ? POLLIN : 0), 0}};
+    ::poll(fds, 2, 20);
+    char buf[65536];
+    for (int k = 0; k < 2; ++k) {
+      if (fds[k].revents == 0) continue;
+      const ssize_t n = ::read(fds[k].fd, buf, sizeof buf);
+      if (n > 0) {
+        (k == 0 ? r.out : r.err).append(buf, static_cast<std::size_t>(n));
+      } else if (n == 0 || errno != EINTR) {
+        (k == 0 ? out_open : err_open) = false;
+      }
+    }
+    if (!hook_done) hook_done = o.while_running(pid);
+    const double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (el > o.timeout_s && !r.timed_out) {
+      r.timed_out = true;
+      ::kill(-pid, SIGKILL);
+    }
+  }
+  ::close(out_pipe[0]);
+  ::close(err_pipe[0]);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) r.signal = WTERMSIG(status);
+  return r;
+}
+
+/// True when the text shows a crash rather than a clean refusal.
+inline bool looks_like_crash(const std::string& text) {
+  for (const char* bad : {"terminate called", "terminate", "Aborted", "Segmentation fault", "core dumped",
+                          "AddressSanitizer", "UndefinedBehaviorSanitizer", "runtime error:", "stack trace",
+                          "Stack trace", "#0 0x", "#1 0x"}) {
+    if (text.find(bad) != std::string::npos) return true;
+  }
+  return false;
+}
+
+/// A fresh, empty directory for one test (removed first if it exists).
+inline std::filesystem::path scratch_dir(const std::string& name) {
+  const auto dir = std::filesystem::path(GW_HARDENING_SCRATCH) / name;
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+}  // namespace gw::test
