@@ -166,6 +166,10 @@ std::vector<double> parse_sizes(const std::string& text) {
   if (!max) throw std::invalid_argument("--sizes: '" + hi + "': " + why);
   if (!(*min >= 1)) throw std::invalid_argument("--sizes: the smallest size must be at least 1 B");
   if (*max < *min) throw std::invalid_argument("--sizes: MAX is smaller than MIN");
+  // Beyond 1 PiB per rank the byte and element counts no longer fit the
+  // table's integer columns and SimGrid's clock saturates: refuse.
+  constexpr double kMaxBytes = 1125899906842624.0;  // 1 PiB
+  if (*max > kMaxBytes) throw std::invalid_argument("--sizes: '" + hi + "' is more than the 1PiB a rank may send");
   std::vector<double> sizes;
   for (double s = *min; s <= *max * (1 + 1e-12); s *= 2) sizes.push_back(s);
   return sizes;
