@@ -1,7 +1,10 @@
 // Command-line front end of the calibrator (gradwire-calibrate and
 // `gradwire calibrate`): parse, run, write; one place maps errors to exit codes.
 #include <boost/program_options.hpp>
+#include <signal.h>
+#include <unistd.h>
 
+#include <csignal>
 #include <iostream>
 #include <sstream>
 
@@ -31,6 +34,49 @@ std::string shell_quote(const std::string& a) {
   std::string out = "'";
   for (char c : a) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
   return out + "'";
+}
+
+// SIGINT / SIGTERM: a calibration is all or nothing (a half-measured profile
+// would predict wrong numbers), so the handler stops the process at once with
+// exit 130. The profile is only ever written by write_file_atomic (temporary
+// file + rename) with both signals blocked, so an interrupted run leaves no
+// file, or the previous one intact, and no temporary file behind.
+volatile sig_atomic_t g_profile_written = 0;
+
+extern "C" void on_calibrate_signal(int) {
+  static const char before[] = "\ngradwire calibrate: interrupted; no profile written (an existing file is left as it was)\n";
+  static const char after[] = "\ngradwire calibrate: interrupted after the profile was written\n";
+  if (g_profile_written) {
+    (void)!::write(2, after, sizeof after - 1);
+  } else {
+    (void)!::write(2, before, sizeof before - 1);
+  }
+  ::_exit(kExitInterrupted);
+}
+
+void install_stop_handlers() {
+  struct sigaction sa {};
+  sa.sa_handler = on_calibrate_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+}
+
+/// Writes the profile with SIGINT/SIGTERM held back until it is in place.
+void write_profile(const std::string& path, const std::string& text) {
+  sigset_t stop, old;
+  sigemptyset(&stop);
+  sigaddset(&stop, SIGINT);
+  sigaddset(&stop, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop, &old);
+  try {
+    write_file_atomic(path, text);
+  } catch (...) {
+    pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    throw;
+  }
+  g_profile_written = 1;
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
 }
 
 }  // namespace
@@ -85,6 +131,7 @@ int run_cli(int argc, char** argv) {
     opt.command += shell_quote(argv[i]);
   }
 
+  install_stop_handlers();
   try {
     std::unique_ptr<Backend> backend;
     if (opt.device == "cpu") {
@@ -99,7 +146,7 @@ int run_cli(int argc, char** argv) {
       }
     }
     Profile p = run_calibration(opt, *backend);
-    write_file_atomic(opt.out, profile_to_yaml(p));
+    write_profile(opt.out, profile_to_yaml(p));
     std::cerr << "gradwire calibrate: wrote " << opt.out << " (" << p.codecs.size() << " codecs, "
               << p.collectives.size() << " collective fits)\n";
     return kExitOk;
