@@ -1,0 +1,136 @@
+#include "fuzz_targets.hpp"
+
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+#include "gradwire/catalog.hpp"
+#include "gradwire/error.hpp"
+#include "gradwire/model_desc.hpp"
+#include "gradwire/plan/sweep.hpp"
+#include "gradwire/profile.hpp"
+#include "gradwire/scenario.hpp"
+#include "gradwire/units.hpp"
+#include "gradwire/yaml_reader.hpp"
+
+#ifndef GW_SOURCE_DIR
+#define GW_SOURCE_DIR "."
+#endif
+
+namespace gw::fuzz {
+namespace {
+
+std::string text_of(const std::uint8_t* data, std::size_t size) {
+  return std::string(reinterpret_cast<const char*>(data), size);
+}
+
+/// The file loaders take a path: the input goes to one per-process file.
+std::string as_file(const std::uint8_t* data, std::size_t size) {
+  static const std::string path = [] {
+    const char* dir = std::getenv("TMPDIR");
+    return std::string(dir && *dir ? dir : "/tmp") + "/gw-fuzz-input-" + std::to_string(::getpid()) + ".yaml";
+  }();
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
+  out.close();
+  if (!out) throw std::runtime_error("fuzz harness: cannot write " + path);
+  return path;
+}
+
+/// Any number a loader accepted must be a real one: never NaN or infinite.
+void require_finite(double v, const char* what) {
+  if (!std::isfinite(v)) throw std::logic_error(std::string("a loader accepted a non-finite ") + what);
+}
+
+}  // namespace
+
+void scenario(const std::uint8_t* data, std::size_t size) {
+  try {
+    const Scenario s = parse_scenario(yaml::load_string(text_of(data, size), "fuzz-scenario.yaml"));
+    require_finite(s.cluster.nic.bandwidth, "NIC bandwidth");
+    require_finite(s.cluster.intra_node.bandwidth, "intra-node bandwidth");
+    require_finite(s.cluster.fabric.oversubscription, "oversubscription");
+    if (s.cluster.world_size() < 1) throw std::logic_error("a scenario with no GPU was accepted");
+    if (s.workload) {
+      require_finite(s.workload->bucket_size, "bucket size");
+      require_finite(s.workload->compression.ratio, "compression ratio");
+    }
+  } catch (const InputError&) {
+  }
+}
+
+void model(const std::uint8_t* data, std::size_t size) {
+  try {
+    const ModelDesc m = load_model_file(as_file(data, size));
+    require_finite(m.forward_flops_per_sample, "forward FLOPs");
+    require_finite(m.backward_flops_per_sample, "backward FLOPs");
+    require_finite(m.activation_bytes_per_sample, "activation bytes");
+    if (m.tensors.empty() || m.parameters < 1) throw std::logic_error("an empty model was accepted");
+    (void)gradient_bytes(m);
+  } catch (const InputError&) {
+  }
+}
+
+void profile(const std::uint8_t* data, std::size_t size) {
+  try {
+    const Profile p = load_profile_file(as_file(data, size));
+    for (const auto& [prec, f] : p.gemm_flops) require_finite(f, "GEMM throughput");
+    for (const auto& [name, c] : p.codecs) {
+      // Every accepted fit must evaluate to a finite time over the size range.
+      for (double x : {1.0, 1e3, 1e6, 1e9}) {
+        if (!c.encode.knots.empty()) require_finite(c.encode.evaluate(x), "codec encode time");
+        if (!c.decode.knots.empty()) require_finite(c.decode.evaluate(x), "codec decode time");
+      }
+    }
+    for (const auto& c : p.collectives) {
+      for (double x : {1.0, 1e6, 1e9}) require_finite(c.fit.evaluate(x), "collective time");
+    }
+    (void)profile_to_yaml(p);
+  } catch (const InputError&) {
+  }
+}
+
+void catalog(const std::uint8_t* data, std::size_t size) {
+  try {
+    const Catalog c = load_catalog_file(as_file(data, size));
+    for (const auto& i : c.instances) {
+      require_finite(i.on_demand, "price");
+      (void)cluster_from_instance(i, 2);
+    }
+  } catch (const InputError&) {
+  }
+}
+
+void sweep(const std::uint8_t* data, std::size_t size) {
+  try {
+    const plan::SweepSpec spec =
+        plan::parse_sweep(text_of(data, size), "fuzz-sweep.yaml", std::string(GW_SOURCE_DIR) + "/scenarios");
+    if (spec.points > 0) {
+      (void)plan::point_key(spec, spec.points - 1);
+      (void)plan::point_scenario(spec, spec.points - 1);
+    }
+  } catch (const InputError&) {
+  }
+}
+
+void units(const std::uint8_t* data, std::size_t size) {
+  const std::string t = text_of(data, size);
+  std::string why;
+  if (auto v = units::parse_bandwidth(t, &why)) require_finite(*v, "bandwidth"), (void)units::format_bandwidth(*v);
+  if (auto v = units::parse_time(t, &why)) require_finite(*v, "time"), (void)units::format_time(*v);
+  if (auto v = units::parse_size(t, &why)) require_finite(*v, "size"), (void)units::format_size(*v);
+  if (auto v = units::parse_number(t)) require_finite(*v, "number");
+}
+
+const std::vector<Target>& targets() {
+  static const std::vector<Target> all = {{"scenario", scenario}, {"model", model},   {"profile", profile},
+                                          {"catalog", catalog},   {"sweep", sweep},   {"units", units}};
+  return all;
+}
+
+}  // namespace gw::fuzz
