@@ -1,10 +1,11 @@
-// fp16 / bf16 casts: 8 elements per thread (two 16-byte loads, one 16-byte
-// store), grid-stride, scalar tail for n % 8.
+// fp16 / bf16 casts. Encode: 8 elements per thread (two 16-byte loads, one
+// 16-byte store), grid-stride, scalar tail for n % 8. Decode: see below.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
 #include "gradwire/kernels/cast_cuda.hpp"
 #include "launch_util.cuh"
+#include "persistent.cuh"
 
 namespace gw::kernels {
 
@@ -64,25 +65,51 @@ __global__ void cast_encode_kernel(const float* __restrict__ x, std::size_t n, f
   }
 }
 
+// Decode: a unit is 4 values (one 8-byte load, one 16-byte store). A block
+// tile is kDecodeUnroll x 256 units; unit u of a thread is tile + u*256 + tid,
+// so every load and every store instruction of a warp is contiguous (256 B
+// loaded, 512 B stored, whole sectors). All loads of a tile are issued before
+// its stores. Persistent grid (all SMs x resident blocks), grid-stride tiles.
+constexpr int kDecodeThreads = 256;
+constexpr int kDecodeUnroll = 4;
+
 template <CastKind K>
-__global__ void cast_decode_kernel(const std::uint16_t* __restrict__ in, std::size_t n,
-                                   float* __restrict__ y) {
-  const std::size_t nvec = n / 8;
-  for (std::size_t v = global_thread(); v < nvec; v += grid_stride()) {
-    const uint4 h = reinterpret_cast<const uint4*>(in)[v];
-    const float4 a = make_float4(from_bits<K>(static_cast<std::uint16_t>(h.x)),
-                                 from_bits<K>(static_cast<std::uint16_t>(h.x >> 16)),
-                                 from_bits<K>(static_cast<std::uint16_t>(h.y)),
-                                 from_bits<K>(static_cast<std::uint16_t>(h.y >> 16)));
-    const float4 b = make_float4(from_bits<K>(static_cast<std::uint16_t>(h.z)),
-                                 from_bits<K>(static_cast<std::uint16_t>(h.z >> 16)),
-                                 from_bits<K>(static_cast<std::uint16_t>(h.w)),
-                                 from_bits<K>(static_cast<std::uint16_t>(h.w >> 16)));
-    reinterpret_cast<float4*>(y)[2 * v] = a;
-    reinterpret_cast<float4*>(y)[2 * v + 1] = b;
+__global__ void __launch_bounds__(kDecodeThreads)
+cast_decode_kernel(const std::uint16_t* __restrict__ in, std::size_t n, float* __restrict__ y) {
+  const std::size_t units = n / 4;
+  constexpr std::size_t kTile = static_cast<std::size_t>(kDecodeThreads) * kDecodeUnroll;
+  const uint2* in2 = reinterpret_cast<const uint2*>(in);
+  float4* y4 = reinterpret_cast<float4*>(y);
+  for (std::size_t base = blockIdx.x * kTile; base < units; base += gridDim.x * kTile) {
+    uint2 h[kDecodeUnroll];
+#pragma unroll
+    for (int u = 0; u < kDecodeUnroll; ++u) {
+      const std::size_t i = base + static_cast<std::size_t>(u) * kDecodeThreads + threadIdx.x;
+      h[u] = i < units ? __ldg(in2 + i) : make_uint2(0U, 0U);
+    }
+#pragma unroll
+    for (int u = 0; u < kDecodeUnroll; ++u) {
+      const std::size_t i = base + static_cast<std::size_t>(u) * kDecodeThreads + threadIdx.x;
+      if (i < units) {
+        y4[i] = make_float4(from_bits<K>(static_cast<std::uint16_t>(h[u].x)),
+                            from_bits<K>(static_cast<std::uint16_t>(h[u].x >> 16)),
+                            from_bits<K>(static_cast<std::uint16_t>(h[u].y)),
+                            from_bits<K>(static_cast<std::uint16_t>(h[u].y >> 16)));
+      }
+    }
   }
-  const std::size_t i = 8 * nvec + global_thread();
+  // n % 4 trailing values.
+  const std::size_t i = 4 * units + global_thread();
   if (i < n) y[i] = from_bits<K>(in[i]);
+}
+
+template <CastKind K>
+cudaError_t launch_decode(const std::uint16_t* in, std::size_t n, float* y, cudaStream_t stream) {
+  constexpr std::size_t kTile = static_cast<std::size_t>(kDecodeThreads) * kDecodeUnroll;
+  const std::size_t tiles = (n / 4 + kTile - 1) / kTile;
+  const unsigned blocks = detail::persistent_grid<cast_decode_kernel<K>, kDecodeThreads>(tiles);
+  cast_decode_kernel<K><<<blocks, kDecodeThreads, 0, stream>>>(in, n, y);
+  return cudaGetLastError();
 }
 
 template <bool EF>
@@ -117,13 +144,8 @@ cudaError_t cast_decode_cuda(CastKind kind, const std::uint16_t* in, std::size_t
                              cudaStream_t stream) {
   if (n == 0) return cudaSuccess;
   if (!detail::aligned16(in) || !detail::aligned16(y)) return cudaErrorMisalignedAddress;
-  const unsigned blocks = detail::blocks_for(n / 8 > 0 ? n / 8 : 1);
-  if (kind == CastKind::fp16) {
-    cast_decode_kernel<CastKind::fp16><<<blocks, detail::kElementwiseThreads, 0, stream>>>(in, n, y);
-  } else {
-    cast_decode_kernel<CastKind::bf16><<<blocks, detail::kElementwiseThreads, 0, stream>>>(in, n, y);
-  }
-  return cudaGetLastError();
+  return kind == CastKind::fp16 ? launch_decode<CastKind::fp16>(in, n, y, stream)
+                                : launch_decode<CastKind::bf16>(in, n, y, stream);
 }
 
 }  // namespace gw::kernels
