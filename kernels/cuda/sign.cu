@@ -1,5 +1,7 @@
 // 1-bit sign (EF-SignSGD) with per-chunk mean-magnitude scale, and majority
-// vote. Encode: one 256-thread block per chunk; each thread reads 4-element
+// vote. Encode, chunks up to 2048: one warp per chunk (sign_encode_warp_kernel,
+// same canonical order; see there). Longer chunks: one 256-thread block per
+// chunk; each thread reads 4-element
 // groups (float4), ORs its 4 sign bits into 32-bit words with warp shuffles,
 // and accumulates |x| in the canonical order of docs/kernels.md so the scale
 // equals the CPU twin's bit for bit. The bits need no scale, so plain encode
@@ -7,6 +9,7 @@
 // up to 4096) to write the residual after the scale is known.
 #include "gradwire/kernels/sign_cuda.hpp"
 #include "launch_util.cuh"
+#include "persistent.cuh"
 
 namespace gw::kernels {
 
@@ -102,42 +105,251 @@ sign_encode_kernel(const float* __restrict__ x, std::size_t n, std::size_t chunk
   }
 }
 
-__device__ __forceinline__ float signed_scale(std::uint32_t bit, float s) { return bit ? s : -s; }
+// One warp per chunk for chunks up to kWarpChunkMax elements (the common
+// case, chunk 1024). Lane l stands in for the canonical lanes t = 32w + l
+// (w = 0..7, "virtual warp" w) of the 256-thread order of docs/kernels.md:
+// slot (k, w) of lane l holds group g = 256k + 32w + l, and acc[w] adds the
+// groups of canonical lane 32w + l in the canonical order (k ascending). The
+// warp issues all its loads (R x 8 float4 per lane, each instruction
+// contiguous) before reducing; no block barrier, 8 chunks per block,
+// persistent over the chunks.
+//
+// Sum: the canonical per-warp shuffle-down tree pairs lane l with l + off;
+// an xor butterfly pairs the same partial sums (a + b == b + a exactly), so
+// it reproduces it bit for bit. Instead of 8 butterflies (40 shuffles) the
+// 8 values are halved at each of the first three levels (each lane keeps
+// the half selected by its lane bit and sends the other: 4 + 2 + 1
+// shuffles), leaving lane l with virtual warp w = (l >> 2) & 7; two more
+// levels (xor 2, 1) finish the warp sums, and the canonical tree over the
+// 8 warp sums (w += w+4, +2, +1) is three more xor levels on lane bits 4, 3, 2.
+// Bits: the same halving with OR over lane bits 2, 1, 0 leaves lane l with
+// the word of virtual warp w = l & 7 at word offset 32k + 4w + (l >> 3);
+// the 32 lanes then store 32 distinct words of one 128-byte line.
+constexpr int kWarpThreads = 256;
+constexpr std::size_t kWarpChunkMax = 2048;
 
-__global__ void sign_decode_kernel(const std::uint32_t* __restrict__ words,
-                                   const float* __restrict__ scales, std::size_t n,
-                                   std::size_t chunk, float* __restrict__ y) {
-  const std::size_t groups = (n + 3) / 4;
-  for (std::size_t g = detail::global_thread(); g < groups; g += detail::grid_stride()) {
-    const std::uint32_t nib = (words[g / 8] >> (4 * (g % 8))) & 0xfU;
-    const float s = scales[4 * g / chunk];
-    store_group(y, g, n,
-                make_float4(signed_scale(nib & 1U, s), signed_scale(nib & 2U, s),
-                            signed_scale(nib & 4U, s), signed_scale(nib & 8U, s)));
+template <int M>
+__device__ __forceinline__ void halve_sum(float (&v)[8], unsigned lane, int off) {
+  const bool hi = (lane & static_cast<unsigned>(off)) != 0;
+#pragma unroll
+  for (int i = 0; i < M / 2; ++i) {
+    const float keep = hi ? v[i + M / 2] : v[i];
+    const float send = hi ? v[i] : v[i + M / 2];
+    v[i] = keep + __shfl_xor_sync(0xffffffffU, send, off);
   }
 }
 
-__global__ void majority_vote_kernel(const std::uint32_t* __restrict__ words,
-                                     const float* __restrict__ scales, int workers, std::size_t n,
-                                     std::size_t chunk, float* __restrict__ y) {
-  const std::size_t groups = (n + 3) / 4;
-  const std::size_t nw = (n + 31) / 32, nc = (n + chunk - 1) / chunk;
-  for (std::size_t g = detail::global_thread(); g < groups; g += detail::grid_stride()) {
-    const std::size_t c = 4 * g / chunk;
-    int v0 = 0, v1 = 0, v2 = 0, v3 = 0;
+template <int M>
+__device__ __forceinline__ void halve_or(std::uint32_t (&v)[8], unsigned lane, int off) {
+  const bool hi = (lane & static_cast<unsigned>(off)) != 0;
+#pragma unroll
+  for (int i = 0; i < M / 2; ++i) {
+    const std::uint32_t keep = hi ? v[i + M / 2] : v[i];
+    const std::uint32_t send = hi ? v[i] : v[i + M / 2];
+    v[i] = keep | __shfl_xor_sync(0xffffffffU, send, off);
+  }
+}
+
+template <bool EF, int R>
+__global__ void __launch_bounds__(kWarpThreads)
+sign_encode_warp_kernel(const float* __restrict__ x, std::size_t n, std::size_t chunk,
+                        std::size_t chunks, std::uint32_t* __restrict__ words,
+                        float* __restrict__ scales, float* __restrict__ r) {
+  const unsigned lane = detail::lane_id();
+  for (std::size_t c = detail::global_warp(); c < chunks; c += detail::warp_count()) {
+    const std::size_t begin = c * chunk;
+    const std::size_t len = (n - begin < chunk) ? n - begin : chunk;
+    const std::size_t groups = (len + 3) / 4;
+    const float* xc = x + begin;
+    std::uint32_t* wc = words + begin / 32;
+    float4 v[R][8];
+    if (groups == static_cast<std::size_t>(256 * R)) {  // whole slots: no bounds checks
+      const float4* x4 = reinterpret_cast<const float4*>(xc) + lane;
+#pragma unroll
+      for (int k = 0; k < R; ++k) {
+#pragma unroll
+        for (int w = 0; w < 8; ++w) v[k][w] = __ldg(x4 + 256 * k + 32 * w);
+      }
+    } else {
+#pragma unroll
+      for (int k = 0; k < R; ++k) {
+#pragma unroll
+        for (int w = 0; w < 8; ++w) {
+          const std::size_t g = static_cast<std::size_t>(256 * k + 32 * w) + lane;
+          v[k][w] = g < groups ? load_group(xc, g, len) : make_float4(0.f, 0.f, 0.f, 0.f);
+        }
+      }
+    }
+    // Canonical per-lane sums (padding adds +0: exact).
+    float acc[8];
+#pragma unroll
+    for (int w = 0; w < 8; ++w) {
+      acc[w] = 0.0f;
+#pragma unroll
+      for (int k = 0; k < R; ++k) {
+        acc[w] += fabsf(v[k][w].x);
+        acc[w] += fabsf(v[k][w].y);
+        acc[w] += fabsf(v[k][w].z);
+        acc[w] += fabsf(v[k][w].w);
+      }
+    }
+    // Sign words, one store per round k.
+#pragma unroll
+    for (int k = 0; k < R; ++k) {
+      std::uint32_t bits[8];
+#pragma unroll
+      for (int w = 0; w < 8; ++w) {
+        const std::size_t g = static_cast<std::size_t>(256 * k + 32 * w) + lane;
+        bits[w] = g < groups ? nibble(v[k][w], g, len) << (4 * (lane & 7U)) : 0U;
+      }
+      halve_or<8>(bits, lane, 4);
+      halve_or<4>(bits, lane, 2);
+      halve_or<2>(bits, lane, 1);
+      const std::size_t word = static_cast<std::size_t>(32 * k) + 4 * (lane & 7U) + (lane >> 3);
+      if (8 * word < groups) wc[word] = bits[0];
+    }
+    halve_sum<8>(acc, lane, 16);
+    halve_sum<4>(acc, lane, 8);
+    halve_sum<2>(acc, lane, 4);
+    float t = acc[0];
+    t += __shfl_xor_sync(0xffffffffU, t, 2);
+    t += __shfl_xor_sync(0xffffffffU, t, 1);
+    t += __shfl_xor_sync(0xffffffffU, t, 16);
+    t += __shfl_xor_sync(0xffffffffU, t, 8);
+    t += __shfl_xor_sync(0xffffffffU, t, 4);
+    const float scale = __fdiv_rn(t, static_cast<float>(len));
+    if (lane == 0) scales[c] = scale;
+    if constexpr (EF) {
+      auto residual = [&](float xv) { return __fsub_rn(xv, xv >= 0.0f ? scale : -scale); };
+#pragma unroll
+      for (int k = 0; k < R; ++k) {
+#pragma unroll
+        for (int w = 0; w < 8; ++w) {
+          const std::size_t g = static_cast<std::size_t>(256 * k + 32 * w) + lane;
+          const float4 a = v[k][w];
+          if (g < groups) {
+            store_group(r + begin, g, len,
+                        make_float4(residual(a.x), residual(a.y), residual(a.z), residual(a.w)));
+          }
+        }
+      }
+    }
+  }
+}
+
+__device__ __forceinline__ float signed_scale(std::uint32_t bit, float s) { return bit ? s : -s; }
+
+// Decoders: a warp tile is 32 sign words = 1024 values. Lane l loads word
+// tile*32 + l and the scale of its chunk (chunk % 32 == 0: one chunk per
+// word), coalesced; then 8 store rounds, in round j lane l writes the float4
+// of values 4(32j + l) .. +3, whose nibble is nibble (l & 7) of word 4j + (l >> 3),
+// fetched with a shuffle, so every store instruction writes 512 contiguous
+// bytes. kTilesPerIter tiles per iteration: their loads are all issued first.
+// Persistent grid, grid-stride over warp tiles.
+constexpr int kDecodeThreads = 256;
+constexpr int kTilesPerIter = 2;
+
+__device__ __forceinline__ void store_tile_values(float* __restrict__ y, std::size_t n,
+                                                  std::size_t tile, unsigned lane, int j,
+                                                  float4 out) {
+  const std::size_t e = tile * 1024 + 4 * (32 * static_cast<std::size_t>(j) + lane);
+  if (e + 3 < n) {
+    *reinterpret_cast<float4*>(y + e) = out;
+    return;
+  }
+  if (e < n) y[e] = out.x;
+  if (e + 1 < n) y[e + 1] = out.y;
+  if (e + 2 < n) y[e + 2] = out.z;
+}
+
+__global__ void __launch_bounds__(kDecodeThreads)
+sign_decode_kernel(const std::uint32_t* __restrict__ words, const float* __restrict__ scales,
+                   std::size_t n, std::size_t chunk, int shift, float* __restrict__ y) {
+  const unsigned lane = detail::lane_id();
+  const std::size_t nw = (n + 31) / 32, tiles = (nw + 31) / 32;
+  const std::size_t stride = detail::warp_count();
+  for (std::size_t t0 = detail::global_warp() * kTilesPerIter; t0 < tiles; t0 += stride * kTilesPerIter) {
+    std::uint32_t wd[kTilesPerIter];
+    float sc[kTilesPerIter];
+#pragma unroll
+    for (int u = 0; u < kTilesPerIter; ++u) {
+      const std::size_t wi = (t0 + u) * 32 + lane;
+      wd[u] = wi < nw ? __ldg(words + wi) : 0U;
+      sc[u] = wi < nw ? __ldg(scales + detail::chunk_of(32 * wi, chunk, shift)) : 0.0f;
+    }
+#pragma unroll
+    for (int u = 0; u < kTilesPerIter; ++u) {
+      if (t0 + u >= tiles) break;  // uniform in the warp
+#pragma unroll
+      for (int j = 0; j < 8; ++j) {
+        const int src = 4 * j + static_cast<int>(lane >> 3);
+        const std::uint32_t nib = (__shfl_sync(0xffffffffU, wd[u], src) >> (4 * (lane & 7U))) & 0xfU;
+        const float s = __shfl_sync(0xffffffffU, sc[u], src);
+        store_tile_values(y, n, t0 + u, lane, j,
+                          make_float4(signed_scale(nib & 1U, s), signed_scale(nib & 2U, s),
+                                      signed_scale(nib & 4U, s), signed_scale(nib & 8U, s)));
+      }
+    }
+  }
+}
+
+// Majority vote over N workers, same warp tiles: lane l reads word l of the
+// tile from every worker (coalesced; loads unrolled so several are in flight)
+// and counts the votes of its 32 bits at once in P bit-planes (a ripple
+// adder on whole words: plane p holds bit p of the 32 counts; N < 2^P).
+// Then gt = (votes > N/2) and eq = (votes == N/2) by a bit-sliced comparison
+// from the top plane: 2v > N <=> v > floor(N/2); 2v < N <=> !(v > floor(N/2))
+// and not (N even and v == N/2). The scale is the workers' scales summed in
+// worker order, then divided by N, as the CPU twin does.
+template <int P>
+__global__ void __launch_bounds__(kDecodeThreads)
+majority_vote_kernel(const std::uint32_t* __restrict__ words, const float* __restrict__ scales,
+                     int workers, std::size_t n, std::size_t chunk, int shift,
+                     float* __restrict__ y) {
+  const unsigned lane = detail::lane_id();
+  const std::size_t nw = (n + 31) / 32, nc = (n + chunk - 1) / chunk, tiles = (nw + 31) / 32;
+  const auto half = static_cast<std::uint32_t>(workers / 2);
+  const bool even = (workers % 2) == 0;
+  for (std::size_t t = detail::global_warp(); t < tiles; t += detail::warp_count()) {
+    const std::size_t wi = t * 32 + lane;
+    const bool valid = wi < nw;
+    const std::size_t c = valid ? detail::chunk_of(32 * wi, chunk, shift) : 0;
+    std::uint32_t plane[P];
+#pragma unroll
+    for (int p = 0; p < P; ++p) plane[p] = 0U;
     float s = 0.0f;
+#pragma unroll 8
     for (int w = 0; w < workers; ++w) {
-      const std::size_t wu = static_cast<std::size_t>(w);
-      const std::uint32_t nib = (words[wu * nw + g / 8] >> (4 * (g % 8))) & 0xfU;
-      v0 += static_cast<int>(nib & 1U);
-      v1 += static_cast<int>((nib >> 1) & 1U);
-      v2 += static_cast<int>((nib >> 2) & 1U);
-      v3 += static_cast<int>((nib >> 3) & 1U);
-      s = __fadd_rn(s, scales[wu * nc + c]);
+      const auto wu = static_cast<std::size_t>(w);
+      std::uint32_t carry = valid ? __ldg(words + wu * nw + wi) : 0U;
+      s = __fadd_rn(s, valid ? __ldg(scales + wu * nc + c) : 0.0f);
+#pragma unroll
+      for (int p = 0; p < P; ++p) {
+        const std::uint32_t next = plane[p] & carry;
+        plane[p] ^= carry;
+        carry = next;
+      }
     }
     s = __fdiv_rn(s, static_cast<float>(workers));
-    auto vote = [&](int votes) { return 2 * votes > workers ? s : (2 * votes < workers ? -s : 0.0f); };
-    store_group(y, g, n, make_float4(vote(v0), vote(v1), vote(v2), vote(v3)));
+    std::uint32_t gt = 0U, eq = 0xffffffffU;
+#pragma unroll
+    for (int p = P - 1; p >= 0; --p) {
+      const std::uint32_t tb = ((half >> p) & 1U) ? 0xffffffffU : 0U;
+      gt |= eq & plane[p] & ~tb;
+      eq &= ~(plane[p] ^ tb);
+    }
+    const std::uint32_t pos = gt;
+    const std::uint32_t neg = ~gt & (even ? ~eq : 0xffffffffU);
+#pragma unroll
+    for (int j = 0; j < 8; ++j) {
+      const int src = 4 * j + static_cast<int>(lane >> 3);
+      const unsigned sh = 4 * (lane & 7U);
+      const std::uint32_t pn = (__shfl_sync(0xffffffffU, pos, src) >> sh) & 0xfU;
+      const std::uint32_t nn = (__shfl_sync(0xffffffffU, neg, src) >> sh) & 0xfU;
+      const float sv = __shfl_sync(0xffffffffU, s, src);
+      auto vote = [&](unsigned b) { return (pn >> b) & 1U ? sv : (((nn >> b) & 1U) ? -sv : 0.0f); };
+      store_tile_values(y, n, t, lane, j, make_float4(vote(0), vote(1), vote(2), vote(3)));
+    }
   }
 }
 
@@ -151,8 +363,19 @@ cudaError_t launch_encode(const float* x, std::size_t n, std::size_t chunk, std:
   if (!detail::aligned16(x) || (EF && !detail::aligned16(r))) return cudaErrorMisalignedAddress;
   const std::size_t chunks = chunk_count(n, chunk);
   if (chunks > 0x7fffffffU) return cudaErrorInvalidValue;
-  sign_encode_kernel<EF><<<static_cast<unsigned>(chunks), kChunkThreads, 0, stream>>>(
-      x, n, chunk, words, scales, r);
+  const std::size_t warp_blocks = (chunks + kWarpThreads / 32 - 1) / (kWarpThreads / 32);
+  if (chunk <= kWarpChunkMax / 2) {
+    sign_encode_warp_kernel<EF, 1>
+        <<<detail::persistent_grid<sign_encode_warp_kernel<EF, 1>, kWarpThreads>(warp_blocks),
+           kWarpThreads, 0, stream>>>(x, n, chunk, chunks, words, scales, r);
+  } else if (chunk <= kWarpChunkMax) {
+    sign_encode_warp_kernel<EF, 2>
+        <<<detail::persistent_grid<sign_encode_warp_kernel<EF, 2>, kWarpThreads>(warp_blocks),
+           kWarpThreads, 0, stream>>>(x, n, chunk, chunks, words, scales, r);
+  } else {
+    sign_encode_kernel<EF><<<static_cast<unsigned>(chunks), kChunkThreads, 0, stream>>>(
+        x, n, chunk, words, scales, r);
+  }
   return cudaGetLastError();
 }
 
@@ -174,8 +397,12 @@ cudaError_t sign_decode_cuda(const std::uint32_t* words, const float* scales, st
   if (!valid_chunk(chunk)) return cudaErrorInvalidValue;
   if (n == 0) return cudaSuccess;
   if (!detail::aligned16(y)) return cudaErrorMisalignedAddress;
-  sign_decode_kernel<<<detail::blocks_for((n + 3) / 4), detail::kElementwiseThreads, 0, stream>>>(
-      words, scales, n, chunk, y);
+  const std::size_t tiles = ((n + 31) / 32 + 31) / 32;
+  const std::size_t warps_needed = (tiles + kTilesPerIter - 1) / kTilesPerIter;
+  const std::size_t blocks = (warps_needed + kDecodeThreads / 32 - 1) / (kDecodeThreads / 32);
+  sign_decode_kernel<<<detail::persistent_grid<sign_decode_kernel, kDecodeThreads>(blocks),
+                       kDecodeThreads, 0, stream>>>(words, scales, n, chunk,
+                                                    detail::pow2_shift(chunk), y);
   return cudaGetLastError();
 }
 
@@ -185,8 +412,19 @@ cudaError_t majority_vote_decode_cuda(const std::uint32_t* words, const float* s
   if (!valid_chunk(chunk) || workers < 1) return cudaErrorInvalidValue;
   if (n == 0) return cudaSuccess;
   if (!detail::aligned16(y)) return cudaErrorMisalignedAddress;
-  majority_vote_kernel<<<detail::blocks_for((n + 3) / 4), detail::kElementwiseThreads, 0, stream>>>(
-      words, scales, workers, n, chunk, y);
+  const std::size_t tiles = ((n + 31) / 32 + 31) / 32;
+  const std::size_t blocks = (tiles + kDecodeThreads / 32 - 1) / (kDecodeThreads / 32);
+  const int shift = detail::pow2_shift(chunk);
+  if (workers <= 15) {
+    majority_vote_kernel<4><<<detail::persistent_grid<majority_vote_kernel<4>, kDecodeThreads>(blocks),
+                              kDecodeThreads, 0, stream>>>(words, scales, workers, n, chunk, shift, y);
+  } else if (workers <= 255) {
+    majority_vote_kernel<8><<<detail::persistent_grid<majority_vote_kernel<8>, kDecodeThreads>(blocks),
+                              kDecodeThreads, 0, stream>>>(words, scales, workers, n, chunk, shift, y);
+  } else {
+    majority_vote_kernel<32><<<detail::persistent_grid<majority_vote_kernel<32>, kDecodeThreads>(blocks),
+                               kDecodeThreads, 0, stream>>>(words, scales, workers, n, chunk, shift, y);
+  }
   return cudaGetLastError();
 }
 
