@@ -4,6 +4,7 @@
 #include "gradwire/kernels/counter_rng.hpp"
 #include "gradwire/kernels/randomk_cuda.hpp"
 #include "launch_util.cuh"
+#include "persistent.cuh"
 
 namespace gw::kernels {
 
@@ -16,10 +17,29 @@ __global__ void randomk_gather_kernel(const float* __restrict__ x, FeistelPermut
   }
 }
 
-__global__ void randomk_scatter_kernel(const float* __restrict__ values, FeistelPermutation perm,
-                                       std::size_t k, float* __restrict__ y) {
-  for (std::size_t j = detail::global_thread(); j < k; j += detail::grid_stride()) {
-    y[perm.forward(j)] = values[j];
+// Scatter after the zero fill: kScatterUnroll slots per thread per
+// iteration (slot u at base + u*256 + tid: contiguous value loads), all value
+// loads and index computations independent, so several random stores are in
+// flight per thread. Persistent grid, grid-stride.
+constexpr int kScatterThreads = 256;
+constexpr int kScatterUnroll = 4;
+
+__global__ void __launch_bounds__(kScatterThreads)
+randomk_scatter_kernel(const float* __restrict__ values, FeistelPermutation perm, std::size_t k,
+                       float* __restrict__ y) {
+  constexpr std::size_t kTile = static_cast<std::size_t>(kScatterThreads) * kScatterUnroll;
+  for (std::size_t base = blockIdx.x * kTile; base < k; base += gridDim.x * kTile) {
+    float v[kScatterUnroll];
+#pragma unroll
+    for (int u = 0; u < kScatterUnroll; ++u) {
+      const std::size_t j = base + static_cast<std::size_t>(u) * kScatterThreads + threadIdx.x;
+      v[u] = j < k ? __ldg(values + j) : 0.0f;
+    }
+#pragma unroll
+    for (int u = 0; u < kScatterUnroll; ++u) {
+      const std::size_t j = base + static_cast<std::size_t>(u) * kScatterThreads + threadIdx.x;
+      if (j < k) y[perm.forward(j)] = v[u];
+    }
   }
 }
 
@@ -59,8 +79,10 @@ cudaError_t randomk_decode_cuda(const float* values, std::size_t n, const Random
   if (err != cudaSuccess) return err;
   if (p.k == 0) return cudaSuccess;
   const FeistelPermutation perm = make_randomk_permutation(n, p.seed, p.step);
-  randomk_scatter_kernel<<<detail::blocks_for(p.k), detail::kElementwiseThreads, 0, stream>>>(
-      values, perm, p.k, y);
+  constexpr std::size_t kTile = static_cast<std::size_t>(kScatterThreads) * kScatterUnroll;
+  randomk_scatter_kernel<<<detail::persistent_grid<randomk_scatter_kernel, kScatterThreads>(
+                               (p.k + kTile - 1) / kTile),
+                           kScatterThreads, 0, stream>>>(values, perm, p.k, y);
   return cudaGetLastError();
 }
 
