@@ -59,6 +59,12 @@ gw::Profile sample_profile() {
   }
   ar.fit = gw::fit::fit_alpha_beta(ar.points);
   p.collectives.push_back(ar);
+  // The same op and GPU count across two nodes (an MPI run) is a separate entry.
+  gw::CollectiveCost inter = ar;
+  inter.nodes = 2;
+  for (auto& pt : inter.points) pt.seconds = 5e-5 + pt.x / 2.3e10;
+  inter.fit = gw::fit::fit_alpha_beta(inter.points);
+  p.collectives.push_back(inter);
   return p;
 }
 
@@ -82,6 +88,34 @@ TEST(Profile, RoundTripIsExact) {
   // And the text is a fixed point.
   EXPECT_EQ(gw::profile_to_yaml(q), gw::profile_to_yaml(p));
   std::filesystem::remove(path);
+}
+
+TEST(Profile, NodesIsWrittenOnlyAboveOneAndSelectsTheEntry) {
+  gw::Profile p = sample_profile();
+  const std::string text = gw::profile_to_yaml(p);
+  // One entry spans 2 nodes: "nodes: 2" once, no "nodes: 1" (absent means 1).
+  const auto first = text.find("    nodes: 2\n");
+  ASSERT_NE(first, std::string::npos) << text;
+  EXPECT_EQ(text.find("    nodes: 2\n", first + 1), std::string::npos);
+  EXPECT_EQ(text.find("nodes: 1"), std::string::npos);
+  const std::string path = temp_path("nodes.yaml");
+  gw::write_file_atomic(path, text);
+  gw::Profile q = gw::load_profile_file(path);
+  std::filesystem::remove(path);
+  ASSERT_EQ(q.collectives.size(), 2u);
+  EXPECT_EQ(q.collectives[0].nodes, 1);
+  EXPECT_EQ(q.collectives[1].nodes, 2);
+  // The two-argument accessor is the single-node fit; the three-argument one picks by nodes.
+  ASSERT_NE(q.collective("allreduce", 8), nullptr);
+  EXPECT_EQ(q.collective("allreduce", 8)->nodes, 1);
+  EXPECT_EQ(q.collective("allreduce", 8), q.collective("allreduce", 8, 1));
+  ASSERT_NE(q.collective("allreduce", 8, 2), nullptr);
+  EXPECT_EQ(q.collective("allreduce", 8, 2)->nodes, 2);
+  EXPECT_NEAR(q.collective("allreduce", 8, 2)->fit.beta, 2.3e10, 2.3e10 * 1e-3);
+  EXPECT_EQ(q.collective("allreduce", 8, 4), nullptr);
+  // Profiles written before the field existed (no `nodes`) load as one node.
+  gw::Profile h = gw::load_profile("h100");
+  for (const auto& c : h.collectives) EXPECT_EQ(c.nodes, 1) << c.op << " " << c.gpus;
 }
 
 TEST(Profile, LoadByNameAndPathAndAccessors) {
@@ -203,6 +237,7 @@ TEST(Profile, MalformedProfilesAreRejectedWithFileLineAndField) {
       {"datasheet_without_references.yaml", 1, "references", "must name its references"},
       {"not_a_number.yaml", 9, "compute.fp16_flops", "expected a finite number"},
       {"flat_collective.yaml", 23, "collectives[0].points", "does not grow with size"},
+      {"nodes_above_gpus.yaml", 25, "collectives[0].nodes", "out of range"},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.file);

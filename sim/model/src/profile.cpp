@@ -92,10 +92,11 @@ CodecCost read_codec(const yaml::Node& n) {
 }
 
 CollectiveCost read_collective(const yaml::Node& n) {
-  n.allow_keys({"op", "gpus", "points", "alpha", "beta", "max_rel_residual"});
+  n.allow_keys({"op", "gpus", "nodes", "points", "alpha", "beta", "max_rel_residual"});
   CollectiveCost c;
   c.op = n.required("op").as_enum({"allreduce", "allgather", "reducescatter", "broadcast", "alltoall"});
   c.gpus = static_cast<int>(n.required("gpus").as_int(2, 1'000'000));
+  if (auto nodes = n.optional("nodes")) c.nodes = static_cast<int>(nodes->as_int(1, c.gpus));
   if (auto p = n.optional("points")) c.points = read_points(*p);
   const bool has_a = n.has("alpha"), has_b = n.has("beta");
   if (has_a != has_b) n.required(has_a ? "beta" : "alpha");  // throws "missing required field"
@@ -202,8 +203,9 @@ Profile read_profile(const yaml::Document& doc) {
     cols->expect_seq();
     for (const auto& c : cols->elements()) {
       CollectiveCost cc = read_collective(c);
-      if (p.collective(cc.op, cc.gpus) != nullptr) {
-        c.fail("a second " + cc.op + " entry for " + std::to_string(cc.gpus) + " GPUs");
+      if (p.collective(cc.op, cc.gpus, cc.nodes) != nullptr) {
+        c.fail("a second " + cc.op + " entry for " + std::to_string(cc.gpus) + " GPUs" +
+               (cc.nodes > 1 ? " on " + std::to_string(cc.nodes) + " nodes" : std::string()));
       }
       p.collectives.push_back(std::move(cc));
     }
@@ -317,8 +319,12 @@ double Profile::flops(const std::string& precision) const {
 }
 
 const CollectiveCost* Profile::collective(const std::string& op, int gpus) const {
+  return collective(op, gpus, 1);
+}
+
+const CollectiveCost* Profile::collective(const std::string& op, int gpus, int nodes) const {
   for (const auto& c : collectives) {
-    if (c.op == op && c.gpus == gpus) return &c;
+    if (c.op == op && c.gpus == gpus && c.nodes == nodes) return &c;
   }
   return nullptr;
 }
@@ -402,6 +408,7 @@ std::string profile_to_yaml(const Profile& p) {
   for (const auto& c : p.collectives) {
     os << "  - op: " << c.op << "\n";
     os << "    gpus: " << c.gpus << "\n";
+    if (c.nodes > 1) os << "    nodes: " << c.nodes << "\n";
     write_points(os, "    ", "points", c.points);
     os << "    alpha: " << num(c.fit.alpha) << "\n";
     os << "    beta: " << num(c.fit.beta) << "\n";

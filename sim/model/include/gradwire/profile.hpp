@@ -51,6 +51,10 @@ struct CodecCost {
 struct CollectiveCost {
   std::string op;          ///< allreduce, allgather, reducescatter, broadcast, alltoall
   int gpus = 0;
+  /// Machines the GPUs span: 1 (one process on one node, ncclCommInitAll) or
+  /// more (an MPI run across nodes, gradwire-calibrate --mpi). Written to the
+  /// profile only when > 1; absent means 1.
+  int nodes = 1;
   std::vector<CurvePoint> points;   ///< x = bytes (nccl-tests "size")
   AlphaBetaFit fit;
   bool operator==(const CollectiveCost&) const = default;
@@ -88,8 +92,10 @@ struct Profile {
   double codec_time(const std::string& codec, bool encode, double elements) const;
   /// Achieved FLOP/s for a precision (fp32, tf32, bf16, fp16).
   double flops(const std::string& precision) const;
-  /// The collective fit for op at `gpus` GPUs, if measured.
+  /// The collective fit for op at `gpus` GPUs on one node, if measured.
   const CollectiveCost* collective(const std::string& op, int gpus) const;
+  /// The collective fit for op at `gpus` GPUs spanning `nodes` nodes, if measured.
+  const CollectiveCost* collective(const std::string& op, int gpus, int nodes) const;
 };
 
 /// Loads a profile by name (calibrate/profiles/<name>.yaml, or any directory in
