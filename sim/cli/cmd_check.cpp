@@ -192,8 +192,30 @@ void resolve_sweep_references(const plan::SweepSpec& spec) {
                      context_of(e) + " (sweep point " + std::to_string(index) + ": " + plan::point_key(spec, index) +
                          ")");
   };
+  // Only the axes that can change a reference matter: enumerate their
+  // combinations (every other axis at its first value; load_sweep has
+  // validated every point already).
+  auto overlaps = [](const std::string& a, const std::string& b) {
+    auto under = [](const std::string& k, const std::string& p) {
+      return k == p || (k.size() > p.size() && k.compare(0, p.size(), p) == 0 && k[p.size()] == '.');
+    };
+    return under(a, b) || under(b, a);
+  };
+  std::vector<bool> relevant(spec.axes.size(), false);
+  for (std::size_t a = 0; a < spec.axes.size(); ++a)
+    for (const auto& k : spec.axes[a].keys)
+      for (const char* target : {"workload.model", "profile", "cluster.gpu", "cluster.instance"})
+        if (overlaps(k, target)) relevant[a] = true;
+  std::vector<std::size_t> indices{0};
+  for (std::size_t a = 0; a < spec.axes.size(); ++a) {
+    std::vector<std::size_t> next;
+    const std::size_t n = spec.axes[a].size();
+    for (std::size_t base : indices)
+      for (std::size_t d = 0; d < (relevant[a] ? n : 1); ++d) next.push_back(base * n + d);
+    indices.swap(next);
+  }
   std::set<std::string> models, profiles;
-  for (std::size_t i = 0; i < spec.points; ++i) {
+  for (std::size_t i : indices) {
     const Scenario s = plan::point_scenario(spec, i);
     if (s.workload && models.insert(s.workload->model).second) {
       try {
