@@ -5,11 +5,13 @@
 #include <unistd.h>
 
 #include <csignal>
+#include <cstdlib>
 #include <iostream>
 #include <sstream>
 
 #include "gradwire/atomic_file.hpp"
 #include "gradwire/calibrate.hpp"
+#include "gradwire/calibrate/ranks.hpp"
 #include "gradwire/error.hpp"
 
 namespace gw::calibrate {
@@ -79,6 +81,39 @@ void write_profile(const std::string& path, const std::string& text) {
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
 }
 
+/// --mpi: every rank of the job runs this; rank 0 calibrates and writes the
+/// profile, the other ranks take part in its collectives (docs/calibrate.md).
+int run_mpi(const Options& opt) {
+  std::string why;
+  std::unique_ptr<MpiRun> run;
+  try {
+    run = start_mpi_run(&why);   // ends the whole job itself on an error after MPI_Init
+  } catch (const std::exception& e) {
+    std::cerr << "gradwire calibrate: " << e.what() << "\n";
+    return kExitFailure;
+  }
+  if (!run) {
+    std::cerr << "gradwire calibrate: --mpi: " << why << "\n";
+    return kExitInput;
+  }
+  if (run->rank() != 0) return run->follow() ? kExitOk : kExitFailure;
+  int rc = kExitOk;
+  try {
+    Profile p = run_calibration(opt, run->backend());
+    write_profile(opt.out, profile_to_yaml(p));
+    std::cerr << "gradwire calibrate: wrote " << opt.out << " (" << p.codecs.size() << " codecs, "
+              << p.collectives.size() << " collective fits over " << run->world_size() << " MPI ranks)\n";
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "gradwire calibrate: " << e.what() << "\n";
+    rc = kExitInput;
+  } catch (const std::exception& e) {
+    std::cerr << "gradwire calibrate: " << e.what() << "\n";
+    rc = kExitFailure;
+  }
+  run->finish(rc == kExitOk);
+  return rc;
+}
+
 }  // namespace
 
 int run_cli(int argc, char** argv) {
@@ -99,7 +134,9 @@ int run_cli(int argc, char** argv) {
       ("repeats", po::value<int>(&opt.repeats), "timed repeats per point (default 20 cuda, 5 cpu)")
       ("warmup", po::value<int>(&opt.warmup), "untimed warm-up runs per point (default 5 cuda, 1 cpu)")
       ("max-seconds", po::value<double>(&opt.max_seconds), "time budget in seconds (default 110 cuda, 15 cpu)")
-      ("quick", po::bool_switch(&opt.quick), "fewer sizes and repeats (smoke test)");
+      ("quick", po::bool_switch(&opt.quick), "fewer sizes and repeats (smoke test)")
+      ("mpi", po::bool_switch(&opt.mpi), "collectives over all ranks of an MPI job, across nodes (mpirun -np N, one rank "
+                                          "per GPU; rank 0 writes the profile); needs a build with MPI");
   po::variables_map vm;
   try {
     po::store(po::command_line_parser(argc, argv).options(desc).run(), vm);
@@ -110,6 +147,18 @@ int run_cli(int argc, char** argv) {
     }
     if (opt.device != "cuda" && opt.device != "cpu") throw std::invalid_argument("--device must be cuda or cpu");
     if (opt.out.empty()) throw std::invalid_argument("--out FILE is required");
+    if (opt.mpi && opt.device != "cuda") throw std::invalid_argument("--mpi needs --device cuda (CPU mode has no collectives)");
+    if (opt.mpi && !mpi_built()) throw std::invalid_argument("--mpi: this gradwire-calibrate was built without MPI");
+    if (!opt.mpi) {
+      // Started by mpirun without --mpi, every rank would calibrate on its own
+      // and write the same file.
+      const int ranks = ranks::launcher_world_size([](const char* v) { return std::getenv(v); });
+      if (ranks > 1) {
+        throw std::invalid_argument("started by an MPI launcher with " + std::to_string(ranks) +
+                                    " ranks but without --mpi: add --mpi (one rank per GPU; rank 0 writes the "
+                                    "profile), or run one process");
+      }
+    }
     if (vm.count("repeats") && (opt.repeats < 1 || opt.repeats > 10000)) throw std::invalid_argument("--repeats must be in 1..10000");
     if (vm.count("warmup") && (opt.warmup < 0 || opt.warmup > 10000)) throw std::invalid_argument("--warmup must be in 0..10000");
     if (vm.count("max-seconds") && !(opt.max_seconds > 0)) throw std::invalid_argument("--max-seconds must be positive");
@@ -132,6 +181,7 @@ int run_cli(int argc, char** argv) {
   }
 
   install_stop_handlers();
+  if (opt.mpi) return run_mpi(opt);
   try {
     std::unique_ptr<Backend> backend;
     if (opt.device == "cpu") {

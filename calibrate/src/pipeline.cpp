@@ -335,8 +335,11 @@ Profile run_calibration(const Options& opt, Backend& backend) {
   }
 
   // ---- 3. collectives -------------------------------------------------------
-  const int gpus_max = backend.collective_gpus();
-  if (gpus_max < 2) {
+  // One process: every GPU count from 2 to all visible GPUs on this node; an
+  // MPI run (--mpi): all ranks' GPUs, possibly across nodes.
+  const std::vector<int> gpu_counts = backend.collective_gpu_counts();
+  if (gpu_counts.empty()) {
+    const int gpus_max = backend.collective_gpus();
     p.notes.push_back(gpu ? "multi-GPU collectives not measured: " + std::to_string(gpus_max) + " GPU visible"
                           : "collectives not measured: CPU mode has no NCCL");
   } else {
@@ -347,43 +350,51 @@ Profile run_calibration(const Options& opt, Backend& backend) {
       }
     }
     const std::vector<double> col_sizes = parse_sizes(opt.quick ? "2^12:2^28:16" : "2^10:2^30:4");
-    progress.phase("collectives: " + std::to_string(ops.size()) + " ops on 2.." + std::to_string(gpus_max) + " GPUs");
+    const auto where = [&](int g) {
+      const int nodes = backend.collective_nodes(g);
+      return std::to_string(g) + " GPUs" + (nodes > 1 ? " on " + std::to_string(nodes) + " nodes" : std::string());
+    };
+    progress.phase("collectives: " + std::to_string(ops.size()) + " ops on " +
+                   (gpu_counts.size() == 1 ? where(gpu_counts.front())
+                                           : std::to_string(gpu_counts.front()) + ".." + where(gpu_counts.back())));
     const double col_end = budget * 0.97;
     const int col_repeats = std::max(3, repeats / 2);
-    for (int g = 2; g <= gpus_max; ++g) {
+    for (int g : gpu_counts) {
       for (const auto& op : ops) {
         CollectiveCost cc;
         cc.op = op;
         cc.gpus = g;
+        cc.nodes = backend.collective_nodes(g);
         for (double bytes : col_sizes) {
           if (progress.elapsed() > col_end) break;
           // Whole fp32 elements per rank.
           const double unit = 4.0 * g;
           const double b = std::max(unit, std::floor(bytes / unit) * unit);
-          progress.step(op + " " + std::to_string(g) + " GPUs " + size_label(bytes) + " B");
+          progress.step(op + " " + where(g) + " " + size_label(bytes) + " B");
           cc.points.push_back(point(b, backend.time_collective(op, g, b, warmup, col_repeats)));
         }
         if (cc.points.size() < 2) {
-          p.notes.push_back(op + " on " + std::to_string(g) + " GPUs not measured (time budget)");
+          p.notes.push_back(op + " on " + where(g) + " not measured (time budget)");
           continue;
         }
         cc.points = fit::normalize_points(cc.points);
         try {
           cc.fit = fit::fit_alpha_beta(cc.points);
         } catch (const std::invalid_argument& e) {
-          p.notes.push_back(op + " on " + std::to_string(g) + " GPUs: no alpha-beta fit (" + e.what() + ")");
+          p.notes.push_back(op + " on " + where(g) + ": no alpha-beta fit (" + e.what() + ")");
           continue;
         }
         const auto& last = cc.points.back();
         std::ostringstream os;
         os.precision(4);
-        os << op << " " << g << " GPUs: largest size algbw " << last.x / last.seconds / 1e9 << " GB/s, busbw "
+        os << op << " " << where(g) << ": largest size algbw " << last.x / last.seconds / 1e9 << " GB/s, busbw "
            << last.x / last.seconds * fit::bus_bandwidth_factor(op, g) / 1e9 << " GB/s";
         p.notes.push_back(os.str());
         p.collectives.push_back(std::move(cc));
       }
     }
   }
+  for (auto& n : backend.run_notes()) p.notes.push_back(std::move(n));
   progress.phase("done in " + std::to_string(static_cast<int>(progress.elapsed() + 0.5)) + " s");
   return p;
 }

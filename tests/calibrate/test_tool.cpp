@@ -18,9 +18,10 @@ struct ToolRun {
   std::string output;
 };
 
-ToolRun run(const std::string& args) {
+/// The tool with `env` (VAR=value ...) added to its environment.
+ToolRun run_env(const std::string& env, const std::string& args) {
   ToolRun r;
-  const std::string cmd = std::string(GW_CALIBRATE_EXE) + " " + args + " 2>&1";
+  const std::string cmd = (env.empty() ? std::string() : "env " + env + " ") + GW_CALIBRATE_EXE + " " + args + " 2>&1";
   FILE* f = ::popen(cmd.c_str(), "r");
   if (f == nullptr) return r;
   std::array<char, 4096> buf{};
@@ -29,6 +30,8 @@ ToolRun run(const std::string& args) {
   r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
   return r;
 }
+
+ToolRun run(const std::string& args) { return run_env("", args); }
 
 std::string temp_path(const std::string& name) {
   return (std::filesystem::temp_directory_path() / ("gw_tool_" + std::to_string(::getpid()) + "_" + name)).string();
@@ -104,4 +107,43 @@ TEST(CalibrateTool, CodecAndSizeSelection) {
   EXPECT_EQ(p.codecs.at("sign").decode_points[2].repeats, 2);
   std::filesystem::remove(out);
   EXPECT_EQ(run("--device cpu --out " + out + " --codecs qsgd").status, 2);
+}
+
+TEST(CalibrateTool, MpiNeedsCudaAndABuildWithMpi) {
+  const std::string out = temp_path("mpi.yaml");
+  ToolRun cpu = run("--device cpu --mpi --out " + out);
+  EXPECT_EQ(cpu.status, 2) << cpu.output;
+  EXPECT_NE(cpu.output.find("--mpi needs --device cuda"), std::string::npos) << cpu.output;
+  EXPECT_FALSE(std::filesystem::exists(out));
+  EXPECT_NE(run("--help").output.find("--mpi"), std::string::npos);
+  if (GW_HAVE_MPI_BUILD) {
+    // A single rank (no mpirun: MPI singleton) on a machine without a GPU
+    // fails plainly and writes nothing; with a GPU it is a tiny 1-rank run.
+    ToolRun r = run_env("", "--mpi --out " + out + " --codecs fp16 --sizes 1024 --max-seconds 5 --collectives allreduce");
+    if (r.status == 0) {
+      std::filesystem::remove(out);
+      GTEST_SKIP() << "a GPU is present here (exercise --mpi under mpirun)";
+    }
+    EXPECT_EQ(r.status, 1) << r.output;
+    EXPECT_NE(r.output.find("no CUDA GPU visible to this rank"), std::string::npos) << r.output;
+    EXPECT_FALSE(std::filesystem::exists(out));
+    return;
+  }
+  ToolRun r = run("--mpi --out " + out + " --quick");
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find("this gradwire-calibrate was built without MPI"), std::string::npos) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(out));
+}
+
+TEST(CalibrateTool, StartedByAnMpiLauncherWithoutMpiIsRefused) {
+  // Every rank would calibrate on its own and write the same file.
+  const std::string out = temp_path("ranks.yaml");
+  ToolRun r = run_env("OMPI_COMM_WORLD_SIZE=4", "--device cpu --quick --out " + out);
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find("MPI launcher with 4 ranks but without --mpi"), std::string::npos) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(out));
+  // One rank is an ordinary run.
+  ToolRun one = run_env("PMI_SIZE=1", "--device cpu --quick --codecs fp16 --sizes 1024,4096 --out " + out);
+  EXPECT_EQ(one.status, 0) << one.output;
+  std::filesystem::remove(out);
 }

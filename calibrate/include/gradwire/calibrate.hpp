@@ -23,6 +23,7 @@ struct Options {
   int warmup = -1;                      ///< -1 = device default
   double max_seconds = 0;               ///< total budget; 0 = device default
   bool quick = false;
+  bool mpi = false;                     ///< --mpi: collectives across the ranks of an MPI job
   std::string command;                  ///< the command line, recorded in the profile
 };
 
@@ -59,6 +60,15 @@ class Backend {
   virtual std::vector<double> time_copy(double bytes, int warmup, int repeats) = 0;
   /// GPUs available to collectives (0 or 1: none can be measured).
   virtual int collective_gpus() = 0;
+  /// The GPU counts to measure collectives at: every count from 2 to
+  /// collective_gpus() (one process), or only the world size (MPI).
+  virtual std::vector<int> collective_gpu_counts() {
+    std::vector<int> out;
+    for (int g = 2; g <= collective_gpus(); ++g) out.push_back(g);
+    return out;
+  }
+  /// Nodes (machines) that `gpus` GPUs of collective_gpu_counts() span.
+  virtual int collective_nodes(int /*gpus*/) { return 1; }
   /// One collective over `gpus` GPUs; bytes as nccl-tests "size" (the whole
   /// buffer of one rank for allreduce/broadcast/alltoall, the gathered total
   /// for allgather/reducescatter).
@@ -66,7 +76,36 @@ class Backend {
                                               int repeats) = 0;
   /// NCCL_* variables in the environment (recorded in the profile).
   virtual std::map<std::string, std::string> nccl_env() { return {}; }
+  /// Facts about the run for the profile's notes (MPI library, hosts, ...).
+  virtual std::vector<std::string> run_notes() { return {}; }
 };
+
+/// One process of an MPI calibration (gradwire-calibrate --mpi under mpirun):
+/// MPI initialized, one GPU per rank (the local rank), an NCCL communicator
+/// over all ranks. Rank 0 runs the pipeline on backend(); every other rank
+/// calls follow() and takes part in rank 0's collectives until finish().
+class MpiRun {
+ public:
+  virtual ~MpiRun() = default;   ///< finalizes MPI
+  virtual int rank() const = 0;
+  virtual int world_size() const = 0;
+  /// Rank 0: codecs, GEMM and copy on its own GPU; collectives over all ranks.
+  virtual Backend& backend() = 0;
+  /// Ranks other than 0: runs the collectives rank 0 asks for; returns when
+  /// rank 0 calls finish(), true when rank 0 finished without error.
+  virtual bool follow() = 0;
+  /// Rank 0: releases the followers (ok = the calibration succeeded).
+  virtual void finish(bool ok) = 0;
+  /// Any rank: ends the whole job after an error inside a collective (the
+  /// other ranks may be blocked in it); does not return.
+  [[noreturn]] virtual void abort(int code) = 0;
+};
+
+/// Whether this build has the MPI path (MPI found at configure time, and CUDA).
+bool mpi_built();
+/// Initializes MPI and NCCL over all ranks; nullptr with *why set when this
+/// build has no MPI path. Throws std::runtime_error on MPI/CUDA/NCCL errors.
+std::unique_ptr<MpiRun> start_mpi_run(std::string* why);
 
 std::unique_ptr<Backend> make_cpu_backend();
 /// The CUDA backend, or nullptr with *why set when no GPU can be used (or the

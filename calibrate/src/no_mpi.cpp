@@ -1,0 +1,14 @@
+// The MPI path in builds without it (MPI not found at configure time, or no
+// CUDA): `--mpi` is refused with a plain message (cli.cpp, exit 2).
+#include "gradwire/calibrate.hpp"
+
+namespace gw::calibrate {
+
+bool mpi_built() { return false; }
+
+std::unique_ptr<MpiRun> start_mpi_run(std::string* why) {
+  if (why) *why = "this gradwire-calibrate was built without MPI";
+  return nullptr;
+}
+
+}  // namespace gw::calibrate
