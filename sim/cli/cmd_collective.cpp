@@ -20,6 +20,7 @@
 #include "gradwire/collective_model.hpp"
 #include "gradwire/engine.hpp"
 #include "gradwire/error.hpp"
+#include "gradwire/profile.hpp"
 #include "gradwire/scenario.hpp"
 #include "gradwire/units.hpp"
 
@@ -247,7 +248,12 @@ int cmd_collective(int argc, char** argv) {
   }
 
   const std::string path = vm["scenario"].as<std::string>();
-  const Scenario scenario = load_scenario(path);  // InputError -> main: exit 2
+  Scenario scenario = load_scenario(path);  // InputError -> main: exit 2
+  if (scenario.cluster.intra_node_from_profile) {
+    // intra_node left out: taken from the profile's all-reduce fit (docs/scenarios.md).
+    const Profile profile = load_profile(scenario.profile.empty() ? scenario.cluster.gpu : scenario.profile);
+    scenario.cluster = resolve_cluster(scenario, profile);
+  }
   const int world = scenario.cluster.world_size();
   int gpus = world;
   if (vm.count("gpus")) {

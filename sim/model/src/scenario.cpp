@@ -101,10 +101,12 @@ ClusterSpec parse_cluster(const yaml::Node& n) {
              " GPUs exceeds the " + std::to_string(kMaxWorldSize) + " simulated GPUs gradwire supports");
   }
   c.gpu = n.required("gpu").as_string();
+  c.line = n.line();
+  c.column = n.column();
   if (auto in = n.optional("intra_node")) {
     c.intra_node = parse_link(*in);
   } else if (c.gpus_per_node > 1) {
-    n.required("intra_node");  // reports the missing field
+    c.intra_node_from_profile = true;  // resolve_cluster() takes it from the profile
   } else {
     c.intra_node = LinkSpec{1e12, 0};  // unused with one GPU per node
   }

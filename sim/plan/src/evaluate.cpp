@@ -71,8 +71,9 @@ CollectiveTimeFn closed_form_collective_time(const ClusterSpec& c) {
 IterationResult closed_form_iteration(const Scenario& s, const ModelDesc& model, const Profile& profile) {
   if (!s.workload) throw std::invalid_argument("the scenario has no workload");
   const auto costs = device_costs(profile, s.workload->precision);
-  const auto plan = plan_iteration(*s.workload, s.cluster, model, costs);
-  auto r = evaluate_closed_form(plan, closed_form_collective_time(s.cluster));
+  const ClusterSpec cluster = resolve_cluster(s, profile);
+  const auto plan = plan_iteration(*s.workload, cluster, model, costs);
+  auto r = evaluate_closed_form(plan, closed_form_collective_time(cluster));
   r.scenario = s.name;
   r.profile_name = profile.name;
   r.method = "closed form";

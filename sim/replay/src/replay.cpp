@@ -148,13 +148,14 @@ IterationResult simulate_iteration(const Scenario& scenario, const ModelDesc& mo
                        "profile '" + profile.name + "' has no cost for codec '" + name + "': " + e.what());
     }
   };
+  const ClusterSpec cluster = resolve_cluster(scenario, profile);
   IterationPlan plan;
   try {
-    plan = plan_iteration(w, scenario.cluster, model, costs);
+    plan = plan_iteration(w, cluster, model, costs);
   } catch (const std::invalid_argument& e) {
     throw InputError(scenario.file, 0, 0, "workload", e.what());
   }
-  IterationResult r = simulate_plan(scenario.cluster, plan, options);
+  IterationResult r = simulate_plan(cluster, plan, options);
   r.scenario = scenario.name;
   r.profile_name = profile.name;
   r.profile_source = profile.source;

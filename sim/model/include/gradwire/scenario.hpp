@@ -50,6 +50,10 @@ struct ClusterSpec {
   int gpus_per_node = 1;
   std::string gpu;        ///< GPU type; resolves to a calibration profile
   LinkSpec intra_node;    ///< per-GPU link into the node's switch (NVLink/NVSwitch)
+  /// True when the scenario left intra_node out: resolve_cluster() derives it
+  /// from the calibration profile's all-reduce fit at gpus_per_node GPUs.
+  bool intra_node_from_profile = false;
+  int line = 0, column = 0;  ///< position of the cluster section, for errors
   int nic_count = 1;      ///< NICs per node
   LinkSpec nic;           ///< one NIC
   FabricSpec fabric;
@@ -125,6 +129,18 @@ struct Scenario {
   std::string profile;
   std::optional<TrainingSpec> training;
 };
+
+struct Profile;
+
+/// The cluster with every profile-derived part filled in. When intra_node was
+/// left out, the per-GPU intra-node link is set so that a ring all-reduce over
+/// the gpus_per_node GPUs of a node reproduces the profile's measured (or
+/// datasheet) all-reduce fit t = alpha + S / beta at that GPU count:
+/// bandwidth = beta x 2(G-1)/G (the bus bandwidth), and, a GPU-to-GPU route
+/// inside a node crossing two such links, latency = alpha / (4 (G-1)).
+/// Throws gw::InputError (at the cluster section) when the profile has no
+/// all-reduce fit for that GPU count.
+ClusterSpec resolve_cluster(const Scenario& scenario, const Profile& profile);
 
 /// Loads and validates a scenario file. Throws gw::InputError.
 Scenario load_scenario(const std::string& path);
