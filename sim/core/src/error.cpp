@@ -6,12 +6,12 @@ std::string format_input_error(const std::string& file, int line, int column,
                                const std::string& key, const std::string& reason) {
   std::string out = file.empty() ? std::string("<input>") : file;
   if (line > 0) {
-    out += ":" + std::to_string(line);
-    if (column > 0) out += ":" + std::to_string(column);
+    out.append(":").append(std::to_string(line));
+    if (column > 0) out.append(":").append(std::to_string(column));
   }
-  out += ": ";
-  if (!key.empty()) out += key + ": ";
-  out += reason;
+  out.append(": ");
+  if (!key.empty()) out.append(key).append(": ");
+  out.append(reason);
   return out;
 }
 

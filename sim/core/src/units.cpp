@@ -91,7 +91,7 @@ std::optional<double> parse_quantity(std::string_view text, const std::array<Uni
     if (u.unit == unit) {
       if (*value < 0) return fail("a " + std::string(what) + " cannot be negative, got \"" + std::string(s) + "\"");
       double v = *value * u.factor;
-      if (!std::isfinite(v)) return fail("\"" + std::string(s) + "\" is out of range");
+      if (!std::isfinite(v)) return fail(std::string("\"").append(s).append("\" is out of range"));
       return v;
     }
   }
