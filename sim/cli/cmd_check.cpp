@@ -162,6 +162,8 @@ ScenarioRefs resolve_scenario_references(const Scenario& s, const std::string& p
     if (profile_override) throw;
     rethrow_at_field(e, file, profile_key(s));
   }
+  // A cluster without intra_node takes it from the profile: check it can.
+  if (s.cluster.intra_node_from_profile) (void)resolve_cluster(s, refs.profile);
   return refs;
 }
 

@@ -21,7 +21,7 @@
 namespace gw::plan {
 
 /// Sweeps larger than this are refused.
-inline constexpr std::size_t kMaxSweepPoints = 10'000'000;
+inline constexpr std::size_t kMaxSweepPoints = 1'000'000;
 
 /// One axis: a single key, or a zip group of keys advancing together.
 struct Axis {
