@@ -17,6 +17,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "cuda_check.hpp"
 #include "gradwire/calibrate.hpp"
 #include "gradwire/kernels/codec.hpp"
 #include "gradwire/kernels/codec_cuda.hpp"
@@ -26,25 +27,6 @@ extern char** environ;
 namespace gw::calibrate {
 namespace {
 
-void check(cudaError_t e, const char* what, const char* file, int line) {
-  if (e != cudaSuccess) {
-    throw std::runtime_error(std::string(file) + ":" + std::to_string(line) + ": " + what + ": " +
-                             cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")");
-  }
-}
-void check(cublasStatus_t e, const char* what, const char* file, int line) {
-  if (e != CUBLAS_STATUS_SUCCESS) {
-    throw std::runtime_error(std::string(file) + ":" + std::to_string(line) + ": " + what + ": cuBLAS status " +
-                             std::to_string(static_cast<int>(e)));
-  }
-}
-void check(ncclResult_t e, const char* what, const char* file, int line) {
-  if (e != ncclSuccess) {
-    throw std::runtime_error(std::string(file) + ":" + std::to_string(line) + ": " + what + ": " +
-                             ncclGetErrorString(e));
-  }
-}
-#define GW_CHECK(x) check((x), #x, __FILE__, __LINE__)
 
 using Clock = std::chrono::steady_clock;
 

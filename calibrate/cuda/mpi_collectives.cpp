@@ -22,6 +22,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "cuda_check.hpp"
 #include "gradwire/calibrate.hpp"
 #include "gradwire/calibrate/ranks.hpp"
 #include "gradwire/fit.hpp"
@@ -29,18 +30,6 @@
 namespace gw::calibrate {
 namespace {
 
-void check(cudaError_t e, const char* what, const char* file, int line) {
-  if (e != cudaSuccess) {
-    throw std::runtime_error(std::string(file) + ":" + std::to_string(line) + ": " + what + ": " +
-                             cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")");
-  }
-}
-void check(ncclResult_t e, const char* what, const char* file, int line) {
-  if (e != ncclSuccess) {
-    throw std::runtime_error(std::string(file) + ":" + std::to_string(line) + ": " + what + ": " +
-                             ncclGetErrorString(e));
-  }
-}
 void check_mpi(int rc, const char* what, const char* file, int line) {
   if (rc != MPI_SUCCESS) {
     char text[MPI_MAX_ERROR_STRING] = {0};
@@ -50,7 +39,6 @@ void check_mpi(int rc, const char* what, const char* file, int line) {
                              std::string(text, static_cast<std::size_t>(std::max(0, len))));
   }
 }
-#define GW_CHECK(x) check((x), #x, __FILE__, __LINE__)
 #define GW_MPI(x) check_mpi((x), #x, __FILE__, __LINE__)
 
 using ranks::Command;
