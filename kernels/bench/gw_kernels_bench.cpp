@@ -19,6 +19,7 @@
 #include <tuple>
 #include <vector>
 
+#include "bench_util.hpp"
 #include "gradwire/atomic_file.hpp"
 #include "gradwire/error.hpp"
 #include "gradwire/kernels/codec_cuda.hpp"
@@ -27,6 +28,8 @@
 namespace {
 
 using gw::kernels::Codec;
+using gw::kernels::bench::check;
+using gw::kernels::bench::EventTimer;
 using gw::kernels::CodecConfig;
 
 struct Options {
@@ -64,12 +67,6 @@ struct Record {
   }
 };
 
-void check(cudaError_t err, const char* what) {
-  if (err != cudaSuccess) {
-    throw std::runtime_error(std::string(what) + ": " + cudaGetErrorName(err) + " (" +
-                             cudaGetErrorString(err) + ")");
-  }
-}
 
 std::vector<std::string> split(const std::string& s) {
   std::vector<std::string> out;
@@ -145,38 +142,6 @@ load_baselines(const std::string& path) {
   }
   return out;
 }
-
-class EventTimer {
- public:
-  explicit EventTimer(cudaStream_t s) : s_(s) {
-    check(cudaEventCreate(&start_), "cudaEventCreate");
-    check(cudaEventCreate(&stop_), "cudaEventCreate");
-  }
-  ~EventTimer() { cudaEventDestroy(start_); cudaEventDestroy(stop_); }
-  EventTimer(const EventTimer&) = delete;
-  EventTimer& operator=(const EventTimer&) = delete;
-  template <typename F>
-  double median_ms(int warmup, int runs, F&& f) {
-    for (int i = 0; i < warmup; ++i) f();
-    check(cudaStreamSynchronize(s_), "warm-up");
-    std::vector<double> t;
-    for (int i = 0; i < runs; ++i) {
-      check(cudaEventRecord(start_, s_), "cudaEventRecord");
-      f();
-      check(cudaEventRecord(stop_, s_), "cudaEventRecord");
-      check(cudaEventSynchronize(stop_), "cudaEventSynchronize");
-      float ms = 0;
-      check(cudaEventElapsedTime(&ms, start_, stop_), "cudaEventElapsedTime");
-      t.push_back(ms);
-    }
-    std::sort(t.begin(), t.end());
-    return t.size() % 2 ? t[t.size() / 2] : 0.5 * (t[t.size() / 2 - 1] + t[t.size() / 2]);
-  }
-
- private:
-  cudaStream_t s_;
-  cudaEvent_t start_{}, stop_{};
-};
 
 void print_header() {
   std::printf("%-14s %-6s %11s %5s %11s %13s %11s %10s %10s %8s %10s\n", "kernel", "op", "n", "runs",

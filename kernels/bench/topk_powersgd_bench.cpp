@@ -24,6 +24,7 @@
 #include <utility>
 #include <vector>
 
+#include "bench_util.hpp"
 #include "gradwire/kernels/powersgd.hpp"
 #include "gradwire/kernels/powersgd_cuda.hpp"
 #include "gradwire/kernels/topk.hpp"
@@ -33,12 +34,7 @@ namespace {
 
 using namespace gw::kernels;
 
-void check(cudaError_t err, const char* what) {
-  if (err != cudaSuccess) {
-    throw std::runtime_error(std::string(what) + ": " + cudaGetErrorName(err) + " (" +
-                             cudaGetErrorString(err) + ")");
-  }
-}
+using gw::kernels::bench::check;
 
 struct Options {
   std::size_t n = std::size_t{1} << 26;
@@ -97,40 +93,18 @@ Baselines load_baselines(const std::string& path) {
   return out;
 }
 
+/// The benchmark's fixed warm-up and run counts around the shared event timer.
 class Timer {
  public:
-  Timer(cudaStream_t s, int warmup, int runs) : s_(s), warmup_(warmup), runs_(runs) {
-    check(cudaEventCreate(&a_), "cudaEventCreate");
-    check(cudaEventCreate(&b_), "cudaEventCreate");
-  }
-  ~Timer() {
-    cudaEventDestroy(a_);
-    cudaEventDestroy(b_);
-  }
-  Timer(const Timer&) = delete;
-  Timer& operator=(const Timer&) = delete;
+  Timer(cudaStream_t s, int warmup, int runs) : timer_(s), warmup_(warmup), runs_(runs) {}
   template <class F>
   double median_ms(F&& f) {
-    for (int i = 0; i < warmup_; ++i) f();
-    check(cudaStreamSynchronize(s_), "warm-up");
-    std::vector<double> t;
-    for (int i = 0; i < runs_; ++i) {
-      check(cudaEventRecord(a_, s_), "cudaEventRecord");
-      f();
-      check(cudaEventRecord(b_, s_), "cudaEventRecord");
-      check(cudaEventSynchronize(b_), "cudaEventSynchronize");
-      float ms = 0;
-      check(cudaEventElapsedTime(&ms, a_, b_), "cudaEventElapsedTime");
-      t.push_back(ms);
-    }
-    std::sort(t.begin(), t.end());
-    return t.size() % 2 ? t[t.size() / 2] : 0.5 * (t[t.size() / 2 - 1] + t[t.size() / 2]);
+    return timer_.median_ms(warmup_, runs_, std::forward<F>(f));
   }
 
  private:
-  cudaStream_t s_;
+  gw::kernels::bench::EventTimer timer_;
   int warmup_, runs_;
-  cudaEvent_t a_{}, b_{};
 };
 
 struct Reporter {
