@@ -1,6 +1,8 @@
 // K1's CPU codecs behind the uniform Codec interface.
 #include "codecs_cpu.hpp"
 
+#include "codec_base.hpp"
+
 #include <algorithm>
 #include <stdexcept>
 #include <vector>
@@ -15,28 +17,7 @@ namespace gw::kernels::cpu {
 
 namespace {
 
-/// Common state: input, decode output, optional residual, traffic numbers.
-class CpuCodecBase : public Codec {
- public:
-  CpuCodecBase(std::string name, std::size_t n, bool ef, traffic::Sizes sizes)
-      : name_(std::move(name)), n_(n), ef_(ef), sizes_(sizes), x_(n), y_(n), r_(ef ? n : 0) {}
-  std::string name() const override { return name_; }
-  std::size_t elements() const override { return n_; }
-  void set_input(const float* host_values) override { std::copy(host_values, host_values + n_, x_.begin()); }
-  void synchronize() override {}
-  std::size_t wire_bytes() const override { return sizes_.wire; }
-  double encode_traffic_bytes() const override { return sizes_.encode; }
-  double decode_traffic_bytes() const override { return sizes_.decode; }
-  std::vector<float> decoded() override { return y_; }
-  std::vector<float> residual() override { return r_; }
-
- protected:
-  std::string name_;
-  std::size_t n_;
-  bool ef_;
-  traffic::Sizes sizes_;
-  std::vector<float> x_, y_, r_;
-};
+using detail::CpuCodecBase;
 
 class CastCodec final : public CpuCodecBase {
  public:

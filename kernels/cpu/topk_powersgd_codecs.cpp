@@ -9,6 +9,8 @@
 //                    (warm start).
 #include "topk_powersgd_codecs.hpp"
 
+#include "codec_base.hpp"
+
 #include <algorithm>
 #include <stdexcept>
 #include <string>
@@ -19,14 +21,14 @@
 
 namespace gw::kernels {
 
-K2CodecSizes topk_codec_sizes(std::size_t n, std::size_t k, bool ef) {
+traffic::Sizes topk_codec_sizes(std::size_t n, std::size_t k, bool ef) {
   const double d = static_cast<double>(n), kk = static_cast<double>(k);
   // encode: read x, write K values + K indices (+ write the residual)
   // decode: read the message, write y
   return {topk_wire_bytes(k), 4 * d + 8 * kk + (ef ? 4 * d : 0), 8 * kk + 4 * d};
 }
 
-K2CodecSizes powersgd_codec_sizes(std::size_t m, std::size_t n, int r) {
+traffic::Sizes powersgd_codec_sizes(std::size_t m, std::size_t n, int r) {
   const double mn = static_cast<double>(m) * static_cast<double>(n);
   const double pq = 4.0 * static_cast<double>((m + n) * static_cast<std::size_t>(r));
   // encode: M read twice (P = M Q, Q = M^T P) plus P and Q; decode: write M, read P and Q
@@ -37,33 +39,13 @@ K2CodecSizes powersgd_codec_sizes(std::size_t m, std::size_t n, int r) {
 namespace cpu {
 namespace {
 
-class K2CpuCodec : public Codec {
- public:
-  K2CpuCodec(std::string name, std::size_t n, K2CodecSizes sizes)
-      : name_(std::move(name)), n_(n), sizes_(sizes), x_(n), y_(n) {}
-  std::string name() const override { return name_; }
-  std::size_t elements() const override { return n_; }
-  void set_input(const float* host_values) override {
-    std::copy(host_values, host_values + n_, x_.begin());
-  }
-  void synchronize() override {}
-  std::size_t wire_bytes() const override { return sizes_.wire; }
-  double encode_traffic_bytes() const override { return sizes_.encode; }
-  double decode_traffic_bytes() const override { return sizes_.decode; }
-  std::vector<float> decoded() override { return y_; }
+using detail::CpuCodecBase;
 
- protected:
-  std::string name_;
-  std::size_t n_;
-  K2CodecSizes sizes_;
-  std::vector<float> x_, y_;
-};
-
-class TopkCodec final : public K2CpuCodec {
+class TopkCodec final : public CpuCodecBase {
  public:
   TopkCodec(std::size_t n, const CodecConfig& cfg, bool ef)
-      : K2CpuCodec(ef ? "topk_ef" : "topk", n, topk_codec_sizes(n, sparse_count(n, cfg.ratio), ef)),
-        k_(sparse_count(n, cfg.ratio)), ef_(ef), v_(k_), i_(k_), r_(ef ? n : 0) {
+      : CpuCodecBase(ef ? "topk_ef" : "topk", n, ef, topk_codec_sizes(n, sparse_count(n, cfg.ratio), ef)),
+        k_(sparse_count(n, cfg.ratio)), v_(k_), i_(k_) {
     topk_check_sizes(n, k_);
   }
   void encode() override {
@@ -71,42 +53,39 @@ class TopkCodec final : public K2CpuCodec {
     else topk_encode_cpu(x_.data(), n_, k_, v_.data(), i_.data());
   }
   void decode() override { topk_decode_cpu(v_.data(), i_.data(), k_, n_, y_.data()); }
-  std::vector<float> residual() override { return r_; }
 
  private:
   std::size_t k_;
-  bool ef_;
   std::vector<float> v_;
   std::vector<std::int32_t> i_;
-  std::vector<float> r_;
 };
 
-class PowerSgdCodec final : public K2CpuCodec {
+class PowerSgdCodec final : public CpuCodecBase {
  public:
   PowerSgdCodec(std::size_t n, const CodecConfig& cfg, std::pair<std::size_t, std::size_t> shape)
-      : K2CpuCodec("powersgd", n,
+      : CpuCodecBase("powersgd", n, false,
                    powersgd_codec_sizes(shape.first, shape.second,
                                         powersgd_effective_rank(static_cast<std::int64_t>(shape.first),
                                                                 static_cast<std::int64_t>(shape.second),
                                                                 cfg.rank))),
         m_(static_cast<std::int64_t>(shape.first)), c_(static_cast<std::int64_t>(shape.second)),
-        r_(powersgd_effective_rank(m_, c_, cfg.rank)) {
+        rank_(powersgd_effective_rank(m_, c_, cfg.rank)) {
     if (cfg.rank < 1) throw std::invalid_argument("powersgd: rank must be at least 1");
-    powersgd_check_sizes(m_, c_, r_);
-    p_.resize(static_cast<std::size_t>(m_ * r_));
-    q_.resize(static_cast<std::size_t>(c_ * r_));
-    powersgd_init_q(q_.data(), c_, r_, cfg.seed);
+    powersgd_check_sizes(m_, c_, rank_);
+    p_.resize(static_cast<std::size_t>(m_ * rank_));
+    q_.resize(static_cast<std::size_t>(c_ * rank_));
+    powersgd_init_q(q_.data(), c_, rank_, cfg.seed);
   }
   void encode() override {
-    powersgd_compute_p_cpu(x_.data(), m_, c_, q_.data(), r_, p_.data());
-    powersgd_orthogonalize_cpu(p_.data(), m_, r_);
-    powersgd_compute_q_cpu(x_.data(), m_, c_, p_.data(), r_, q_.data());
+    powersgd_compute_p_cpu(x_.data(), m_, c_, q_.data(), rank_, p_.data());
+    powersgd_orthogonalize_cpu(p_.data(), m_, rank_);
+    powersgd_compute_q_cpu(x_.data(), m_, c_, p_.data(), rank_, q_.data());
   }
-  void decode() override { powersgd_decompress_cpu(p_.data(), q_.data(), m_, c_, r_, y_.data()); }
+  void decode() override { powersgd_decompress_cpu(p_.data(), q_.data(), m_, c_, rank_, y_.data()); }
 
  private:
   std::int64_t m_, c_;
-  int r_;
+  int rank_;
   std::vector<float> p_, q_;
 };
 

@@ -6,16 +6,13 @@
 #include <memory>
 
 #include "gradwire/kernels/codec.hpp"
+#include "gradwire/kernels/traffic.hpp"
 
 namespace gw::kernels {
 
 /// Traffic and wire sizes shared by the CPU and CUDA codecs.
-struct K2CodecSizes {
-  std::size_t wire = 0;
-  double encode = 0, decode = 0;
-};
-K2CodecSizes topk_codec_sizes(std::size_t n, std::size_t k, bool ef);
-K2CodecSizes powersgd_codec_sizes(std::size_t m, std::size_t n, int r);
+traffic::Sizes topk_codec_sizes(std::size_t n, std::size_t k, bool ef);
+traffic::Sizes powersgd_codec_sizes(std::size_t m, std::size_t n, int r);
 
 namespace cpu {
 std::unique_ptr<Codec> make_topk(std::size_t n, const CodecConfig& cfg);

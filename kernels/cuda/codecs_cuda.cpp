@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "codec_base.hpp"
 #include "cuda_check.hpp"
 #include "gradwire/kernels/cast_cuda.hpp"
 #include "gradwire/kernels/int8_cuda.hpp"
@@ -18,39 +19,7 @@ namespace {
 
 using detail::DeviceBuffer;
 
-class CudaCodecBase : public Codec {
- public:
-  CudaCodecBase(std::string name, std::size_t n, bool ef, traffic::Sizes sizes, cudaStream_t s)
-      : name_(std::move(name)), n_(n), ef_(ef), sizes_(sizes), stream_(s), x_(n), y_(n),
-        r_(ef ? n : 0) {}
-  std::string name() const override { return name_; }
-  std::size_t elements() const override { return n_; }
-  void set_input(const float* host_values) override {
-    GW_CUDA_CHECK(cudaMemcpyAsync(x_.get(), host_values, n_ * sizeof(float),
-                                  cudaMemcpyHostToDevice, stream_));
-    GW_CUDA_CHECK(cudaStreamSynchronize(stream_));
-  }
-  void synchronize() override { GW_CUDA_CHECK(cudaStreamSynchronize(stream_)); }
-  std::size_t wire_bytes() const override { return sizes_.wire; }
-  double encode_traffic_bytes() const override { return sizes_.encode; }
-  double decode_traffic_bytes() const override { return sizes_.decode; }
-  std::vector<float> decoded() override { return to_host(y_); }
-  std::vector<float> residual() override { return ef_ ? to_host(r_) : std::vector<float>{}; }
-
- protected:
-  std::vector<float> to_host(const DeviceBuffer<float>& b) {
-    std::vector<float> h(b.size());
-    GW_CUDA_CHECK(cudaMemcpyAsync(h.data(), b.get(), b.bytes(), cudaMemcpyDeviceToHost, stream_));
-    GW_CUDA_CHECK(cudaStreamSynchronize(stream_));
-    return h;
-  }
-  std::string name_;
-  std::size_t n_;
-  bool ef_;
-  traffic::Sizes sizes_;
-  cudaStream_t stream_;
-  DeviceBuffer<float> x_, y_, r_;
-};
+using detail::CudaCodecBase;
 
 class CastCodec final : public CudaCodecBase {
  public:

@@ -1,0 +1,54 @@
+// The state every CUDA codec shares (device input, decode output, optional
+// error-feedback residual, the stream, traffic figures), for K1's and K2's
+// codecs alike. Host code.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cuda_check.hpp"
+#include "gradwire/kernels/codec.hpp"
+#include "gradwire/kernels/traffic.hpp"
+
+namespace gw::kernels::cuda::detail {
+
+using ::gw::kernels::detail::DeviceBuffer;
+
+class CudaCodecBase : public Codec {
+ public:
+  CudaCodecBase(std::string name, std::size_t n, bool ef, traffic::Sizes sizes, cudaStream_t s)
+      : name_(std::move(name)), n_(n), ef_(ef), sizes_(sizes), stream_(s), x_(n), y_(n),
+        r_(ef ? n : 0) {}
+  std::string name() const override { return name_; }
+  std::size_t elements() const override { return n_; }
+  void set_input(const float* host_values) override {
+    GW_CUDA_CHECK(cudaMemcpyAsync(x_.get(), host_values, n_ * sizeof(float),
+                                  cudaMemcpyHostToDevice, stream_));
+    GW_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  }
+  void synchronize() override { GW_CUDA_CHECK(cudaStreamSynchronize(stream_)); }
+  std::size_t wire_bytes() const override { return sizes_.wire; }
+  double encode_traffic_bytes() const override { return sizes_.encode; }
+  double decode_traffic_bytes() const override { return sizes_.decode; }
+  std::vector<float> decoded() override { return to_host(y_); }
+  std::vector<float> residual() override { return ef_ ? to_host(r_) : std::vector<float>{}; }
+
+ protected:
+  std::vector<float> to_host(const DeviceBuffer<float>& b) {
+    std::vector<float> h(b.size());
+    GW_CUDA_CHECK(cudaMemcpyAsync(h.data(), b.get(), b.bytes(), cudaMemcpyDeviceToHost, stream_));
+    GW_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    return h;
+  }
+  std::string name_;
+  std::size_t n_;
+  bool ef_;
+  traffic::Sizes sizes_;
+  cudaStream_t stream_;
+  DeviceBuffer<float> x_, y_, r_;
+};
+
+}  // namespace gw::kernels::cuda::detail
