@@ -19,6 +19,7 @@
 
 #include "cuda_check.hpp"
 #include "gradwire/calibrate.hpp"
+#include "gradwire/calibrate/random_input.hpp"
 #include "gradwire/kernels/codec.hpp"
 #include "gradwire/kernels/codec_cuda.hpp"
 
@@ -30,13 +31,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-std::vector<float> random_gradient(std::size_t n, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<float> d(0.0f, 1.0f);
-  std::vector<float> v(n);
-  for (auto& x : v) x = d(rng);
-  return v;
-}
 
 std::string version_string(int v) {  // CUDA: 13000 -> "13.0"
   return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "gradwire/calibrate.hpp"
+#include "gradwire/calibrate/random_input.hpp"
 #include "gradwire/kernels/codec.hpp"
 
 namespace gw::calibrate {
@@ -19,13 +20,6 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
-std::vector<float> random_gradient(std::size_t n, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<float> d(0.0f, 1.0f);
-  std::vector<float> v(n);
-  for (auto& x : v) x = d(rng);
-  return v;
-}
 
 std::string cpu_model() {
   std::ifstream in("/proc/cpuinfo");
