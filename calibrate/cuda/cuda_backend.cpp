@@ -28,9 +28,7 @@ extern char** environ;
 namespace gw::calibrate {
 namespace {
 
-
 using Clock = std::chrono::steady_clock;
-
 
 std::string version_string(int v) {  // CUDA: 13000 -> "13.0"
   return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
