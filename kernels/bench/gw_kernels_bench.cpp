@@ -4,22 +4,34 @@
 // in the same run. One record type feeds both the table (stdout) and the
 // JSON lines (--json). Optional --baselines FILE (JSON lines from
 // torch_baselines.py) adds "baseline median / our median" ratios.
+//
+// Each decoder is also compared with a same-traffic reference kernel
+// (traffic_reference.hpp): pure data movement with the decoder's ratio of
+// writes to reads, timed in the same run and checked for its output. The
+// references are printed first; a decoder's "of_ref" is its bandwidth over
+// the better of the reference's plain- and streaming-store forms.
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "bench_util.hpp"
+#include "traffic_reference.hpp"
 #include "gradwire/atomic_file.hpp"
 #include "gradwire/error.hpp"
 #include "gradwire/kernels/codec_cuda.hpp"
@@ -48,16 +60,24 @@ struct Record {
   int runs = 0;
   double median_ms = 0, traffic_bytes = 0, copy_gbps = 0;
   std::size_t wire_bytes = 0;
+  std::string ref;      // same-traffic reference ("" = none)
+  double ref_gbps = 0;  // its bandwidth
   double baseline_ms = 0;  // 0 = none
   std::string baseline;
 
   double gbps() const { return median_ms > 0 ? traffic_bytes / (median_ms * 1e6) : 0; }
   double fraction() const { return copy_gbps > 0 ? gbps() / copy_gbps : 0; }
+  double fraction_of_ref() const { return ref_gbps > 0 ? gbps() / ref_gbps : 0; }
   nlohmann::json json() const {
     nlohmann::json j = {{"kernel", kernel}, {"op", op}, {"n", n}, {"runs", runs},
                         {"median_ms", median_ms}, {"traffic_bytes", traffic_bytes},
                         {"wire_bytes", wire_bytes}, {"gbps", gbps()}, {"copy_gbps", copy_gbps},
                         {"fraction_of_copy", fraction()}};
+    if (ref_gbps > 0) {
+      j["reference"] = ref;
+      j["reference_gbps"] = ref_gbps;
+      j["fraction_of_reference"] = fraction_of_ref();
+    }
     if (baseline_ms > 0) {
       j["baseline"] = baseline;
       j["baseline_ms"] = baseline_ms;
@@ -144,18 +164,116 @@ load_baselines(const std::string& path) {
 }
 
 void print_header() {
-  std::printf("%-14s %-6s %11s %5s %11s %13s %11s %10s %10s %8s %10s\n", "kernel", "op", "n", "runs",
-              "median(us)", "traffic(B)", "wire(B)", "bw(GB/s)", "copy(GB/s)", "of_copy",
-              "baseline/us");
+  std::printf("%-14s %-6s %11s %5s %11s %13s %11s %10s %10s %8s %-10s %7s %10s\n", "kernel", "op", "n",
+              "runs", "median(us)", "traffic(B)", "wire(B)", "bw(GB/s)", "copy(GB/s)", "of_copy", "ref",
+              "of_ref", "baseline/us");
 }
 
 void print_row(const Record& r) {
-  char ratio[32] = "-";
+  char ratio[32] = "-", of_ref[32] = "-";
   if (r.baseline_ms > 0) std::snprintf(ratio, sizeof ratio, "%.2fx", r.baseline_ms / r.median_ms);
-  std::printf("%-14s %-6s %11zu %5d %11.2f %13.0f %11zu %10.1f %10.1f %7.1f%% %10s\n", r.kernel.c_str(),
-              r.op.c_str(), r.n, r.runs, r.median_ms * 1e3, r.traffic_bytes, r.wire_bytes, r.gbps(),
-              r.copy_gbps, 100 * r.fraction(), ratio);
+  if (r.ref_gbps > 0) std::snprintf(of_ref, sizeof of_ref, "%.1f%%", 100 * r.fraction_of_ref());
+  std::printf("%-14s %-6s %11zu %5d %11.2f %13.0f %11zu %10.1f %10.1f %7.1f%% %-10s %7s %10s\n",
+              r.kernel.c_str(), r.op.c_str(), r.n, r.runs, r.median_ms * 1e3, r.traffic_bytes,
+              r.wire_bytes, r.gbps(), r.copy_gbps, 100 * r.fraction(), r.ref.empty() ? "-" : r.ref.c_str(),
+              of_ref, ratio);
   std::fflush(stdout);
+}
+
+/// Bandwidths of the same-traffic references at one size: write-only and
+/// expand by 2^S, each the better of plain and streaming stores.
+struct References {
+  double write_gbps = 0;
+  double expand_gbps[gw::kernels::bench::kMaxExpandShift + 1] = {};
+
+  /// The reference for a kernel that reads `read` bytes and writes `write`.
+  std::pair<std::string, double> for_traffic(double read, double write) const {
+    if (read <= 0 || write <= 0) return {"write", write_gbps};
+    const long s = std::lround(std::log2(write / read));
+    const int shift = static_cast<int>(std::clamp(s, 0L, static_cast<long>(gw::kernels::bench::kMaxExpandShift)));
+    return {"expand" + std::to_string(shift), expand_gbps[shift]};
+  }
+};
+
+/// Times the reference kernels over n floats' worth of 16-byte units (and
+/// cudaMemsetAsync), checks each one's output, prints them and appends JSON.
+References measure_references(std::size_t n, const std::vector<float>& host, const Options& o,
+                              cudaStream_t stream, EventTimer& timer, double copy_gbps,
+                              std::string& json) {
+  namespace gb = gw::kernels::bench;
+  References refs;
+  const std::size_t units = n / 4;  // 16-byte units
+  if (units == 0) return refs;
+  const std::size_t bytes = units * 16;
+  struct Free {
+    void operator()(void* p) const { cudaFree(p); }
+  };
+  auto device_alloc = [&] {
+    void* p = nullptr;
+    check(cudaMalloc(&p, bytes), "cudaMalloc");
+    return std::unique_ptr<void, Free>(p);
+  };
+  const auto in_buf = device_alloc(), out_buf = device_alloc();
+  void* in = in_buf.get();
+  void* out = out_buf.get();
+  check(cudaMemcpy(in, host.data(), bytes, cudaMemcpyHostToDevice), "cudaMemcpy");
+  std::vector<std::uint32_t> in_h(bytes / 4), out_h(bytes / 4);
+  std::memcpy(in_h.data(), host.data(), bytes);
+  auto fetch = [&] {
+    check(cudaStreamSynchronize(stream), "reference");
+    check(cudaMemcpy(out_h.data(), out, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy");
+  };
+  auto emit = [&](const std::string& name, double read, double write, double ms) {
+    Record r;
+    r.kernel = "reference";
+    r.op = name;
+    r.n = n;
+    r.runs = o.runs;
+    r.median_ms = ms;
+    r.traffic_bytes = read + write;
+    r.copy_gbps = copy_gbps;
+    print_row(r);
+    json += r.json().dump() + "\n";
+    return r.gbps();
+  };
+  const double w = static_cast<double>(bytes);
+  {
+    const double ms = timer.median_ms(o.warmup, o.runs, [&] {
+      check(cudaMemsetAsync(out, 0x5a, bytes, stream), "cudaMemsetAsync");
+    });
+    fetch();
+    for (const auto v : out_h) {
+      if (v != 0x5a5a5a5aU) throw std::runtime_error("reference memset: wrong output");
+    }
+    refs.write_gbps = std::max(refs.write_gbps, emit("memset", 0, w, ms));
+  }
+  for (const bool cs : {false, true}) {
+    const double ms = timer.median_ms(o.warmup, o.runs, [&] {
+      check(gb::write_reference(out, units, cs, stream), "write_reference");
+    });
+    fetch();
+    for (std::size_t i = 0; i < out_h.size(); ++i) {
+      if (out_h[i] != static_cast<std::uint32_t>(i / 4)) throw std::runtime_error("reference write: wrong output");
+    }
+    refs.write_gbps = std::max(refs.write_gbps, emit(cs ? "write.cs" : "write", 0, w, ms));
+  }
+  for (int s = 0; s <= gb::kMaxExpandShift; ++s) {
+    for (const bool cs : {false, true}) {
+      const double ms = timer.median_ms(o.warmup, o.runs, [&] {
+        check(gb::expand_reference(in, out, units, s, cs, stream), "expand_reference");
+      });
+      fetch();
+      for (std::size_t i = 0; i < out_h.size(); ++i) {
+        if (out_h[i] != in_h[4 * ((i / 4) >> s) + i % 4]) {
+          throw std::runtime_error("reference expand" + std::to_string(s) + ": wrong output");
+        }
+      }
+      const double read = static_cast<double>(((units + (std::size_t{1} << s) - 1) >> s) * 16);
+      const std::string name = "expand" + std::to_string(s) + (cs ? ".cs" : "");
+      refs.expand_gbps[s] = std::max(refs.expand_gbps[s], emit(name, read, w, ms));
+    }
+  }
+  return refs;
 }
 
 int run(const Options& o) {
@@ -192,6 +310,17 @@ int run(const Options& o) {
       cudaFree(a);
       cudaFree(b);
     }
+    References refs;
+    try {
+      refs = measure_references(n, host, o, stream, timer, copy_gbps, json);
+    } catch (const std::exception& e) {
+      // The codecs are still timed; their rows then name no reference.
+      ++failures;
+      std::fprintf(stderr, "gw_kernels_bench: reference kernels n=%zu failed: %s\n", n, e.what());
+      json += nlohmann::json{{"kernel", "reference"}, {"n", n}, {"error", e.what()}}.dump() + "\n";
+      cudaGetLastError();
+      refs = References{};
+    }
     for (const auto& name : names) {
       try {
         auto codec = gw::kernels::make_cuda_codec(name, n, o.cfg, stream);
@@ -210,6 +339,9 @@ int run(const Options& o) {
           } else {
             r.traffic_bytes = codec->decode_traffic_bytes();
             r.median_ms = timer.median_ms(o.warmup, o.runs, [&] { codec->decode(); });
+            // Every decoder writes the n dense floats and reads the rest.
+            const double write = 4.0 * static_cast<double>(n);
+            std::tie(r.ref, r.ref_gbps) = refs.for_traffic(r.traffic_bytes - write, write);
           }
           if (auto it = baselines.find({name, op, n}); it != baselines.end()) {
             r.baseline = it->second.first;
