@@ -9,7 +9,9 @@
 // (traffic_reference.hpp): pure data movement with the decoder's ratio of
 // writes to reads, timed in the same run and checked for its output. The
 // references are printed first; a decoder's "of_ref" is its bandwidth over
-// the better of the reference's plain- and streaming-store forms.
+// the better of the reference's plain- and streaming-store forms. Decoders
+// that take a store hint are timed twice: "decode" (plain stores) and
+// "decode.cs" (streaming stores; --no-streaming-decode leaves it out).
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -51,8 +53,17 @@ struct Options {
   int warmup = 3;
   std::string json_path;
   std::string baselines_path;
+  bool streaming_decode = true;  // also time the decoders with streaming stores ("decode.cs")
   CodecConfig cfg;
 };
+
+/// Codecs whose CUDA decoder takes the store hint (CodecConfig::streaming_stores).
+bool honors_store_hint(const std::string& name) {
+  for (const char* p : {"fp16", "bf16", "int8", "sign", "majority_vote", "randomk"}) {
+    if (name.rfind(p, 0) == 0) return true;
+  }
+  return false;
+}
 
 struct Record {
   std::string kernel, op;
@@ -110,7 +121,7 @@ std::size_t parse_size(const std::string& s) {
 const char* kUsage =
     "usage: gw_kernels_bench [--sizes 2^20,2^26] [--codecs fp16,int8,...] [--runs N>=20]\n"
     "                        [--warmup N] [--chunk N] [--ratio R] [--workers N]\n"
-    "                        [--json FILE] [--baselines FILE]\n";
+    "                        [--json FILE] [--baselines FILE] [--no-streaming-decode]\n";
 
 Options parse(int argc, char** argv) {
   Options o;
@@ -129,6 +140,7 @@ Options parse(int argc, char** argv) {
     else if (a == "--workers") o.cfg.workers = std::stoi(value());
     else if (a == "--json") o.json_path = value();
     else if (a == "--baselines") o.baselines_path = value();
+    else if (a == "--no-streaming-decode") o.streaming_decode = false;
     else if (a == "--help" || a == "-h") { std::cout << kUsage; std::exit(gw::kExitOk); }
     else throw std::invalid_argument("unknown option " + a);
   }
@@ -325,20 +337,31 @@ int run(const Options& o) {
       try {
         auto codec = gw::kernels::make_cuda_codec(name, n, o.cfg, stream);
         codec->set_input(host.data());
-        for (const std::string op : {"encode", "decode"}) {
+        // The same decoder with streaming stores, on a message of its own.
+        std::unique_ptr<Codec> cs_codec;
+        if (o.streaming_decode && honors_store_hint(name)) {
+          CodecConfig cfg = o.cfg;
+          cfg.streaming_stores = true;
+          cs_codec = gw::kernels::make_cuda_codec(name, n, cfg, stream);
+          cs_codec->set_input(host.data());
+          cs_codec->encode();
+        }
+        for (const std::string op : {"encode", "decode", "decode.cs"}) {
+          if (op == "decode.cs" && !cs_codec) continue;
+          Codec& c = op == "decode.cs" ? *cs_codec : *codec;
           Record r;
           r.kernel = name;
           r.op = op;
           r.n = n;
           r.runs = o.runs;
           r.copy_gbps = copy_gbps;
-          r.wire_bytes = codec->wire_bytes();
+          r.wire_bytes = c.wire_bytes();
           if (op == "encode") {
-            r.traffic_bytes = codec->encode_traffic_bytes();
-            r.median_ms = timer.median_ms(o.warmup, o.runs, [&] { codec->encode(); });
+            r.traffic_bytes = c.encode_traffic_bytes();
+            r.median_ms = timer.median_ms(o.warmup, o.runs, [&] { c.encode(); });
           } else {
-            r.traffic_bytes = codec->decode_traffic_bytes();
-            r.median_ms = timer.median_ms(o.warmup, o.runs, [&] { codec->decode(); });
+            r.traffic_bytes = c.decode_traffic_bytes();
+            r.median_ms = timer.median_ms(o.warmup, o.runs, [&] { c.decode(); });
             // Every decoder writes the n dense floats and reads the rest.
             const double write = 4.0 * static_cast<double>(n);
             std::tie(r.ref, r.ref_gbps) = refs.for_traffic(r.traffic_bytes - write, write);

@@ -70,10 +70,11 @@ __global__ void cast_encode_kernel(const float* __restrict__ x, std::size_t n, f
 // so every load and every store instruction of a warp is contiguous (256 B
 // loaded, 512 B stored, whole sectors). All loads of a tile are issued before
 // its stores. Persistent grid (all SMs x resident blocks), grid-stride tiles.
+// CS: streaming stores (StoreHint::streaming).
 constexpr int kDecodeThreads = 256;
 constexpr int kDecodeUnroll = 4;
 
-template <CastKind K>
+template <CastKind K, bool CS>
 __global__ void __launch_bounds__(kDecodeThreads)
 cast_decode_kernel(const std::uint16_t* __restrict__ in, std::size_t n, float* __restrict__ y) {
   const std::size_t units = n / 4;
@@ -91,25 +92,32 @@ cast_decode_kernel(const std::uint16_t* __restrict__ in, std::size_t n, float* _
     for (int u = 0; u < kDecodeUnroll; ++u) {
       const std::size_t i = base + static_cast<std::size_t>(u) * kDecodeThreads + threadIdx.x;
       if (i < units) {
-        y4[i] = make_float4(from_bits<K>(static_cast<std::uint16_t>(h[u].x)),
-                            from_bits<K>(static_cast<std::uint16_t>(h[u].x >> 16)),
-                            from_bits<K>(static_cast<std::uint16_t>(h[u].y)),
-                            from_bits<K>(static_cast<std::uint16_t>(h[u].y >> 16)));
+        detail::store_out<CS>(y4 + i, make_float4(from_bits<K>(static_cast<std::uint16_t>(h[u].x)),
+                                                  from_bits<K>(static_cast<std::uint16_t>(h[u].x >> 16)),
+                                                  from_bits<K>(static_cast<std::uint16_t>(h[u].y)),
+                                                  from_bits<K>(static_cast<std::uint16_t>(h[u].y >> 16))));
       }
     }
   }
   // n % 4 trailing values.
   const std::size_t i = 4 * units + global_thread();
-  if (i < n) y[i] = from_bits<K>(in[i]);
+  if (i < n) detail::store_out<CS>(y + i, from_bits<K>(in[i]));
 }
 
-template <CastKind K>
+template <CastKind K, bool CS>
 cudaError_t launch_decode(const std::uint16_t* in, std::size_t n, float* y, cudaStream_t stream) {
   constexpr std::size_t kTile = static_cast<std::size_t>(kDecodeThreads) * kDecodeUnroll;
   const std::size_t tiles = (n / 4 + kTile - 1) / kTile;
-  const unsigned blocks = detail::persistent_grid<cast_decode_kernel<K>, kDecodeThreads>(tiles);
-  cast_decode_kernel<K><<<blocks, kDecodeThreads, 0, stream>>>(in, n, y);
+  const unsigned blocks = detail::persistent_grid<cast_decode_kernel<K, CS>, kDecodeThreads>(tiles);
+  cast_decode_kernel<K, CS><<<blocks, kDecodeThreads, 0, stream>>>(in, n, y);
   return cudaGetLastError();
+}
+
+template <CastKind K>
+cudaError_t launch_decode(const std::uint16_t* in, std::size_t n, float* y, cudaStream_t stream,
+                          StoreHint hint) {
+  return hint == StoreHint::streaming ? launch_decode<K, true>(in, n, y, stream)
+                                      : launch_decode<K, false>(in, n, y, stream);
 }
 
 template <bool EF>
@@ -141,11 +149,11 @@ cudaError_t cast_encode_ef_cuda(CastKind kind, const float* x, std::size_t n, fl
 }
 
 cudaError_t cast_decode_cuda(CastKind kind, const std::uint16_t* in, std::size_t n, float* y,
-                             cudaStream_t stream) {
+                             cudaStream_t stream, StoreHint hint) {
   if (n == 0) return cudaSuccess;
   if (!detail::aligned16(in) || !detail::aligned16(y)) return cudaErrorMisalignedAddress;
-  return kind == CastKind::fp16 ? launch_decode<CastKind::fp16>(in, n, y, stream)
-                                : launch_decode<CastKind::bf16>(in, n, y, stream);
+  return kind == CastKind::fp16 ? launch_decode<CastKind::fp16>(in, n, y, stream, hint)
+                                : launch_decode<CastKind::bf16>(in, n, y, stream, hint);
 }
 
 }  // namespace gw::kernels

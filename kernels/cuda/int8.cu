@@ -184,9 +184,11 @@ int8_encode_warp_kernel(const float* __restrict__ x, std::size_t n, std::size_t 
 // tile + u*256 + tid, so every warp instruction is contiguous (128 B loaded,
 // 512 B stored). The scale index is a shift for power-of-two chunks (no 64-bit
 // division). Loads (q and scale) of a tile are all issued before its stores.
+// CS: streaming stores (StoreHint::streaming).
 constexpr int kDecodeThreads = 256;
 constexpr int kDecodeUnroll = 4;
 
+template <bool CS>
 __global__ void __launch_bounds__(kDecodeThreads)
 int8_decode_kernel(const std::int8_t* __restrict__ q, const float* __restrict__ scales,
                    std::size_t n, std::size_t chunk, int shift, float* __restrict__ y) {
@@ -213,13 +215,13 @@ int8_decode_kernel(const std::int8_t* __restrict__ q, const float* __restrict__ 
         out.y = __fmul_rn(static_cast<float>(static_cast<std::int8_t>((p[u] >> 8) & 0xffU)), s[u]);
         out.z = __fmul_rn(static_cast<float>(static_cast<std::int8_t>((p[u] >> 16) & 0xffU)), s[u]);
         out.w = __fmul_rn(static_cast<float>(static_cast<std::int8_t>(p[u] >> 24)), s[u]);
-        y4[i] = out;
+        detail::store_out<CS>(y4 + i, out);
       }
     }
   }
   // n % 4 trailing values.
   const std::size_t i = 4 * units + detail::global_thread();
-  if (i < n) y[i] = __fmul_rn(static_cast<float>(q[i]), scales[i / chunk]);
+  if (i < n) detail::store_out<CS>(y + i, __fmul_rn(static_cast<float>(q[i]), scales[i / chunk]));
 }
 
 bool valid_chunk(std::size_t chunk) { return chunk != 0 && chunk % 32 == 0; }
@@ -265,14 +267,20 @@ cudaError_t int8_encode_ef_cuda(const float* x, std::size_t n, const Int8Params&
 }
 
 cudaError_t int8_decode_cuda(const std::int8_t* q, const float* scales, std::size_t n,
-                             std::size_t chunk, float* y, cudaStream_t stream) {
+                             std::size_t chunk, float* y, cudaStream_t stream, StoreHint hint) {
   if (!valid_chunk(chunk)) return cudaErrorInvalidValue;
   if (n == 0) return cudaSuccess;
   if (!detail::aligned16(q) || !detail::aligned16(y)) return cudaErrorMisalignedAddress;
   constexpr std::size_t kTile = static_cast<std::size_t>(kDecodeThreads) * kDecodeUnroll;
   const std::size_t tiles = (n / 4 + kTile - 1) / kTile;
-  int8_decode_kernel<<<detail::persistent_grid<int8_decode_kernel, kDecodeThreads>(tiles),
-                       kDecodeThreads, 0, stream>>>(q, scales, n, chunk, detail::pow2_shift(chunk), y);
+  const int shift = detail::pow2_shift(chunk);
+  if (hint == StoreHint::streaming) {
+    int8_decode_kernel<true><<<detail::persistent_grid<int8_decode_kernel<true>, kDecodeThreads>(tiles),
+                               kDecodeThreads, 0, stream>>>(q, scales, n, chunk, shift, y);
+  } else {
+    int8_decode_kernel<false><<<detail::persistent_grid<int8_decode_kernel<false>, kDecodeThreads>(tiles),
+                                kDecodeThreads, 0, stream>>>(q, scales, n, chunk, shift, y);
+  }
   return cudaGetLastError();
 }
 

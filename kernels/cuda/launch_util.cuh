@@ -29,6 +29,18 @@ __device__ __forceinline__ std::size_t grid_stride() {
   return static_cast<std::size_t>(gridDim.x) * blockDim.x;
 }
 
+/// A global store, plain or streaming (st.global.cs) by template argument.
+template <bool Streaming>
+__device__ __forceinline__ void store_out(float4* p, float4 v) {
+  if constexpr (Streaming) __stcs(p, v);
+  else *p = v;
+}
+template <bool Streaming>
+__device__ __forceinline__ void store_out(float* p, float v) {
+  if constexpr (Streaming) __stcs(p, v);
+  else *p = v;
+}
+
 /// Loads group g (elements 4g .. 4g+3) of x[0..len); elements past len read as 0.
 __device__ __forceinline__ float4 load_group(const float* x, std::size_t g, std::size_t len) {
   const std::size_t e = 4 * g;

@@ -43,6 +43,17 @@ randomk_scatter_kernel(const float* __restrict__ values, FeistelPermutation perm
   }
 }
 
+// Zero fill with streaming stores (StoreHint::streaming; the plain form uses
+// cudaMemsetAsync): float4 stores, grid-stride, scalar tail for n % 4.
+__global__ void randomk_zero_streaming_kernel(float* __restrict__ y, std::size_t n) {
+  const std::size_t nvec = n / 4;
+  for (std::size_t v = detail::global_thread(); v < nvec; v += detail::grid_stride()) {
+    detail::store_out<true>(reinterpret_cast<float4*>(y) + v, make_float4(0.f, 0.f, 0.f, 0.f));
+  }
+  const std::size_t i = 4 * nvec + detail::global_thread();
+  if (i < n) detail::store_out<true>(y + i, 0.0f);
+}
+
 // Elementwise: each input element finds its slot with the inverse permutation.
 __global__ void randomk_ef_kernel(const float* __restrict__ x, std::size_t n,
                                   FeistelPermutation perm, std::size_t k,
@@ -72,11 +83,18 @@ cudaError_t randomk_encode_cuda(const float* x, std::size_t n, const RandomKPara
 }
 
 cudaError_t randomk_decode_cuda(const float* values, std::size_t n, const RandomKParams& p,
-                                float* y, cudaStream_t stream) {
+                                float* y, cudaStream_t stream, StoreHint hint) {
   if (p.k > n) return cudaErrorInvalidValue;
   if (n == 0) return cudaSuccess;
-  cudaError_t err = cudaMemsetAsync(y, 0, n * sizeof(float), stream);
-  if (err != cudaSuccess) return err;
+  if (hint == StoreHint::streaming) {
+    if (!detail::aligned16(y)) return cudaErrorMisalignedAddress;
+    randomk_zero_streaming_kernel<<<detail::blocks_for(n / 4 > 0 ? n / 4 : 1),
+                                    detail::kElementwiseThreads, 0, stream>>>(y, n);
+    if (const cudaError_t err = cudaGetLastError(); err != cudaSuccess) return err;
+  } else {
+    const cudaError_t err = cudaMemsetAsync(y, 0, n * sizeof(float), stream);
+    if (err != cudaSuccess) return err;
+  }
   if (p.k == 0) return cudaSuccess;
   const FeistelPermutation perm = make_randomk_permutation(n, p.seed, p.step);
   constexpr std::size_t kTile = static_cast<std::size_t>(kScatterThreads) * kScatterUnroll;

@@ -245,23 +245,26 @@ __device__ __forceinline__ float signed_scale(std::uint32_t bit, float s) { retu
 // of values 4(32j + l) .. +3, whose nibble is nibble (l & 7) of word 4j + (l >> 3),
 // fetched with a shuffle, so every store instruction writes 512 contiguous
 // bytes. kTilesPerIter tiles per iteration: their loads are all issued first.
-// Persistent grid, grid-stride over warp tiles.
+// Persistent grid, grid-stride over warp tiles. CS: streaming stores
+// (StoreHint::streaming).
 constexpr int kDecodeThreads = 256;
 constexpr int kTilesPerIter = 2;
 
+template <bool CS>
 __device__ __forceinline__ void store_tile_values(float* __restrict__ y, std::size_t n,
                                                   std::size_t tile, unsigned lane, int j,
                                                   float4 out) {
   const std::size_t e = tile * 1024 + 4 * (32 * static_cast<std::size_t>(j) + lane);
   if (e + 3 < n) {
-    *reinterpret_cast<float4*>(y + e) = out;
+    detail::store_out<CS>(reinterpret_cast<float4*>(y + e), out);
     return;
   }
-  if (e < n) y[e] = out.x;
-  if (e + 1 < n) y[e + 1] = out.y;
-  if (e + 2 < n) y[e + 2] = out.z;
+  if (e < n) detail::store_out<CS>(y + e, out.x);
+  if (e + 1 < n) detail::store_out<CS>(y + e + 1, out.y);
+  if (e + 2 < n) detail::store_out<CS>(y + e + 2, out.z);
 }
 
+template <bool CS>
 __global__ void __launch_bounds__(kDecodeThreads)
 sign_decode_kernel(const std::uint32_t* __restrict__ words, const float* __restrict__ scales,
                    std::size_t n, std::size_t chunk, int shift, float* __restrict__ y) {
@@ -285,7 +288,7 @@ sign_decode_kernel(const std::uint32_t* __restrict__ words, const float* __restr
         const int src = 4 * j + static_cast<int>(lane >> 3);
         const std::uint32_t nib = (__shfl_sync(0xffffffffU, wd[u], src) >> (4 * (lane & 7U))) & 0xfU;
         const float s = __shfl_sync(0xffffffffU, sc[u], src);
-        store_tile_values(y, n, t0 + u, lane, j,
+        store_tile_values<CS>(y, n, t0 + u, lane, j,
                           make_float4(signed_scale(nib & 1U, s), signed_scale(nib & 2U, s),
                                       signed_scale(nib & 4U, s), signed_scale(nib & 8U, s)));
       }
@@ -301,7 +304,7 @@ sign_decode_kernel(const std::uint32_t* __restrict__ words, const float* __restr
 // from the top plane: 2v > N <=> v > floor(N/2); 2v < N <=> !(v > floor(N/2))
 // and not (N even and v == N/2). The scale is the workers' scales summed in
 // worker order, then divided by N, as the CPU twin does.
-template <int P>
+template <int P, bool CS>
 __global__ void __launch_bounds__(kDecodeThreads)
 majority_vote_kernel(const std::uint32_t* __restrict__ words, const float* __restrict__ scales,
                      int workers, std::size_t n, std::size_t chunk, int shift,
@@ -348,7 +351,7 @@ majority_vote_kernel(const std::uint32_t* __restrict__ words, const float* __res
       const std::uint32_t nn = (__shfl_sync(0xffffffffU, neg, src) >> sh) & 0xfU;
       const float sv = __shfl_sync(0xffffffffU, s, src);
       auto vote = [&](unsigned b) { return (pn >> b) & 1U ? sv : (((nn >> b) & 1U) ? -sv : 0.0f); };
-      store_tile_values(y, n, t, lane, j, make_float4(vote(0), vote(1), vote(2), vote(3)));
+      store_tile_values<CS>(y, n, t, lane, j, make_float4(vote(0), vote(1), vote(2), vote(3)));
     }
   }
 }
@@ -392,39 +395,57 @@ cudaError_t sign_encode_ef_cuda(const float* x, std::size_t n, std::size_t chunk
   return launch_encode<true>(x, n, chunk, words, scales, residual, stream);
 }
 
-cudaError_t sign_decode_cuda(const std::uint32_t* words, const float* scales, std::size_t n,
-                             std::size_t chunk, float* y, cudaStream_t stream) {
-  if (!valid_chunk(chunk)) return cudaErrorInvalidValue;
-  if (n == 0) return cudaSuccess;
-  if (!detail::aligned16(y)) return cudaErrorMisalignedAddress;
+namespace {
+
+template <bool CS>
+void launch_sign_decode(const std::uint32_t* words, const float* scales, std::size_t n,
+                        std::size_t chunk, float* y, cudaStream_t stream) {
   const std::size_t tiles = ((n + 31) / 32 + 31) / 32;
   const std::size_t warps_needed = (tiles + kTilesPerIter - 1) / kTilesPerIter;
   const std::size_t blocks = (warps_needed + kDecodeThreads / 32 - 1) / (kDecodeThreads / 32);
-  sign_decode_kernel<<<detail::persistent_grid<sign_decode_kernel, kDecodeThreads>(blocks),
-                       kDecodeThreads, 0, stream>>>(words, scales, n, chunk,
-                                                    detail::pow2_shift(chunk), y);
+  sign_decode_kernel<CS><<<detail::persistent_grid<sign_decode_kernel<CS>, kDecodeThreads>(blocks),
+                           kDecodeThreads, 0, stream>>>(words, scales, n, chunk,
+                                                        detail::pow2_shift(chunk), y);
+}
+
+template <int P, bool CS>
+void launch_majority_vote(const std::uint32_t* words, const float* scales, int workers,
+                          std::size_t n, std::size_t chunk, float* y, cudaStream_t stream) {
+  const std::size_t tiles = ((n + 31) / 32 + 31) / 32;
+  const std::size_t blocks = (tiles + kDecodeThreads / 32 - 1) / (kDecodeThreads / 32);
+  majority_vote_kernel<P, CS>
+      <<<detail::persistent_grid<majority_vote_kernel<P, CS>, kDecodeThreads>(blocks),
+         kDecodeThreads, 0, stream>>>(words, scales, workers, n, chunk, detail::pow2_shift(chunk), y);
+}
+
+template <bool CS>
+void launch_majority_vote(const std::uint32_t* words, const float* scales, int workers,
+                          std::size_t n, std::size_t chunk, float* y, cudaStream_t stream) {
+  if (workers <= 15) launch_majority_vote<4, CS>(words, scales, workers, n, chunk, y, stream);
+  else if (workers <= 255) launch_majority_vote<8, CS>(words, scales, workers, n, chunk, y, stream);
+  else launch_majority_vote<32, CS>(words, scales, workers, n, chunk, y, stream);
+}
+
+}  // namespace
+
+cudaError_t sign_decode_cuda(const std::uint32_t* words, const float* scales, std::size_t n,
+                             std::size_t chunk, float* y, cudaStream_t stream, StoreHint hint) {
+  if (!valid_chunk(chunk)) return cudaErrorInvalidValue;
+  if (n == 0) return cudaSuccess;
+  if (!detail::aligned16(y)) return cudaErrorMisalignedAddress;
+  if (hint == StoreHint::streaming) launch_sign_decode<true>(words, scales, n, chunk, y, stream);
+  else launch_sign_decode<false>(words, scales, n, chunk, y, stream);
   return cudaGetLastError();
 }
 
 cudaError_t majority_vote_decode_cuda(const std::uint32_t* words, const float* scales,
                                       int workers, std::size_t n, std::size_t chunk, float* y,
-                                      cudaStream_t stream) {
+                                      cudaStream_t stream, StoreHint hint) {
   if (!valid_chunk(chunk) || workers < 1) return cudaErrorInvalidValue;
   if (n == 0) return cudaSuccess;
   if (!detail::aligned16(y)) return cudaErrorMisalignedAddress;
-  const std::size_t tiles = ((n + 31) / 32 + 31) / 32;
-  const std::size_t blocks = (tiles + kDecodeThreads / 32 - 1) / (kDecodeThreads / 32);
-  const int shift = detail::pow2_shift(chunk);
-  if (workers <= 15) {
-    majority_vote_kernel<4><<<detail::persistent_grid<majority_vote_kernel<4>, kDecodeThreads>(blocks),
-                              kDecodeThreads, 0, stream>>>(words, scales, workers, n, chunk, shift, y);
-  } else if (workers <= 255) {
-    majority_vote_kernel<8><<<detail::persistent_grid<majority_vote_kernel<8>, kDecodeThreads>(blocks),
-                              kDecodeThreads, 0, stream>>>(words, scales, workers, n, chunk, shift, y);
-  } else {
-    majority_vote_kernel<32><<<detail::persistent_grid<majority_vote_kernel<32>, kDecodeThreads>(blocks),
-                               kDecodeThreads, 0, stream>>>(words, scales, workers, n, chunk, shift, y);
-  }
+  if (hint == StoreHint::streaming) launch_majority_vote<true>(words, scales, workers, n, chunk, y, stream);
+  else launch_majority_vote<false>(words, scales, workers, n, chunk, y, stream);
   return cudaGetLastError();
 }
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "gradwire/kernels/codec_cuda.hpp"
+#include "gradwire/kernels/store_hint.hpp"
 
 /// Skips the test unless a CUDA device is usable (any error = no GPU).
 #define GW_SKIP_WITHOUT_GPU()                                               \
@@ -23,6 +24,12 @@
 #define GW_CUDA_OK(call) ASSERT_EQ((call), cudaSuccess) << #call
 
 namespace gw::kernels::test {
+
+/// Both store forms of the decoders: each must equal the CPU twin.
+inline constexpr StoreHint kStoreHints[] = {StoreHint::plain, StoreHint::streaming};
+inline std::string hint_name(StoreHint h) {
+  return h == StoreHint::streaming ? "streaming stores" : "plain stores";
+}
 
 /// 1, 7, 4097, 2^20 + 3 and 2^26 elements.
 inline std::vector<std::size_t> awkward_sizes() {

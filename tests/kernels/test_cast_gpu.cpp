@@ -26,10 +26,13 @@ void check_cast(CastKind kind, float prescale) {
     GW_CUDA_OK(cudaDeviceSynchronize());
     EXPECT_TRUE(test::same_bits(dh.download(), h));
 
-    dy.poison();
-    GW_CUDA_OK(cast_decode_cuda(kind, dh.get(), n, dy.get(), nullptr));
-    GW_CUDA_OK(cudaDeviceSynchronize());
-    EXPECT_TRUE(test::same_bits(dy.download(), y));
+    for (const StoreHint hint : test::kStoreHints) {
+      SCOPED_TRACE(test::hint_name(hint));
+      dy.poison();
+      GW_CUDA_OK(cast_decode_cuda(kind, dh.get(), n, dy.get(), nullptr, hint));
+      GW_CUDA_OK(cudaDeviceSynchronize());
+      EXPECT_TRUE(test::same_bits(dy.download(), y));
+    }
 
     dh.poison();
     dr.poison();

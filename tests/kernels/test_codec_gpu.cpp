@@ -1,5 +1,6 @@
 // The CUDA Codec objects match the CPU Codec objects of the same name
-// (decoded vectors and residuals, bit for bit) on an awkward size.
+// (decoded vectors and residuals, bit for bit) on an awkward size, with the
+// decoders' plain and streaming stores.
 #include "gradwire/kernels/codec.hpp"
 #include "gradwire/kernels/codec_cuda.hpp"
 #include "kernel_test_util.hpp"
@@ -27,25 +28,28 @@ TEST(CodecGpu, CudaCodecsMatchCpuCodecs) {
   cfg.workers = 5;
   cudaStream_t stream{};
   GW_CUDA_OK(cudaStreamCreate(&stream));
-  for (const auto& name : cuda_codec_names()) {
-    SCOPED_TRACE(name);
-    // K2's codecs (topk*, powersgd*) state their own tolerances in their own tests.
-    if (name.rfind("topk", 0) == 0 || name.rfind("powersgd", 0) == 0) continue;
-    auto cpu = make_cpu_codec(name, n, cfg);
-    auto gpu = make_cuda_codec(name, n, cfg, stream);
-    EXPECT_EQ(gpu->wire_bytes(), cpu->wire_bytes());
-    EXPECT_EQ(gpu->encode_traffic_bytes(), cpu->encode_traffic_bytes());
-    cpu->set_input(x.data());
-    gpu->set_input(x.data());
-    cpu->encode();
-    cpu->decode();
-    gpu->encode();
-    gpu->decode();
-    gpu->synchronize();
-    const auto yc = cpu->decoded();
-    const auto yg = gpu->decoded();
-    EXPECT_TRUE(test::same_bits(yg, yc));
-    EXPECT_TRUE(test::same_bits(gpu->residual(), cpu->residual()));
+  for (const bool streaming : {false, true}) {
+    cfg.streaming_stores = streaming;
+    for (const auto& name : cuda_codec_names()) {
+      SCOPED_TRACE(name + (streaming ? " (streaming stores)" : ""));
+      // K2's codecs (topk*, powersgd*) state their own tolerances in their own tests.
+      if (name.rfind("topk", 0) == 0 || name.rfind("powersgd", 0) == 0) continue;
+      auto cpu = make_cpu_codec(name, n, cfg);
+      auto gpu = make_cuda_codec(name, n, cfg, stream);
+      EXPECT_EQ(gpu->wire_bytes(), cpu->wire_bytes());
+      EXPECT_EQ(gpu->encode_traffic_bytes(), cpu->encode_traffic_bytes());
+      cpu->set_input(x.data());
+      gpu->set_input(x.data());
+      cpu->encode();
+      cpu->decode();
+      gpu->encode();
+      gpu->decode();
+      gpu->synchronize();
+      const auto yc = cpu->decoded();
+      const auto yg = gpu->decoded();
+      EXPECT_TRUE(test::same_bits(yg, yc));
+      EXPECT_TRUE(test::same_bits(gpu->residual(), cpu->residual()));
+    }
   }
   cudaStreamDestroy(stream);
 }

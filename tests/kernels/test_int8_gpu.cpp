@@ -28,10 +28,13 @@ void check_int8(const Int8Params& p) {
     EXPECT_TRUE(test::same_bits(dq.download(), q));
     EXPECT_TRUE(test::same_bits(ds.download(), s));
 
-    dy.poison();
-    GW_CUDA_OK(int8_decode_cuda(dq.get(), ds.get(), n, p.chunk, dy.get(), nullptr));
-    GW_CUDA_OK(cudaDeviceSynchronize());
-    EXPECT_TRUE(test::same_bits(dy.download(), y));
+    for (const StoreHint hint : test::kStoreHints) {
+      SCOPED_TRACE(test::hint_name(hint));
+      dy.poison();
+      GW_CUDA_OK(int8_decode_cuda(dq.get(), ds.get(), n, p.chunk, dy.get(), nullptr, hint));
+      GW_CUDA_OK(cudaDeviceSynchronize());
+      EXPECT_TRUE(test::same_bits(dy.download(), y));
+    }
 
     dq.poison();
     ds.poison();

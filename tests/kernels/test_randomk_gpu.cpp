@@ -26,10 +26,13 @@ TEST(RandomKGpu, EqualsCpuTwin) {
       GW_CUDA_OK(cudaDeviceSynchronize());
       EXPECT_TRUE(test::same_bits(dv.download(), v));
 
-      dy.poison();
-      GW_CUDA_OK(randomk_decode_cuda(dv.get(), n, p, dy.get(), nullptr));
-      GW_CUDA_OK(cudaDeviceSynchronize());
-      EXPECT_TRUE(test::same_bits(dy.download(), y));
+      for (const StoreHint hint : test::kStoreHints) {
+        SCOPED_TRACE(test::hint_name(hint));
+        dy.poison();
+        GW_CUDA_OK(randomk_decode_cuda(dv.get(), n, p, dy.get(), nullptr, hint));
+        GW_CUDA_OK(cudaDeviceSynchronize());
+        EXPECT_TRUE(test::same_bits(dy.download(), y));
+      }
 
       dv.poison();
       dr.poison();

@@ -27,10 +27,13 @@ void check_sign(std::size_t chunk) {
     EXPECT_TRUE(test::same_bits(dw.download(), w));
     EXPECT_TRUE(test::same_bits(ds.download(), s));
 
-    dy.poison();
-    GW_CUDA_OK(sign_decode_cuda(dw.get(), ds.get(), n, chunk, dy.get(), nullptr));
-    GW_CUDA_OK(cudaDeviceSynchronize());
-    EXPECT_TRUE(test::same_bits(dy.download(), y));
+    for (const StoreHint hint : test::kStoreHints) {
+      SCOPED_TRACE(test::hint_name(hint));
+      dy.poison();
+      GW_CUDA_OK(sign_decode_cuda(dw.get(), ds.get(), n, chunk, dy.get(), nullptr, hint));
+      GW_CUDA_OK(cudaDeviceSynchronize());
+      EXPECT_TRUE(test::same_bits(dy.download(), y));
+    }
 
     dw.poison();
     ds.poison();
@@ -73,10 +76,13 @@ TEST(SignGpu, MajorityVoteEqualsCpuTwin) {
       test::DeviceArray<float> ds(s.size()), dy(n);
       dw.upload(w);
       ds.upload(s);
-      dy.poison();
-      GW_CUDA_OK(majority_vote_decode_cuda(dw.get(), ds.get(), workers, n, chunk, dy.get(), nullptr));
-      GW_CUDA_OK(cudaDeviceSynchronize());
-      EXPECT_TRUE(test::same_bits(dy.download(), y));
+      for (const StoreHint hint : test::kStoreHints) {
+        SCOPED_TRACE(test::hint_name(hint));
+        dy.poison();
+        GW_CUDA_OK(majority_vote_decode_cuda(dw.get(), ds.get(), workers, n, chunk, dy.get(), nullptr, hint));
+        GW_CUDA_OK(cudaDeviceSynchronize());
+        EXPECT_TRUE(test::same_bits(dy.download(), y));
+      }
     }
   }
 }

@@ -26,6 +26,8 @@ struct CodecConfig {
   bool stochastic_rounding = false;  ///< int8: stochastic instead of nearest rounding
   float prescale = 1.0f;             ///< fp16/bf16: multiply by this before the cast (e.g. 1/N)
   std::size_t rows = 0, cols = 0;    ///< powersgd matrix shape; 0 = choose a square-ish shape for n
+  bool streaming_stores = false;     ///< CUDA cast/int8/sign/majority/Random-K decoders: streaming
+                                     ///< stores (StoreHint::streaming); same values, a tuning knob
 };
 
 /// One compressor on one backend, owning its buffers (allocated at
