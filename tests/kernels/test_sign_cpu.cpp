@@ -115,5 +115,33 @@ TEST(SignCpu, ErrorFeedbackIdentity) {
   test::expect_ef_identity(z, y, r, /*always_exact=*/true);
 }
 
+// Why the identity cannot be exact for sign everywhere (docs/kernels.md): a
+// chunk of one large and one tiny value decodes the tiny one to +scale, and
+// no float r gives scale + r == x. Here scale = 0.5, x = 1e-8: every float r
+// in [-1, -0.25] is tried (there 0.5 + r is exact by Sterbenz, a multiple of
+// 2^-25, never 1e-8), and float addition is monotone, so r > -0.25 gives a
+// sum >= 0.25 and r < -1 a sum <= -0.5.
+TEST(SignCpu, NoFloatResidualMakesTheIdentityExactForATinyInput) {
+  const std::vector<float> x = {1.0f, 1e-8f};
+  std::vector<std::uint32_t> w(sign_word_count(2));
+  std::vector<float> sc(1), y(2), r(2);
+  sign_encode_ef_cpu(x.data(), 2, 32, w.data(), sc.data(), r.data());
+  sign_decode_cpu(w.data(), sc.data(), 2, 32, y.data());
+  ASSERT_EQ(y[0], 0.5f);  // scale = (1 + 1e-8) / 2 rounds to 0.5
+  ASSERT_EQ(y[1], 0.5f);  // the tiny value decodes to +scale too
+  std::size_t tried = 0;
+  for (float rr = -1.0f; rr <= -0.25f; rr = std::nextafter(rr, 0.0f)) {
+    ASSERT_NE(y[1] + rr, x[1]) << "r = " << rr;
+    ++tried;
+  }
+  EXPECT_EQ(tried, (std::size_t{1} << 24) + 1);  // 2^23 floats in [-1,-0.5), 2^23 in [-0.5,-0.25), -0.25
+  EXPECT_GE(y[1] + std::nextafter(-0.25f, 0.0f), 0.25f);
+  EXPECT_LE(y[1] + std::nextafter(-1.0f, -2.0f), -0.5f);
+  // What the kernel stores instead: the correctly rounded x - y, within ulp(r)/2.
+  EXPECT_EQ(r[1], x[1] - y[1]);
+  EXPECT_LE(std::fabs(static_cast<double>(y[1]) + r[1] - x[1]),
+            0.5 * (std::nextafter(std::fabs(r[1]), 1.0f) - std::fabs(r[1])));
+}
+
 }  // namespace
 }  // namespace gw::kernels
