@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
 #include <tuple>
 
 #include "gradwire/atomic_file.hpp"
@@ -93,12 +95,30 @@ TEST(Studies, CompressionPaysAtLowBandwidthNotAtHighAndAllGatherLosesWithScale) 
   }
   EXPECT_LT(speedup(256, 400, "Top-K 1%"), 1.0);  // it hurts at scale on a fast network
 
-  // The report renders from these results: three figures in SVG and PNG and a page.
+  // The report renders from these results: its figures in SVG and PNG and a page.
   const auto rep = render_report((t.dir / "comp.jsonl").string(), (t.dir / "report").string());
   for (const char* f : {"index.html", "iteration-vs-bandwidth.svg", "iteration-vs-bandwidth.png", "breakdown.svg",
-                        "breakdown.png"}) {
+                        "breakdown.png", "breakdown-share.svg", "breakdown-share.png"}) {
     EXPECT_TRUE(fs::exists(t.dir / "report" / f)) << f;
   }
+  // Every data row of the bars is a configuration with four non-negative
+  // phase times (a header read as a row would draw an empty bar).
+  std::istringstream bars(read_file((t.dir / "report" / "breakdown.dat").string()));
+  std::size_t rows = 0;
+  for (std::string line; std::getline(bars, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    ++rows;
+    std::istringstream fields(line.substr(line.rfind('"') + 1));
+    double v = -1;
+    int count = 0;
+    while (fields >> v) {
+      EXPECT_GE(v, 0.0) << line;
+      ++count;
+    }
+    EXPECT_EQ(count, 4) << line;
+    EXPECT_EQ(line[0], '"') << line;
+  }
+  EXPECT_GT(rows, 0u);
   const std::string png = read_file((t.dir / "report" / "breakdown.png").string());
   EXPECT_EQ(png.substr(1, 3), "PNG");
   const std::string html = read_file((t.dir / "report" / "index.html").string());

@@ -224,7 +224,7 @@ ReportSummary render_report(const std::string& results, const std::string& out_d
       if (pick.size() > 24) pick.resize(24);
       if (!pick.empty()) {
         std::ostringstream dat, plot;
-        dat << "label forward backward exposed_comm optimizer\n";
+        dat << "# label forward backward exposed_comm optimizer (ms)\n";
         for (const auto* r : pick) {
           std::string label = series_of(*r, true);
           if (bandwidths.size() > 1) label += ", " + num((*r)["node_bandwidth"].get<double>() * 8 / 1e9, "%g") + " Gbps";
@@ -242,10 +242,27 @@ ReportSummary render_report(const std::string& results, const std::string& out_d
                 "'' using 3 title 'backward' lc rgb '#2ca02c', '' using 4 title 'exposed communication' lc rgb "
                 "'#d62728', '' using 5 title 'optimizer' lc rgb '#9467bd'\n";
         figure(gnuplot, tmp, "breakdown", plot.str());
+        const std::string which =
+            front.empty() ? "The configurations of the largest cluster" : "The Pareto-optimal configurations";
         figures.push_back({"breakdown", "Iteration breakdown",
-                           std::string(front.empty() ? "The configurations of the largest cluster" : "The Pareto-optimal configurations") +
-                               ": forward and backward compute (all micro-steps), communication not hidden behind "
-                               "the backward pass, and the optimizer step."});
+                           which + ": forward and backward compute (all micro-steps), communication not hidden behind "
+                                   "the backward pass, and the optimizer step."});
+        // The same bars as shares of each iteration, so that a small phase stays
+        // visible beside a large one (at 1 Gbps exposed communication can be
+        // 100x the compute).
+        std::ostringstream share;
+        share << kStyle << "set title 'Where an iteration goes (share of each iteration)'\nset ylabel 'share (%)'\n"
+              << "set yrange [0:100]\nset style data histograms\nset style histogram rowstacked\n"
+              << "set style fill solid 0.85 border -1\nset boxwidth 0.7\n"
+              << "set xtics rotate by -40 left noenhanced font ',10'\nset bmargin 12\nset key outside right top\n"
+              << "total(a, b, c, d) = (a + b + c + d > 0) ? a + b + c + d : 1\n"
+              << "plot 'breakdown.dat' using (100*$2/total($2,$3,$4,$5)):xtic(1) title 'forward' lc rgb '#1f77b4', "
+                 "'' using (100*$3/total($2,$3,$4,$5)) title 'backward' lc rgb '#2ca02c', "
+                 "'' using (100*$4/total($2,$3,$4,$5)) title 'exposed communication' lc rgb '#d62728', "
+                 "'' using (100*$5/total($2,$3,$4,$5)) title 'optimizer' lc rgb '#9467bd'\n";
+        figure(gnuplot, tmp, "breakdown-share", share.str());
+        figures.push_back({"breakdown-share", "Iteration breakdown, as shares",
+                           which + ", each phase as a percentage of its iteration time."});
       }
     }
 
