@@ -8,9 +8,11 @@
 #                       with static libstdc++/libgcc, static gtest / yaml-cpp /
 #                       program_options, static cudart; cuBLAS and NCCL stay
 #                       dynamic and are found on the GPU machine.
-#   build-gpu/deps/     googletest source (/usr/src/googletest) and the
-#                       nlohmann/json headers, for gpu_check.sh's fallback
-#                       build of the kernels and GPU tests there.
+#   build-gpu/deps/     googletest source (/usr/src/googletest), the
+#                       nlohmann/json headers and Boost.Program_options
+#                       (its header closure and static library), for
+#                       gpu_check.sh's fallback build of the kernels, GPU
+#                       tests and benchmark there.
 #   build-gpu/manifest.txt  what was built, from which commit, and ldd output.
 # The CMake tree itself lives in build-gpu-work/ (not carried).
 #
@@ -49,6 +51,18 @@ for t in "${targets[@]}"; do
 done
 cp -r /usr/src/googletest "$OUTB/deps/googletest"
 cp -r /usr/include/nlohmann "$OUTB/deps/include/nlohmann"
+# Boost.Program_options for the benchmarks' fallback build there (no Boost on
+# that machine): every header <boost/program_options.hpp> pulls in here, all
+# of Boost.Config (it picks headers by compiler), and the static library.
+mkdir -p "$OUTB/deps/lib"
+echo '#include <boost/program_options.hpp>' | g++ -std=c++20 -x c++ -M -MT deps - | tr ' \\' '\n\n' |
+  grep '^/usr/include/boost/' | sort -u | while read -r h; do
+    rel=${h#/usr/include/}
+    mkdir -p "$OUTB/deps/include/$(dirname "$rel")"
+    cp "$h" "$OUTB/deps/include/$rel"
+  done
+cp -r /usr/include/boost/config "$OUTB/deps/include/boost/"
+cp /usr/lib/x86_64-linux-gnu/libboost_program_options.a "$OUTB/deps/lib/"
 
 {
   echo "built: $(date -u +%FT%TZ) on $(hostname)"

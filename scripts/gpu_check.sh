@@ -137,7 +137,7 @@ add_executable(test_kernels_gpu \${TSRC})
 target_include_directories(test_kernels_gpu PRIVATE \${R}/tests/kernels)
 target_link_libraries(test_kernels_gpu PRIVATE kern gtest_main)
 add_executable(gw_kernels_bench \${R}/kernels/bench/gw_kernels_bench.cpp \${R}/kernels/bench/traffic_reference.cu)
-target_link_libraries(gw_kernels_bench PRIVATE kern)
+target_link_libraries(gw_kernels_bench PRIVATE kern "$DEPS/lib/libboost_program_options.a")
 CMAKE
   step fallback-configure 60 cmake -S "$src" -B "$bld" -DCMAKE_BUILD_TYPE=Release \
     -DCMAKE_CUDA_COMPILER="$nvcc_path" -DCMAKE_CUDA_ARCHITECTURES=90 \

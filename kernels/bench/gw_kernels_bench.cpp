@@ -14,6 +14,7 @@
 // "decode.cs" (streaming stores; --no-streaming-decode leaves it out).
 #include <cuda_runtime_api.h>
 
+#include <boost/program_options.hpp>
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -24,6 +25,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <stdexcept>
@@ -118,32 +120,35 @@ std::size_t parse_size(const std::string& s) {
   return v;
 }
 
-const char* kUsage =
-    "usage: gw_kernels_bench [--sizes 2^20,2^26] [--codecs fp16,int8,...] [--runs N>=20]\n"
-    "                        [--warmup N] [--chunk N] [--ratio R] [--workers N]\n"
-    "                        [--json FILE] [--baselines FILE] [--no-streaming-decode]\n";
-
-Options parse(int argc, char** argv) {
+/// Parses the command line; nullopt when --help was given (and printed).
+std::optional<Options> parse(int argc, char** argv) {
+  namespace po = boost::program_options;
   Options o;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) throw std::invalid_argument(a + " needs a value");
-      return argv[++i];
-    };
-    if (a == "--sizes") { o.sizes.clear(); for (const auto& s : split(value())) o.sizes.push_back(parse_size(s)); }
-    else if (a == "--codecs") o.codecs = split(value());
-    else if (a == "--runs") o.runs = std::stoi(value());
-    else if (a == "--warmup") o.warmup = std::stoi(value());
-    else if (a == "--chunk") o.cfg.chunk = std::stoull(value());
-    else if (a == "--ratio") o.cfg.ratio = std::stod(value());
-    else if (a == "--workers") o.cfg.workers = std::stoi(value());
-    else if (a == "--json") o.json_path = value();
-    else if (a == "--baselines") o.baselines_path = value();
-    else if (a == "--no-streaming-decode") o.streaming_decode = false;
-    else if (a == "--help" || a == "-h") { std::cout << kUsage; std::exit(gw::kExitOk); }
-    else throw std::invalid_argument("unknown option " + a);
+  std::string sizes = "2^20,2^26", codecs;
+  po::options_description d("usage: gw_kernels_bench [options]");
+  d.add_options()("help,h", "this help")(
+      "sizes", po::value(&sizes)->default_value(sizes), "element counts, comma-separated: N, 2^K or 2^K+M")(
+      "codecs", po::value(&codecs), "codecs to time, comma-separated (default: every registered one)")(
+      "runs", po::value(&o.runs)->default_value(o.runs), "timed runs per kernel and size (>= 20)")(
+      "warmup", po::value(&o.warmup)->default_value(o.warmup), "untimed runs before them (>= 1)")(
+      "chunk", po::value(&o.cfg.chunk)->default_value(o.cfg.chunk), "int8/sign: elements per scale")(
+      "ratio", po::value(&o.cfg.ratio)->default_value(o.cfg.ratio), "Top-K/Random-K: fraction kept")(
+      "workers", po::value(&o.cfg.workers)->default_value(o.cfg.workers), "majority vote: workers")(
+      "json", po::value(&o.json_path), "also write JSON lines to this file")(
+      "baselines", po::value(&o.baselines_path), "JSON lines of torch_baselines.py, for ratios")(
+      "no-streaming-decode", "do not time the decoders again with streaming stores");
+  po::variables_map vm;
+  po::store(po::parse_command_line(argc, argv, d), vm);
+  if (vm.count("help")) {
+    std::cout << d << "\n";
+    return std::nullopt;
   }
+  po::notify(vm);
+  o.streaming_decode = vm.count("no-streaming-decode") == 0;
+  o.sizes.clear();
+  for (const auto& v : split(sizes)) o.sizes.push_back(parse_size(v));
+  if (o.sizes.empty()) throw std::invalid_argument("--sizes names no size");
+  o.codecs = split(codecs);
   if (o.runs < 20) throw std::invalid_argument("--runs must be at least 20");
   if (o.warmup < 1) throw std::invalid_argument("--warmup must be at least 1");
   return o;
@@ -392,9 +397,11 @@ int run(const Options& o) {
 int main(int argc, char** argv) {
   Options o;
   try {
-    o = parse(argc, argv);
+    const auto parsed = parse(argc, argv);
+    if (!parsed) return gw::kExitOk;
+    o = *parsed;
   } catch (const std::exception& e) {
-    std::cerr << "gw_kernels_bench: " << e.what() << "\n" << kUsage;
+    std::cerr << "gw_kernels_bench: " << e.what() << " (--help lists the options)\n";
     return gw::kExitInput;
   }
   try {

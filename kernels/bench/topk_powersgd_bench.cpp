@@ -9,15 +9,17 @@
 // Prints a table with ratios (baseline median / ours, > 1 = we are faster)
 // and, with --json FILE, one JSON line per measurement.
 #include <cuda_runtime_api.h>
-#include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <boost/program_options.hpp>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -25,6 +27,7 @@
 #include <vector>
 
 #include "bench_util.hpp"
+#include "gradwire/atomic_file.hpp"
 #include "gradwire/kernels/powersgd.hpp"
 #include "gradwire/kernels/powersgd_cuda.hpp"
 #include "gradwire/kernels/topk.hpp"
@@ -45,31 +48,30 @@ struct Options {
   std::string json_path, baselines_path;
 };
 
-const char* kUsage =
-    "usage: gw_topk_powersgd_bench [--n N] [--ratio R] [--rank R] [--runs N>=20] [--warmup N]\n"
-    "                              [--json FILE] [--baselines FILE|--torch-baselines FILE]\n";
-
-Options parse(int argc, char** argv) {
+/// Parses the command line; nullopt when --help was given (and printed).
+std::optional<Options> parse(int argc, char** argv) {
+  namespace po = boost::program_options;
   Options o;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) throw std::invalid_argument(a + " needs a value");
-      return argv[++i];
-    };
-    if (a == "--n") o.n = std::stoull(value());
-    else if (a == "--ratio") o.ratio = std::stod(value());
-    else if (a == "--rank") o.rank = std::stoi(value());
-    else if (a == "--runs") o.runs = std::stoi(value());
-    else if (a == "--warmup") o.warmup = std::stoi(value());
-    else if (a == "--json") o.json_path = value();
-    else if (a == "--baselines" || a == "--torch-baselines") o.baselines_path = value();
-    else if (a == "--help" || a == "-h") { std::cout << kUsage; std::exit(0); }
-    else throw std::invalid_argument("unknown option " + a);
+  po::options_description d("usage: gw_topk_powersgd_bench [options]");
+  d.add_options()("help,h", "this help")("n", po::value(&o.n)->default_value(o.n), "Top-K elements")(
+      "ratio", po::value(&o.ratio)->default_value(o.ratio), "Top-K: fraction kept, in (0, 1]")(
+      "rank", po::value(&o.rank)->default_value(o.rank), "PowerSGD rank")(
+      "runs", po::value(&o.runs)->default_value(o.runs), "timed runs per kernel (>= 20)")(
+      "warmup", po::value(&o.warmup)->default_value(o.warmup), "untimed runs before them (>= 1)")(
+      "json", po::value(&o.json_path), "also write JSON lines to this file")(
+      "baselines", po::value(&o.baselines_path), "JSON lines of torch_baselines.py, for ratios")(
+      "torch-baselines", po::value(&o.baselines_path), "the same as --baselines");
+  po::variables_map vm;
+  po::store(po::parse_command_line(argc, argv, d), vm);
+  if (vm.count("help")) {
+    std::cout << d << "\n";
+    return std::nullopt;
   }
+  po::notify(vm);
   if (o.runs < 20) throw std::invalid_argument("--runs must be at least 20");
   if (o.warmup < 1) throw std::invalid_argument("--warmup must be at least 1");
   if (!(o.ratio > 0.0 && o.ratio <= 1.0)) throw std::invalid_argument("--ratio must be in (0, 1]");
+  if (o.rank < 1) throw std::invalid_argument("--rank must be at least 1");
   return o;
 }
 
@@ -294,11 +296,7 @@ int run(const Options& o) {
     bench_powersgd(o, stream, timer, rep);
   }
   cudaStreamDestroy(stream);
-  if (!o.json_path.empty()) {
-    std::ofstream out(o.json_path);
-    out << rep.json;
-    if (!out) throw std::runtime_error("cannot write " + o.json_path);
-  }
+  if (!o.json_path.empty()) gw::write_file_atomic(o.json_path, rep.json);
   return 0;
 }
 
@@ -307,9 +305,11 @@ int run(const Options& o) {
 int main(int argc, char** argv) {
   Options o;
   try {
-    o = parse(argc, argv);
+    const auto parsed = parse(argc, argv);
+    if (!parsed) return 0;
+    o = *parsed;
   } catch (const std::exception& e) {
-    std::cerr << "gw_topk_powersgd_bench: " << e.what() << "\n" << kUsage;
+    std::cerr << "gw_topk_powersgd_bench: " << e.what() << " (--help lists the options)\n";
     return 2;
   }
   try {

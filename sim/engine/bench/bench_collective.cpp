@@ -9,10 +9,13 @@
 // usage: bench_collective [GPUS...]
 #include <sys/resource.h>
 
+#include <boost/program_options.hpp>
 #include <chrono>
 #include <ctime>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
+#include <iostream>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -84,10 +87,25 @@ Figures measure(int gpus, double bytes) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  namespace po = boost::program_options;
   std::vector<int> sizes = {512, 4096, 32768};
-  if (argc > 1) {
-    sizes.clear();
-    for (int i = 1; i < argc; ++i) sizes.push_back(std::atoi(argv[i]));
+  po::options_description opts("usage: bench_collective [GPUS...]");
+  opts.add_options()("help,h", "this help")(
+      "gpus", po::value<std::vector<int>>(&sizes)->multitoken(),
+      "simulated GPU counts, positive multiples of 8 (default 512 4096 32768)");
+  po::positional_options_description pos;
+  pos.add("gpus", -1);
+  try {
+    po::variables_map vm;
+    po::store(po::command_line_parser(argc, argv).options(opts).positional(pos).run(), vm);
+    if (vm.count("help")) {
+      std::cout << opts << "\n";
+      return 0;
+    }
+    po::notify(vm);
+  } catch (const std::exception& e) {
+    std::cerr << "bench_collective: " << e.what() << "\n" << opts << "\n";
+    return 2;
   }
   const double bytes = 100e6;
   std::printf("# aggregated ring all-reduce of 100 MB, 8 GPUs per node, one switch\n");

@@ -6,11 +6,13 @@
 // (goal: the whole sweep in at most 60 s on 2 cores).
 //
 //   bench_sweep [-j N] [--model NAME] [--evaluator simulation|closed-form]
+#include <boost/program_options.hpp>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
+#include <exception>
 #include <filesystem>
+#include <iostream>
 #include <string>
 #include <unistd.h>
 
@@ -27,11 +29,28 @@ int main(int argc, char** argv) {
 #else
   std::string evaluator = "closed-form";
 #endif
-  for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "-j") == 0 && i + 1 < argc) jobs = std::atoi(argv[++i]);
-    else if (std::strcmp(argv[i], "--model") == 0 && i + 1 < argc) model = argv[++i];
-    else if (std::strcmp(argv[i], "--evaluator") == 0 && i + 1 < argc) evaluator = argv[++i];
-    else { std::fprintf(stderr, "usage: bench_sweep [-j N] [--model NAME] [--evaluator simulation|closed-form]\n"); return 2; }
+  namespace po = boost::program_options;
+  po::options_description opts("usage: bench_sweep [-j N] [--model NAME] [--evaluator simulation|closed-form]");
+  opts.add_options()("help,h", "this help")("jobs,j", po::value<int>(&jobs)->default_value(jobs),
+                                             "worker processes")(
+      "model", po::value<std::string>(&model)->default_value(model), "model of the model zoo")(
+      "evaluator", po::value<std::string>(&evaluator)->default_value(evaluator),
+      "simulation (SimGrid replay) or closed-form");
+  try {
+    po::variables_map vm;
+    po::store(po::parse_command_line(argc, argv, opts), vm);
+    if (vm.count("help")) {
+      std::cout << opts << "\n";
+      return 0;
+    }
+    po::notify(vm);
+  } catch (const std::exception& e) {
+    std::cerr << "bench_sweep: " << e.what() << "\n" << opts << "\n";
+    return 2;
+  }
+  if (jobs < 1) {
+    std::cerr << "bench_sweep: -j must be at least 1\n";
+    return 2;
   }
   gw::plan::Evaluator evaluate = gw::plan::closed_form_iteration;
   if (evaluator == "simulation") {
