@@ -3,9 +3,12 @@
 // the goal is that wall time does not grow with k and stays interactive
 // (seconds) at thousands of GPUs with aggregated collectives.
 //   bench_replay [max_gpus]   (default 512; 4096 takes minutes on 2 cores)
+#include <boost/program_options.hpp>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
+#include <iostream>
 #include <string>
 
 #include "gradwire/model_desc.hpp"
@@ -13,7 +16,30 @@
 #include "gradwire/replay.hpp"
 
 int main(int argc, char** argv) {
-  const int max_gpus = argc > 1 ? std::atoi(argv[1]) : 512;
+  namespace po = boost::program_options;
+  int max_gpus = 512;
+  po::options_description opts("usage: bench_replay [MAX_GPUS]");
+  opts.add_options()("help,h", "this help")(
+      "max-gpus", po::value<int>(&max_gpus)->default_value(max_gpus),
+      "largest cluster (8, 64, 512, ... up to it; 4096 takes minutes on 2 cores)");
+  po::positional_options_description pos;
+  pos.add("max-gpus", 1);
+  try {
+    po::variables_map vm;
+    po::store(po::command_line_parser(argc, argv).options(opts).positional(pos).run(), vm);
+    if (vm.count("help")) {
+      std::cout << opts << "\n";
+      return 0;
+    }
+    po::notify(vm);
+  } catch (const std::exception& e) {
+    std::cerr << "bench_replay: " << e.what() << "\n" << opts << "\n";
+    return 2;
+  }
+  if (max_gpus < 8) {
+    std::cerr << "bench_replay: MAX_GPUS must be at least 8\n";
+    return 2;
+  }
   const gw::Profile profile = gw::load_profile("h100");
   std::printf("%-10s %6s %6s %10s %8s %12s %12s %10s\n", "model", "GPUs", "k", "buckets", "sim acts",
               "iteration(ms)", "samples/s", "wall (s)");
