@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "bench_util.hpp"
+#include "reference_choice.hpp"
 #include "traffic_reference.hpp"
 #include "gradwire/atomic_file.hpp"
 #include "gradwire/error.hpp"
@@ -205,10 +206,8 @@ struct References {
 
   /// The reference for a kernel that reads `read` bytes and writes `write`.
   std::pair<std::string, double> for_traffic(double read, double write) const {
-    if (read <= 0 || write <= 0) return {"write", write_gbps};
-    const long s = std::lround(std::log2(write / read));
-    const int shift = static_cast<int>(std::clamp(s, 0L, static_cast<long>(gw::kernels::bench::kMaxExpandShift)));
-    return {"expand" + std::to_string(shift), expand_gbps[shift]};
+    const auto c = gw::kernels::bench::same_traffic_reference(read, write, gw::kernels::bench::kMaxExpandShift);
+    return {c.name, c.shift < 0 ? write_gbps : expand_gbps[c.shift]};
   }
 };
 
