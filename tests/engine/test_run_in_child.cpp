@@ -75,6 +75,33 @@ TEST(RunInChild, SecondSimulationInOneProcessIsRefused) {
                std::runtime_error);
 }
 
+// SimGrid installs a SIGINT handler when its engine starts (it prints the
+// actors and calls exit() inside the handler, which can crash mid-switch and
+// print "Segmentation fault." when a ^C reaches a sweep's simulations). The
+// engine keeps the process's own disposition instead: ignored stays ignored,
+// default stays default, before and after a run.
+TEST(RunInChild, TheSimulationLeavesSigintAsItFoundIt) {
+  const auto disposition = [] {
+    struct sigaction sa {};
+    sigaction(SIGINT, nullptr, &sa);
+    return sa.sa_handler == SIG_DFL ? std::string("default")
+                                    : sa.sa_handler == SIG_IGN ? std::string("ignore") : std::string("handler");
+  };
+  for (const auto start : {SIG_IGN, SIG_DFL}) {
+    const std::string out = run_in_child([&] {
+      std::signal(SIGINT, start);
+      const std::string before = disposition();
+      Simulation sim(test::switch_cluster(2));
+      const std::string built = disposition();
+      sim.add_actor("a", 0, [] { Simulation::sleep_for(1.0); });
+      sim.run();
+      return before + " " + built + " " + disposition();
+    });
+    const std::string want = start == SIG_IGN ? "ignore" : "default";
+    EXPECT_EQ(out, want + " " + want + " " + want);
+  }
+}
+
 TEST(RunInChild, SimulationResultsComeBack) {
   // A ring all-reduce of 1 MiB on two GPUs: 2 alpha + S/B.
   const auto run = test::run_collectives(

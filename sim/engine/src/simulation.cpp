@@ -1,4 +1,6 @@
 // gw::engine::Simulation: one SimGrid engine and the platform of one cluster.
+#include <signal.h>
+
 #include <atomic>
 #include <stdexcept>
 #include <string>
@@ -54,7 +56,14 @@ Simulation::Simulation(const ClusterSpec& cluster) : impl_(std::make_unique<Impl
   char* argv[] = {arg0, arg1, nullptr};
   int argc = 2;
 #endif
+  // SimGrid's engine installs a SIGINT handler that prints the actors and
+  // calls exit() inside the handler, which can crash in the middle of a
+  // context switch. gradwire's commands handle ^C themselves (sweep,
+  // calibrate) or die of it: keep the process's own disposition.
+  struct sigaction own_sigint {};
+  ::sigaction(SIGINT, nullptr, &own_sigint);
   impl_->engine = std::make_unique<s4u::Engine>(&argc, argv);
+  ::sigaction(SIGINT, &own_sigint, nullptr);
   s4u::Engine::set_config("contexts/stack-size", kActorStackKiB);
   detail::configure_network(cluster.network);
   impl_->hosts = detail::build_platform(cluster);
