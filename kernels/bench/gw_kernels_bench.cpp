@@ -14,7 +14,6 @@
 // "decode.cs" (streaming stores; --no-streaming-decode leaves it out).
 #include <cuda_runtime_api.h>
 
-#include <boost/program_options.hpp>
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -39,6 +38,7 @@
 #include "traffic_reference.hpp"
 #include "gradwire/atomic_file.hpp"
 #include "gradwire/error.hpp"
+#include "gradwire/options.hpp"
 #include "gradwire/kernels/codec_cuda.hpp"
 #include "gradwire/kernels/counter_rng.hpp"
 
@@ -138,14 +138,9 @@ std::optional<Options> parse(int argc, char** argv) {
       "json", po::value(&o.json_path), "also write JSON lines to this file")(
       "baselines", po::value(&o.baselines_path), "JSON lines of torch_baselines.py, for ratios")(
       "no-streaming-decode", "do not time the decoders again with streaming stores");
-  po::variables_map vm;
-  po::store(po::parse_command_line(argc, argv, d), vm);
-  if (vm.count("help")) {
-    std::cout << d << "\n";
-    return std::nullopt;
-  }
-  po::notify(vm);
-  o.streaming_decode = vm.count("no-streaming-decode") == 0;
+  const auto vm = gw::parse_options(argc, argv, d);
+  if (!vm) return std::nullopt;
+  o.streaming_decode = vm->count("no-streaming-decode") == 0;
   o.sizes.clear();
   for (const auto& v : split(sizes)) o.sizes.push_back(parse_size(v));
   if (o.sizes.empty()) throw std::invalid_argument("--sizes names no size");

@@ -11,7 +11,6 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
-#include <boost/program_options.hpp>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -28,6 +27,7 @@
 
 #include "bench_util.hpp"
 #include "gradwire/atomic_file.hpp"
+#include "gradwire/options.hpp"
 #include "gradwire/kernels/powersgd.hpp"
 #include "gradwire/kernels/powersgd_cuda.hpp"
 #include "gradwire/kernels/topk.hpp"
@@ -61,13 +61,7 @@ std::optional<Options> parse(int argc, char** argv) {
       "json", po::value(&o.json_path), "also write JSON lines to this file")(
       "baselines", po::value(&o.baselines_path), "JSON lines of torch_baselines.py, for ratios")(
       "torch-baselines", po::value(&o.baselines_path), "the same as --baselines");
-  po::variables_map vm;
-  po::store(po::parse_command_line(argc, argv, d), vm);
-  if (vm.count("help")) {
-    std::cout << d << "\n";
-    return std::nullopt;
-  }
-  po::notify(vm);
+  if (!gw::parse_options(argc, argv, d)) return std::nullopt;
   if (o.runs < 20) throw std::invalid_argument("--runs must be at least 20");
   if (o.warmup < 1) throw std::invalid_argument("--warmup must be at least 1");
   if (!(o.ratio > 0.0 && o.ratio <= 1.0)) throw std::invalid_argument("--ratio must be in (0, 1]");

@@ -9,7 +9,6 @@
 // usage: bench_collective [GPUS...]
 #include <sys/resource.h>
 
-#include <boost/program_options.hpp>
 #include <chrono>
 #include <ctime>
 #include <cstdio>
@@ -22,6 +21,7 @@
 
 #include "gradwire/collective_model.hpp"
 #include "gradwire/engine.hpp"
+#include "gradwire/options.hpp"
 
 namespace {
 
@@ -96,13 +96,7 @@ int main(int argc, char** argv) {
   po::positional_options_description pos;
   pos.add("gpus", -1);
   try {
-    po::variables_map vm;
-    po::store(po::command_line_parser(argc, argv).options(opts).positional(pos).run(), vm);
-    if (vm.count("help")) {
-      std::cout << opts << "\n";
-      return 0;
-    }
-    po::notify(vm);
+    if (!gw::parse_options(argc, argv, opts, pos)) return 0;
   } catch (const std::exception& e) {
     std::cerr << "bench_collective: " << e.what() << "\n" << opts << "\n";
     return 2;

@@ -6,7 +6,6 @@
 // (goal: the whole sweep in at most 60 s on 2 cores).
 //
 //   bench_sweep [-j N] [--model NAME] [--evaluator simulation|closed-form]
-#include <boost/program_options.hpp>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -16,6 +15,7 @@
 #include <string>
 #include <unistd.h>
 
+#include "gradwire/options.hpp"
 #include "gradwire/plan/sweep.hpp"
 #ifdef GW_BENCH_HAVE_REPLAY
 #include "gradwire/replay.hpp"
@@ -37,13 +37,7 @@ int main(int argc, char** argv) {
       "evaluator", po::value<std::string>(&evaluator)->default_value(evaluator),
       "simulation (SimGrid replay) or closed-form");
   try {
-    po::variables_map vm;
-    po::store(po::parse_command_line(argc, argv, opts), vm);
-    if (vm.count("help")) {
-      std::cout << opts << "\n";
-      return 0;
-    }
-    po::notify(vm);
+    if (!gw::parse_options(argc, argv, opts)) return 0;
   } catch (const std::exception& e) {
     std::cerr << "bench_sweep: " << e.what() << "\n" << opts << "\n";
     return 2;

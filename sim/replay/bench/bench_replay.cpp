@@ -3,7 +3,6 @@
 // the goal is that wall time does not grow with k and stays interactive
 // (seconds) at thousands of GPUs with aggregated collectives.
 //   bench_replay [max_gpus]   (default 512; 4096 takes minutes on 2 cores)
-#include <boost/program_options.hpp>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -12,6 +11,7 @@
 #include <string>
 
 #include "gradwire/model_desc.hpp"
+#include "gradwire/options.hpp"
 #include "gradwire/profile.hpp"
 #include "gradwire/replay.hpp"
 
@@ -25,13 +25,7 @@ int main(int argc, char** argv) {
   po::positional_options_description pos;
   pos.add("max-gpus", 1);
   try {
-    po::variables_map vm;
-    po::store(po::command_line_parser(argc, argv).options(opts).positional(pos).run(), vm);
-    if (vm.count("help")) {
-      std::cout << opts << "\n";
-      return 0;
-    }
-    po::notify(vm);
+    if (!gw::parse_options(argc, argv, opts, pos)) return 0;
   } catch (const std::exception& e) {
     std::cerr << "bench_replay: " << e.what() << "\n" << opts << "\n";
     return 2;
