@@ -224,34 +224,3 @@ TEST(TopkGpu, DecodersMatchCpu) {
 }
 
 }  // namespace
-
-#include "gradwire/kernels/codec.hpp"
-#include "gradwire/kernels/codec_cuda.hpp"
-
-namespace {
-
-TEST(TopkGpu, CudaCodecsMatchCpuCodecsBitForBit) {
-  SKIP_WITHOUT_GPU();
-  const std::size_t n = 100003;
-  const auto x = test::random_gradient(n, 66);
-  CodecConfig cfg;
-  cfg.ratio = 0.02;
-  for (const char* name : {"topk", "topk_ef"}) {
-    SCOPED_TRACE(name);
-    auto cpu = make_cpu_codec(name, n, cfg);
-    auto gpu = make_cuda_codec(name, n, cfg, nullptr);
-    EXPECT_EQ(gpu->wire_bytes(), cpu->wire_bytes());
-    EXPECT_EQ(gpu->encode_traffic_bytes(), cpu->encode_traffic_bytes());
-    cpu->set_input(x.data());
-    gpu->set_input(x.data());
-    cpu->encode();
-    cpu->decode();
-    gpu->encode();
-    gpu->decode();
-    gpu->synchronize();
-    EXPECT_EQ(bits(gpu->decoded()), bits(cpu->decoded()));
-    EXPECT_EQ(bits(gpu->residual()), bits(cpu->residual()));
-  }
-}
-
-}  // namespace
