@@ -11,6 +11,7 @@
 
 #include "cuda_check.hpp"
 #include "gradwire/kernels/codec.hpp"
+#include "gradwire/kernels/store_hint.hpp"
 #include "gradwire/kernels/traffic.hpp"
 
 namespace gw::kernels::cuda::detail {
@@ -19,8 +20,11 @@ using ::gw::kernels::detail::DeviceBuffer;
 
 class CudaCodecBase : public Codec {
  public:
-  CudaCodecBase(std::string name, std::size_t n, bool ef, traffic::Sizes sizes, cudaStream_t s)
-      : name_(std::move(name)), n_(n), ef_(ef), sizes_(sizes), stream_(s), x_(n), y_(n),
+  /// `hint`: how the decoder writes its output (CodecConfig::streaming_stores;
+  /// codecs whose decoder takes no hint leave it plain).
+  CudaCodecBase(std::string name, std::size_t n, bool ef, traffic::Sizes sizes, cudaStream_t s,
+                StoreHint hint = StoreHint::plain)
+      : name_(std::move(name)), n_(n), ef_(ef), sizes_(sizes), stream_(s), hint_(hint), x_(n), y_(n),
         r_(ef ? n : 0) {}
   std::string name() const override { return name_; }
   std::size_t elements() const override { return n_; }
@@ -48,6 +52,7 @@ class CudaCodecBase : public Codec {
   bool ef_;
   traffic::Sizes sizes_;
   cudaStream_t stream_;
+  StoreHint hint_;
   DeviceBuffer<float> x_, y_, r_;
 };
 

@@ -29,8 +29,8 @@ class CastCodec final : public CudaCodecBase {
  public:
   CastCodec(CastKind kind, std::size_t n, const CodecConfig& cfg, bool ef, cudaStream_t s)
       : CudaCodecBase(std::string(kind == CastKind::fp16 ? "fp16" : "bf16") + (ef ? "_ef" : ""), n,
-                      ef, traffic::cast(n, ef), s),
-        kind_(kind), prescale_(cfg.prescale), hint_(store_hint(cfg)), msg_(n) {}
+                      ef, traffic::cast(n, ef), s, store_hint(cfg)),
+        kind_(kind), prescale_(cfg.prescale), msg_(n) {}
   void encode() override {
     GW_CUDA_CHECK(ef_ ? cast_encode_ef_cuda(kind_, x_.get(), n_, prescale_, msg_.get(), r_.get(), stream_)
                       : cast_encode_cuda(kind_, x_.get(), n_, prescale_, msg_.get(), stream_));
@@ -40,15 +40,14 @@ class CastCodec final : public CudaCodecBase {
  private:
   CastKind kind_;
   float prescale_;
-  StoreHint hint_;
   DeviceBuffer<std::uint16_t> msg_;
 };
 
 class Int8Codec final : public CudaCodecBase {
  public:
   Int8Codec(std::size_t n, const CodecConfig& cfg, bool ef, cudaStream_t s)
-      : CudaCodecBase(ef ? "int8_ef" : "int8", n, ef, traffic::int8(n, cfg.chunk, ef), s),
-        p_{cfg.chunk, cfg.stochastic_rounding, cfg.seed}, hint_(store_hint(cfg)), q_(n),
+      : CudaCodecBase(ef ? "int8_ef" : "int8", n, ef, traffic::int8(n, cfg.chunk, ef), s, store_hint(cfg)),
+        p_{cfg.chunk, cfg.stochastic_rounding, cfg.seed}, q_(n),
         s_((check_chunk(cfg.chunk), int8_scale_count(n, cfg.chunk))) {}
   void encode() override {
     GW_CUDA_CHECK(ef_ ? int8_encode_ef_cuda(x_.get(), n_, p_, q_.get(), s_.get(), r_.get(), stream_)
@@ -60,7 +59,6 @@ class Int8Codec final : public CudaCodecBase {
 
  private:
   Int8Params p_;
-  StoreHint hint_;
   DeviceBuffer<std::int8_t> q_;
   DeviceBuffer<float> s_;
 };
@@ -68,8 +66,8 @@ class Int8Codec final : public CudaCodecBase {
 class SignCodec final : public CudaCodecBase {
  public:
   SignCodec(std::size_t n, const CodecConfig& cfg, bool ef, cudaStream_t s)
-      : CudaCodecBase(ef ? "sign_ef" : "sign", n, ef, traffic::sign(n, cfg.chunk, ef), s),
-        chunk_(cfg.chunk), hint_(store_hint(cfg)), w_(sign_word_count(n)),
+      : CudaCodecBase(ef ? "sign_ef" : "sign", n, ef, traffic::sign(n, cfg.chunk, ef), s, store_hint(cfg)),
+        chunk_(cfg.chunk), w_(sign_word_count(n)),
         s_((check_chunk(cfg.chunk), sign_scale_count(n, cfg.chunk))) {}
   void encode() override {
     GW_CUDA_CHECK(ef_ ? sign_encode_ef_cuda(x_.get(), n_, chunk_, w_.get(), s_.get(), r_.get(), stream_)
@@ -81,7 +79,6 @@ class SignCodec final : public CudaCodecBase {
 
  private:
   std::size_t chunk_;
-  StoreHint hint_;
   DeviceBuffer<std::uint32_t> w_;
   DeviceBuffer<float> s_;
 };
@@ -91,8 +88,9 @@ class SignCodec final : public CudaCodecBase {
 class MajorityVoteCodec final : public CudaCodecBase {
  public:
   MajorityVoteCodec(std::size_t n, const CodecConfig& cfg, cudaStream_t s)
-      : CudaCodecBase("majority_vote", n, false, traffic::majority_vote(n, cfg.chunk, cfg.workers), s),
-        chunk_(cfg.chunk), workers_(cfg.workers), seed_(cfg.seed), hint_(store_hint(cfg)),
+      : CudaCodecBase("majority_vote", n, false, traffic::majority_vote(n, cfg.chunk, cfg.workers), s,
+                      store_hint(cfg)),
+        chunk_(cfg.chunk), workers_(cfg.workers), seed_(cfg.seed),
         nw_(sign_word_count(n)), nc_((check_chunk(cfg.chunk), sign_scale_count(n, cfg.chunk))),
         w_(nw_ * static_cast<std::size_t>(cfg.workers < 1 ? 1 : cfg.workers)),
         s_(nc_ * static_cast<std::size_t>(cfg.workers < 1 ? 1 : cfg.workers)) {
@@ -123,7 +121,6 @@ class MajorityVoteCodec final : public CudaCodecBase {
   std::size_t chunk_;
   int workers_;
   std::uint64_t seed_;
-  StoreHint hint_;
   std::size_t nw_, nc_;
   DeviceBuffer<std::uint32_t> w_;
   DeviceBuffer<float> s_;
@@ -133,8 +130,8 @@ class RandomKCodec final : public CudaCodecBase {
  public:
   RandomKCodec(std::size_t n, const CodecConfig& cfg, bool ef, cudaStream_t s)
       : CudaCodecBase(ef ? "randomk_ef" : "randomk", n, ef,
-                      traffic::randomk(n, sparse_count(n, cfg.ratio), ef), s),
-        p_{sparse_count(n, cfg.ratio), cfg.seed, cfg.step}, hint_(store_hint(cfg)), v_(p_.k) {}
+                      traffic::randomk(n, sparse_count(n, cfg.ratio), ef), s, store_hint(cfg)),
+        p_{sparse_count(n, cfg.ratio), cfg.seed, cfg.step}, v_(p_.k) {}
   void encode() override {
     GW_CUDA_CHECK(ef_ ? randomk_encode_ef_cuda(x_.get(), n_, p_, v_.get(), r_.get(), stream_)
                       : randomk_encode_cuda(x_.get(), n_, p_, v_.get(), stream_));
@@ -143,7 +140,6 @@ class RandomKCodec final : public CudaCodecBase {
 
  private:
   RandomKParams p_;
-  StoreHint hint_;
   DeviceBuffer<float> v_;
 };
 
