@@ -57,6 +57,14 @@ cudaError_t launch_expand(const void* in, void* out, std::size_t units, cudaStre
   return cudaGetLastError();
 }
 
+template <bool CS>
+cudaError_t launch_write(void* out, std::size_t units, cudaStream_t stream) {
+  const unsigned blocks = ::gw::kernels::detail::persistent_grid<write_kernel<CS>, kThreads>(
+      (units + kTile - 1) / kTile);
+  write_kernel<CS><<<blocks, kThreads, 0, stream>>>(static_cast<uint4*>(out), units);
+  return cudaGetLastError();
+}
+
 template <bool CS, int... S>
 cudaError_t dispatch_expand(int shift, const void* in, void* out, std::size_t units,
                             cudaStream_t stream, std::integer_sequence<int, S...>) {
@@ -78,17 +86,7 @@ cudaError_t expand_reference(const void* in, void* out, std::size_t units, int s
 cudaError_t write_reference(void* out, std::size_t units, bool streaming_stores,
                             cudaStream_t stream) {
   if (units == 0) return cudaSuccess;
-  auto* o = static_cast<uint4*>(out);
-  if (streaming_stores) {
-    write_kernel<true><<<::gw::kernels::detail::persistent_grid<write_kernel<true>, kThreads>(
-                             (units + kTile - 1) / kTile),
-                         kThreads, 0, stream>>>(o, units);
-  } else {
-    write_kernel<false><<<::gw::kernels::detail::persistent_grid<write_kernel<false>, kThreads>(
-                              (units + kTile - 1) / kTile),
-                          kThreads, 0, stream>>>(o, units);
-  }
-  return cudaGetLastError();
+  return streaming_stores ? launch_write<true>(out, units, stream) : launch_write<false>(out, units, stream);
 }
 
 }  // namespace gw::kernels::bench
