@@ -7,12 +7,12 @@
 #include <set>
 #include <sstream>
 
+#include "gradwire/atomic_file.hpp"
 #include "gradwire/units.hpp"
 
 namespace gw::yaml {
 namespace {
 
-constexpr std::size_t kMaxFileBytes = 64u << 20;
 
 std::size_t edit_distance(std::string_view a, std::string_view b) {
   std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
@@ -260,23 +260,6 @@ Document load_string(const std::string& text, const std::string& name) {
   return d;
 }
 
-Document load_file(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw InputError(path, 0, 0, "", "is a directory, not a file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path, 0, 0, "", "cannot open the file for reading");
-  std::string text;
-  in.seekg(0, std::ios::end);
-  auto size = in.tellg();
-  if (size < 0) throw InputError(path, 0, 0, "", "cannot read the file (is it a directory?)");
-  if (static_cast<std::size_t>(size) > kMaxFileBytes) {
-    throw InputError(path, 0, 0, "", "the file is larger than 64 MiB; refusing to load it");
-  }
-  in.seekg(0);
-  text.resize(static_cast<std::size_t>(size));
-  in.read(text.data(), size);
-  if (!in && !in.eof()) throw InputError(path, 0, 0, "", "cannot read the file");
-  return load_string(text, path);
-}
+Document load_file(const std::string& path) { return load_string(read_input_file(path, kMaxYamlBytes), path); }
 
 }  // namespace gw::yaml
