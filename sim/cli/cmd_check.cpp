@@ -5,9 +5,11 @@
 // reported at the line of the field that names it. Exit 2 on the first bad
 // file's error (every file is checked), 0 when all are valid.
 #include <boost/program_options.hpp>
+#include <chrono>
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -97,6 +99,26 @@ std::string kind_of(const std::string& path) {
   return "scenario";
 }
 
+}  // namespace
+
+plan::ValidationProgress validation_progress(const std::string& who, const std::string& file) {
+  // Quiet for short validations; then a line every 2 s on stderr.
+  auto start = std::make_shared<std::chrono::steady_clock::time_point>(std::chrono::steady_clock::now());
+  auto last = std::make_shared<std::chrono::steady_clock::time_point>(*start);
+  return [=](std::size_t done, std::size_t total) {
+    const auto now = std::chrono::steady_clock::now();
+    if (done == total) {
+      if (*last != *start) std::cerr << who << ": " << file << ": validated all " << total << " points\n";
+      return;
+    }
+    if (now - *last < std::chrono::seconds(2)) return;
+    *last = now;
+    std::cerr << who << ": " << file << ": validated " << done << " of " << total << " points\n";
+  };
+}
+
+namespace {
+
 std::string check_one(const std::string& path, const std::string& kind) {
   if (kind == "scenario") {
     const Scenario s = load_scenario(path);
@@ -118,7 +140,9 @@ std::string check_one(const std::string& path, const std::string& kind) {
     const Catalog c = load_catalog_file(path);
     return "catalog of " + std::to_string(c.instances.size()) + " instances, prices as of " + c.as_of;
   }
-  const plan::SweepSpec spec = plan::load_sweep(path);
+  // Every point is validated once, by load_sweep; the references only at the
+  // points that can change them.
+  const plan::SweepSpec spec = plan::load_sweep(path, validation_progress("gradwire check", path));
   resolve_sweep_references(spec);
   return "sweep of " + std::to_string(spec.points) + " points";
 }

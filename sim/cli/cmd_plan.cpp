@@ -2,10 +2,12 @@
 // [--deadline HOURS] [--spot]: the Pareto front of (time-to-train, cost) and a
 // recommendation with its reason (rule in docs/planning.md).
 #include <boost/program_options.hpp>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <optional>
+#include <stdexcept>
 #include <string>
 
 #include "commands.hpp"
@@ -27,7 +29,8 @@ int run_sweep_command(const std::string& sweep_file, const std::string& out, int
 namespace {
 
 bool looks_like_results(const std::string& path) {
-  const std::string text = read_file(path);
+  // A regular file within the results cap (a FIFO or /dev/zero is refused, exit 2).
+  const std::string text = read_input_file(path, kMaxResultsBytes);
   for (char c : text) {
     if (c == ' ' || c == '\n' || c == '\t' || c == '\r') continue;
     return c == '{';
@@ -91,14 +94,35 @@ int cmd_plan(int argc, char** argv) {
       if (auto s = root.optional("sweep")) sweep = rel(s->as_string());
       if (auto r = root.optional("results")) results = rel(r->as_string());
       if (sweep.empty() && results.empty()) root.fail("give `sweep` (a sweep file) or `results` (a results file)");
-      if (auto b = root.optional("budget")) budget = b->as_double(0, 1e12);
-      if (auto d = root.optional("deadline")) deadline = d->as_time(0, 1e9) / 3600.0;
+      if (auto b = root.optional("budget")) {
+        budget = b->as_double(0, 1e12);
+        if (!(*budget > 0)) b->fail("the budget must be greater than 0");
+      }
+      if (auto d = root.optional("deadline")) {
+        deadline = d->as_time(0, 1e9) / 3600.0;
+        if (!(*deadline > 0)) d->fail("the deadline must be greater than 0");
+      }
       if (auto p = root.optional("pricing")) spot = p->as_enum({"on_demand", "spot"}) == "spot";
     }
   }
   if (vm.count("results")) results = vm["results"].as<std::string>();
-  if (vm.count("budget")) budget = vm["budget"].as<double>();
-  if (vm.count("deadline")) deadline = vm["deadline"].as<double>();
+  // Constraints: finite and greater than 0 ("at most $nan" is no rule).
+  auto positive = [](const char* name, double v) {
+    if (!std::isfinite(v) || v <= 0) {
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "%g", v);
+      throw std::invalid_argument(std::string(name) + " must be a finite number greater than 0 (got " + buf + ")");
+    }
+    return v;
+  };
+  try {
+    if (vm.count("budget")) budget = positive("--budget", vm["budget"].as<double>());
+    if (vm.count("deadline")) deadline = positive("--deadline", vm["deadline"].as<double>());
+    if (vm["jobs"].as<int>() < 0) throw std::invalid_argument("-j must be 0 (one per CPU) or more");
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "gradwire plan: " << e.what() << "\n";
+    return kExitInput;
+  }
   if (!sweep.empty()) {
     if (results.empty()) results = default_results_path(sweep);
     const int rc = run_sweep_command(sweep, results, vm["jobs"].as<int>(), "", "auto", "", true);

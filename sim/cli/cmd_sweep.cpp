@@ -35,9 +35,11 @@ std::string default_results_path(const std::string& sweep) {
   return (p.parent_path() / (p.stem().string() + ".results.jsonl")).string();
 }
 
+plan::ValidationProgress validation_progress(const std::string& who, const std::string& file);  // cmd_check.cpp
+
 int run_sweep_command(const std::string& sweep_file, const std::string& out, int jobs, const std::string& shard,
                       const std::string& progress, const std::string& evaluator, bool quiet) {
-  const auto spec = plan::load_sweep(sweep_file);
+  const auto spec = plan::load_sweep(sweep_file, validation_progress("gradwire sweep", sweep_file));
   resolve_sweep_references(spec);  // a missing model or profile: its field's line, before any worker runs
   plan::RunOptions o;
   o.out = out.empty() ? default_results_path(sweep_file) : out;
@@ -54,12 +56,20 @@ int run_sweep_command(const std::string& sweep_file, const std::string& out, int
     std::cerr << "gradwire sweep: " << sweep_file << ": " << sum.in_shard << " points"
               << (o.shard_count > 1 ? " in shard " + std::to_string(o.shard_index) + "/" + std::to_string(o.shard_count)
                                     : std::string())
-              << ", " << sum.skipped << " already done, " << sum.ran << " run now (" << sum.failed << " failed) in "
-              << sum.seconds << " s -> " << o.out << (sum.interrupted ? " (interrupted; rerun to resume)" : "")
-              << "\n";
+              << ", " << sum.skipped << " already done, " << sum.ran << " run now (" << sum.failed << " failed"
+              << (sum.retried > 0 ? ", " + std::to_string(sum.retried) + " retried after an earlier error" : "")
+              << ") in " << sum.seconds << " s -> " << o.out
+              << (sum.interrupted ? " (interrupted; rerun to resume)" : "") << "\n";
   }
   if (sum.interrupted) return kExitInterrupted;
-  return sum.failed > 0 ? kExitFailure : kExitOk;
+  if (sum.errors_left > 0) {
+    // Said even under --quiet (plan): the results are not complete.
+    std::cerr << "gradwire sweep: " << o.out << ": " << sum.errors_left << " point"
+              << (sum.errors_left == 1 ? "" : "s") << " ended in an error (status \"error\" records); rerun to "
+              << "retry them\n";
+    return kExitFailure;
+  }
+  return kExitOk;
 }
 
 int cmd_sweep(int argc, char** argv) {

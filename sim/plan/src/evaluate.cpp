@@ -109,6 +109,11 @@ std::string PointEvaluator::evaluate(std::size_t index, std::size_t total, const
   j["of"] = total;
   j["sweep"] = sweep_id;
   j["key"] = key;
+  if (!inputs_.empty()) {
+    json ij = json::object();
+    for (const auto& [role, hash] : inputs_) ij[role] = hash;
+    j["inputs"] = ij;
+  }
   json pj = json::object();
   for (const auto& [k, v] : params) pj[k] = v;
   j["params"] = pj;
@@ -117,7 +122,8 @@ std::string PointEvaluator::evaluate(std::size_t index, std::size_t total, const
   auto finish = [&](const std::string& status, const std::string& reason) {
     j["status"] = status;
     if (!reason.empty()) j["reason"] = reason;
-    return j.dump();
+    // Never throws on bad UTF-8 (a scenario's string, a file name in a reason).
+    return j.dump(-1, ' ', false, json::error_handler_t::replace);
   };
   j["status"] = "ok";
   j["instance"] = c.instance ? json(*c.instance) : json(nullptr);

@@ -36,6 +36,10 @@ std::string relative(double mine, double base, const char* less, const char* mor
 std::vector<PlanPoint> plan_points(const std::vector<ResultLine>& results, Pricing pricing) {
   std::vector<PlanPoint> out;
   for (const auto& r : results) {
+    // Checked again here (types, finite and non-negative numbers, ...):
+    // InputError at the record's FILE:LINE, never a raw JSON error or a
+    // negative cost recommended.
+    (void)parse_result_line(r.text, r.file.empty() ? std::string("results") : r.file, r.line);
     const auto j = nlohmann::json::parse(r.text);
     if (j.value("status", "") != "ok" || !j.contains("training") || !j.contains("cost")) continue;
     const auto& c = j["cost"];

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -10,6 +11,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <climits>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -21,7 +24,10 @@
 #include <stdexcept>
 
 #include "gradwire/atomic_file.hpp"
+#include "gradwire/catalog.hpp"
 #include "gradwire/error.hpp"
+#include "gradwire/model_desc.hpp"
+#include "gradwire/profile.hpp"
 #include "gradwire/units.hpp"
 #include "gradwire/yaml_reader.hpp"
 
@@ -143,11 +149,199 @@ std::string fmt_duration(double s) {
   return buf;
 }
 
+using ojson = nlohmann::ordered_json;
+
+/// JSON text that never throws: bytes that are not UTF-8 become U+FFFD.
+std::string dump(const ojson& j) { return j.dump(-1, ' ', false, ojson::error_handler_t::replace); }
+
+// --- The results file's lock ---------------------------------------------------
+//
+// OUT.lock beside the results file (the file itself is replaced by rename at
+// the end, so its inode cannot carry the lock): flock(LOCK_EX) held for the
+// whole run, the holder's PID written in it; removed (unlinked while still
+// locked) when done. A process that locked a file just unlinked by its holder
+// notices (the path no longer names its inode) and tries again.
+class ResultsLock {
+ public:
+  ResultsLock(const std::string& out, const std::string& shown) : path_(out + ".lock") {
+    for (int attempt = 0; attempt < 100; ++attempt) {
+      fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0644);
+      if (fd_ < 0)
+        throw InputError(shown, 0, 0, "", "cannot create the lock file " + path_ + ": " + std::strerror(errno));
+      struct stat st {};
+      if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) {
+        ::close(fd_);
+        throw InputError(shown, 0, 0, "", "the lock file " + path_ + " is not a regular file");
+      }
+      if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+        const int err = errno;
+        std::string holder;
+        char buf[64] = {};
+        const ssize_t n = ::pread(fd_, buf, sizeof buf - 1, 0);
+        if (n > 0) {
+          holder.assign(buf, static_cast<std::size_t>(n));
+          while (!holder.empty() && (holder.back() == '\n' || holder.back() == ' ')) holder.pop_back();
+          if (holder.find_first_not_of("0123456789") != std::string::npos) holder.clear();
+        }
+        ::close(fd_);
+        fd_ = -1;
+        if (err == EINTR) continue;
+        if (err != EWOULDBLOCK)
+          throw InputError(shown, 0, 0, "", "cannot lock " + path_ + ": " + std::strerror(err));
+        throw InputError(shown, 0, 0, "",
+                         "is being written by another gradwire process (" +
+                             (holder.empty() ? std::string("PID unknown") : "PID " + holder) + ", lock " + path_ +
+                             "); wait for it to finish or use another output file");
+      }
+      struct stat now {};
+      if (::stat(path_.c_str(), &now) == 0 && now.st_dev == st.st_dev && now.st_ino == st.st_ino) {
+        const std::string pid = std::to_string(::getpid()) + "\n";
+        if (::ftruncate(fd_, 0) != 0 || ::pwrite(fd_, pid.data(), pid.size(), 0) != static_cast<ssize_t>(pid.size())) {
+          // The lock holds without the PID; only the message of a second run suffers.
+        }
+        return;
+      }
+      ::close(fd_);  // locked a lock file its holder had just removed: again
+      fd_ = -1;
+    }
+    throw InputError(shown, 0, 0, "", "cannot take the lock " + path_ + " (it keeps being replaced)");
+  }
+  ResultsLock(const ResultsLock&) = delete;
+  ResultsLock& operator=(const ResultsLock&) = delete;
+  ~ResultsLock() {
+    if (fd_ >= 0) {
+      ::unlink(path_.c_str());
+      ::close(fd_);
+    }
+  }
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+};
+
+// --- Results records -----------------------------------------------------------
+
+const std::set<std::string> kStatuses{"ok", "error", "invalid", "no_fit"};
+
+/// Every number below `j` must be finite and not negative (no field of a
+/// record is negative: times, costs, sizes, counts).
+void check_numbers(const nlohmann::json& j, const std::string& at, const std::string& file, int line) {
+  if (j.is_number()) {
+    const double v = j.get<double>();
+    if (!std::isfinite(v)) throw InputError(file, line, 1, at, "not a finite number");
+    if (v < 0) throw InputError(file, line, 1, at, "negative (" + j.dump() + ")");
+  } else if (j.is_object()) {
+    for (auto it = j.begin(); it != j.end(); ++it)
+      check_numbers(it.value(), at.empty() ? it.key() : at + "." + it.key(), file, line);
+  } else if (j.is_array()) {
+    for (std::size_t i = 0; i < j.size(); ++i) check_numbers(j[i], at + "[" + std::to_string(i) + "]", file, line);
+  }
+}
+
+void validate_record(const nlohmann::json& j, const std::string& file, int line) {
+  auto fail = [&](const std::string& key, const std::string& why) -> void { throw InputError(file, line, 1, key, why); };
+  if (!j.is_object()) fail("", "not a sweep results record (expected a JSON object)");
+  check_numbers(j, "", file, line);
+  const std::string status = j.contains("status") && j["status"].is_string() ? j["status"].get<std::string>() : "";
+  const bool ok = status == "ok";
+  auto field = [&](const char* key, bool required) -> const nlohmann::json* {
+    if (!j.contains(key)) {
+      static const std::set<std::string> always{"index", "of", "sweep", "key", "status", "reason"};
+      if (required) fail(key, std::string("missing") + (always.count(key) ? "" : " (a record of status ok needs it)"));
+      return nullptr;
+    }
+    return &j[key];
+  };
+  auto count = [&](const char* key, bool required, unsigned long long max) {
+    const auto* v = field(key, required);
+    if (v == nullptr) return;
+    if (!v->is_number_unsigned()) fail(key, "expected a whole number, got " + std::string(v->type_name()));
+    if (v->get<unsigned long long>() > max) fail(key, v->dump() + " is out of range [0, " + std::to_string(max) + "]");
+  };
+  auto string = [&](const char* key, bool required, bool nullable = false) {
+    const auto* v = field(key, required);
+    if (v == nullptr || v->is_string() || (nullable && v->is_null())) return;
+    fail(key, std::string("expected a string") + (nullable ? " or null" : "") + ", got " + v->type_name());
+  };
+  auto number = [&](const nlohmann::json& parent, const std::string& at, const char* key, bool required,
+                    bool nullable = false) {
+    if (!parent.contains(key)) {
+      if (required) fail(at + key, "missing");
+      return;
+    }
+    const auto& v = parent[key];
+    if (v.is_number() || (nullable && v.is_null())) return;
+    fail(at + key, std::string("expected a number") + (nullable ? " or null" : "") + ", got " + v.type_name());
+  };
+  auto object = [&](const char* key, bool required) -> const nlohmann::json* {
+    const auto* v = field(key, required);
+    if (v != nullptr && !v->is_object()) fail(key, std::string("expected an object, got ") + v->type_name());
+    return v;
+  };
+  count("index", true, kMaxSweepPoints - 1);
+  count("of", true, kMaxSweepPoints);
+  if (j["of"].get<unsigned long long>() == 0) fail("of", "a sweep has at least one point");
+  if (j["index"].get<unsigned long long>() >= j["of"].get<unsigned long long>())
+    fail("index", j["index"].dump() + " is not below of (" + j["of"].dump() + ")");
+  string("sweep", true);
+  string("key", true);
+  string("status", true);
+  if (!kStatuses.count(status)) fail("status", "\"" + status + "\" is not ok, error, invalid or no_fit");
+  string("reason", status == "error");
+  for (const char* k : {"model", "compression", "compression_kind", "cluster_key"}) string(k, ok);
+  for (const char* k : {"gpu", "evaluator"}) string(k, false);
+  string("instance", ok, true);
+  for (const char* k : {"nodes", "gpus_per_node", "world", "micro_batch", "accumulation"})
+    count(k, ok, static_cast<unsigned long long>(INT_MAX));
+  for (const char* k : {"node_bandwidth", "iteration", "forward", "backward", "exposed_communication", "optimizer"})
+    number(j, "", k, ok);
+  for (const char* k : {"encode", "decode", "samples_per_second", "wire_bytes_per_gpu", "global_batch"})
+    number(j, "", k, false);
+  for (const char* k : {"params", "inputs"}) {
+    if (const auto* o = object(k, false)) {
+      for (auto it = o->begin(); it != o->end(); ++it)
+        if (!it.value().is_string()) fail(std::string(k) + "." + it.key(), "expected a string");
+    }
+  }
+  if (const auto* m = object("memory", false)) number(*m, "memory.", "total", true);
+  if (const auto* t = object("training", false)) number(*t, "training.", "hours", true);
+  if (const auto* c = object("cost", false)) {
+    number(*c, "cost.", "on_demand", true);
+    number(*c, "cost.", "spot", true, true);
+  }
+}
+
 }  // namespace
+
+ResultLine parse_result_line(std::string text, const std::string& file, int line) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const std::exception& e) {
+    // The library's message names the byte; keep its reason, not its prefix.
+    std::string why = e.what();
+    if (const auto p = why.find("] "); p != std::string::npos && why.rfind("[json.exception", 0) == 0)
+      why = why.substr(p + 2);
+    throw InputError(file, line, 1, "", "not a sweep results record (not one JSON object): " + why);
+  }
+  validate_record(j, file, line);
+  ResultLine r;
+  r.index = j["index"].get<std::size_t>();
+  r.of = j["of"].get<std::size_t>();
+  r.sweep = j["sweep"].get<std::string>();
+  r.key = j["key"].get<std::string>();
+  r.status = j["status"].get<std::string>();
+  r.text = std::move(text);
+  r.file = file;
+  r.line = line;
+  return r;
+}
 
 // --- Loading ---------------------------------------------------------------------
 
-SweepSpec parse_sweep(const std::string& text, const std::string& name, const std::string& dir) {
+SweepSpec parse_sweep(const std::string& text, const std::string& name, const std::string& dir,
+                      const ValidationProgress& progress) {
   auto doc = yaml::load_string(text, name);
   auto root = doc.root();
   root.allow_keys({"name", "base", "axes", "zip", "global_batch", "fit_accumulation", "convergence_factors",
@@ -163,7 +357,7 @@ SweepSpec parse_sweep(const std::string& text, const std::string& name, const st
     spec.base_file = p.lexically_normal().string();
     if (!std::filesystem::exists(spec.base_file)) base.fail("base scenario " + spec.base_file + " does not exist");
     load_scenario(spec.base_file);  // errors name the base file's own lines
-    spec.base = YAML::LoadFile(spec.base_file);
+    spec.base = YAML::Load(read_input_file(spec.base_file, kMaxYamlBytes));
   } else if (base.is_map()) {
     spec.base_file = name;
     spec.base = base.raw();
@@ -287,19 +481,61 @@ SweepSpec parse_sweep(const std::string& text, const std::string& name, const st
   ident += "|eval=" + spec.evaluator;
   spec.id = hex64(fnv1a(ident));
 
-  for (std::size_t i = 0; i < spec.points; ++i) point_scenario(spec, i);
+  // Every point through the scenario loader, once (the only full pass).
+  for (std::size_t i = 0; i < spec.points; ++i) {
+    point_scenario(spec, i);
+    if (progress && (i + 1) % 64 == 0) progress(i + 1, spec.points);
+  }
+  if (progress) progress(spec.points, spec.points);
   return spec;
 }
 
-SweepSpec load_sweep(const std::string& path) {
-  std::string text;
-  try {
-    text = read_file(path);
-  } catch (const std::exception& e) {
-    throw InputError(path, 0, 0, "", e.what());
-  }
+SweepSpec load_sweep(const std::string& path, const ValidationProgress& progress) {
+  const std::string text = read_input_file(path, kMaxYamlBytes);  // regular file, capped, FIFO-safe
   const auto parent = std::filesystem::path(path).parent_path();
-  return parse_sweep(text, path, parent.empty() ? "." : parent.string());
+  return parse_sweep(text, path, parent.empty() ? "." : parent.string(), progress);
+}
+
+std::vector<std::size_t> reference_points(const SweepSpec& spec) {
+  // Only the axes that can change a model, profile or instance vary; every
+  // other axis stays at its first value.
+  auto overlaps = [](const std::string& a, const std::string& b) { return under(a, b) || under(b, a); };
+  std::vector<std::size_t> indices{0};
+  for (const auto& axis : spec.axes) {
+    bool relevant = false;
+    for (const auto& k : axis.keys)
+      for (const char* target : {"workload.model", "profile", "cluster.gpu", "cluster.instance"})
+        if (overlaps(k, target)) relevant = true;
+    std::vector<std::size_t> next;
+    const std::size_t n = axis.size();
+    for (std::size_t base : indices)
+      for (std::size_t d = 0; d < (relevant ? n : 1); ++d) next.push_back(base * n + d);
+    indices.swap(next);
+  }
+  return indices;
+}
+
+std::vector<SweepInput> sweep_inputs(const SweepSpec& spec) {
+  std::map<std::string, std::string> files;  // role -> path
+  if (spec.base_file != spec.file) files["base"] = spec.base_file;
+  for (std::size_t i : reference_points(spec)) {
+    const Scenario s = point_scenario(spec, i);
+    if (s.workload && !files.count("model " + s.workload->model))
+      files["model " + s.workload->model] = load_model(s.workload->model).path;
+    const std::string profile = s.profile.empty() ? s.cluster.gpu : s.profile;
+    if (!files.count("profile " + profile)) files["profile " + profile] = load_profile(profile).path;
+    if (s.cluster.instance && !files.count("catalog")) files["catalog"] = default_catalog().path;
+  }
+  std::vector<SweepInput> out;
+  for (const auto& [role, path] : files)
+    out.push_back({role, path, hex64(fnv1a(read_input_file(path, kMaxYamlBytes)))});
+  return out;
+}
+
+std::string sweep_identity(const SweepSpec& spec, const std::vector<SweepInput>& inputs) {
+  std::string ident = spec.id;
+  for (const auto& in : inputs) ident += "|" + in.role + "=" + in.hash;
+  return hex64(fnv1a(ident));
 }
 
 std::vector<std::pair<std::string, std::string>> point_params(const SweepSpec& spec, std::size_t index) {
@@ -384,12 +620,7 @@ std::pair<int, int> parse_shard(const std::string& text) {
 std::vector<ResultLine> read_results(const std::string& path, bool* partial) {
   if (partial) *partial = false;
   std::vector<ResultLine> out;
-  std::string text;
-  try {
-    text = read_file(path);
-  } catch (const std::exception& e) {
-    throw InputError(path, 0, 0, "", e.what());
-  }
+  const std::string text = read_input_file(path, kMaxResultsBytes);  // regular file, capped, FIFO-safe
   std::size_t pos = 0;
   int lineno = 0;
   while (pos < text.size()) {
@@ -401,19 +632,9 @@ std::vector<ResultLine> read_results(const std::string& path, bool* partial) {
     }
     std::string line = text.substr(pos, nl - pos);
     pos = nl + 1;
+    if (!line.empty() && line.back() == '\r') line.pop_back();  // CRLF: the record without its CR
     if (line.empty()) continue;
-    ResultLine r;
-    try {
-      const auto j = nlohmann::json::parse(line);
-      r.index = j.at("index").get<std::size_t>();
-      r.of = j.at("of").get<std::size_t>();
-      r.sweep = j.at("sweep").get<std::string>();
-      r.key = j.at("key").get<std::string>();
-    } catch (const std::exception& e) {
-      throw InputError(path, lineno, 1, "", std::string("not a sweep results record: ") + e.what());
-    }
-    r.text = std::move(line);
-    out.push_back(std::move(r));
+    out.push_back(parse_result_line(std::move(line), path, lineno));
   }
   return out;
 }
@@ -427,30 +648,63 @@ std::string canonical_results(std::vector<ResultLine> lines) {
 }
 
 std::pair<std::size_t, std::size_t> merge_results(const std::string& out, const std::vector<std::string>& shards) {
+  // OUT is checked (not a shard, not a device, ...) and locked before anything is read.
+  const std::string target = checked_output_path(out, shards);
+  ResultsLock lock(target, out);
   std::map<std::size_t, ResultLine> by_index;
   std::string sweep;
   std::size_t of = 0;
   for (const auto& path : shards) {
     bool partial = false;
     auto lines = read_results(path, &partial);
-    int lineno = 0;
     for (auto& l : lines) {
-      ++lineno;
       if (sweep.empty()) {
         sweep = l.sweep;
         of = l.of;
       } else if (l.sweep != sweep) {
-        throw InputError(path, lineno, 1, "sweep",
+        throw InputError(path, l.line, 1, "sweep",
                          "records of another sweep (" + l.sweep + ", the first file's are " + sweep + ")");
+      } else if (l.of != of) {
+        throw InputError(path, l.line, 1, "of",
+                         "a sweep of " + std::to_string(l.of) + " points, the first file's has " + std::to_string(of));
       }
       auto [it, inserted] = by_index.emplace(l.index, l);
       if (!inserted && it->second.text != l.text)
-        throw InputError(path, lineno, 1, "index", "point " + std::to_string(l.index) + " differs from its record in another shard");
+        throw InputError(path, l.line, 1, "index",
+                         "point " + std::to_string(l.index) + " differs from its record at " + it->second.file + ":" +
+                             std::to_string(it->second.line));
+    }
+  }
+  // Never replace a file that is not a results file of the same sweep.
+  struct stat st {};
+  if (::stat(target.c_str(), &st) == 0 && st.st_size > 0) {
+    std::vector<ResultLine> existing;
+    try {
+      existing = read_results(target);
+    } catch (const InputError& e) {
+      throw InputError(out, 0, 0, "",
+                       "exists and is not a sweep results file (" + e.reason() +
+                           "); refusing to overwrite it: give the merged file a new name (gradwire merge OUT SHARD...)");
+    }
+    for (const auto& l : existing) {
+      if (!sweep.empty() && l.sweep != sweep)
+        throw InputError(out, l.line, 1, "sweep",
+                         "exists and holds results of another sweep (" + l.sweep + ", the shards' are " + sweep +
+                             "); refusing to overwrite it: give the merged file a new name");
+      // A record the merge would lose: OUT is most likely a shard given as
+      // OUT by mistake (`gradwire merge shard0 shard1`).
+      const auto it = by_index.find(l.index);
+      if (it == by_index.end() || it->second.text != l.text)
+        throw InputError(out, l.line, 1, "index",
+                         "exists and holds point " + std::to_string(l.index) +
+                             (it == by_index.end() ? ", which no shard has" : " with other figures than the shards") +
+                             "; refusing to overwrite it (is it a shard? gradwire merge OUT SHARD... writes OUT): give "
+                             "the merged file a new name");
     }
   }
   std::vector<ResultLine> all;
   for (auto& [i, l] : by_index) all.push_back(std::move(l));
-  write_file_atomic(out, canonical_results(all));
+  write_file_atomic(target, canonical_results(all), shards);
   return {all.size(), of};
 }
 
@@ -463,22 +717,72 @@ RunSummary run_sweep(const SweepSpec& spec, const RunOptions& opt, const Evaluat
   if (opt.out.empty()) throw std::invalid_argument("no results file given");
   if (opt.jobs < 1) throw std::invalid_argument("-j must be at least 1");
   RunSummary sum;
+
+  // What the points read, and the identity that covers it.
+  const std::vector<SweepInput> inputs = sweep_inputs(spec);
+  const std::string id = sweep_identity(spec, inputs);
+  std::vector<std::string> input_paths{spec.file, spec.base_file};
+  for (const auto& in : inputs) input_paths.push_back(in.path);
+
+  // The output: checked (not an input, not a device, FIFO, directory, dangling
+  // link) and locked before anything is read or run.
+  const std::string out = checked_output_path(opt.out, input_paths);
+  sum.out = out;
+  ResultsLock lock(out, opt.out);
+
+  auto in_shard = [&](std::size_t i) {
+    return i % static_cast<std::size_t>(opt.shard_count) == static_cast<std::size_t>(opt.shard_index);
+  };
   std::set<std::size_t> done;
-  if (std::filesystem::exists(opt.out)) {
+  struct stat out_st {};
+  if (::stat(out.c_str(), &out_st) == 0) {
     bool partial = false;
-    auto lines = read_results(opt.out, &partial);
-    int lineno = 0;
+    auto lines = read_results(out, &partial);
+    std::map<std::size_t, const ResultLine*> seen;
+    std::vector<ResultLine> keep;
     for (const auto& l : lines) {
-      ++lineno;
-      if (l.sweep != spec.id || l.of != spec.points || l.index >= spec.points || l.key != point_key(spec, l.index))
-        throw InputError(opt.out, lineno, 1, "sweep",
-                         "holds results of another sweep (or an edited one): use another --out or remove it");
+      if (l.sweep != id || l.of != spec.points || l.key != point_key(spec, l.index)) {
+        // Name the file that changed when the record says what it was made from.
+        std::string why = "holds results of another sweep, or of this one before " + spec.file +
+                          " changed: use another --out or remove it";
+        if (l.sweep != id && l.of == spec.points && l.key == point_key(spec, l.index)) {
+          const auto j = nlohmann::json::parse(l.text);
+          if (j.contains("inputs")) {
+            const auto& was = j["inputs"];
+            for (const auto& in : inputs) {
+              if (was.contains(in.role) && was[in.role] != in.hash) {
+                why = "was made with another version of " + in.path + " (" + in.role +
+                      "): it changed since, and resuming would mix old and new figures; use another --out, or "
+                      "remove it to run the sweep again";
+                break;
+              }
+            }
+          }
+        }
+        throw InputError(opt.out, l.line, 1, "sweep", why);
+      }
+      auto [it, inserted] = seen.emplace(l.index, &l);
+      if (!inserted) {
+        if (it->second->text != l.text)
+          throw InputError(opt.out, l.line, 1, "index",
+                           "point " + std::to_string(l.index) + " differs from its record at line " +
+                               std::to_string(it->second->line) +
+                               " (two runs wrote this file at once?); remove one of them");
+        continue;  // the same record twice (as merge does: kept once)
+      }
+      if (l.status == "error" && in_shard(l.index)) {
+        ++sum.retried;  // a failed point of this shard: run it again
+        continue;
+      }
       done.insert(l.index);
+      keep.push_back(l);
     }
-    if (partial) {  // drop the cut-off record before appending after it
+    if (partial || sum.retried > 0 || keep.size() != lines.size()) {
+      // Drop the cut-off record, the duplicates and the records to retry
+      // before appending after them.
       std::string text;
-      for (const auto& l : lines) text += l.text + "\n";
-      write_file_atomic(opt.out, text);
+      for (const auto& l : keep) text += l.text + "\n";
+      write_file_atomic(out, text, input_paths);
     }
   }
   std::vector<std::size_t> todo;
@@ -493,15 +797,14 @@ RunSummary run_sweep(const SweepSpec& spec, const RunOptions& opt, const Evaluat
   }
   PointEvaluator pe(spec.options, evaluator, evaluator_name);
   {
-    std::set<std::pair<std::string, std::string>> seen;
-    for (std::size_t i : todo) {
-      Scenario s = point_scenario(spec, i);
-      const std::pair<std::string, std::string> mp{s.workload ? s.workload->model : "",
-                                                   s.profile.empty() ? s.cluster.gpu : s.profile};
-      if (seen.insert(mp).second) pe.preload(s);  // workers inherit the loaded models and profiles
-    }
+    std::vector<std::pair<std::string, std::string>> ih;
+    for (const auto& in : inputs) ih.emplace_back(in.role, in.hash);
+    pe.set_inputs(std::move(ih));
   }
-  if (!std::filesystem::exists(opt.out)) write_file_atomic(opt.out, "");
+  // Workers inherit the loaded models and profiles (the points were all
+  // validated by load_sweep: no second pass over them here).
+  for (std::size_t i : reference_points(spec)) pe.preload(point_scenario(spec, i));
+  if (::stat(out.c_str(), &out_st) != 0) write_file_atomic(out, "", input_paths);
 
   bool bar = opt.progress == RunOptions::Progress::Bar ||
              (opt.progress == RunOptions::Progress::Auto && ::isatty(2));
@@ -526,6 +829,17 @@ RunSummary run_sweep(const SweepSpec& spec, const RunOptions& opt, const Evaluat
   auto last_bar = clock::now() - std::chrono::seconds(1);
   const std::size_t total_todo = todo.size();
 
+  // An error record; never throws on bad UTF-8 (dump replaces it).
+  auto error_record = [&](std::size_t index, const std::string& why) {
+    ojson j{{"index", index}, {"of", spec.points}, {"sweep", id}, {"key", point_key(spec, index)}};
+    ojson ij = ojson::object();
+    for (const auto& in : inputs) ij[in.role] = in.hash;
+    if (!inputs.empty()) j["inputs"] = ij;
+    j["status"] = "error";
+    j["reason"] = why;
+    return dump(j);
+  };
+
   auto spawn = [&](std::size_t index) {
     int fds[2];
     if (::pipe(fds) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
@@ -537,14 +851,20 @@ RunSummary run_sweep(const SweepSpec& spec, const RunOptions& opt, const Evaluat
       ::signal(SIGTERM, SIG_DFL);
       ::close(fds[0]);
       for (const auto& w : running) ::close(w.fd);
+      // The worker ends with _exit whatever happens in it: an exception must
+      // never unwind into the parent's code (this process is a copy of it).
       std::string line;
       try {
-        line = pe.evaluate(index, spec.points, spec.id, point_key(spec, index), point_params(spec, index),
-                           point_scenario(spec, index));
-      } catch (const std::exception& e) {
-        nlohmann::ordered_json j{{"index", index}, {"of", spec.points}, {"sweep", spec.id},
-                                 {"key", point_key(spec, index)}, {"status", "error"}, {"reason", e.what()}};
-        line = j.dump();
+        try {
+          line = pe.evaluate(index, spec.points, id, point_key(spec, index), point_params(spec, index),
+                             point_scenario(spec, index));
+        } catch (const std::exception& e) {
+          line = error_record(index, e.what());
+        } catch (...) {
+          line = error_record(index, "the evaluation failed with an unknown exception");
+        }
+      } catch (...) {
+        ::_exit(4);  // not even the error record could be made: the parent records the failure
       }
       line += "\n";
       const char* p = line.data();
@@ -562,11 +882,7 @@ RunSummary run_sweep(const SweepSpec& spec, const RunOptions& opt, const Evaluat
     running.push_back({pid, fds[0], index, {}});
   };
 
-  auto record_failure = [&](const Worker& w, const std::string& why) {
-    nlohmann::ordered_json j{{"index", w.index}, {"of", spec.points}, {"sweep", spec.id},
-                             {"key", point_key(spec, w.index)}, {"status", "error"}, {"reason", why}};
-    return j.dump();
-  };
+  auto record_failure = [&](const Worker& w, const std::string& why) { return error_record(w.index, why); };
 
   try {
     while (!g_stop && (next < todo.size() || !running.empty())) {
@@ -601,12 +917,22 @@ RunSummary run_sweep(const SweepSpec& spec, const RunOptions& opt, const Evaluat
                                        ? "the worker died with signal " + std::to_string(WTERMSIG(status))
                                        : "the worker failed (exit " + std::to_string(WEXITSTATUS(status)) + ")");
         }
+        if (!line.empty()) {
+          // Only a valid record of this point goes into the file (a bad one
+          // would make every later read of it fail).
+          try {
+            const ResultLine r = parse_result_line(line, "worker output", 1);
+            if (r.index != w.index || r.sweep != id) throw InputError("worker output", 1, 1, "index", "another point");
+          } catch (const InputError& e) {
+            line = record_failure(w, "the worker wrote an invalid record (" + e.key() + ": " + e.reason() + ")");
+          }
+        }
         const std::size_t index = w.index;
         running.erase(running.begin() + static_cast<std::ptrdiff_t>(k));
         if (line.empty()) continue;  // interrupted: not finished
-        append_line_durable(opt.out, line);
+        append_line_durable(out, line);
         ++sum.ran;
-        if (line.find("\"status\":\"error\"") != std::string::npos) ++sum.failed;
+        if (line.find("\"status\":\"error\"") != std::string::npos) ++sum.failed;  // the record's own status
         if (lines_progress) {
           write_all_stderr("point " + std::to_string(index) + " done (" + std::to_string(sum.ran) + "/" +
                            std::to_string(total_todo) + ")\n");
@@ -646,7 +972,11 @@ RunSummary run_sweep(const SweepSpec& spec, const RunOptions& opt, const Evaluat
     }
   } else {
     // Complete: rewrite in canonical order (sorted by index).
-    write_file_atomic(opt.out, canonical_results(read_results(opt.out)));
+    auto lines = read_results(out);
+    // Error records left in the file (this run's failures; another shard's too).
+    for (const auto& l : lines)
+      if (l.status == "error") ++sum.errors_left;
+    write_file_atomic(out, canonical_results(std::move(lines)), input_paths);
   }
   sigaction(SIGINT, &old_int, nullptr);
   sigaction(SIGTERM, &old_term, nullptr);

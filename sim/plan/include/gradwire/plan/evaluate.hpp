@@ -51,9 +51,13 @@ class PointEvaluator {
   PointEvaluator(PointOptions options, Evaluator evaluator, std::string evaluator_name);
   /// Loads (and caches) what `scenario` needs; throws InputError for a missing model/profile.
   void preload(const Scenario& scenario);
+  /// Files the sweep's points read, (role, content hash), written into every
+  /// record as "inputs" so a resume can name the file that changed.
+  void set_inputs(std::vector<std::pair<std::string, std::string>> inputs) { inputs_ = std::move(inputs); }
   /// The results record (one JSON object, no newline) of a point. Never throws
   /// for a point that cannot be evaluated: the record says status "error",
-  /// "no_fit" or "invalid" with the reason.
+  /// "no_fit" or "invalid" with the reason. Strings that are not valid UTF-8
+  /// are written with U+FFFD in place of the bad bytes.
   std::string evaluate(std::size_t index, std::size_t total, const std::string& sweep_id, const std::string& key,
                        const std::vector<std::pair<std::string, std::string>>& params, const Scenario& scenario);
 
@@ -63,6 +67,7 @@ class PointEvaluator {
   PointOptions options_;
   Evaluator evaluator_;
   std::string evaluator_name_;
+  std::vector<std::pair<std::string, std::string>> inputs_;
   std::map<std::string, std::unique_ptr<ModelDesc>> models_;
   std::map<std::string, std::unique_ptr<Profile>> profiles_;
 };
