@@ -147,6 +147,7 @@ int run_cli(int argc, char** argv) {
     }
     if (opt.device != "cuda" && opt.device != "cpu") throw std::invalid_argument("--device must be cuda or cpu");
     if (opt.out.empty()) throw std::invalid_argument("--out FILE is required");
+    checked_output_path(opt.out);  // a device, FIFO, directory or dangling link is refused before measuring
     if (opt.mpi && opt.device != "cuda") throw std::invalid_argument("--mpi needs --device cuda (CPU mode has no collectives)");
     if (opt.mpi && !mpi_built()) throw std::invalid_argument("--mpi: this gradwire-calibrate was built without MPI");
     if (!opt.mpi) {
@@ -171,6 +172,9 @@ int run_cli(int argc, char** argv) {
                                     "\" (allreduce, allgather, reducescatter, broadcast, alltoall)");
       }
     }
+  } catch (const InputError& e) {  // a refused --out: one line
+    std::cerr << "gradwire calibrate: " << e.what() << "\n";
+    return kExitInput;
   } catch (const std::exception& e) {
     std::cerr << "gradwire calibrate: " << e.what() << "\n(see --help)\n";
     return kExitInput;
@@ -201,6 +205,9 @@ int run_cli(int argc, char** argv) {
               << p.collectives.size() << " collective fits)\n";
     return kExitOk;
   } catch (const std::invalid_argument& e) {
+    std::cerr << "gradwire calibrate: " << e.what() << "\n";
+    return kExitInput;
+  } catch (const InputError& e) {  // e.g. --out in a read-only directory
     std::cerr << "gradwire calibrate: " << e.what() << "\n";
     return kExitInput;
   } catch (const std::exception& e) {

@@ -39,7 +39,9 @@ int cmd_simulate(int argc, char** argv) {
   opts.add_options()
       ("help,h", "show this help")
       ("format", po::value<std::string>()->default_value("table"), "table, json or csv")
-      ("trace", po::value<std::string>(), "write a Chrome/Perfetto trace-event JSON to FILE")
+      ("trace", po::value<std::string>(),
+       "write a Chrome/Perfetto trace-event JSON to FILE (a new or regular file, replaced atomically; "
+       "- writes the trace to standard output instead of the breakdown)")
       ("profile", po::value<std::string>(),
        "calibration profile (name in calibrate/profiles or a path); overrides the scenario's");
   // clang-format on
@@ -80,16 +82,28 @@ int cmd_simulate(int argc, char** argv) {
   const ModelDesc& model = *refs.model;
   const Profile& profile = refs.profile;
 
+  // The trace's path is checked before the simulation runs: never a device,
+  // FIFO or directory, never one of the files this run reads.
+  std::string trace;
+  if (vm.count("trace")) {
+    trace = vm["trace"].as<std::string>();
+    if (trace != "-") checked_output_path(trace, {path, model.path, profile.path});
+  }
+
   const IterationResult result = simulate_iteration(scenario, model, profile);
 
-  if (vm.count("trace")) write_file_atomic(vm["trace"].as<std::string>(), chrome_trace(result));
+  if (trace == "-") {
+    std::cout << chrome_trace(result);
+    return kExitOk;
+  }
+  if (!trace.empty()) write_file_atomic(trace, chrome_trace(result), {path, model.path, profile.path});
   if (format == "json") {
     std::cout << result_to_json(result) << "\n";
   } else if (format == "csv") {
     std::cout << csv_header() << csv_row(result);
   } else {
     std::cout << format_table(result);
-    if (vm.count("trace")) std::cout << "\ntrace: " << vm["trace"].as<std::string>() << "\n";
+    if (!trace.empty()) std::cout << "\ntrace: " << trace << "\n";
   }
   return kExitOk;
 }

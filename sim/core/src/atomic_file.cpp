@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cerrno>
 #include <climits>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <limits>
@@ -55,28 +56,6 @@ std::string cap_text(std::size_t bytes) {
   if (bytes >= (std::size_t{1} << 20) && bytes % (std::size_t{1} << 20) == 0)
     return std::to_string(bytes >> 20) + " MiB";
   return std::to_string(bytes) + " bytes";
-}
-
-/// Follows `path` through symbolic links (at most 40) to the path that is not
-/// a link. Sets `exists` to whether that final path exists.
-std::string resolve_links(const std::string& path, bool& exists) {
-  fs::path p(path);
-  for (int hop = 0; hop < 40; ++hop) {
-    struct stat st {};
-    if (::lstat(p.c_str(), &st) != 0) {
-      exists = false;
-      return p.string();
-    }
-    if (!S_ISLNK(st.st_mode)) {
-      exists = true;
-      return p.string();
-    }
-    std::error_code ec;
-    fs::path next = fs::read_symlink(p, ec);
-    if (ec) throw refused(path, "cannot read the symbolic link: " + ec.message());
-    p = next.is_absolute() ? next : p.parent_path() / next;
-  }
-  throw refused(path, "too many levels of symbolic links");
 }
 
 std::atomic<unsigned> g_tmp_counter{0};
@@ -144,25 +123,29 @@ std::string checked_output_path(const std::string& path, const std::vector<std::
   if (path.empty()) throw refused(path, "an empty output path");
   if (path == "-")
     throw refused(path, "this output cannot go to standard output; give a file name");
-  bool exists = false;
-  const std::string target = resolve_links(path, exists);
-  struct stat lst {};
-  if (::lstat(path.c_str(), &lst) == 0 && S_ISLNK(lst.st_mode) && !exists)
-    throw refused(path, "is a symbolic link to " + target + ", which does not exist; refusing to write through it");
-  if (exists) {
-    struct stat st {};
-    if (::stat(target.c_str(), &st) != 0) throw refused(path, "cannot examine the output: " + errno_text());
-    if (!S_ISREG(st.st_mode)) {
-      std::string why = "is " + kind_of(st.st_mode) + "; an output may only replace a regular file";
-      if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) why += " (use - for standard output where the command allows it)";
-      throw refused(path, why);
-    }
-  } else {
-    fs::path parent = fs::path(target).parent_path();
+  std::string target = path;
+  struct stat lst {}, st {};
+  if (::lstat(path.c_str(), &lst) != 0) {
+    if (errno != ENOENT) throw refused(path, "cannot examine the output: " + errno_text());
+    fs::path parent = fs::path(path).parent_path();
     if (parent.empty()) parent = ".";
     struct stat pst {};
     if (::stat(parent.c_str(), &pst) != 0 || !S_ISDIR(pst.st_mode))
       throw refused(path, "the directory " + parent.string() + " does not exist");
+  } else if (::stat(path.c_str(), &st) != 0) {
+    throw refused(path, S_ISLNK(lst.st_mode) ? "is a symbolic link to a file that does not exist; refusing to write through it"
+                                             : "cannot examine the output: " + errno_text());
+  } else if (!S_ISREG(st.st_mode)) {
+    std::string why = "is " + kind_of(st.st_mode) + "; an output may only replace a regular file";
+    if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))
+      why += " (use - for standard output where the command allows it)";
+    throw refused(path, why);
+  } else if (S_ISLNK(lst.st_mode)) {
+    // A link to a regular file: the file it points to is replaced, the link stays.
+    char* real = ::realpath(path.c_str(), nullptr);
+    if (real == nullptr) throw refused(path, "cannot resolve the symbolic link: " + errno_text());
+    target = real;
+    std::free(real);
   }
   for (const auto& in : inputs)
     if (!in.empty() && same_file(target, in))

@@ -1,9 +1,13 @@
 #include "gradwire/plan/report.hpp"
 
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <optional>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -15,6 +19,7 @@
 #include <stdexcept>
 
 #include "gradwire/atomic_file.hpp"
+#include "gradwire/error.hpp"
 #include "gradwire/plan/planner.hpp"
 #include "gradwire/plan/sweep.hpp"
 
@@ -38,11 +43,19 @@ std::string html_escape(const std::string& s) {
   return o;
 }
 
-std::string gp_quote(const std::string& s) {
+/// A label as one double-quoted field of a gnuplot data file. Labels come
+/// from the data (compressor, model and instance names, which are free
+/// strings) and are never written into gnuplot's command text, where a
+/// newline, a backquote or `system(...)` would run commands; in a data file
+/// gnuplot only reads them as text. The field cannot hold a double quote or a
+/// line break, so control characters become '?' and '"' becomes '\''.
+std::string data_label(const std::string& s) {
   std::string o = "\"";
   for (char c : s) {
-    if (c == '"' || c == '\\') o += '\\';
-    o += c;
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) o += '?';
+    else if (c == '"') o += '\'';
+    else o += c;
   }
   return o + "\"";
 }
@@ -94,6 +107,87 @@ const char* kStyle =
     "set style line 7 lc rgb '#e377c2' lw 2 pt 5\nset style line 8 lc rgb '#7f7f7f' lw 2 pt 9\n"
     "set style line 9 lc rgb '#bcbd22' lw 2 pt 11\nset style line 10 lc rgb '#17becf' lw 2 pt 13\n";
 
+constexpr const char* kMarker = ".gradwire-report";
+constexpr const char* kMarkerHeader = "# gradwire report directory: files made by `gradwire report`";
+
+/// The files a report directory's marker lists, or nullopt when `dir` holds
+/// no valid marker (it is then not a report).
+std::optional<std::set<std::string>> marked_files(const fs::path& dir) {
+  struct stat st {};
+  const fs::path marker = dir / kMarker;
+  if (::lstat(marker.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
+  std::string text;
+  try {
+    text = read_input_file(marker.string(), 1 << 20);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  std::istringstream is(text);
+  std::string line;
+  if (!std::getline(is, line) || line != kMarkerHeader) return std::nullopt;
+  std::set<std::string> files{kMarker};
+  while (std::getline(is, line)) {
+    if (line.empty() || line.find('/') != std::string::npos || line == "." || line == "..") return std::nullopt;
+    files.insert(line);
+  }
+  return files;
+}
+
+/// Removes a report directory that this program made: the files its marker
+/// lists (regular files only), then the directory, which must then be empty.
+/// Never removes anything else; a directory without a marker (a temporary one
+/// being built) is emptied of regular files only.
+void remove_report_dir(const fs::path& dir) {
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    struct stat st {};
+    if (::lstat(e.path().c_str(), &st) == 0 && S_ISREG(st.st_mode)) ::unlink(e.path().c_str());
+  }
+  ::rmdir(dir.c_str());
+}
+
+/// The directory `gradwire report` may write: a path that does not exist
+/// yet, or a report directory that `report` made itself (its marker lists
+/// every entry in it, all regular files) and that holds neither the results
+/// file nor the current directory. Anything else: InputError, exit 2.
+fs::path report_target(const std::string& out_dir, const std::string& results) {
+  if (out_dir.empty()) throw InputError(out_dir, 0, 0, "", "an empty output directory");
+  fs::path target = fs::absolute(out_dir).lexically_normal();
+  if (target.filename().empty()) target = target.parent_path();
+  const auto refuse = [&](const std::string& why) { return InputError(out_dir, 0, 0, "", why); };
+  if (target == target.root_path()) throw refuse("refusing to write a report over the root directory");
+  std::error_code ec;
+  const fs::path res = fs::weakly_canonical(fs::absolute(results), ec);
+  const fs::path canon_target = fs::weakly_canonical(target, ec);
+  auto contains = [](const fs::path& dir, const fs::path& p) {
+    auto d = dir.begin(), q = p.begin();
+    for (; d != dir.end(); ++d, ++q)
+      if (q == p.end() || *d != *q) return false;
+    return true;
+  };
+  if (same_file(target.string(), results)) throw refuse("is the results file; a report is a new directory");
+  if (contains(canon_target, res)) throw refuse("holds the results file " + results + "; choose another output directory");
+  struct stat st {};
+  if (::lstat(target.c_str(), &st) != 0) return target;  // new: fine
+  if (S_ISLNK(st.st_mode)) throw refuse("is a symbolic link; give the report directory itself");
+  if (!S_ISDIR(st.st_mode))
+    throw refuse("exists and is not a directory; a report is a directory (give a new path with --out)");
+  const fs::path cwd = fs::current_path(ec);
+  if (!ec && contains(canon_target, fs::weakly_canonical(cwd, ec)))
+    throw refuse("is the current directory or holds it; choose another output directory");
+  const auto files = marked_files(target);
+  if (!files)
+    throw refuse("exists and was not made by gradwire report (no " + std::string(kMarker) +
+                 " marker in it); refusing to replace it, choose a new path");
+  for (const auto& e : fs::directory_iterator(target)) {
+    const std::string name = e.path().filename().string();
+    struct stat est {};
+    if (!files->count(name) || ::lstat(e.path().c_str(), &est) != 0 || !S_ISREG(est.st_mode))
+      throw refuse("holds " + name + ", which gradwire report did not make; refusing to replace the directory");
+  }
+  return target;
+}
+
 }  // namespace
 
 ReportSummary render_report(const std::string& results, const std::string& out_dir, const std::string& gnuplot) {
@@ -111,11 +205,13 @@ ReportSummary render_report(const std::string& results, const std::string& out_d
   }
   std::sort(recs.begin(), recs.end(), [](const json& a, const json& b) { return a["index"] < b["index"]; });
 
-  fs::path target = fs::absolute(out_dir).lexically_normal();
-  if (target.filename().empty()) target = target.parent_path();
-  fs::create_directories(target.parent_path());
+  const fs::path target = report_target(out_dir, results);
+  std::error_code ec;
+  fs::create_directories(target.parent_path(), ec);
+  if (ec) throw InputError(out_dir, 0, 0, "", "cannot create the directory " + target.parent_path().string() + ": " + ec.message());
   std::string tmpl = (target.parent_path() / ("." + target.filename().string() + ".tmp-XXXXXX")).string();
-  if (::mkdtemp(tmpl.data()) == nullptr) throw std::runtime_error("cannot create a directory beside " + target.string());
+  if (::mkdtemp(tmpl.data()) == nullptr)
+    throw InputError(out_dir, 0, 0, "", "cannot create a directory beside " + target.string() + ": " + std::strerror(errno));
   const std::string tmp = tmpl;
   std::vector<Figure> figures;
   try {
@@ -163,12 +259,12 @@ ReportSummary render_report(const std::string& results, const std::string& out_d
            << "set xlabel 'node network bandwidth (Gbps)'\nset ylabel 'iteration time (ms)'\n"
            << "set logscale x 10\nset logscale y 10\nplot ";
       for (const auto& [name, pts] : series) {
-        dat << "# " << name << "\n";
+        dat << data_label(name) << " " << data_label(name) << "\n";  // the series' title (columnheader)
         for (const auto& [x, y] : pts) dat << num(x, "%.6g") << " " << num(y, "%.6g") << "\n";
         dat << "\n\n";
         const auto [c, dt] = style[name];
         plot << (idx ? ", " : "") << "'iteration-vs-bandwidth.dat' index " << idx << " using 1:2 with linespoints ls "
-             << (c % 10 + 1) << " dt " << (dt % 5 + 1) << " pt " << (dt % 7 * 2 + 5) << " title " << gp_quote(name);
+             << (c % 10 + 1) << " dt " << (dt % 5 + 1) << " pt " << (dt % 7 * 2 + 5) << " title columnheader(1)";
         ++idx;
       }
       write_file_atomic(tmp + "/iteration-vs-bandwidth.dat", dat.str());
@@ -190,11 +286,11 @@ ReportSummary render_report(const std::string& results, const std::string& out_d
            << "set xlabel 'time to train (hours)'\nset ylabel 'cost (USD)'\nset logscale x 10\nset logscale y 10\nplot ";
       int idx = 0;
       for (const auto& [name, pts] : by) {
-        dat << "# " << name << "\n";
+        dat << data_label(name) << " " << data_label(name) << "\n";  // the series' title (columnheader)
         for (const auto* p : pts) dat << num(p->hours, "%.6g") << " " << num(p->cost, "%.6g") << "\n";
         dat << "\n\n";
         plot << (idx ? ", " : "") << "'cost-vs-time.dat' index " << idx << " using 1:2 with points ls "
-             << (idx % 10 + 1) << " ps 1.3 title " << gp_quote(name);
+             << (idx % 10 + 1) << " ps 1.3 title columnheader(1)";
         ++idx;
       }
       dat << "# Pareto front\n";
@@ -228,7 +324,7 @@ ReportSummary render_report(const std::string& results, const std::string& out_d
         for (const auto* r : pick) {
           std::string label = series_of(*r, true);
           if (bandwidths.size() > 1) label += ", " + num((*r)["node_bandwidth"].get<double>() * 8 / 1e9, "%g") + " Gbps";
-          dat << gp_quote(label) << " " << num((*r)["forward"].get<double>() * 1e3, "%.6g") << " "
+          dat << data_label(label) << " " << num((*r)["forward"].get<double>() * 1e3, "%.6g") << " "
               << num((*r)["backward"].get<double>() * 1e3, "%.6g") << " "
               << num((*r)["exposed_communication"].get<double>() * 1e3, "%.6g") << " "
               << num((*r)["optimizer"].get<double>() * 1e3, "%.6g") << "\n";
@@ -325,20 +421,31 @@ ReportSummary render_report(const std::string& results, const std::string& out_d
     h << "<p>Prices: catalog/instances.yaml (dated list prices; they change). Method: see docs/planning.md.</p>\n"
       << "</body></html>\n";
     write_file_atomic(tmp + "/index.html", h.str());
+    // The marker: this directory is a report, and these are its files (the
+    // only ones a later report may remove when it replaces this one).
+    std::string listing = std::string(kMarkerHeader) + "\n";
+    std::vector<std::string> made;
+    for (const auto& e : fs::directory_iterator(tmp)) made.push_back(e.path().filename().string());
+    std::sort(made.begin(), made.end());
+    for (const auto& f : made) listing += f + "\n";
+    write_file_atomic(tmp + "/" + kMarker, listing);
   } catch (...) {
-    fs::remove_all(tmp);
+    remove_report_dir(tmp);
     throw;
   }
-  // Swap into place: the old report (if any) is moved aside, then removed.
+  // Swap into place: the old report (checked above to be one) is moved aside,
+  // then its files are removed one by one and its directory last.
   std::string old;
-  if (fs::exists(target)) {
+  if (fs::exists(fs::symlink_status(target))) {
+    report_target(out_dir, results);  // still a report of ours, and not holding the input
     old = tmp + ".old";
     fs::rename(target, old);
   }
   fs::rename(tmp, target);
-  if (!old.empty()) fs::remove_all(old);
+  if (!old.empty()) remove_report_dir(old);
   sum.dir = target.string();
-  for (const auto& e : fs::directory_iterator(target)) sum.files.push_back(e.path().filename().string());
+  for (const auto& e : fs::directory_iterator(target))
+    if (e.path().filename() != kMarker) sum.files.push_back(e.path().filename().string());
   std::sort(sum.files.begin(), sum.files.end());
   return sum;
 }
