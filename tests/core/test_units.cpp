@@ -1,5 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <limits>
+
 #include "gradwire/units.hpp"
 
 using namespace gw::units;
@@ -44,4 +47,26 @@ TEST(Units, Formatting) {
   EXPECT_EQ(format_size(25.0 * 1048576), "25.0 MiB");
   EXPECT_EQ(format_time(2e-6), "2.00 us");
   EXPECT_EQ(format_bandwidth(12.5e9), "100.00 Gbps");
+}
+
+TEST(Units, IntegerGrammar) {
+  using gw::units::IntegerError;
+  using gw::units::parse_integer;
+  IntegerError why = IntegerError::kNone;
+  EXPECT_EQ(parse_integer("42"), 42);
+  EXPECT_EQ(parse_integer(" +7 "), 7);
+  EXPECT_EQ(parse_integer("-12"), -12);
+  EXPECT_EQ(parse_integer("0"), 0);
+  EXPECT_EQ(parse_integer("-0"), 0);
+  EXPECT_EQ(parse_integer("9223372036854775807"), std::numeric_limits<std::int64_t>::max());
+  EXPECT_EQ(parse_integer("-9223372036854775808"), std::numeric_limits<std::int64_t>::min());
+  for (const char* bad : {"", "+", "-", "_", "+_", "1_000", "0x10", "0o17", "0b1", "1e3", "4.0", "064", "00", "--1",
+                          "+-1", "12a", "1 2", "\xEF\xBC\x91"}) {
+    EXPECT_FALSE(parse_integer(bad, &why)) << bad;
+    EXPECT_EQ(why, IntegerError::kSyntax) << bad;
+  }
+  for (const char* big : {"9223372036854775808", "-9223372036854775809", "99999999999999999999999"}) {
+    EXPECT_FALSE(parse_integer(big, &why)) << big;
+    EXPECT_EQ(why, IntegerError::kRange) << big;
+  }
 }

@@ -1,6 +1,9 @@
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <functional>
+#include <limits>
+#include <vector>
 
 #include "gradwire/yaml_reader.hpp"
 
@@ -69,4 +72,94 @@ TEST(YamlReader, SyntaxEmptyAndNonMapping) {
   EXPECT_NE(std::string(e3.what()).find("mapping"), std::string::npos);
   auto e4 = catch_error([] { y::load_file("/nonexistent/gradwire.yaml"); });
   EXPECT_NE(std::string(e4.what()).find("cannot open"), std::string::npos);
+}
+
+// Hardening round 2 (issue 11): integers are plain decimal. On f2c0d4f "6_4"
+// was read as 64, and "+_" reached std::stoll, which threw
+// std::invalid_argument (no file, line or key).
+TEST(YamlReader, IntegerGrammarIsPlainDecimal) {
+  auto doc = y::load_string(
+      "a:\n  under: 6_4\n  bare: +_\n  hex: 0x10\n  oct: 0o17\n  exp: 1e3\n  lead: 064\n  dec: 4.0\n"
+      "  sign2: --1\n  plus: +\n  empty: ''\n  pos: +7\n  zero: -0\n  big: 9223372036854775807\n"
+      "  small: -9223372036854775808\n  over: 9223372036854775808\n  way_over: 99999999999999999999999\n",
+      "i.yaml");
+  auto a = doc.root().required("a");
+  for (const char* k : {"under", "bare", "hex", "oct", "exp", "lead", "dec", "sign2", "plus", "empty"}) {
+    auto e = catch_error([&] { (void)a.required(k).as_int(-10, 100); });
+    EXPECT_EQ(e.file(), "i.yaml") << k;
+    EXPECT_GT(e.line(), 1) << k;
+    EXPECT_GT(e.column(), 1) << k;
+    EXPECT_EQ(e.key(), std::string("a.") + k);
+    EXPECT_NE(std::string(e.what()).find("expected an integer"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(a.required("pos").as_int(0, 10), 7);
+  EXPECT_EQ(a.required("zero").as_int(0, 10), 0);
+  constexpr auto kMin = std::numeric_limits<std::int64_t>::min();
+  constexpr auto kMax = std::numeric_limits<std::int64_t>::max();
+  EXPECT_EQ(a.required("big").as_int(kMin, kMax), kMax);
+  EXPECT_EQ(a.required("small").as_int(kMin, kMax), kMin);
+  for (const char* k : {"over", "way_over"}) {
+    auto e = catch_error([&] { (void)a.required(k).as_int(kMin, kMax); });
+    EXPECT_NE(std::string(e.what()).find("out of range"), std::string::npos) << e.what();
+  }
+}
+
+// On f2c0d4f everything after the first `---` was ignored, even garbage.
+TEST(YamlReader, SecondDocumentRefusedAtItsLine) {
+  auto e1 = catch_error([] { y::load_string("a: 1\nb: 2\n---\ngarbage: [\n", "m.yaml"); });
+  EXPECT_EQ(e1.line(), 3);
+  EXPECT_EQ(e1.column(), 1);
+  EXPECT_NE(std::string(e1.what()).find("second YAML document"), std::string::npos) << e1.what();
+  auto e2 = catch_error([] { y::load_string("a: 1\n...\nb: 2\n", "m.yaml"); });
+  EXPECT_EQ(e2.line(), 3);
+  auto e3 = catch_error([] { y::load_string("a: 1\n--- {b: 2}\n", "m.yaml"); });
+  EXPECT_EQ(e3.line(), 2);
+  auto e4 = catch_error([] { y::load_string("a: 1\n---\n", "m.yaml"); });  // an empty second document too
+  EXPECT_EQ(e4.line(), 2);
+  // One document, with its optional markers, comments and CRLF line ends, is fine.
+  EXPECT_EQ(y::load_string("# c\n---\na: 1\n...\n# end\n", "ok.yaml").root().required("a").as_int(0, 9), 1);
+  EXPECT_EQ(y::load_string("--- \r\na: 2\r\nb: '---'\r\n", "ok.yaml").root().required("a").as_int(0, 9), 2);
+  EXPECT_EQ(y::load_string("a: |\n  ---\n  text\n", "ok.yaml").root().required("a").as_string(), "---\ntext\n");
+}
+
+// On f2c0d4f invalid UTF-8 in a value was accepted (and copied into outputs).
+TEST(YamlReader, InvalidUtf8RefusedAtFirstBadByte) {
+  struct Bad {
+    std::string text;
+    int line, column;
+  };
+  for (const auto& b : std::vector<Bad>{
+           {"a: 1\nname: \"ab\xff\"\n", 2, 10},           // a byte that never occurs in UTF-8
+           {"name: x\xC0\xAF\n", 1, 8},                    // overlong '/'
+           {"a: 1\nb: 2\nname: \xED\xA0\x80\n", 3, 7},     // a UTF-16 surrogate
+           {"name: \xF4\x90\x80\x80\n", 1, 7},             // beyond U+10FFFF
+           {"name: ok\n# \xE2\x82", 2, 3},                 // truncated at the end, inside a comment
+           {"name: \x80x\n", 1, 7},                        // a lone continuation byte
+       }) {
+    auto e = catch_error([&] { y::load_string(b.text, "u.yaml"); });
+    EXPECT_EQ(e.line(), b.line) << e.what();
+    EXPECT_EQ(e.column(), b.column) << e.what();
+    EXPECT_NE(std::string(e.what()).find("invalid UTF-8"), std::string::npos) << e.what();
+  }
+  // Well-formed multi-byte text (2, 3 and 4 bytes, and a byte order mark) is fine.
+  auto ok = y::load_string("\xEF\xBB\xBFt: 2\xC2\xB5s\nname: \"\xE2\x82\xAC \xF0\x9F\x98\x80\"\n", "ok.yaml");
+  EXPECT_DOUBLE_EQ(ok.root().required("t").as_time(), 2e-6);
+  // Control characters other than tab, CR and LF are refused at their position.
+  auto c = catch_error([] { y::load_string("a: 1\nname: x\x01y\n", "c.yaml"); });
+  EXPECT_EQ(c.line(), 2);
+  EXPECT_EQ(c.column(), 8);
+  EXPECT_NE(std::string(c.what()).find("control character"), std::string::npos) << c.what();
+}
+
+// On f2c0d4f tags were ignored: `n: !!str 5` read as the integer 5.
+TEST(YamlReader, TagsRefused) {
+  for (const char* text : {"n: !!str 5\n", "n: !custom 5\n", "a:\n  - !<tag:x> 1\n", "n: !!int 5\n"}) {
+    auto e = catch_error([&] { y::load_string(text, "t.yaml"); });
+    EXPECT_GT(e.line(), 0) << text;
+    EXPECT_NE(std::string(e.what()).find("YAML tag"), std::string::npos) << e.what();
+  }
+  auto e = catch_error([] { y::load_string("a: 1\nn: !!str 5\n", "t.yaml"); });
+  EXPECT_EQ(e.line(), 2);
+  EXPECT_NE(std::string(e.what()).find("\"!!str\""), std::string::npos) << e.what();
+  EXPECT_EQ(y::load_string("n: '5'\n", "q.yaml").root().required("n").as_int(0, 9), 5);  // quoting is not a tag
 }

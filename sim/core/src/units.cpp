@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <string>
 #include <utility>
 
@@ -124,6 +125,38 @@ std::optional<double> parse_number(std::string_view text) {
   errno = 0;
   double v = std::strtod(s.c_str(), &end);
   if (end != s.c_str() + s.size() || errno == ERANGE || !std::isfinite(v)) return std::nullopt;
+  return v;
+}
+
+std::optional<std::int64_t> parse_integer(std::string_view text, IntegerError* why) {
+  auto fail = [&](IntegerError e) -> std::optional<std::int64_t> {
+    if (why) *why = e;
+    return std::nullopt;
+  };
+  if (why) *why = IntegerError::kNone;
+  std::string_view s = trim(text);
+  bool negative = false;
+  if (!s.empty() && (s.front() == '+' || s.front() == '-')) {
+    negative = s.front() == '-';
+    s.remove_prefix(1);
+  }
+  if (s.empty()) return fail(IntegerError::kSyntax);
+  for (char c : s) {
+    if (c < '0' || c > '9') return fail(IntegerError::kSyntax);
+  }
+  if (s.size() > 1 && s.front() == '0') return fail(IntegerError::kSyntax);
+  // Accumulate negatively: |INT64_MIN| does not fit a positive int64.
+  constexpr std::int64_t kMin = std::numeric_limits<std::int64_t>::min();
+  std::int64_t v = 0;
+  for (char c : s) {
+    const int d = c - '0';
+    if (v < (kMin + d) / 10) return fail(IntegerError::kRange);
+    v = v * 10 - d;
+  }
+  if (!negative) {
+    if (v == kMin) return fail(IntegerError::kRange);
+    v = -v;
+  }
   return v;
 }
 

@@ -1,6 +1,7 @@
 #include "gradwire/yaml_reader.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -34,6 +35,129 @@ std::string kind_name(const YAML::Node& n) {
     case YAML::NodeType::Sequence: return "a list";
     case YAML::NodeType::Map: return "a mapping";
     default: return "an undefined value";
+  }
+}
+
+// 1-based line and byte column of offset `at` in `text`.
+std::pair<int, int> position_of(const std::string& text, std::size_t at) {
+  int line = 1;
+  std::size_t line_start = 0;
+  for (std::size_t i = 0; i < at && i < text.size(); ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      line_start = i + 1;
+    }
+  }
+  return {line, static_cast<int>(std::min<std::size_t>(at - line_start, 1'000'000'000)) + 1};
+}
+
+// The length of the well-formed UTF-8 sequence at text[i] (RFC 3629: no
+// overlong forms, no surrogates, at most U+10FFFF), or 0.
+std::size_t utf8_length(const std::string& text, std::size_t i) {
+  const auto byte = [&](std::size_t k) { return k < text.size() ? static_cast<unsigned char>(text[k]) : 0u; };
+  const unsigned c = byte(i);
+  if (c < 0x80) return 1;
+  const auto cont = [&](std::size_t k, unsigned lo = 0x80, unsigned hi = 0xBF) {
+    const unsigned b = byte(k);
+    return b >= lo && b <= hi;
+  };
+  if (c >= 0xC2 && c <= 0xDF) return cont(i + 1) ? 2 : 0;
+  if (c == 0xE0) return cont(i + 1, 0xA0, 0xBF) && cont(i + 2) ? 3 : 0;
+  if ((c >= 0xE1 && c <= 0xEC) || c == 0xEE || c == 0xEF) return cont(i + 1) && cont(i + 2) ? 3 : 0;
+  if (c == 0xED) return cont(i + 1, 0x80, 0x9F) && cont(i + 2) ? 3 : 0;
+  if (c == 0xF0) return cont(i + 1, 0x90, 0xBF) && cont(i + 2) && cont(i + 3) ? 4 : 0;
+  if (c >= 0xF1 && c <= 0xF3) return cont(i + 1) && cont(i + 2) && cont(i + 3) ? 4 : 0;
+  if (c == 0xF4) return cont(i + 1, 0x80, 0x8F) && cont(i + 2) && cont(i + 3) ? 4 : 0;
+  return 0;
+}
+
+// Every byte is well-formed UTF-8 and no control character other than tab,
+// line feed and carriage return appears (YAML's printable set).
+void check_text(const std::string& text, const std::string& name) {
+  for (std::size_t i = 0; i < text.size();) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7F) {
+      const auto [line, col] = position_of(text, i);
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "%02X", c);
+      throw InputError(name, line, col, "",
+                       std::string("control character 0x") + hex + " is not allowed in a YAML file");
+    }
+    const std::size_t n = utf8_length(text, i);
+    if (n == 0) {
+      const auto [line, col] = position_of(text, i);
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "%02X", c);
+      throw InputError(name, line, col, "",
+                       std::string("invalid UTF-8 (byte 0x") + hex + "); save the file as UTF-8");
+    }
+    i += n;
+  }
+}
+
+// One document per file: a `---` at the start of a line after the first
+// document's content, or content after a `...` end marker, starts a second
+// one, which is refused at its line (yaml-cpp would silently drop it).
+void check_single_document(const std::string& text, const std::string& name) {
+  bool content = false, ended = false;
+  std::size_t start = 0;
+  int line = 1;
+  if (text.size() >= 3 && text.compare(0, 3, "\xEF\xBB\xBF") == 0) start = 3;  // byte order mark
+  while (start <= text.size()) {
+    std::size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    std::string_view l(text.data() + start, end - start);
+    if (!l.empty() && l.back() == '\r') l.remove_suffix(1);
+    auto marker = [&](std::string_view m) {
+      return l.substr(0, 3) == m && (l.size() == 3 || l[3] == ' ' || l[3] == '\t');
+    };
+    const std::string_view rest = units::trim(l);
+    const bool blank = rest.empty() || rest.front() == '#';
+    if (marker("---")) {
+      if (content || ended) {
+        throw InputError(name, line, 1, "",
+                         "a second YAML document starts here (after ---); a gradwire file holds exactly one document");
+      }
+      content = true;
+    } else if (marker("...")) {
+      ended = true;
+    } else if (!blank && l.front() != '%') {
+      if (ended) {
+        throw InputError(name, line, 1, "",
+                         "content after the document end marker (...); a gradwire file holds exactly one document");
+      }
+      content = true;
+    } else if (!blank && l.front() == '%' && content) {
+      throw InputError(name, line, 1, "", "a directive after the document has started (a second document?)");
+    }
+    if (end == text.size()) break;
+    start = end + 1;
+    ++line;
+  }
+}
+
+// Explicit tags (`!!str`, `!custom`, `!<...>`) are refused: every field's type
+// is fixed by the schema, and a tag would be silently ignored.
+void check_no_tags(const YAML::Node& root, const std::string& name) {
+  std::vector<YAML::Node> stack{root};
+  while (!stack.empty()) {
+    YAML::Node n = stack.back();
+    stack.pop_back();
+    std::string tag = n.Tag();
+    if (!tag.empty() && tag != "?" && tag != "!") {
+      if (tag.rfind("tag:yaml.org,2002:", 0) == 0) tag = "!!" + tag.substr(18);
+      const YAML::Mark m = n.Mark();
+      throw InputError(name, m.is_null() ? 0 : m.line + 1, m.is_null() ? 0 : m.column + 1, "",
+                       "YAML tag \"" + tag + "\" is not allowed (remove it; the schema fixes every field's type)");
+    }
+    if (n.IsMap()) {
+      for (auto it = n.begin(); it != n.end(); ++it) {
+        stack.push_back(it->first);
+        stack.push_back(it->second);
+      }
+    } else if (n.IsSequence()) {
+      for (auto it = n.begin(); it != n.end(); ++it) stack.push_back(*it);
+    }
   }
 }
 
@@ -166,22 +290,16 @@ std::string Node::as_enum(std::initializer_list<std::string_view> choices) const
 
 std::int64_t Node::as_int(std::int64_t min, std::int64_t max) const {
   std::string s = scalar("an integer");
-  std::string_view t = units::trim(s);
-  bool ok = !t.empty();
-  std::size_t start = (!t.empty() && (t[0] == '-' || t[0] == '+')) ? 1 : 0;
-  if (start == t.size()) ok = false;
-  for (std::size_t i = start; ok && i < t.size(); ++i) {
-    if (t[i] == '_' ) continue;
-    if (t[i] < '0' || t[i] > '9') ok = false;
+  units::IntegerError why = units::IntegerError::kNone;
+  const auto v = units::parse_integer(s, &why);
+  if (!v && why == units::IntegerError::kSyntax) {
+    fail("expected an integer, got \"" + s +
+         "\" (write decimal digits with an optional sign: no _, 0x, 0o, exponent, decimal point or leading zero)");
   }
-  if (!ok) fail("expected an integer, got \"" + s + "\"");
-  std::string digits;
-  for (char c : t) if (c != '_') digits += c;
-  long double v = std::strtold(digits.c_str(), nullptr);
-  if (v < static_cast<long double>(min) || v > static_cast<long double>(max)) {
+  if (!v || *v < min || *v > max) {
     fail(s + " is out of range [" + std::to_string(min) + ", " + std::to_string(max) + "]");
   }
-  return static_cast<std::int64_t>(std::stoll(digits));
+  return *v;
 }
 
 double Node::as_double(double min, double max) const {
@@ -246,6 +364,8 @@ Document load_string(const std::string& text, const std::string& name) {
   if (text.find('\0') != std::string::npos) {
     throw InputError(name, 0, 0, "", "not a YAML text file (it contains NUL bytes)");
   }
+  check_single_document(text, name);
+  check_text(text, name);
   try {
     d.root_ = YAML::Load(text);
   } catch (const YAML::Exception& e) {
@@ -253,6 +373,7 @@ Document load_string(const std::string& text, const std::string& name) {
                      "YAML syntax error: " + e.msg);
   }
   if (!d.root_.IsDefined() || d.root_.IsNull()) throw InputError(name, 0, 0, "", "the file is empty");
+  check_no_tags(d.root_, name);
   if (!d.root_.IsMap()) {
     throw InputError(name, d.root_.Mark().line + 1, d.root_.Mark().column + 1, "",
                      "expected a mapping (key: value pairs) at the top level, got " + kind_name(d.root_));

@@ -3,6 +3,7 @@
 // Results are in SI base units: bytes per second, seconds, bytes.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -19,6 +20,15 @@ std::optional<double> parse_time(std::string_view text, std::string* why = nullp
 std::optional<double> parse_size(std::string_view text, std::string* why = nullptr);
 /// A plain finite decimal number with nothing after it ("1e-3", "42").
 std::optional<double> parse_number(std::string_view text);
+
+/// Why parse_integer refused a text.
+enum class IntegerError { kNone, kSyntax, kRange };
+/// A 64-bit integer in plain decimal: an optional sign (`+` or `-`) and one or
+/// more digits, without leading zeros ("0", "-0" and "+0" are zero), blanks
+/// around allowed. Refused: `_` separators, hex/octal/binary (0x10, 0o17,
+/// 0b1), exponents (1e3), decimals (4.0), leading zeros (064: octal in YAML
+/// 1.1), and values outside int64 (kRange). Never throws.
+std::optional<std::int64_t> parse_integer(std::string_view text, IntegerError* why = nullptr);
 
 /// Human-readable forms used in tables: "25 MiB"-style binary sizes, "3.20 ms" times,
 /// "100 Gbps"-style bandwidths.
