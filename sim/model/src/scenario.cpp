@@ -8,8 +8,6 @@
 namespace gw {
 namespace {
 
-constexpr int kMaxWorldSize = 65536;  // SimGrid platforms beyond this do not fit a 24 GiB machine comfortably
-
 LinkSpec parse_link(const yaml::Node& n) {
   n.allow_keys({"bandwidth", "latency"});
   LinkSpec l;
@@ -153,8 +151,8 @@ WorkloadSpec parse_workload(const yaml::Node& n) {
                 "optimizer", "compression", "interference", "allreduce_algorithm", "compute_efficiency"});
   WorkloadSpec w;
   w.model = n.required("model").as_string();
-  w.micro_batch = static_cast<int>(n.required("micro_batch").as_int(1, 1 << 20));
-  if (auto a = n.optional("accumulation")) w.accumulation = static_cast<int>(a->as_int(1, 1 << 20));
+  w.micro_batch = static_cast<int>(n.required("micro_batch").as_int(1, kMaxMicroBatch));
+  if (auto a = n.optional("accumulation")) w.accumulation = static_cast<int>(a->as_int(1, kMaxAccumulation));
   if (auto p = n.optional("precision")) {
     std::string s = p->as_enum({"fp32", "bf16", "fp16"});
     w.precision = s == "fp32" ? Precision::FP32 : (s == "bf16" ? Precision::BF16 : Precision::FP16);

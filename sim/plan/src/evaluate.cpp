@@ -174,7 +174,14 @@ std::string PointEvaluator::evaluate(std::size_t index, std::size_t total, const
                                        std::to_string(world) + " GPUs x accumulation " +
                                        std::to_string(w.accumulation));
         }
-        w.micro_batch = static_cast<int>(gb / split);
+        const long long micro = gb / split;
+        if (micro > kMaxMicroBatch) {
+          j["accumulation"] = w.accumulation;
+          return finish("invalid", "global batch " + std::to_string(gb) + " gives a micro-batch of " +
+                                       std::to_string(micro) + " per GPU, above the " +
+                                       std::to_string(kMaxMicroBatch) + " a scenario allows");
+        }
+        w.micro_batch = static_cast<int>(micro);
       }
     }
     j["micro_batch"] = w.micro_batch;

@@ -428,7 +428,8 @@ SweepSpec parse_sweep(const std::string& text, const std::string& name, const st
   }
   spec.points = static_cast<std::size_t>(points);
 
-  if (auto g = root.optional("global_batch")) spec.options.global_batch = g->as_int(1, 1ll << 40);
+  // At most INT_MAX: the micro-batch and accumulation derived from it are ints.
+  if (auto g = root.optional("global_batch")) spec.options.global_batch = g->as_int(1, INT_MAX);
   if (auto f = root.optional("fit_accumulation")) {
     spec.options.fit_accumulation = f->as_bool();
     if (spec.options.fit_accumulation && !spec.options.global_batch)

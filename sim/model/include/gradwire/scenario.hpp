@@ -13,6 +13,13 @@
 
 namespace gw {
 
+/// Limits of a scenario (docs/scenarios.md): simulated GPUs, and the
+/// per-GPU micro-batch and the accumulation steps (SimGrid platforms beyond
+/// 65,536 hosts do not fit a 24 GiB machine comfortably).
+inline constexpr int kMaxWorldSize = 65536;
+inline constexpr int kMaxMicroBatch = 1 << 20;
+inline constexpr int kMaxAccumulation = 1 << 20;
+
 /// One kind of link: bandwidth in bytes/s, latency in seconds.
 struct LinkSpec {
   double bandwidth = 0;
