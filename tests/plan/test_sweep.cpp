@@ -9,11 +9,14 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "gradwire/atomic_file.hpp"
 #include "gradwire/error.hpp"
+#include "gradwire/plan/planner.hpp"
 #include "gradwire/plan/sweep.hpp"
 
 namespace gw::plan {
@@ -109,6 +112,110 @@ TEST(Sweep, RefusesAbsurdSizes) {
   } catch (const InputError& e) {
     EXPECT_EQ(e.line(), 5);
     EXPECT_NE(std::string(e.what()).find("more than the 1000000 "), std::string::npos) << e.what();
+  }
+}
+
+// --- Robustness of records and workers (docs/hardening.md, "Sweeps and results files") ---
+
+TEST(SweepRecords, InvalidUtf8InAStringNeverMakesARecordThrow) {
+  const auto spec = parse_sweep(kSmall, "small.yaml");
+  Scenario sc = point_scenario(spec, 0);
+  sc.name = "bad \xff\xfe name";
+  PointEvaluator pe(spec.options, closed_form_iteration, "closed form \xc3");
+  std::string line;
+  ASSERT_NO_THROW(line = pe.evaluate(0, spec.points, spec.id, "key=\xff", {{"name", "bad\xff"}}, sc));
+  const ResultLine r = parse_result_line(line, "record", 1);  // valid JSON, valid record
+  EXPECT_EQ(r.key, "key=\xef\xbf\xbd");                     // U+FFFD in place of the bad byte
+}
+
+TEST(SweepRecords, AWorkerThatThrowsAnythingEndsAsAnErrorRecordAndNeverUnwindsIntoTheParent) {
+  TempDir d;
+  const auto spec = parse_sweep(kSmall, "small.yaml");
+  const pid_t me = ::getpid();
+  for (int kind = 0; kind < 2; ++kind) {
+    RunOptions o;
+    o.jobs = 2;
+    o.progress = RunOptions::Progress::None;
+    o.out = d.file("e" + std::to_string(kind) + ".jsonl");
+    const Evaluator throws = [kind, me](const Scenario&, const ModelDesc&, const Profile&) -> IterationResult {
+      // In the parent this would be a test bug; in a worker it must stay there.
+      if (::getpid() == me) ADD_FAILURE() << "evaluated in the parent";
+      if (kind == 0) throw 42;                                     // not a std::exception
+      throw std::runtime_error("bad bytes \xff\xfe in a reason");  // not UTF-8
+    };
+    const auto sum = run_sweep(spec, o, throws, "throwing");
+    ASSERT_EQ(::getpid(), me);
+    EXPECT_EQ(sum.ran, spec.points);
+    EXPECT_EQ(sum.failed, spec.points);
+    EXPECT_EQ(sum.errors_left, spec.points);
+    const auto lines = read_results(o.out);
+    ASSERT_EQ(lines.size(), spec.points);
+    for (const auto& l : lines) EXPECT_EQ(l.status, "error") << l.text;
+    if (kind == 1) {
+      EXPECT_NE(lines[0].text.find("bad bytes \xef\xbf\xbd"), std::string::npos) << lines[0].text;
+    }
+    // A rerun retries every error record (and fails again: still 12, no more).
+    const auto again = run_sweep(spec, o, throws, "throwing");
+    EXPECT_EQ(again.retried, spec.points);
+    EXPECT_EQ(again.ran, spec.points);
+    EXPECT_EQ(read_results(o.out).size(), spec.points);
+  }
+}
+
+TEST(SweepRecords, TheIdentityCoversTheContentsOfTheFilesThePointsRead) {
+  TempDir d;
+  const std::string model_text = read_file(std::string(GW_PLAN_TEST_DIR) + "/../../models/resnet50.yaml");
+  d.file("m.yaml", model_text);
+  const std::string text = "base:\n  cluster: {instance: p4d.24xlarge, nodes: 2}\n  workload: {model: " +
+                           (d.path / "m.yaml").string() + ", micro_batch: 32}\naxes:\n  cluster.nodes: [1, 2]\n";
+  const auto spec = parse_sweep(text, "id.yaml");
+  const auto inputs = sweep_inputs(spec);
+  std::set<std::string> roles;
+  for (const auto& in : inputs) roles.insert(in.role);
+  EXPECT_EQ(roles, (std::set<std::string>{"catalog", "model " + (d.path / "m.yaml").string(), "profile a100-40gb"}))
+      << "p4d.24xlarge has A100-40GB GPUs";
+  const std::string before = sweep_identity(spec, inputs);
+  d.file("m.yaml", model_text + "# changed\n");
+  const auto changed = sweep_inputs(spec);
+  EXPECT_NE(sweep_identity(spec, changed), before);
+  EXPECT_EQ(parse_sweep(text, "id.yaml").id, spec.id) << "the spec's own id does not change";
+}
+
+TEST(SweepRecords, ResultsRecordsAreValidatedAtFileLine) {
+  TempDir d;
+  const std::string good =
+      R"({"index":0,"of":2,"sweep":"x","key":"k","status":"ok","instance":"p4d.24xlarge","nodes":1,)"
+      R"("gpus_per_node":8,"world":8,"micro_batch":32,"accumulation":1,"model":"resnet50","compression":"uncompressed",)"
+      R"("compression_kind":"none","cluster_key":"c","node_bandwidth":1e10,"iteration":0.1,"forward":0.03,)"
+      R"("backward":0.06,"exposed_communication":0.01,"optimizer":0.001,"training":{"hours":2.5},)"
+      R"("cost":{"on_demand":80.5,"spot":null}})";
+  const std::string path = d.file("r.jsonl", good + "\r\n");
+  const auto lines = read_results(path);
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0].text, good) << "CR dropped";
+  EXPECT_EQ(lines[0].line, 1);
+  EXPECT_EQ(plan_points(lines, Pricing::OnDemand).size(), 1u);
+  // A negative cost: refused by read_results, and by the planner for lines
+  // that did not come from it.
+  std::string bad = good;
+  bad.replace(bad.find("80.5"), 4, "-80.5");
+  d.file("bad.jsonl", good + "\n\n" + bad + "\n");
+  try {
+    read_results(d.file("bad.jsonl"));
+    FAIL() << "accepted a negative cost";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.line(), 3) << e.what();
+    EXPECT_EQ(e.key(), "cost.on_demand") << e.what();
+  }
+  ResultLine forged = lines[0];
+  forged.text = bad;
+  forged.line = 7;
+  try {
+    plan_points({forged}, Pricing::OnDemand);
+    FAIL() << "planned with a negative cost";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.line(), 7) << e.what();
+    EXPECT_EQ(e.key(), "cost.on_demand") << e.what();
   }
 }
 

@@ -206,6 +206,7 @@ class ResultsLock {
     }
     throw InputError(shown, 0, 0, "", "cannot take the lock " + path_ + " (it keeps being replaced)");
   }
+  int fd() const { return fd_; }
   ResultsLock(const ResultsLock&) = delete;
   ResultsLock& operator=(const ResultsLock&) = delete;
   ~ResultsLock() {
@@ -852,6 +853,8 @@ RunSummary run_sweep(const SweepSpec& spec, const RunOptions& opt, const Evaluat
       ::signal(SIGTERM, SIG_DFL);
       ::close(fds[0]);
       for (const auto& w : running) ::close(w.fd);
+      // Not the lock: a worker outliving a killed parent must not keep it.
+      ::close(lock.fd());
       // The worker ends with _exit whatever happens in it: an exception must
       // never unwind into the parent's code (this process is a copy of it).
       std::string line;
