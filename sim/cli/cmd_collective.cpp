@@ -265,6 +265,8 @@ int cmd_collective(int argc, char** argv) {
     for (int r = 0; r < gpus; ++r) base.ranks.push_back(r);
   }
 
+  engine::enable_progress("gradwire collective: simulating " + std::to_string(gpus) +
+                          " GPUs");  // stderr, once the run takes long
   const std::string out = engine::run_in_child([&] {
     engine::Simulation sim(scenario.cluster);
     std::vector<double> times;

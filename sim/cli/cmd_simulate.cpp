@@ -12,6 +12,7 @@
 #include "check_refs.hpp"
 #include "commands.hpp"
 #include "gradwire/atomic_file.hpp"
+#include "gradwire/engine.hpp"
 #include "gradwire/error.hpp"
 #include "gradwire/model_desc.hpp"
 #include "gradwire/profile.hpp"
@@ -82,6 +83,8 @@ int cmd_simulate(int argc, char** argv) {
   const ModelDesc& model = *refs.model;
   const Profile& profile = refs.profile;
 
+  engine::enable_progress(std::string(kCmd) + ": simulating " + std::to_string(scenario.cluster.world_size()) +
+                          " GPUs");  // stderr, once the run takes long
   // The trace's path is checked before the simulation runs: never a device,
   // FIFO or directory, never one of the files this run reads.
   std::string trace;

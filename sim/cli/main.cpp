@@ -3,6 +3,7 @@
 #include <cstring>
 #include <exception>
 #include <iostream>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -77,6 +78,14 @@ int main(int argc, char** argv) {
       } catch (const gw::InputError& e) {
         std::cerr << "gradwire " << c.name << ": " << e.what() << "\n";
         return gw::kExitInput;
+      } catch (const std::bad_alloc& e) {
+        // Say it in words: "error: std::bad_alloc" does not tell a user what to do.
+        // (The simulation child's, gw::engine::ChildOutOfMemory, already does.)
+        const std::string what = e.what();
+        std::cerr << "gradwire " << c.name << ": "
+                  << (what.rfind("out of memory", 0) == 0 ? what : "out of memory (" + what + ")")
+                  << ": free memory or raise the limit (ulimit -v)\n";
+        return gw::kExitFailure;
       } catch (const std::exception& e) {
         std::cerr << "gradwire " << c.name << ": error: " << e.what() << "\n";
         return gw::kExitFailure;

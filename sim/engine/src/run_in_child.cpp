@@ -4,21 +4,47 @@
 // Wire format, child -> parent: one tag byte, then length-prefixed fields.
 //   'R' result            'I' file line column key reason (gw::InputError)
 //   'E' message (any other exception)
+//   'M' (no fields)       the child ran out of memory (std::bad_alloc)
+//
+// The child dies with its parent (gw::die_with_parent): a gradwire killed
+// with SIGKILL leaves no simulation running. While it waits, the parent
+// prints a progress line to stderr once the run takes long, when the command
+// asked for it (enable_progress; docs/engine.md, "Process isolation").
+#include <cxxabi.h>
+#include <poll.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <exception>
+#include <new>
 #include <stdexcept>
 #include <string>
+#include <typeinfo>
 
+#include "gradwire/child.hpp"
 #include "gradwire/engine.hpp"
 #include "gradwire/error.hpp"
 
 namespace gw::engine {
+
+const char* ChildOutOfMemory::what() const noexcept {
+  return "out of memory in the simulation child (std::bad_alloc)";
+}
+
 namespace {
+
+std::string g_progress_label;  // empty: no progress lines
+
+/// The child's end of the result pipe, for its terminate handler.
+int g_child_fd = -1;
 
 void put_field(std::string& out, const std::string& field) {
   const std::uint64_t n = field.size();
@@ -37,10 +63,10 @@ std::string get_field(const std::string& in, std::size_t& pos) {
   return field;
 }
 
-void write_all(int fd, const std::string& data) {
+void write_all(int fd, const char* data, std::size_t size) {
   std::size_t done = 0;
-  while (done < data.size()) {
-    const ssize_t w = ::write(fd, data.data() + done, data.size() - done);
+  while (done < size) {
+    const ssize_t w = ::write(fd, data + done, size - done);
     if (w < 0) {
       if (errno == EINTR) continue;
       return;
@@ -49,7 +75,49 @@ void write_all(int fd, const std::string& data) {
   }
 }
 
+[[noreturn]] void child_exit(int fd) {
+  ::close(fd);
+  std::fflush(stdout);
+  std::fflush(stderr);
+  ::_exit(0);  // no atexit handlers, no destructors of the parent's objects
+}
+
+bool handling_bad_alloc() {
+  const std::type_info* t = abi::__cxa_current_exception_type();
+  return t != nullptr && (*t == typeid(std::bad_alloc) || *t == typeid(std::bad_array_new_length));
+}
+
+/// A std::bad_alloc that escapes the body's own frames (thrown inside a
+/// SimGrid actor, a noexcept function or a destructor) ends in
+/// std::terminate: report it as out of memory rather than as SIGABRT.
+[[noreturn]] void child_terminate() {
+  if (handling_bad_alloc()) {
+    write_all(g_child_fd, "M", 1);
+    ::_exit(0);
+  }
+  std::abort();
+}
+
+/// SimGrid installs its own terminate handler when its engine starts (it logs
+/// "Uncaught exception std::bad_alloc" and calls abort() from inside its catch
+/// block, so the exception is still the current one here). The signal is
+/// synchronous, raised by this thread.
+void child_abort(int) {
+  if (handling_bad_alloc()) {
+    write_all(g_child_fd, "M", 1);
+    ::_exit(0);
+  }
+  // SA_RESETHAND: returning lets abort() end the process as before.
+}
+
 [[noreturn]] void child_main(int fd, const std::function<std::string()>& body) {
+  g_child_fd = fd;
+  std::set_terminate(child_terminate);
+  struct sigaction sa {};
+  sa.sa_handler = child_abort;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESETHAND;
+  ::sigaction(SIGABRT, &sa, nullptr);
   std::string out;
   try {
     std::string result = body();
@@ -62,6 +130,11 @@ void write_all(int fd, const std::string& data) {
     put_field(out, std::to_string(e.column()));
     put_field(out, e.key());
     put_field(out, e.reason());
+  } catch (const std::bad_alloc&) {
+    out.clear();
+    out.shrink_to_fit();
+    write_all(fd, "M", 1);  // nothing to allocate
+    child_exit(fd);
   } catch (const std::exception& e) {
     out = "E";
     put_field(out, e.what());
@@ -69,14 +142,72 @@ void write_all(int fd, const std::string& data) {
     out = "E";
     put_field(out, "unknown exception in simulation child");
   }
-  write_all(fd, out);
-  ::close(fd);
-  std::fflush(stdout);
-  std::fflush(stderr);
-  ::_exit(0);  // no atexit handlers, no destructors of the parent's objects
+  write_all(fd, out.data(), out.size());
+  child_exit(fd);
+}
+
+/// First progress line after this many seconds (GRADWIRE_PROGRESS_AFTER),
+/// negative: none.
+double progress_after() {
+  const char* v = std::getenv("GRADWIRE_PROGRESS_AFTER");
+  if (v == nullptr || *v == '\0') return 2.0;
+  if (std::strcmp(v, "off") == 0 || std::strcmp(v, "never") == 0) return -1;
+  char* end = nullptr;
+  const double s = std::strtod(v, &end);
+  if (end == v || *end != '\0' || !std::isfinite(s) || s < 0) return 2.0;
+  return s;
+}
+
+constexpr double kProgressEvery = 5.0;  // seconds between progress lines
+
+void print_progress(double elapsed) {
+  char secs[32];
+  std::snprintf(secs, sizeof secs, "%.0f", std::floor(elapsed));
+  const std::string line = g_progress_label + ", " + secs + " s elapsed\n";
+  write_all(2, line.data(), line.size());  // one write: whole lines in a shared log
+}
+
+/// Reads the child's whole result, printing progress lines meanwhile.
+std::string read_result(int fd) {
+  using clock = std::chrono::steady_clock;
+  const auto t0 = clock::now();
+  const double first = g_progress_label.empty() ? -1 : progress_after();
+  double next = first;  // seconds since t0 of the next progress line
+  if (next == 0) {        // GRADWIRE_PROGRESS_AFTER=0: the first line at once
+    print_progress(0);
+    next = kProgressEvery;
+  }
+  std::string in;
+  char buf[65536];
+  for (;;) {
+    int timeout_ms = -1;
+    if (next >= 0) {
+      const double left = next - std::chrono::duration<double>(clock::now() - t0).count();
+      timeout_ms = left <= 0 ? 0 : static_cast<int>(std::ceil(left * 1000));
+    }
+    pollfd p{fd, POLLIN, 0};
+    const int n = ::poll(&p, 1, timeout_ms);
+    if (n < 0 && errno != EINTR) break;
+    if (n == 0) {
+      const double elapsed = std::chrono::duration<double>(clock::now() - t0).count();
+      if (next >= 0 && elapsed >= next) {
+        print_progress(elapsed);
+        while (next <= elapsed) next += kProgressEvery;
+      }
+      continue;
+    }
+    if (n < 0) continue;  // EINTR
+    const ssize_t r = ::read(fd, buf, sizeof buf);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) break;
+    in.append(buf, static_cast<std::size_t>(r));
+  }
+  return in;
 }
 
 }  // namespace
+
+void enable_progress(std::string label) { g_progress_label = std::move(label); }
 
 std::string run_in_child(const std::function<std::string()>& body) {
   int fds[2];
@@ -84,6 +215,7 @@ std::string run_in_child(const std::function<std::string()>& body) {
     throw std::runtime_error(std::string("run_in_child: pipe: ") + std::strerror(errno));
   std::fflush(stdout);  // else buffered output would be written twice
   std::fflush(stderr);
+  const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0) {
     const int err = errno;
@@ -92,26 +224,22 @@ std::string run_in_child(const std::function<std::string()>& body) {
     throw std::runtime_error(std::string("run_in_child: fork: ") + std::strerror(err));
   }
   if (pid == 0) {
+    die_with_parent(parent);  // a SIGKILLed gradwire leaves no simulation running
     ::close(fds[0]);
     child_main(fds[1], body);
   }
   ::close(fds[1]);
-  std::string in;
-  char buf[65536];
-  for (;;) {
-    const ssize_t r = ::read(fds[0], buf, sizeof buf);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) break;
-    in.append(buf, static_cast<std::size_t>(r));
-  }
+  const std::string in = read_result(fds[0]);
   ::close(fds[0]);
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   if (in.empty()) {
-    if (WIFSIGNALED(status))
-      throw std::runtime_error("simulation child killed by signal " +
-                               std::to_string(WTERMSIG(status)));
+    if (WIFSIGNALED(status)) {
+      const int sig = WTERMSIG(status);
+      throw std::runtime_error("simulation child killed by signal " + std::to_string(sig) +
+                               (sig == SIGKILL ? " (SIGKILL: the kernel's out-of-memory killer, or another process)" : ""));
+    }
     throw std::runtime_error("simulation child exited with status " +
                              std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) +
                              " without a result");
@@ -128,6 +256,7 @@ std::string run_in_child(const std::function<std::string()>& body) {
       throw InputError(std::move(file), line, column, std::move(key), std::move(reason));
     }
     case 'E': throw std::runtime_error(get_field(in, pos));
+    case 'M': throw ChildOutOfMemory();
     default: throw std::runtime_error("simulation child: malformed result");
   }
 }

@@ -9,6 +9,7 @@
 
 #include <functional>
 #include <memory>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -91,7 +92,21 @@ class Signal {
 
 /// Forks a child process, runs `body` there (which may create one Simulation)
 /// and returns the string it produced. An exception in the child is rethrown in
-/// the parent as std::runtime_error (gw::InputError keeps its fields).
+/// the parent as std::runtime_error (gw::InputError keeps its fields; a
+/// std::bad_alloc becomes ChildOutOfMemory). The child dies with the calling
+/// process (SIGKILL included).
 std::string run_in_child(const std::function<std::string()>& body);
+
+/// The child ran out of memory (a std::bad_alloc there).
+class ChildOutOfMemory : public std::bad_alloc {
+ public:
+  const char* what() const noexcept override;
+};
+
+/// From now on run_in_child prints "LABEL, T s elapsed" to stderr while it
+/// waits for a child: first after GRADWIRE_PROGRESS_AFTER seconds (default 2;
+/// "off" for never), then every 5 s. Off until called; stdout is untouched.
+/// For commands (simulate, collective), not for sweep workers.
+void enable_progress(std::string label);
 
 }  // namespace gw::engine
