@@ -4,7 +4,9 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -12,6 +14,7 @@
 #include "gradwire/catalog.hpp"
 #include "gradwire/error.hpp"
 #include "gradwire/model_desc.hpp"
+#include "gradwire/plan/planner.hpp"
 #include "gradwire/plan/sweep.hpp"
 #include "gradwire/profile.hpp"
 #include "gradwire/scenario.hpp"
@@ -127,9 +130,60 @@ void units(const std::uint8_t* data, std::size_t size) {
   if (auto v = units::parse_number(t)) require_finite(*v, "number");
 }
 
+/// Everything plan and report do with accepted records, with checks on what
+/// comes out: no point may carry a negative or non-finite time or cost.
+void plan_all(const std::vector<plan::ResultLine>& lines) {
+  for (const auto pricing : {plan::Pricing::OnDemand, plan::Pricing::Spot}) {
+    const auto points = plan::plan_points(lines, pricing);
+    for (const auto& p : points) {
+      require_finite(p.iteration, "iteration time");
+      require_finite(p.hours, "time to train");
+      require_finite(p.cost, "cost");
+      if (p.iteration < 0 || p.hours < 0 || p.cost < 0) throw std::logic_error("a negative time or cost was accepted");
+      (void)plan::describe(p);
+    }
+    for (std::size_t i : plan::pareto_front(points)) {
+      if (i >= points.size()) throw std::logic_error("pareto_front returned an index out of range");
+    }
+    (void)plan::recommend(points, std::nullopt, std::nullopt);
+    (void)plan::recommend(points, 1000.0, std::nullopt);
+    (void)plan::recommend(points, std::nullopt, 10.0);
+    (void)plan::recommend(points, 1000.0, 10.0);
+  }
+}
+
+void results(const std::uint8_t* data, std::size_t size) {
+  // The file as plan, report, merge and a resumed sweep read it.
+  try {
+    bool partial = false;
+    const auto lines = plan::read_results(as_file(data, size), &partial);
+    plan_all(lines);
+    (void)plan::canonical_results(lines);
+  } catch (const InputError&) {
+  }
+  // Each line handed to the planner directly: plan_points checks records
+  // again (a ResultLine may come from elsewhere than read_results).
+  const std::string text = text_of(data, size);
+  int lineno = 0;
+  for (std::size_t pos = 0; pos < text.size();) {
+    std::size_t nl = text.find('\n', pos);
+    if (nl == std::string::npos) nl = text.size();
+    plan::ResultLine r;
+    r.text = text.substr(pos, nl - pos);
+    r.file = "fuzz-results.jsonl";
+    r.line = ++lineno;
+    pos = nl + 1;
+    try {
+      plan_all({r});
+    } catch (const InputError&) {
+    }
+  }
+}
+
 const std::vector<Target>& targets() {
   static const std::vector<Target> all = {{"scenario", scenario}, {"model", model},   {"profile", profile},
-                                          {"catalog", catalog},   {"sweep", sweep},   {"units", units}};
+                                          {"catalog", catalog},   {"sweep", sweep},   {"units", units},
+                                          {"results", results}};
   return all;
 }
 

@@ -22,6 +22,7 @@ void profile(const std::uint8_t* data, std::size_t size);
 void catalog(const std::uint8_t* data, std::size_t size);
 void sweep(const std::uint8_t* data, std::size_t size);
 void units(const std::uint8_t* data, std::size_t size);
+void results(const std::uint8_t* data, std::size_t size);
 
 struct Target {
   const char* name;

@@ -12,6 +12,8 @@
 #include <vector>
 
 #include "fuzz_targets.hpp"
+#include "gradwire/plan/planner.hpp"
+#include "gradwire/plan/sweep.hpp"
 
 namespace fs = std::filesystem;
 
@@ -57,6 +59,18 @@ TEST_P(FuzzTarget, SeedInputsLoadOrAreRejectedCleanly) {
   const auto seeds = files_in(fs::path(GW_FUZZ_SEEDS_DIR) / t.name);
   ASSERT_GE(seeds.size(), 3u) << "seed corpus of " << t.name << " (scripts/fuzz.sh gathers it)";
   replay(t, seeds);
+}
+
+// The results target must reach the planner, not stop at the reader: its
+// seeds from the bundled studies give plan points.
+TEST(FuzzSeeds, ResultsSeedsReachThePlanner) {
+  const fs::path dir = fs::path(GW_FUZZ_DIR) / "seeds" / "results";
+  // (study-compression spells its cluster out: no instance, no price.)
+  for (const char* name : {"study-accumulation-head.jsonl", "statuses.jsonl"}) {
+    const auto lines = gw::plan::read_results((dir / name).string());
+    EXPECT_GE(lines.size(), 3u) << name;
+    EXPECT_GE(gw::plan::plan_points(lines, gw::plan::Pricing::Spot).size(), 3u) << name;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Loaders, FuzzTarget, ::testing::ValuesIn(gw::fuzz::targets()),
