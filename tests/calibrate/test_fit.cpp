@@ -153,3 +153,33 @@ TEST(Fit, BusBandwidthFactors) {
   EXPECT_DOUBLE_EQ(gw::fit::bus_bandwidth_factor("broadcast", 4), 1.0);
   EXPECT_THROW(gw::fit::bus_bandwidth_factor("gossip", 4), std::invalid_argument);
 }
+
+// Hardening round 2 (issue 11): a codec's predicted time never falls as the
+// size grows. Noisy launch-bound measurements (the H200 profile has drops of
+// up to 30% between neighbouring sizes) made knots that did on f2c0d4f, where
+// the fit went through every point.
+TEST(Fit, PiecewiseKnotsNeverDecrease) {
+  const std::vector<gw::CurvePoint> noisy = {{1024, 8.0e-6, 0.1, 5},  {2048, 7.0e-6, 0.1, 5},
+                                             {4096, 7.5e-6, 0.1, 5},  {8192, 6.5e-6, 0.1, 5},
+                                             {16384, 9.0e-6, 0.1, 5}, {32768, 1.2e-5, 0.1, 5}};
+  for (double tol : {0.0, 0.05}) {
+    const auto fit = gw::fit::fit_piecewise_log(noisy, tol);
+    for (std::size_t i = 1; i < fit.knots.size(); ++i) {
+      EXPECT_GE(fit.knots[i].seconds, fit.knots[i - 1].seconds) << "knot " << i << ", tolerance " << tol;
+    }
+    double last = 0;
+    for (double x = 512; x <= 65536; x *= 1.19) {
+      const double t = fit.evaluate(x);
+      EXPECT_GE(t, last) << x;
+      last = t;
+    }
+  }
+  // The first four sizes pool to their geometric mean; the rise after is kept.
+  const auto fit = gw::fit::fit_piecewise_log(noisy);
+  ASSERT_EQ(fit.knots.size(), noisy.size());
+  const double pooled = std::pow(8.0e-6 * 7.0e-6 * 7.5e-6 * 6.5e-6, 0.25);
+  for (int i = 0; i < 4; ++i) EXPECT_NEAR(fit.knots[i].seconds, pooled, 1e-18);
+  EXPECT_DOUBLE_EQ(fit.knots[4].seconds, 9.0e-6);
+  EXPECT_DOUBLE_EQ(fit.knots[5].seconds, 1.2e-5);
+  EXPECT_GT(fit.max_rel_residual, 0.0);
+}

@@ -7,14 +7,16 @@
 #include <regex>
 #include <set>
 
+#include "gradwire/scenario.hpp"
+
 namespace gw {
 namespace {
 
 LinkSpec read_link(const yaml::Node& n) {
   n.allow_keys({"bandwidth", "latency"});
   LinkSpec l;
-  l.bandwidth = n.required("bandwidth").as_bandwidth(1e3, 1e15);
-  l.latency = n.required("latency").as_time(0, 1.0);
+  l.bandwidth = n.required("bandwidth").as_bandwidth(kMinLinkBandwidth, kMaxLinkBandwidth);
+  l.latency = n.required("latency").as_time(0, kMaxLinkLatency);
   return l;
 }
 
@@ -57,6 +59,19 @@ Catalog load_catalog_file(const std::string& path) {
   c.as_of = as_of.as_string();
   static const std::regex date(R"(\d{4}-\d{2}-\d{2})");
   if (!std::regex_match(c.as_of, date)) as_of.fail("expected a date YYYY-MM-DD (when the prices were read)");
+  {
+    auto digits = [&](std::size_t at, std::size_t n) {  // ASCII digits, checked by the pattern above
+      int v = 0;
+      for (std::size_t i = at; i < at + n; ++i) v = v * 10 + (c.as_of[i] - '0');
+      return v;
+    };
+    const int y = digits(0, 4), m = digits(5, 2), d = digits(8, 2);
+    const bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    const int days[] = {31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    if (y < 2000 || y > 2100) as_of.fail("year " + std::to_string(y) + " is out of range [2000, 2100]");
+    if (m < 1 || m > 12) as_of.fail("month " + std::to_string(m) + " does not exist (" + c.as_of + ")");
+    if (d < 1 || d > days[m - 1]) as_of.fail("day " + std::to_string(d) + " does not exist in " + c.as_of.substr(0, 7));
+  }
   c.currency = root.required("currency").as_enum({"USD"});
   BillingSpec defaults;
   if (auto b = root.optional("billing")) defaults = read_billing(*b, defaults);
@@ -82,9 +97,9 @@ Catalog load_catalog_file(const std::string& path) {
     auto nics = e.required("nics");
     nics.allow_keys({"count", "bandwidth", "latency"});
     t.nic_count = static_cast<int>(nics.required("count").as_int(1, 64));
-    t.nic.bandwidth = nics.required("bandwidth").as_bandwidth(1e3, 1e15);
-    t.nic.latency = nics.required("latency").as_time(0, 1.0);
-    t.fabric_latency = e.optional("fabric_latency") ? e.required("fabric_latency").as_time(0, 1.0) : 0.0;
+    t.nic.bandwidth = nics.required("bandwidth").as_bandwidth(kMinLinkBandwidth, kMaxLinkBandwidth);
+    t.nic.latency = nics.required("latency").as_time(0, kMaxLinkLatency);
+    t.fabric_latency = e.optional("fabric_latency") ? e.required("fabric_latency").as_time(0, kMaxLinkLatency) : 0.0;
     auto p = e.required("price");
     p.allow_keys({"on_demand", "spot"});
     t.on_demand = price(p.required("on_demand"));

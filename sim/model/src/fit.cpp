@@ -60,11 +60,35 @@ double max_rel_residual(const AlphaBetaFit& fit, const std::vector<CurvePoint>& 
   return worst;
 }
 
+std::vector<CurvePoint> monotone_times(std::vector<CurvePoint> points) {
+  struct Block {
+    double sum_log;
+    std::size_t count;
+    double mean() const { return sum_log / static_cast<double>(count); }
+  };
+  std::vector<Block> blocks;
+  for (const auto& p : points) {
+    blocks.push_back({std::log(p.seconds), 1});
+    while (blocks.size() >= 2 && blocks[blocks.size() - 2].mean() > blocks.back().mean()) {
+      blocks[blocks.size() - 2].sum_log += blocks.back().sum_log;
+      blocks[blocks.size() - 2].count += blocks.back().count;
+      blocks.pop_back();
+    }
+  }
+  if (blocks.size() == points.size()) return points;  // already non-decreasing: unchanged, bit for bit
+  std::size_t i = 0;
+  for (const auto& b : blocks) {
+    const double t = b.count == 1 ? points[i].seconds : std::exp(b.mean());
+    for (std::size_t k = 0; k < b.count; ++k, ++i) points[i].seconds = t;
+  }
+  return points;
+}
+
 PiecewiseLogFit fit_piecewise_log(const std::vector<CurvePoint>& points, double thin_tolerance) {
   std::vector<CurvePoint> pts = normalize_points(points);
   if (pts.empty()) throw std::invalid_argument("fit_piecewise_log: no points");
   PiecewiseLogFit fit;
-  fit.knots = pts;
+  fit.knots = monotone_times(pts);
   if (thin_tolerance > 0) {
     while (fit.knots.size() > 2) {
       double best_err = std::numeric_limits<double>::infinity();

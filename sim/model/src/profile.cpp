@@ -40,11 +40,42 @@ const std::vector<std::string>& precisions() {
 
 constexpr double kBig = 1e30;
 
+// Plausible ranges (docs/profiles.md, docs/hardening.md): anything outside is
+// a typo, a unit slip or a broken measurement, refused at its field.
+constexpr double kMinFlops = 1e8;             // FLOP/s: 0.1 GFLOP/s (a slow CPU twin)
+constexpr double kMaxFlops = 1e17;            // FLOP/s: 100 PFLOP/s
+constexpr double kMinCopyBandwidth = 1e8;     // B/s
+constexpr double kMaxCopyBandwidth = 1e14;    // B/s
+constexpr double kMinMemory = 1073741824.0;   // B: 1 GiB
+constexpr double kMaxMemory = 17592186044416.0;  // B: 16 TiB
+constexpr double kMinPointSize = 1;           // elements, FLOPs or bytes
+constexpr double kMaxPointSize = 1e18;
+constexpr double kMinSeconds = 1e-9;          // a measured or fitted time: 1 ns ..
+constexpr double kMaxSeconds = 3600;          // .. 1 h
+constexpr double kMaxAlpha = 1.0;             // s: a collective's latency
+constexpr double kMinBeta = 1e6;              // B/s
+constexpr double kMaxBeta = 1e14;             // B/s
+constexpr int kMaxProfileGpus = 65536;
+// Measured codec times may wobble with noise at launch-bound sizes, but not
+// fall to less than this fraction of an earlier (smaller) size's time.
+constexpr double kMaxNoiseDrop = 0.5;
+
 std::string num(double v);
 
 double positive(const yaml::Node& n, double max) {
   const double v = n.as_double(-max, max);
   if (!(v > 0)) n.fail("must be positive, got " + n.raw().Scalar());
+  return v;
+}
+
+// Positive, and within [min, max] (the plausible range).
+double plausible(const yaml::Node& n, double min, double max) {
+  const double v = positive(n, std::numeric_limits<double>::max());
+  if (v < min || v > max) {
+    std::ostringstream os;
+    os << n.raw().Scalar() << " is out of the plausible range [" << min << ", " << max << "]";
+    n.fail(os.str());
+  }
   return v;
 }
 
@@ -57,8 +88,8 @@ std::vector<CurvePoint> read_points(const yaml::Node& n) {
     if (row.size() != 4) row.fail("expected [size, seconds, spread, repeats] (4 numbers), got " + std::to_string(row.size()));
     auto e = row.elements();
     CurvePoint p;
-    p.x = positive(e[0], kBig);
-    p.seconds = positive(e[1], 1e9);
+    p.x = plausible(e[0], kMinPointSize, kMaxPointSize);
+    p.seconds = plausible(e[1], kMinSeconds, kMaxSeconds);
     p.spread = e[2].as_double(0, 1e9);
     p.repeats = static_cast<int>(e[3].as_int(0, 1'000'000'000));
     if (!out.empty() && p.x <= out.back().x) {
@@ -69,12 +100,38 @@ std::vector<CurvePoint> read_points(const yaml::Node& n) {
   return out;
 }
 
+// A codec's time must not fall as the size grows: fitted knots never (the
+// prediction would make compressing more data cheaper), measured points not
+// below kMaxNoiseDrop of an earlier time (noise, not physics).
+void check_codec_times(const yaml::Node& list, const std::vector<CurvePoint>& pts, bool fitted) {
+  double peak = 0, peak_x = 0;
+  const auto rows = list.elements();
+  for (std::size_t i = 0; i < pts.size(); ++i) {
+    const double floor = fitted ? peak : kMaxNoiseDrop * peak;
+    if (pts[i].seconds < floor) {
+      rows[i].elements()[1].fail(
+          (fitted ? std::string("fitted codec times must not decrease with size: ")
+                  : std::string("measured codec time falls steeply with size: ")) +
+          num(pts[i].seconds) + " s at size " + num(pts[i].x) + " after " + num(peak) + " s at size " + num(peak_x) +
+          (fitted ? " (refit from the points: the fit is non-decreasing)" : " (not a plausible measurement)"));
+    }
+    if (pts[i].seconds > peak) {
+      peak = pts[i].seconds;
+      peak_x = pts[i].x;
+    }
+  }
+}
+
 void read_curve(const yaml::Node& n, std::vector<CurvePoint>& points, PiecewiseLogFit& fit) {
   n.allow_keys({"points", "knots", "max_rel_residual"});
-  if (auto p = n.optional("points")) points = read_points(*p);
+  if (auto p = n.optional("points")) {
+    points = read_points(*p);
+    check_codec_times(*p, points, false);
+  }
   if (auto k = n.optional("knots")) {
     fit.knots = read_points(*k);
     if (fit.knots.empty()) k->fail("knots must not be empty");
+    check_codec_times(*k, fit.knots, true);
     if (auto r = n.optional("max_rel_residual")) fit.max_rel_residual = r->as_double(0, 1e9);
   } else {
     if (points.empty()) n.fail("needs measured points or fitted knots (neither is given)");
@@ -95,14 +152,14 @@ CollectiveCost read_collective(const yaml::Node& n) {
   n.allow_keys({"op", "gpus", "nodes", "points", "alpha", "beta", "max_rel_residual"});
   CollectiveCost c;
   c.op = n.required("op").as_enum({"allreduce", "allgather", "reducescatter", "broadcast", "alltoall"});
-  c.gpus = static_cast<int>(n.required("gpus").as_int(2, 1'000'000));
+  c.gpus = static_cast<int>(n.required("gpus").as_int(2, kMaxProfileGpus));
   if (auto nodes = n.optional("nodes")) c.nodes = static_cast<int>(nodes->as_int(1, c.gpus));
   if (auto p = n.optional("points")) c.points = read_points(*p);
   const bool has_a = n.has("alpha"), has_b = n.has("beta");
   if (has_a != has_b) n.required(has_a ? "beta" : "alpha");  // throws "missing required field"
   if (has_a) {
-    c.fit.alpha = n.required("alpha").as_double(0, 1e3);
-    c.fit.beta = positive(n.required("beta"), kBig);
+    c.fit.alpha = n.required("alpha").as_double(0, kMaxAlpha);
+    c.fit.beta = plausible(n.required("beta"), kMinBeta, kMaxBeta);
     if (auto r = n.optional("max_rel_residual")) c.fit.max_rel_residual = r->as_double(0, 1e9);
   } else {
     if (c.points.size() < 2) n.fail("needs alpha and beta, or at least 2 measured points to fit them");
@@ -147,7 +204,7 @@ Profile read_profile(const yaml::Document& doc) {
   p.name = root.required("name").as_string();
   p.device = root.required("device").as_string();
   if (auto n = root.optional("sm_count")) p.sm_count = static_cast<int>(n->as_int(0, 1'000'000));
-  if (auto n = root.optional("memory")) p.memory_bytes = n->as_double(0, kBig);
+  if (auto n = root.optional("memory")) p.memory_bytes = plausible(*n, kMinMemory, kMaxMemory);
   p.driver = opt_string(root, "driver");
   p.cuda = opt_string(root, "cuda");
   p.nccl = opt_string(root, "nccl");
@@ -175,9 +232,9 @@ Profile read_profile(const yaml::Document& doc) {
   yaml::Node compute = root.required("compute");
   compute.allow_keys({"fp32_flops", "tf32_flops", "bf16_flops", "fp16_flops", "copy_bandwidth", "gemm_points"});
   for (const auto& prec : precisions()) {
-    p.gemm_flops[prec] = positive(compute.required(prec + "_flops"), 1e18);
+    p.gemm_flops[prec] = plausible(compute.required(prec + "_flops"), kMinFlops, kMaxFlops);
   }
-  p.copy_bandwidth = positive(compute.required("copy_bandwidth"), 1e16);
+  p.copy_bandwidth = plausible(compute.required("copy_bandwidth"), kMinCopyBandwidth, kMaxCopyBandwidth);
   if (auto g = compute.optional("gemm_points")) {
     g->allow_keys(precisions());
     for (const auto& prec : g->keys()) p.gemm_points[prec] = read_points(g->required(prec));
@@ -370,7 +427,7 @@ std::string profile_to_yaml(const Profile& p) {
   os << "name: " << quote(p.name) << "\n";
   os << "device: " << quote(p.device) << "\n";
   os << "sm_count: " << p.sm_count << "\n";
-  os << "memory: " << num(p.memory_bytes) << "\n";
+  if (p.memory_bytes > 0) os << "memory: " << num(p.memory_bytes) << "\n";  // 0: unknown, left out
   os << "driver: " << quote(p.driver) << "\n";
   os << "cuda: " << quote(p.cuda) << "\n";
   os << "nccl: " << quote(p.nccl) << "\n";

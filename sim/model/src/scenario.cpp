@@ -11,8 +11,8 @@ namespace {
 LinkSpec parse_link(const yaml::Node& n) {
   n.allow_keys({"bandwidth", "latency"});
   LinkSpec l;
-  l.bandwidth = n.required("bandwidth").as_bandwidth(1e3, 1e15);
-  l.latency = n.required("latency").as_time(0, 1.0);
+  l.bandwidth = n.required("bandwidth").as_bandwidth(kMinLinkBandwidth, kMaxLinkBandwidth);
+  l.latency = n.required("latency").as_time(0, kMaxLinkLatency);
   return l;
 }
 
@@ -67,8 +67,8 @@ ClusterSpec parse_instance_cluster(const yaml::Node& n) {
   if (auto nics = n.optional("nics")) {
     nics->allow_keys({"count", "bandwidth", "latency"});
     if (auto x = nics->optional("count")) c.nic_count = static_cast<int>(x->as_int(1, 64));
-    if (auto x = nics->optional("bandwidth")) c.nic.bandwidth = x->as_bandwidth(1e3, 1e15);
-    if (auto x = nics->optional("latency")) c.nic.latency = x->as_time(0, 1.0);
+    if (auto x = nics->optional("bandwidth")) c.nic.bandwidth = x->as_bandwidth(kMinLinkBandwidth, kMaxLinkBandwidth);
+    if (auto x = nics->optional("latency")) c.nic.latency = x->as_time(0, kMaxLinkLatency);
   }
   c.instance = type->name;
   return c;
@@ -111,13 +111,13 @@ ClusterSpec parse_cluster(const yaml::Node& n) {
   auto nics = n.required("nics");
   nics.allow_keys({"count", "bandwidth", "latency"});
   c.nic_count = static_cast<int>(nics.required("count").as_int(1, 64));
-  c.nic.bandwidth = nics.required("bandwidth").as_bandwidth(1e3, 1e15);
-  c.nic.latency = nics.required("latency").as_time(0, 1.0);
+  c.nic.bandwidth = nics.required("bandwidth").as_bandwidth(kMinLinkBandwidth, kMaxLinkBandwidth);
+  c.nic.latency = nics.required("latency").as_time(0, kMaxLinkLatency);
 
   auto fabric = n.required("fabric");
   fabric.allow_keys({"topology", "latency", "nodes_per_leaf", "oversubscription"});
   std::string topo = fabric.required("topology").as_enum({"switch", "fat-tree"});
-  c.fabric.latency = fabric.optional("latency") ? fabric.required("latency").as_time(0, 1.0) : 0.0;
+  c.fabric.latency = fabric.optional("latency") ? fabric.required("latency").as_time(0, kMaxLinkLatency) : 0.0;
   if (topo == "switch") {
     c.fabric.topology = FabricTopology::Switch;
     for (const char* k : {"nodes_per_leaf", "oversubscription"}) {
@@ -162,14 +162,13 @@ WorkloadSpec parse_workload(const yaml::Node& n) {
   if (auto o = n.optional("overlap")) w.overlap = o->as_bool();
   if (auto f = n.optional("interference")) w.interference = f->as_double(0.0, 10.0);
   if (auto f = n.optional("compute_efficiency")) {
-    w.compute_efficiency = f->as_double(0.0, 1.0);
-    if (*w.compute_efficiency <= 0) f->fail("compute_efficiency must be greater than 0");
+    w.compute_efficiency = f->as_double(kMinComputeEfficiency, 1.0);
   }
   if (auto a = n.optional("allreduce_algorithm")) w.allreduce_algorithm = a->as_enum({"auto", "ring", "tree", "hierarchical"});
   if (auto opt = n.optional("optimizer")) {
     opt->allow_keys({"kind", "step_time"});
     if (auto k = opt->optional("kind")) w.optimizer.kind = k->as_enum({"sgd", "momentum", "adam", "adamw", "lamb", "lars"});
-    if (auto t = opt->optional("step_time")) w.optimizer.step_time = t->as_time(0, 3600);
+    if (auto t = opt->optional("step_time")) w.optimizer.step_time = t->as_time(0, kMaxOptimizerStep);
   }
   if (auto comp = n.optional("compression")) {
     comp->allow_keys({"kind", "ratio", "rank", "chunk", "error_feedback", "min_compression_rate"});
@@ -185,8 +184,7 @@ WorkloadSpec parse_workload(const yaml::Node& n) {
       x->fail(std::string("not used by compression kind \"") + c.kind + "\" (only by " + list + ")");
     };
     if (auto r = only_for("ratio", {"topk", "randomk"})) {
-      c.ratio = r->as_double(0, 1);
-      if (c.ratio <= 0) r->fail("ratio must be greater than 0");
+      c.ratio = r->as_double(kMinCompressionRatio, 1);
     }
     if (auto r = only_for("rank", {"powersgd"})) c.rank = static_cast<int>(r->as_int(1, 4096));
     if (auto r = only_for("chunk", {"int8", "sign", "majority_vote"})) c.chunk = r->as_int(1, 1ll << 30);

@@ -29,7 +29,14 @@ Summary summarize(std::vector<double> samples);
 /// x <= 0, seconds <= 0 or a non-finite value.
 std::vector<CurvePoint> normalize_points(std::vector<CurvePoint> points);
 
-/// Piecewise fit through the (normalized) points: one knot per measured size.
+/// Non-decreasing times: the closest non-decreasing curve in log time (pool
+/// adjacent violators; a pooled run takes the geometric mean of its times).
+/// Sizes are kept; a curve that already does not decrease is returned as is.
+std::vector<CurvePoint> monotone_times(std::vector<CurvePoint> points);
+
+/// Piecewise fit through the (normalized) points: one knot per measured size,
+/// with times made non-decreasing (monotone_times: moving more data never
+/// costs less; measured noise at launch-bound sizes can say otherwise).
 /// With thin_tolerance > 0, interior knots are removed greedily (the one whose
 /// removal hurts least first) while every measured point stays predicted within
 /// thin_tolerance relative error. max_rel_residual is computed over all points.

@@ -20,6 +20,16 @@ inline constexpr int kMaxWorldSize = 65536;
 inline constexpr int kMaxMicroBatch = 1 << 20;
 inline constexpr int kMaxAccumulation = 1 << 20;
 
+/// Plausible ranges of the physical quantities of scenarios and catalogs
+/// (docs/scenarios.md, docs/hardening.md "Input rules and limits"): a value
+/// outside is a typo or a unit slip, refused at its field.
+inline constexpr double kMinLinkBandwidth = 1e6;    ///< B/s: 8 Mbps
+inline constexpr double kMaxLinkBandwidth = 1e14;   ///< B/s: 800 Tbps
+inline constexpr double kMaxLinkLatency = 1.0;      ///< s
+inline constexpr double kMinComputeEfficiency = 0.01;
+inline constexpr double kMaxOptimizerStep = 60.0;   ///< s
+inline constexpr double kMinCompressionRatio = 1e-6;
+
 /// One kind of link: bandwidth in bytes/s, latency in seconds.
 struct LinkSpec {
   double bandwidth = 0;
