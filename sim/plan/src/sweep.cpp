@@ -806,7 +806,9 @@ RunSummary run_sweep(const SweepSpec& spec, const RunOptions& opt, const Evaluat
   // Workers inherit the loaded models and profiles (the points were all
   // validated by load_sweep: no second pass over them here).
   for (std::size_t i : reference_points(spec)) pe.preload(point_scenario(spec, i));
-  if (::stat(out.c_str(), &out_st) != 0) write_file_atomic(out, "", input_paths);
+  // The results file is created by the first append (or, with nothing to
+  // run, at the end): a run that fails before any record leaves no file.
+  const bool created_here = ::stat(out.c_str(), &out_st) != 0;
 
   bool bar = opt.progress == RunOptions::Progress::Bar ||
              (opt.progress == RunOptions::Progress::Auto && ::isatty(2));
@@ -961,6 +963,16 @@ RunSummary run_sweep(const SweepSpec& spec, const RunOptions& opt, const Evaluat
       ::close(w.fd);
       ::waitpid(w.pid, nullptr, 0);
     }
+    if (created_here) {
+      // Nothing half-written: a file this run created without one whole
+      // record in it (e.g. the disk was full at the first append) goes.
+      std::string text;
+      try {
+        text = read_file(out);
+      } catch (const std::exception&) {
+      }
+      if (text.find('\n') == std::string::npos) ::unlink(out.c_str());
+    }
     sigaction(SIGINT, &old_int, nullptr);
     sigaction(SIGTERM, &old_term, nullptr);
     throw;
@@ -976,6 +988,7 @@ RunSummary run_sweep(const SweepSpec& spec, const RunOptions& opt, const Evaluat
     }
   } else {
     // Complete: rewrite in canonical order (sorted by index).
+    if (::stat(out.c_str(), &out_st) != 0) write_file_atomic(out, "", input_paths);  // nothing was to run
     auto lines = read_results(out);
     // Error records left in the file (this run's failures; another shard's too).
     for (const auto& l : lines)
