@@ -147,6 +147,13 @@ int run_cli(int argc, char** argv) {
     }
     if (opt.device != "cuda" && opt.device != "cpu") throw std::invalid_argument("--device must be cuda or cpu");
     if (opt.out.empty()) throw std::invalid_argument("--out FILE is required");
+    if (vm.count("name")) {
+      // The name is written into the profile and printed with every prediction.
+      if (opt.name.empty() || opt.name.size() > 128) throw std::invalid_argument("--name must have 1 to 128 characters");
+      for (unsigned char c : opt.name) {
+        if (c < 0x20 || c == 0x7F) throw std::invalid_argument("--name must not contain control characters (newline, tab, escape, ...)");
+      }
+    }
     checked_output_path(opt.out);  // a device, FIFO, directory or dangling link is refused before measuring
     if (opt.mpi && opt.device != "cuda") throw std::invalid_argument("--mpi needs --device cuda (CPU mode has no collectives)");
     if (opt.mpi && !mpi_built()) throw std::invalid_argument("--mpi: this gradwire-calibrate was built without MPI");

@@ -163,3 +163,31 @@ TEST(YamlReader, TagsRefused) {
   EXPECT_NE(std::string(e.what()).find("\"!!str\""), std::string::npos) << e.what();
   EXPECT_EQ(y::load_string("n: '5'\n", "q.yaml").root().required("n").as_int(0, 9), 5);  // quoting is not a tag
 }
+
+// Low items of round 2. On f2c0d4f: deep nesting said only "bad file", a
+// non-YAML text was echoed whole in the error, and an escaped newline went
+// into a name.
+TEST(YamlReader, ClearMessagesForNestingNonYamlAndEscapedControls) {
+  const std::string deep = "a: " + std::string(100, '[') + std::string(100, ']') + "\n";
+  auto e1 = catch_error([&] { y::load_string(deep, "d.yaml"); });
+  EXPECT_EQ(e1.line(), 1);
+  EXPECT_EQ(e1.column(), 4 + 64);
+  EXPECT_NE(std::string(e1.what()).find("nested more than 64 levels"), std::string::npos) << e1.what();
+  EXPECT_NO_THROW(y::load_string("a: " + std::string(64, '[') + std::string(64, ']') + "\nb: '[[[['\n", "ok.yaml"));
+
+  const std::string prose(5000, 'x');
+  auto e2 = catch_error([&] { y::load_string(prose + "\n", "p.yaml"); });
+  EXPECT_LT(std::string(e2.what()).size(), 200u) << e2.what();
+
+  auto doc = y::load_string("name: \"a\\nb\"\nesc: \"\\e[2J\"\ncr: \"x\\ry\"\ntab: \"a\\tb\"\n", "n.yaml");
+  for (const char* k : {"esc", "cr"}) {
+    auto e = catch_error([&] { (void)doc.root().required(k).as_string(); });
+    EXPECT_EQ(e.key(), k);
+    EXPECT_NE(std::string(e.what()).find("control character"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(doc.root().required("name").as_string(), "a\nb");  // text may span lines
+  for (const char* k : {"name", "tab"}) {                         // a name may not
+    auto e = catch_error([&] { (void)doc.root().required(k).as_name(); });
+    EXPECT_EQ(e.key(), k);
+  }
+}

@@ -146,3 +146,44 @@ TEST(InputRules, SecondDocumentAndInvalidUtf8AreRefusedBySimulate) {
   r = run({kBin, "simulate", u.string()}, limit(60));
   expect_refused(r, u.string() + ":4:16: ", "invalid UTF-8 (byte 0xC3)");
 }
+
+// Item 6. On f2c0d4f `calibrate --name` wrote a newline into the profile's
+// name (and every prediction printed it); a profile found by name whose
+// `name:` differed was used without a word; "available:" listed any .yaml in
+// the profile directories, directories and non-profiles included.
+TEST(InputRules, CalibrateRefusesControlCharactersInTheName) {
+  const auto dir = gw::test::scratch_dir("input_rules_calibrate_name");
+  for (const std::string name : {std::string("evil\nname: x"), std::string("a\x1b[2Jb"), std::string()}) {
+    const fs::path out = dir / "p.yaml";
+    const auto r = run({kBin, "calibrate", "--device", "cpu", "--quick", "--out", out.string(), "--name", name}, limit(60));
+    EXPECT_EQ(r.exit_code, 2) << r.all();
+    EXPECT_NE(r.err.find("--name"), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(out));
+  }
+}
+
+TEST(InputRules, ProfileLookupWarnsOnAForeignNameAndListsOnlyProfiles) {
+  const auto dir = gw::test::scratch_dir("input_rules_profile_lookup");
+  fs::copy_file(kSource / "calibrate/profiles/h100.yaml", dir / "myh100.yaml");
+  write(dir / "notes.yaml", "a: 1\n");
+  write(dir / "model.yaml", "schema: gradwire-model/1\n");
+  fs::create_directory(dir / "sub.yaml");
+  gw::test::RunOptions o = limit(60);
+  o.env = {"GRADWIRE_PROFILES=" + dir.string()};
+  auto r = run({kBin, "simulate", default_scenario(), "--profile", "myh100"}, o);
+  EXPECT_EQ(r.exit_code, 0) << r.all();
+  EXPECT_NE(r.err.find("warning: " + (dir / "myh100.yaml").string() + " is named \"h100\" inside, not \"myh100\""),
+            std::string::npos)
+      << r.err;
+  r = run({kBin, "simulate", default_scenario(), "--profile", "nosuch"}, o);
+  EXPECT_EQ(r.exit_code, 2) << r.all();
+  EXPECT_NE(r.err.find("myh100"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("h200-measured"), std::string::npos) << r.err;
+  for (const char* other : {"notes", "model", "sub"}) {
+    EXPECT_EQ(r.err.find(std::string(other) + ","), std::string::npos) << other << ": " << r.err;
+    EXPECT_EQ(r.err.find(std::string(other) + ")"), std::string::npos) << other << ": " << r.err;
+  }
+  r = run({kBin, "simulate", default_scenario(), "--profile", " "}, o);
+  EXPECT_EQ(r.exit_code, 2) << r.all();
+  EXPECT_NE(r.err.find("is not a profile name or path"), std::string::npos) << r.err;
+}

@@ -31,7 +31,16 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
 std::string kind_name(const YAML::Node& n) {
   switch (n.Type()) {
     case YAML::NodeType::Null: return "nothing (null)";
-    case YAML::NodeType::Scalar: return "a scalar \"" + n.Scalar() + "\"";
+    case YAML::NodeType::Scalar: {
+      // A whole non-YAML file can parse as one scalar: show its start only.
+      std::string v = n.Scalar();
+      if (v.size() > 40) {
+        std::size_t cut = 40;
+        while (cut > 0 && (static_cast<unsigned char>(v[cut]) & 0xC0) == 0x80) --cut;  // whole UTF-8 characters
+        v = v.substr(0, cut) + "...";
+      }
+      return "a scalar \"" + v + "\"";
+    }
     case YAML::NodeType::Sequence: return "a list";
     case YAML::NodeType::Map: return "a mapping";
     default: return "an undefined value";
@@ -133,6 +142,37 @@ void check_single_document(const std::string& text, const std::string& name) {
     if (end == text.size()) break;
     start = end + 1;
     ++line;
+  }
+}
+
+// Flow collections ([ and {) nested deeper than kMaxFlowDepth are refused at
+// the bracket that goes too deep (yaml-cpp's own limit says only "bad file").
+constexpr int kMaxFlowDepth = 64;
+void check_flow_depth(const std::string& text, const std::string& name) {
+  int depth = 0;
+  char quote = 0;
+  bool comment = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '\n') comment = false;
+    if (comment) continue;
+    if (quote) {
+      if (c == '\\' && quote == '"') ++i;
+      else if (c == quote) quote = 0;
+      continue;
+    }
+    if (c == '#' && (i == 0 || text[i - 1] == ' ' || text[i - 1] == '\t' || text[i - 1] == '\n')) comment = true;
+    else if ((c == '"' || c == '\'') && (i == 0 || std::string_view(" \t\n[{,:").find(text[i - 1]) != std::string_view::npos)) quote = c;
+    else if (c == '[' || c == '{') {
+      if (++depth > kMaxFlowDepth) {
+        const auto [line, col] = position_of(text, i);
+        throw InputError(name, line, col, "",
+                         "lists and mappings nested more than " + std::to_string(kMaxFlowDepth) +
+                             " levels deep; no gradwire file needs that (is this the right file?)");
+      }
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
   }
 }
 
@@ -275,6 +315,22 @@ std::string Node::scalar(std::string_view expected) const {
 std::string Node::as_string() const {
   std::string s = scalar("a string");
   if (s.empty()) fail("expected a non-empty string");
+  // Escapes ("\e", "\x1b", "\r") can put control characters into a quoted
+  // value; they would garble every output. Line feeds and tabs are text
+  // (block scalars); names refuse them too (Node::as_name).
+  for (unsigned char c : s) {
+    if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7F) {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "%02X", c);
+      fail(std::string("control character 0x") + hex + " in a string value");
+    }
+  }
+  return s;
+}
+
+std::string Node::as_name() const {
+  std::string s = as_string();
+  if (s.find_first_of("\n\t") != std::string::npos) fail("a name is one line without tabs");
   return s;
 }
 
@@ -366,6 +422,7 @@ Document load_string(const std::string& text, const std::string& name) {
   }
   check_single_document(text, name);
   check_text(text, name);
+  check_flow_depth(text, name);
   try {
     d.root_ = YAML::Load(text);
   } catch (const YAML::Exception& e) {

@@ -7,6 +7,8 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iostream>
 #include <limits>
 #include <set>
 #include <sstream>
@@ -201,8 +203,8 @@ Profile read_profile(const yaml::Document& doc) {
     p.schema_version = 1;
   }
   p.source = root.required("source").as_enum({"measured", "datasheet"});
-  p.name = root.required("name").as_string();
-  p.device = root.required("device").as_string();
+  p.name = root.required("name").as_name();
+  p.device = root.required("device").as_name();
   if (auto n = root.optional("sm_count")) p.sm_count = static_cast<int>(n->as_int(0, 1'000'000));
   if (auto n = root.optional("memory")) p.memory_bytes = plausible(*n, kMinMemory, kMaxMemory);
   p.driver = opt_string(root, "driver");
@@ -396,7 +398,27 @@ std::string default_profiles_dir() {
   return std::string(GW_SOURCE_DIR) + "/calibrate/profiles";
 }
 
+// Looks like a calibration profile: its first lines name a profile schema
+// (not a model or catalog one). Keeps "available:" lists to real profiles.
+bool looks_like_profile(const fs::path& f) {
+  std::error_code ec;
+  if (!fs::is_regular_file(f, ec)) return false;
+  std::ifstream in(f, std::ios::binary);
+  std::string line;
+  for (int i = 0; i < 64 && std::getline(in, line); ++i) {
+    if (line.rfind("schema:", 0) == 0) {
+      return line.find("gradwire-model") == std::string::npos && line.find("gradwire-catalog") == std::string::npos;
+    }
+  }
+  return false;
+}
+
 Profile load_profile(const std::string& name_or_path) {
+  if (name_or_path.empty() || name_or_path.find_first_of(" \t\r\n") != std::string::npos ||
+      std::any_of(name_or_path.begin(), name_or_path.end(), [](unsigned char c) { return c < 0x20 || c == 0x7F; })) {
+    throw InputError(name_or_path, 0, 0, "",
+                     "\"" + name_or_path + "\" is not a profile name or path (empty, blank or control characters)");
+  }
   const bool is_path = name_or_path.find('/') != std::string::npos ||
                        (name_or_path.size() > 5 && name_or_path.compare(name_or_path.size() - 5, 5, ".yaml") == 0);
   if (is_path) return load_profile_file(name_or_path);
@@ -406,9 +428,18 @@ Profile load_profile(const std::string& name_or_path) {
   for (const auto& d : dirs) {
     fs::path f = fs::path(d) / (name_or_path + ".yaml");
     std::error_code ec;
-    if (fs::is_regular_file(f, ec)) return load_profile_file(f.string());
+    if (fs::is_regular_file(f, ec)) {
+      Profile p = load_profile_file(f.string());
+      if (p.name != name_or_path) {
+        std::cerr << "gradwire: warning: " << f.string() << " is named \"" << p.name << "\" inside, not \""
+                  << name_or_path << "\"; using it (predictions will say \"" << p.name << "\")\n";
+      }
+      return p;
+    }
     for (auto it = fs::directory_iterator(d, ec); !ec && it != fs::directory_iterator(); it.increment(ec)) {
-      if (it->path().extension() == ".yaml") available.insert(it->path().stem().string());
+      if (it->path().extension() == ".yaml" && looks_like_profile(it->path())) {
+        available.insert(it->path().stem().string());
+      }
     }
   }
   std::string dl, al;

@@ -214,7 +214,7 @@ Scenario parse_scenario(const yaml::Document& doc) {
   root.allow_keys({"name", "cluster", "workload", "profile", "training"});
   Scenario s;
   s.file = doc.file();
-  s.name = root.optional("name") ? root.required("name").as_string() : std::string();
+  s.name = root.optional("name") ? root.required("name").as_name() : std::string();
   s.cluster = parse_cluster(root.required("cluster"));
   if (auto w = root.optional("workload")) s.workload = parse_workload(*w);
   if (auto p = root.optional("profile")) s.profile = p->as_string();

@@ -56,7 +56,10 @@ class Node {
   std::vector<Node> elements() const;
   std::size_t size() const;
 
+  /// A non-empty string without control characters other than line feed and tab.
   std::string as_string() const;
+  /// as_string on one line, without tabs: names shown in outputs.
+  std::string as_name() const;
   /// One of `choices`; the error lists them.
   std::string as_enum(std::initializer_list<std::string_view> choices) const;
   std::int64_t as_int(std::int64_t min, std::int64_t max) const;
