@@ -178,7 +178,10 @@ ScenarioRefs resolve_scenario_references(const Scenario& s, const std::string& p
     }
   }
   std::string name = s.profile.empty() ? s.cluster.gpu : beside_scenario(file, s.profile);
-  if (profile_override) name = *profile_override;
+  if (profile_override) {
+    if (profile_override->empty()) throw InputError("--profile", 0, 0, "", "an empty profile name or path");
+    name = *profile_override;
+  }
   if (name.empty()) throw InputError(file, 0, 0, "cluster.gpu", "no profile: set cluster.gpu, profile, or pass --profile");
   try {
     refs.profile = load_profile(name);

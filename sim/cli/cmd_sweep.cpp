@@ -43,6 +43,8 @@ int run_sweep_command(const std::string& sweep_file, const std::string& out, int
   resolve_sweep_references(spec);  // a missing model or profile: its field's line, before any worker runs
   plan::RunOptions o;
   o.out = out.empty() ? default_results_path(sweep_file) : out;
+  if (jobs < 0 || jobs > 4096) throw std::invalid_argument("-j must be 0 (one worker per CPU) to 4096 (got " +
+                                                           std::to_string(jobs) + ")");
   o.jobs = jobs > 0 ? jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   if (!shard.empty()) std::tie(o.shard_index, o.shard_count) = plan::parse_shard(shard);
   if (progress == "auto") o.progress = plan::RunOptions::Progress::Auto;

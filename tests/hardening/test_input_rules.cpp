@@ -187,3 +187,21 @@ TEST(InputRules, ProfileLookupWarnsOnAForeignNameAndListsOnlyProfiles) {
   EXPECT_EQ(r.exit_code, 2) << r.all();
   EXPECT_NE(r.err.find("is not a profile name or path"), std::string::npos) << r.err;
 }
+
+TEST(InputRules, EmptyProfileAndNegativeJobsAreRefused) {
+  // An explicit empty --profile is not "no --profile" (f2c0d4f fell back to
+  // the scenario's profile or said "no profile ... pass --profile").
+  auto r = run({kBin, "simulate", default_scenario(), "--profile", ""}, limit(60));
+  EXPECT_EQ(r.exit_code, 2) << r.all();
+  EXPECT_NE(r.err.find("--profile: an empty profile name or path"), std::string::npos) << r.err;
+  // sweep -j -5 ran with one worker per CPU on f2c0d4f.
+  const auto dir = gw::test::scratch_dir("input_rules_jobs");
+  for (const char* j : {"-5", "5000"}) {
+    r = run({kBin, "sweep", (kSource / "scenarios" / "study-accumulation.yaml").string(), "-j", j, "--progress",
+             "none", "--out", (dir / "r.jsonl").string()},
+            limit(60));
+    EXPECT_EQ(r.exit_code, 2) << j << ": " << r.all();
+    EXPECT_NE(r.err.find("-j must be"), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(dir / "r.jsonl"));
+  }
+}

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "gradwire/plan/memory.hpp"
+#include "gradwire/scenario.hpp"
 
 namespace gw::plan {
 namespace {
@@ -119,6 +120,22 @@ TEST(Memory, SmallestAccumulationThatFits) {
   auto odd = smallest_fitting_accumulation(model(), adam(1), CompressorMemory{}, cap, 100, 8, o);
   EXPECT_FALSE(odd.found);
   EXPECT_NE(odd.reason.find("not a multiple"), std::string::npos);
+}
+
+TEST(Memory, FittingAccumulationKeepsBothFactorsWithinTheScenarioLimits) {
+  MemoryOptions o;
+  o.reserve = 0;
+  const double plenty = 1e30;  // everything fits: only the limits decide
+  // 2^30 samples on one GPU: micro-batch 2^30 would fit but is above the
+  // 2^20 limit; the smallest allowed split is 2^20 x 2^10.
+  auto f = smallest_fitting_accumulation(model(), adam(1), CompressorMemory{}, plenty, 1ll << 30, 1, o);
+  ASSERT_TRUE(f.found) << f.reason;
+  EXPECT_EQ(f.micro_batch, kMaxMicroBatch);
+  EXPECT_EQ(f.accumulation, 1 << 10);
+  // 2^31 - 1 is prime: 1 x (2^31 - 1) and (2^31 - 1) x 1 both break a limit.
+  auto p = smallest_fitting_accumulation(model(), adam(1), CompressorMemory{}, plenty, (1ll << 31) - 1, 1, o);
+  EXPECT_FALSE(p.found);
+  EXPECT_NE(p.reason.find("no split"), std::string::npos) << p.reason;
 }
 
 }  // namespace

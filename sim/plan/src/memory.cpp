@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <vector>
 
+#include "gradwire/scenario.hpp"
 #include "gradwire/units.hpp"
 
 namespace gw::plan {
@@ -58,21 +60,37 @@ FitChoice smallest_fitting_accumulation(const ModelDesc& model, WorkloadSpec w, 
     return f;
   }
   const long long per_gpu = global_batch / world;
-  for (long long k = 1; k <= per_gpu; ++k) {
-    if (per_gpu % k != 0) continue;
+  // Every split per_gpu = micro_batch * k, smallest k first, within the
+  // scenario's limits on both (2^20); the divisors come in pairs (d, per_gpu/d)
+  // with d <= sqrt(per_gpu), so this is O(sqrt(global_batch)), not O(it).
+  std::vector<long long> ks;
+  for (long long d = 1; d * d <= per_gpu; ++d) {
+    if (per_gpu % d != 0) continue;
+    ks.push_back(d);
+    if (d != per_gpu / d) ks.push_back(per_gpu / d);
+  }
+  std::sort(ks.begin(), ks.end());
+  bool tried = false;
+  for (long long k : ks) {
+    if (per_gpu / k > kMaxMicroBatch) continue;  // micro-batch above the limit
+    if (k > kMaxAccumulation) break;
+    tried = true;
     w.micro_batch = static_cast<int>(per_gpu / k);
     w.accumulation = static_cast<int>(k);
     auto m = memory_per_gpu(model, w, c, capacity, o);
-    if (m.fits()) {
-      f.found = true;
-      f.micro_batch = w.micro_batch;
-      f.accumulation = w.accumulation;
-      f.memory = m;
-      return f;
-    }
     f.memory = m;
     f.micro_batch = w.micro_batch;
     f.accumulation = w.accumulation;
+    if (m.fits()) {
+      f.found = true;
+      return f;
+    }
+  }
+  if (!tried || f.micro_batch != 1) {
+    f.reason = "global batch " + std::to_string(global_batch) + " over " + std::to_string(world) +
+               " GPUs has no split into micro_batch x accumulation with both at most " +
+               std::to_string(kMaxMicroBatch) + (tried ? " that fits in memory" : "");
+    return f;
   }
   f.reason = "even micro_batch 1 needs " + units::format_size(f.memory.total) + " per GPU, more than the " +
              units::format_size(capacity) + " available";
