@@ -436,7 +436,8 @@ ReportSummary render_report(const std::string& results, const std::string& out_d
   // Swap into place: the old report (checked above to be one) is moved aside,
   // then its files are removed one by one and its directory last.
   std::string old;
-  if (fs::exists(fs::symlink_status(target))) {
+  std::error_code gone;
+  if (fs::exists(fs::symlink_status(target, gone))) {
     report_target(out_dir, results);  // still a report of ours, and not holding the input
     old = tmp + ".old";
     fs::rename(target, old);

@@ -356,7 +356,8 @@ SweepSpec parse_sweep(const std::string& text, const std::string& name, const st
     std::filesystem::path p(base.as_string());
     if (p.is_relative()) p = std::filesystem::path(dir) / p;
     spec.base_file = p.lexically_normal().string();
-    if (!std::filesystem::exists(spec.base_file)) base.fail("base scenario " + spec.base_file + " does not exist");
+    std::error_code ec;  // never throws: a name too long or otherwise unusable is "does not exist" here
+    if (!std::filesystem::exists(spec.base_file, ec)) base.fail("base scenario " + spec.base_file + " does not exist");
     load_scenario(spec.base_file);  // errors name the base file's own lines
     spec.base = YAML::Load(read_input_file(spec.base_file, kMaxYamlBytes));
   } else if (base.is_map()) {
