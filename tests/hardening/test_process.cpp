@@ -55,19 +55,24 @@ std::vector<pid_t> children_of(pid_t parent) {
   return out;
 }
 
-TEST(Process, AKilledSimulateLeavesNoSimulationRunning) {
+/// Runs gradwire with `args` (after the binary), waits for its first child
+/// (a simulation child, a sweep worker), kills gradwire alone with SIGKILL,
+/// and expects that child to end within 5 s.
+void expect_child_dies_with_gradwire(const std::string& name, const std::vector<std::string>& args) {
   // This test process adopts orphans (a subreaper): the simulation child of
   // the gradwire it kills becomes its child, so it can wait for it.
   ASSERT_EQ(::prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
-  const fs::path dir = gw::test::scratch_dir("process-kill");
-  const std::string scenario = huge_scenario(dir).string();
+  const fs::path dir = gw::test::scratch_dir("process-kill-" + name);
   const pid_t gradwire = ::fork();
   ASSERT_GE(gradwire, 0);
   if (gradwire == 0) {
     ::setpgid(0, 0);
     const std::string out = (dir / "out.txt").string(), err = (dir / "err.txt").string();
     if (!std::freopen(out.c_str(), "w", stdout) || !std::freopen(err.c_str(), "w", stderr)) ::_exit(126);
-    ::execl(kBin.c_str(), kBin.c_str(), "simulate", scenario.c_str(), static_cast<char*>(nullptr));
+    std::vector<char*> argv{const_cast<char*>(kBin.c_str())};
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    ::execv(kBin.c_str(), argv.data());
     ::_exit(127);
   }
   // Its simulation child, recorded while gradwire lives.
@@ -84,7 +89,7 @@ TEST(Process, AKilledSimulateLeavesNoSimulationRunning) {
   if (child == 0) {
     ::kill(-gradwire, SIGKILL);
     ::waitpid(gradwire, nullptr, 0);
-    FAIL() << "gradwire simulate started no simulation child within 60 s: "
+    FAIL() << "gradwire " << name << " started no child within 60 s: "
            << gw::test::read_text(dir / "err.txt");
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(500));  // simulating now (it runs for minutes)
@@ -110,10 +115,24 @@ TEST(Process, AKilledSimulateLeavesNoSimulationRunning) {
     ::kill(child, SIGKILL);
     ::waitpid(child, nullptr, 0);
   }
-  EXPECT_TRUE(ended) << "the simulation child " << child << " still ran 5 s after its parent was killed";
+  EXPECT_TRUE(ended) << name << ": the child " << child << " still ran 5 s after its parent was killed";
   if (ended) {
     EXPECT_TRUE(WIFSIGNALED(child_status) && WTERMSIG(child_status) == SIGKILL);
   }
+}
+
+TEST(Process, AKilledSimulateLeavesNoSimulationRunning) {
+  const fs::path dir = gw::test::scratch_dir("process-kill-input");
+  expect_child_dies_with_gradwire("simulate", {"simulate", huge_scenario(dir).string()});
+}
+
+TEST(Process, AKilledSweepLeavesNoWorkerRunning) {
+  // A sweep worker simulating 65,536 GPUs (minutes); f2c0d4f left it running.
+  const fs::path dir = gw::test::scratch_dir("process-kill-sweep-input");
+  write(dir / "s.sweep.yaml",
+        "base: " + huge_scenario(dir).string() + "\nevaluator: simulation\naxes:\n  workload.accumulation: [1]\n");
+  expect_child_dies_with_gradwire("sweep", {"sweep", "-j", "1", "--progress", "none", "--out",
+                                            (dir / "r.jsonl").string(), (dir / "s.sweep.yaml").string()});
 }
 
 gw::test::RunOptions progress_after(const std::string& value) {

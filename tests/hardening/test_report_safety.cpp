@@ -195,3 +195,18 @@ TEST(ReportSafety, LabelsNeverRunCommandsThroughGnuplot) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(ReportSafety, AnOutputNameTooLongIsRefusedForWhatItIs) {
+  // A name the file system cannot take once made the containment check fail
+  // open and blame the results file.
+  const auto dir = gw::test::scratch_dir("report_long_name");
+  const auto results = make_results(dir);
+  const auto r = run({kBin, "report", results.string(), "--out", (dir / std::string(300, 'r')).string()});
+  EXPECT_EQ(r.exit_code, 2) << r.all();
+  EXPECT_EQ(r.err.find("holds the results file"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("File name too long"), std::string::npos) << r.err;
+}
+
+}  // namespace

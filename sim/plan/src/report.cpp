@@ -19,6 +19,7 @@
 #include <stdexcept>
 
 #include "gradwire/atomic_file.hpp"
+#include "gradwire/child.hpp"
 #include "gradwire/error.hpp"
 #include "gradwire/plan/planner.hpp"
 #include "gradwire/plan/sweep.hpp"
@@ -67,7 +68,7 @@ std::string num(double v, const char* f = "%.4g") {
 }
 
 void run_gnuplot(const std::string& gnuplot, const std::string& dir, const std::string& script) {
-  const pid_t pid = ::fork();
+  const pid_t pid = gw::fork_dying_with_parent();  // gnuplot dies with us
   if (pid < 0) throw std::runtime_error("fork failed");
   if (pid == 0) {
     if (::chdir(dir.c_str()) != 0) ::_exit(126);
@@ -157,9 +158,17 @@ fs::path report_target(const std::string& out_dir, const std::string& results) {
   const auto refuse = [&](const std::string& why) { return InputError(out_dir, 0, 0, "", why); };
   if (target == target.root_path()) throw refuse("refusing to write a report over the root directory");
   std::error_code ec;
-  const fs::path res = fs::weakly_canonical(fs::absolute(results), ec);
-  const fs::path canon_target = fs::weakly_canonical(target, ec);
+  // Links resolved where the file system can (a name it cannot resolve, e.g.
+  // one too long, is compared as written).
+  auto canonical = [](const fs::path& p) {
+    std::error_code e;
+    fs::path c = fs::weakly_canonical(p, e);
+    return e || c.empty() ? fs::absolute(p).lexically_normal() : c;
+  };
+  const fs::path res = canonical(fs::absolute(results));
+  const fs::path canon_target = canonical(target);
   auto contains = [](const fs::path& dir, const fs::path& p) {
+    if (dir.empty() || p.empty()) return false;
     auto d = dir.begin(), q = p.begin();
     for (; d != dir.end(); ++d, ++q)
       if (q == p.end() || *d != *q) return false;
@@ -173,7 +182,7 @@ fs::path report_target(const std::string& out_dir, const std::string& results) {
   if (!S_ISDIR(st.st_mode))
     throw refuse("exists and is not a directory; a report is a directory (give a new path with --out)");
   const fs::path cwd = fs::current_path(ec);
-  if (!ec && contains(canon_target, fs::weakly_canonical(cwd, ec)))
+  if (!ec && contains(canon_target, canonical(cwd)))
     throw refuse("is the current directory or holds it; choose another output directory");
   const auto files = marked_files(target);
   if (!files)

@@ -24,6 +24,7 @@
 #include <stdexcept>
 
 #include "gradwire/atomic_file.hpp"
+#include "gradwire/child.hpp"
 #include "gradwire/catalog.hpp"
 #include "gradwire/error.hpp"
 #include "gradwire/model_desc.hpp"
@@ -849,7 +850,7 @@ RunSummary run_sweep(const SweepSpec& spec, const RunOptions& opt, const Evaluat
     int fds[2];
     if (::pipe(fds) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
     std::fflush(nullptr);
-    const pid_t pid = ::fork();
+    const pid_t pid = gw::fork_dying_with_parent();  // a worker dies with the sweep
     if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
     if (pid == 0) {
       ::signal(SIGINT, SIG_DFL);
