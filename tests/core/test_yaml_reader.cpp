@@ -191,3 +191,26 @@ TEST(YamlReader, ClearMessagesForNestingNonYamlAndEscapedControls) {
     EXPECT_EQ(e.key(), k);
   }
 }
+
+TEST(YamlReader, DeepBlockNestingIsRefusedAtItsLine) {
+  // 2,000 levels by indentation: f2c0d4f said only "YAML syntax error: bad file".
+  auto nest = [](int depth, const std::string& step) {
+    std::string t;
+    for (int i = 0; i < depth; ++i) t += std::string(static_cast<std::size_t>(i) * step.size(), ' ') + "k:\n";
+    return t + std::string(static_cast<std::size_t>(depth) * step.size(), ' ') + "x: 1\n";
+  };
+  auto e = catch_error([&] { y::load_string(nest(2000, " "), "deep.yaml"); });
+  EXPECT_EQ(e.line(), 65);
+  EXPECT_EQ(e.column(), 65);
+  EXPECT_NE(std::string(e.what()).find("nested more than 64 levels"), std::string::npos) << e.what();
+  // Sequences count too: 70 levels of "- ".
+  std::string seq;
+  for (int i = 0; i < 70; ++i) seq += std::string(static_cast<std::size_t>(i) * 2, ' ') + "-\n";
+  EXPECT_THROW(y::load_string("a:\n" + seq, "seq.yaml"), gw::InputError);
+  // 60 levels, and a block scalar whose text is indented ever deeper, are fine.
+  EXPECT_NO_THROW(y::load_string(nest(60, "  "), "ok.yaml"));
+  std::string art = "a: 1\ntext: |\n";
+  for (int i = 1; i <= 100; ++i) art += std::string(static_cast<std::size_t>(i), ' ') + "*\n";
+  art += "b: 2\n";
+  EXPECT_NO_THROW(y::load_string(art, "art.yaml"));
+}

@@ -176,6 +176,65 @@ void check_flow_depth(const std::string& text, const std::string& name) {
   }
 }
 
+// Block collections (by indentation) nested deeper than kMaxFlowDepth are
+// refused at the line that goes too deep; yaml-cpp's own limit (a few
+// hundred levels) says only "bad file". The depth is the stack of increasing
+// indentations (a "- " entry adds a level); the content of a block scalar
+// (`|`, `>`) is skipped. Conservative: it can only count fewer levels than
+// yaml-cpp sees, never more, except for a plain scalar continued over more
+// than 64 ever deeper lines.
+void check_block_depth(const std::string& text, const std::string& name) {
+  std::vector<std::size_t> stack;
+  bool in_block_scalar = false;
+  std::size_t block_parent = 0;
+  int line = 0;
+  for (std::size_t start = 0; start <= text.size();) {
+    std::size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    ++line;
+    std::string_view l(text.data() + start, end - start);
+    if (!l.empty() && l.back() == '\r') l.remove_suffix(1);
+    std::size_t indent = 0;
+    while (indent < l.size() && l[indent] == ' ') ++indent;
+    std::string_view rest = l.substr(indent);
+    const bool blank = rest.empty() || rest.front() == '#';
+    if (!blank && in_block_scalar && indent > block_parent) {
+      // inside a block scalar: text, not structure
+    } else if (!blank) {
+      in_block_scalar = false;
+      while (!stack.empty() && stack.back() >= indent) stack.pop_back();
+      stack.push_back(indent);
+      std::size_t col = indent;
+      while (rest.size() >= 2 && rest[0] == '-' && rest[1] == ' ') {  // "- - x": one level per dash
+        std::size_t skip = 2;
+        while (skip < rest.size() && rest[skip] == ' ') ++skip;
+        col += skip;
+        rest.remove_prefix(skip);
+        stack.push_back(col);
+      }
+      if (stack.size() > static_cast<std::size_t>(kMaxFlowDepth))
+        throw InputError(name, line, static_cast<int>(indent) + 1, "",
+                         "lists and mappings nested more than " + std::to_string(kMaxFlowDepth) +
+                             " levels deep; no gradwire file needs that (is this the right file?)");
+      // A block scalar starts when the line ends in | or > (with chomping or
+      // indentation indicators), a comment aside.
+      std::string_view body = rest;
+      const auto hash = body.find(" #");
+      if (hash != std::string_view::npos) body = body.substr(0, hash);
+      while (!body.empty() && (body.back() == ' ' || body.back() == '\t')) body.remove_suffix(1);
+      std::size_t k = body.size();
+      while (k > 0 && (body[k - 1] == '-' || body[k - 1] == '+' || (body[k - 1] >= '1' && body[k - 1] <= '9'))) --k;
+      if (k > 0 && (body[k - 1] == '|' || body[k - 1] == '>') &&
+          (k == 1 || body[k - 2] == ' ' || body[k - 2] == ':')) {
+        in_block_scalar = true;
+        block_parent = indent;
+      }
+    }
+    if (end == text.size()) break;
+    start = end + 1;
+  }
+}
+
 // Explicit tags (`!!str`, `!custom`, `!<...>`) are refused: every field's type
 // is fixed by the schema, and a tag would be silently ignored.
 void check_no_tags(const YAML::Node& root, const std::string& name) {
@@ -423,6 +482,7 @@ Document load_string(const std::string& text, const std::string& name) {
   check_single_document(text, name);
   check_text(text, name);
   check_flow_depth(text, name);
+  check_block_depth(text, name);
   try {
     d.root_ = YAML::Load(text);
   } catch (const YAML::Exception& e) {
