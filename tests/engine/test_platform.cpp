@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "engine_test_util.hpp"
+#include "gradwire/topology.hpp"
 
 namespace gw::engine {
 namespace {
@@ -58,6 +59,40 @@ TEST(Platform, FatTreeRoutesCrossTheSpineBetweenLeaves) {
   auto [a4, b4] = route_of(c, 0, 2);  // leaf 0 -> leaf 0
   EXPECT_DOUBLE_EQ(a4, a1);
   EXPECT_DOUBLE_EQ(b4, kNicBw);
+}
+
+// The platform follows the topology rules of gradwire/topology.hpp (the ones
+// the closed form reads): a route between two nodes crosses two uplinks
+// exactly when leaf_of_node differs, and is then capped by the leaf uplink.
+TEST(Platform, FollowsTheTopologyRules) {
+  auto c = switch_cluster(6);
+  c.fabric.topology = FabricTopology::FatTree;
+  c.fabric.nodes_per_leaf = 4;
+  c.fabric.oversubscription = 16;  // uplink 4 x B / 16 = B / 4
+  EXPECT_EQ(leaf_count(c), 2);
+  EXPECT_TRUE(crosses_spine(c));
+  EXPECT_DOUBLE_EQ(leaf_uplink_bandwidth(c), kNicBw / 4);
+  EXPECT_DOUBLE_EQ(node_fabric_bandwidth(c), kNicBw / 16);
+  for (auto placement : {Placement::Linear, Placement::Interleaved}) {
+    c.placement = placement;
+    for (int a = 0; a < c.nodes; ++a) {
+      for (int b = 0; b < c.nodes; ++b) {
+        if (a == b) continue;
+        const bool cross = leaf_of_node(c, a) != leaf_of_node(c, b);
+        auto [lat, bw] = route_of(c, a * c.gpus_per_node, b * c.gpus_per_node);
+        EXPECT_DOUBLE_EQ(lat, 2 * kIntraLat + 2 * (kNicLat + kFabricLat) + (cross ? 2 * kFabricLat : 0))
+            << a << " -> " << b;
+        EXPECT_DOUBLE_EQ(bw, cross ? leaf_uplink_bandwidth(c) : kNicBw) << a << " -> " << b;
+      }
+    }
+  }
+  // One leaf holds every node: no spine, the node keeps its whole NIC.
+  c.fabric.nodes_per_leaf = 6;
+  EXPECT_EQ(leaf_count(c), 1);
+  EXPECT_FALSE(crosses_spine(c));
+  EXPECT_DOUBLE_EQ(node_fabric_bandwidth(c), kNicBw);
+  EXPECT_EQ(leaf_count(switch_cluster(6)), 1);
+  EXPECT_EQ(leaf_of_node(switch_cluster(6), 5), 0);
 }
 
 TEST(Platform, RejectsImpossibleClusters) {

@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "gradwire/atomic_file.hpp"
+#include "gradwire/closed_form.hpp"
 #include "gradwire/collective_model.hpp"
 #include "gradwire/engine.hpp"
 #include "gradwire/error.hpp"
@@ -277,6 +278,50 @@ TEST(ReplayProfile, MissingCodecIsAnInputError) {
   Scenario no_workload = scenario_for("none");
   no_workload.workload.reset();
   EXPECT_THROW(simulate_iteration(no_workload, tiny_convnet(), p), InputError);
+}
+
+// Both evaluators take the one prepare_iteration path: the same plan, the
+// same labels, the same errors, and on a single node (no contention) the same
+// iteration.
+TEST(ReplayProfile, BothEvaluatorsSharePrepareIteration) {
+  const Profile p = load_profile("h100");
+  const auto m = tiny_convnet();
+  for (const std::string kind : {"none", "int8", "powersgd"}) {
+    Scenario s = scenario_for(kind);
+    s.workload->accumulation = 4;
+    const PreparedIteration prep = prepare_iteration(s, m, p);
+    EXPECT_EQ(prep.plan.accumulation, 4);
+    EXPECT_DOUBLE_EQ(prep.plan.folded(), 3 * (prep.plan.forward + prep.plan.backward()));
+    const auto sim = simulate_iteration(s, m, p);
+    const auto closed = closed_form_iteration(s, m, p);
+    for (const auto* r : {&sim, &closed}) {
+      EXPECT_EQ(r->scenario, "replay-test");
+      EXPECT_EQ(r->profile_name, "h100");
+      EXPECT_EQ(r->profile_detail, "datasheet-derived");
+      EXPECT_DOUBLE_EQ(r->folded, prep.plan.folded());
+      EXPECT_DOUBLE_EQ(r->forward_start, prep.plan.folded());
+      EXPECT_DOUBLE_EQ(r->wire_bytes_per_gpu, prep.plan.wire_bytes_per_gpu);
+    }
+    EXPECT_EQ(sim.method, "simulation");
+    EXPECT_EQ(closed.method, "closed form");
+    // SimGrid rounds simulated times to about 1e-9 s (see expect_rel).
+    EXPECT_NEAR(closed.total, sim.total, 5e-9);
+  }
+  Profile no_topk = p;
+  no_topk.codecs.erase("topk");
+  for (auto evaluate : {+[](const Scenario& s, const ModelDesc& m, const Profile& pr) {
+                          return simulate_iteration(s, m, pr);
+                        },
+                        +[](const Scenario& s, const ModelDesc& m, const Profile& pr) {
+                          return closed_form_iteration(s, m, pr);
+                        }}) {
+    try {
+      evaluate(scenario_for("topk"), m, no_topk);
+      FAIL() << "no error";
+    } catch (const InputError& e) {
+      EXPECT_EQ(e.key(), "codecs.topk");
+    }
+  }
 }
 
 TEST(ReplayOutput, JsonRoundTripAndTraceTracks) {

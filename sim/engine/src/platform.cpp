@@ -12,12 +12,14 @@
 //     nodes_per_leaf x node bandwidth / oversubscription with latency
 //     fabric.latency (the leaf's gateway router sits in a zone of its own, see
 //     build_platform). Linear placement puts node k on leaf k / nodes_per_leaf,
-//     interleaved on leaf k mod leaves.
+//     interleaved on leaf k mod leaves (the rules: gradwire/topology.hpp).
 #include "platform.hpp"
 
 #include <cmath>
 #include <stdexcept>
 #include <string>
+
+#include "gradwire/topology.hpp"
 
 namespace gw::engine::detail {
 namespace s4u = simgrid::s4u;
@@ -98,17 +100,6 @@ void configure_network(const NetworkModelSpec& net) {
   s4u::Engine::set_config("network/TCP-gamma", net.tcp_gamma);
 }
 
-int leaf_count(const ClusterSpec& c) {
-  if (c.fabric.topology != FabricTopology::FatTree) return 1;
-  return (c.nodes + c.fabric.nodes_per_leaf - 1) / c.fabric.nodes_per_leaf;
-}
-
-int leaf_of_node(const ClusterSpec& c, int node) {
-  if (c.fabric.topology != FabricTopology::FatTree) return 0;
-  return c.placement == Placement::Interleaved ? node % leaf_count(c)
-                                               : node / c.fabric.nodes_per_leaf;
-}
-
 std::vector<s4u::Host*> build_platform(const ClusterSpec& c) {
   std::vector<s4u::Host*> hosts(static_cast<std::size_t>(c.world_size()));
   const double node_bw = c.node_bandwidth();
@@ -124,7 +115,7 @@ std::vector<s4u::Host*> build_platform(const ClusterSpec& c) {
   }
   auto* spine = s4u::create_star_zone("spine");
   const int leaves = leaf_count(c);
-  const double uplink_bw = c.fabric.nodes_per_leaf * node_bw / c.fabric.oversubscription;
+  const double uplink_bw = leaf_uplink_bandwidth(c);
   std::vector<s4u::NetZone*> leaf(leaves);
   std::vector<simgrid::kernel::routing::NetPoint*> leaf_gw(leaves);
   for (int l = 0; l < leaves; ++l) {

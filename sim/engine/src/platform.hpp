@@ -15,8 +15,5 @@ void validate_cluster(const ClusterSpec& c);
 void configure_network(const NetworkModelSpec& net);
 /// Creates the zones, links and hosts; returns the GPU host of every rank.
 std::vector<simgrid::s4u::Host*> build_platform(const ClusterSpec& c);
-/// Node index (in rank order) -> leaf switch index, per the placement.
-int leaf_of_node(const ClusterSpec& c, int node);
-int leaf_count(const ClusterSpec& c);
 
 }  // namespace gw::engine::detail

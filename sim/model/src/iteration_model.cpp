@@ -102,7 +102,7 @@ void finish_result(const IterationPlan& plan, IterationResult& r) {
   r.global_batch = plan.global_batch();
   const double k = plan.accumulation;
   const double clean_backward = plan.backward();
-  r.folded = (k - 1) * (plan.forward + clean_backward);
+  r.folded = plan.folded();
   r.forward = k * plan.forward;
   r.backward = (k - 1) * clean_backward + (r.backward_end - r.backward_start);
   r.encode = r.decode = 0;
@@ -141,8 +141,7 @@ void finish_result(const IterationPlan& plan, IterationResult& r) {
 IterationResult evaluate_closed_form(const IterationPlan& plan, const CollectiveTimeFn& collective_time) {
   IterationResult r;
   r.method = "closed form";
-  const double k = plan.accumulation;
-  const double folded = (k - 1) * (plan.forward + plan.backward());
+  const double folded = plan.folded();
   r.forward_start = folded;
   r.backward_start = folded + plan.forward;
   const std::size_t nb = plan.buckets.size();

@@ -6,7 +6,6 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
-#include "gradwire/collective_model.hpp"
 #include "gradwire/error.hpp"
 #include "gradwire/plan/cost.hpp"
 
@@ -47,37 +46,6 @@ std::string compression_label(const CompressionSpec& c) {
   if (c.kind == "sign") return "signSGD";
   if (c.kind == "majority_vote") return "majority vote";
   return c.kind;
-}
-
-CollectiveTimeFn closed_form_collective_time(const ClusterSpec& c) {
-  const int n = c.world_size(), g = c.gpus_per_node, m = c.nodes;
-  const bool spine = c.fabric.topology == FabricTopology::FatTree && c.nodes > c.fabric.nodes_per_leaf;
-  const double hops = spine ? 3.0 : 1.0;
-  const double node_bw = c.node_bandwidth() / (spine ? c.fabric.oversubscription : 1.0);
-  const collective::AlphaBeta intra{2 * c.intra_node.latency, c.intra_node.bandwidth};
-  const double alpha_o = 2 * c.intra_node.latency + 2 * c.nic.latency + hops * c.fabric.latency;
-  const collective::AlphaBeta flat{m > 1 ? alpha_o : intra.alpha,
-                                   m > 1 ? std::min(c.intra_node.bandwidth, node_bw) : c.intra_node.bandwidth};
-  const collective::AlphaBeta inter{alpha_o, std::min(c.intra_node.bandwidth, node_bw / g)};
-  return [=](const CommStep& s) -> double {
-    if (n <= 1) return 0.0;
-    if (s.op == CommOp::AllGather) return collective::ring_allgather_time(n, s.bytes, flat);
-    if (s.algorithm == "hierarchical") return collective::hierarchical_allreduce_time(m, g, s.bytes, intra, inter);
-    if (s.algorithm == "tree") return collective::tree_allreduce_time(n, s.bytes, flat);
-    return collective::ring_allreduce_time(n, s.bytes, flat);
-  };
-}
-
-IterationResult closed_form_iteration(const Scenario& s, const ModelDesc& model, const Profile& profile) {
-  if (!s.workload) throw std::invalid_argument("the scenario has no workload");
-  const auto costs = device_costs(profile, s.workload->precision);
-  const ClusterSpec cluster = resolve_cluster(s, profile);
-  const auto plan = plan_iteration(*s.workload, cluster, model, costs);
-  auto r = evaluate_closed_form(plan, closed_form_collective_time(cluster));
-  r.scenario = s.name;
-  r.profile_name = profile.name;
-  r.method = "closed form";
-  return r;
 }
 
 PointEvaluator::PointEvaluator(PointOptions options, Evaluator evaluator, std::string evaluator_name)

@@ -101,7 +101,7 @@ IterationResult simulate_plan(const ClusterSpec& cluster, const IterationPlan& p
   IterationResult r = result_from_json(text);
   // The child simulated the synchronizing micro-step from t = 0; put it after
   // the k-1 folded micro-steps.
-  const double folded = (plan.accumulation - 1) * (plan.forward + plan.backward());
+  const double folded = plan.folded();
   r.forward_start = folded;
   r.backward_start += folded;
   r.backward_end += folded;
@@ -119,47 +119,11 @@ IterationResult simulate_plan(const ClusterSpec& cluster, const IterationPlan& p
   return r;
 }
 
-std::string profile_detail(const Profile& profile) {
-  if (profile.source != "measured") return "datasheet-derived";
-  std::string s = "measured on " + (profile.device.empty() ? std::string("an unnamed GPU") : profile.device);
-  if (!profile.date.empty()) s += ", " + profile.date;
-  if (!profile.host.empty()) s += " (" + profile.host + ")";
-  return s;
-}
-
 IterationResult simulate_iteration(const Scenario& scenario, const ModelDesc& model,
                                    const Profile& profile, const ReplayOptions& options) {
-  if (!scenario.workload)
-    throw InputError(scenario.file, 0, 0, "workload", "a workload section is required to simulate");
-  const WorkloadSpec& w = *scenario.workload;
-  DeviceCosts costs;
-  try {
-    costs = device_costs(profile, w.precision);
-  } catch (const std::invalid_argument& e) {
-    throw InputError(profile.path, 0, 0, "gemm_flops", e.what());
-  }
-  // A missing codec surfaces as std::out_of_range from Profile::codec_time.
-  const CodecTimeFn codec = costs.codec_time;
-  costs.codec_time = [codec, &profile](const std::string& name, bool encode, double elements) {
-    try {
-      return codec(name, encode, elements);
-    } catch (const std::out_of_range& e) {
-      throw InputError(profile.path, 0, 0, "codecs." + name,
-                       "profile '" + profile.name + "' has no cost for codec '" + name + "': " + e.what());
-    }
-  };
-  const ClusterSpec cluster = resolve_cluster(scenario, profile);
-  IterationPlan plan;
-  try {
-    plan = plan_iteration(w, cluster, model, costs);
-  } catch (const std::invalid_argument& e) {
-    throw InputError(scenario.file, 0, 0, "workload", e.what());
-  }
-  IterationResult r = simulate_plan(cluster, plan, options);
-  r.scenario = scenario.name;
-  r.profile_name = profile.name;
-  r.profile_source = profile.source;
-  r.profile_detail = profile_detail(profile);
+  const PreparedIteration prepared = prepare_iteration(scenario, model, profile);
+  IterationResult r = simulate_plan(prepared.cluster, prepared.plan, options);
+  label_result(r, scenario, profile);
   return r;
 }
 

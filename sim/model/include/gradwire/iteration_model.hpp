@@ -30,6 +30,7 @@
 namespace gw {
 
 struct Profile;
+struct IterationResult;
 
 /// The per-GPU costs the iteration model needs, usually read from a profile.
 struct DeviceCosts {
@@ -79,6 +80,8 @@ struct IterationPlan {
   double state_bytes = 0;              ///< per GPU, all buckets (PowerSGD P, Q)
   double wire_bytes_per_gpu = 0;       ///< sent by one GPU per iteration
   double backward() const;             ///< sum of tensor_backward
+  /// (k-1)(F + B): the micro-steps under no_sync, before the synchronizing one.
+  double folded() const { return (accumulation - 1) * (forward + backward()); }
   double global_batch() const { return static_cast<double>(micro_batch) * accumulation * world_size; }
 };
 
@@ -93,6 +96,26 @@ double default_compute_efficiency(const ModelDesc& model);
 /// or algorithm) and whatever the codec cost function throws.
 IterationPlan plan_iteration(const WorkloadSpec& workload, const ClusterSpec& cluster,
                              const ModelDesc& model, const DeviceCosts& costs);
+
+/// A scenario made ready to evaluate: its cluster with the profile-derived
+/// parts resolved (resolve_cluster) and its iteration plan.
+struct PreparedIteration {
+  ClusterSpec cluster;
+  IterationPlan plan;
+};
+
+/// Scenario + model + profile -> cluster and plan: the one path both the
+/// SimGrid replay (simulate_iteration) and the closed form
+/// (closed_form_iteration) take. Bad input (no workload, unknown compressor
+/// or optimizer, a codec or GEMM rate the profile lacks) throws gw::InputError
+/// naming the file and key.
+PreparedIteration prepare_iteration(const Scenario& scenario, const ModelDesc& model, const Profile& profile);
+
+/// "datasheet-derived" or "measured on DEVICE, DATE (HOST)".
+std::string profile_detail(const Profile& profile);
+/// Names a result after what it was computed from: the scenario's name, the
+/// profile's name, source and detail.
+void label_result(IterationResult& result, const Scenario& scenario, const Profile& profile);
 
 // --- Results ----------------------------------------------------------------
 

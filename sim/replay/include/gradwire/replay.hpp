@@ -30,18 +30,16 @@ struct ReplayOptions {
   engine::Granularity granularity = engine::Granularity::Aggregated;
 };
 
-/// Predicts one iteration of `scenario` (its workload is required). Bad input
-/// (no workload, unknown compressor or optimizer, a codec or GEMM rate the
-/// profile lacks) throws gw::InputError naming the file and key.
+/// Predicts one iteration of `scenario` (its workload is required): the plan
+/// from prepare_iteration, replayed. Bad input (no workload, unknown
+/// compressor or optimizer, a codec or GEMM rate the profile lacks) throws
+/// gw::InputError naming the file and key.
 IterationResult simulate_iteration(const Scenario& scenario, const ModelDesc& model,
                                    const Profile& profile, const ReplayOptions& options = {});
 
 /// Replays an already built plan on `cluster` (tests use hand-made costs).
 IterationResult simulate_plan(const ClusterSpec& cluster, const IterationPlan& plan,
                               const ReplayOptions& options = {});
-
-/// "datasheet-derived" or "measured on DEVICE, DATE (HOST)".
-std::string profile_detail(const Profile& profile);
 
 /// JSON form of a result (the `--format json` output), and back.
 std::string result_to_json(const IterationResult& result, int indent = 2);

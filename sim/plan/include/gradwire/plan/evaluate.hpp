@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "gradwire/catalog.hpp"
+#include "gradwire/closed_form.hpp"
 #include "gradwire/iteration_model.hpp"
 #include "gradwire/model_desc.hpp"
 #include "gradwire/plan/memory.hpp"
@@ -25,14 +26,9 @@ namespace gw::plan {
 /// closed_form_iteration below, or gw::simulate_iteration (the replay).
 using Evaluator = std::function<IterationResult(const Scenario&, const ModelDesc&, const Profile&)>;
 
-/// Alpha-beta collective times on a cluster (docs/planning.md, "Closed-form
-/// evaluator"): intra-node route alpha = 2 x intra latency; inter-node alpha =
-/// 2 x intra + 2 x NIC latency + fabric hops x fabric latency; an inter-node
-/// flow gets min(intra bandwidth, node NIC bandwidth / g) in the hierarchical
-/// all-reduce and min(intra, node NIC bandwidth) in flat rings.
-CollectiveTimeFn closed_form_collective_time(const ClusterSpec& cluster);
-/// The iteration model evaluated with closed_form_collective_time (no SimGrid).
-IterationResult closed_form_iteration(const Scenario& scenario, const ModelDesc& model, const Profile& profile);
+/// The closed-form evaluator lives in the model (gradwire/closed_form.hpp).
+using gw::closed_form_collective_time;
+using gw::closed_form_iteration;
 
 /// "uncompressed", "fp16", "PowerSGD rank 4", "Top-K 1%", ...
 std::string compression_label(const CompressionSpec& c);

@@ -1,0 +1,27 @@
+// The closed-form evaluator: the iteration model (iteration_model.hpp)
+// evaluated with alpha-beta collective times on the cluster, no SimGrid.
+// Beside collective_model.hpp, whose formulas it applies. docs/planning.md
+// ("Closed-form evaluator") and docs/model.md section 6.
+#pragma once
+
+#include "gradwire/iteration_model.hpp"
+#include "gradwire/model_desc.hpp"
+#include "gradwire/scenario.hpp"
+
+namespace gw {
+
+struct Profile;
+
+/// Alpha-beta collective times on a cluster: intra-node route alpha = 2 x
+/// intra latency; inter-node alpha = 2 x intra + 2 x NIC latency + fabric
+/// hops x fabric latency (3 hops across the spine, 1 otherwise); an
+/// inter-node flow gets min(intra bandwidth, node fabric bandwidth / g) in the
+/// hierarchical all-reduce and min(intra, node fabric bandwidth) in flat
+/// rings and all-gathers (node fabric bandwidth: topology.hpp).
+CollectiveTimeFn closed_form_collective_time(const ClusterSpec& cluster);
+
+/// One iteration of `scenario`: prepare_iteration, then evaluate_closed_form
+/// with closed_form_collective_time. Throws what prepare_iteration throws.
+IterationResult closed_form_iteration(const Scenario& scenario, const ModelDesc& model, const Profile& profile);
+
+}  // namespace gw

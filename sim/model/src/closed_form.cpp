@@ -1,0 +1,35 @@
+#include "gradwire/closed_form.hpp"
+
+#include <algorithm>
+
+#include "gradwire/collective_model.hpp"
+#include "gradwire/topology.hpp"
+
+namespace gw {
+
+CollectiveTimeFn closed_form_collective_time(const ClusterSpec& c) {
+  const int n = c.world_size(), g = c.gpus_per_node, m = c.nodes;
+  const double hops = crosses_spine(c) ? 3.0 : 1.0;
+  const double node_bw = node_fabric_bandwidth(c);
+  const collective::AlphaBeta intra{2 * c.intra_node.latency, c.intra_node.bandwidth};
+  const double alpha_o = 2 * c.intra_node.latency + 2 * c.nic.latency + hops * c.fabric.latency;
+  const collective::AlphaBeta flat{m > 1 ? alpha_o : intra.alpha,
+                                   m > 1 ? std::min(c.intra_node.bandwidth, node_bw) : c.intra_node.bandwidth};
+  const collective::AlphaBeta inter{alpha_o, std::min(c.intra_node.bandwidth, node_bw / g)};
+  return [=](const CommStep& s) -> double {
+    if (n <= 1) return 0.0;
+    if (s.op == CommOp::AllGather) return collective::ring_allgather_time(n, s.bytes, flat);
+    if (s.algorithm == "hierarchical") return collective::hierarchical_allreduce_time(m, g, s.bytes, intra, inter);
+    if (s.algorithm == "tree") return collective::tree_allreduce_time(n, s.bytes, flat);
+    return collective::ring_allreduce_time(n, s.bytes, flat);
+  };
+}
+
+IterationResult closed_form_iteration(const Scenario& scenario, const ModelDesc& model, const Profile& profile) {
+  const PreparedIteration prepared = prepare_iteration(scenario, model, profile);
+  IterationResult r = evaluate_closed_form(prepared.plan, closed_form_collective_time(prepared.cluster));
+  label_result(r, scenario, profile);
+  return r;
+}
+
+}  // namespace gw
