@@ -12,7 +12,8 @@
 # paths (a work folder reused in turn), so file names inside outputs compare
 # equal. Exit 0 when every output is byte-identical, 1 otherwise (the
 # differences are listed). `calibrate` is left out: it times the machine it
-# runs on, so two runs differ even with one build.
+# runs on, so two runs differ even with one build; so is the sweep summary's
+# elapsed time.
 # Environment: KEEP=1 keeps the work folder; JOBS sets sweep workers (default 2).
 set -euo pipefail
 if [ $# -ne 2 ]; then sed -n '2,16p' "$0"; exit 2; fi
@@ -73,6 +74,11 @@ run_all() {
   for bad in tests/scenarios/bad/*.yaml; do
     cmd "bad-$(basename "$bad" .yaml)" check "$bad"
   done
+  for bad in tests/calibrate/bad/*.yaml; do
+    cmd "bad-profile-$(basename "$bad" .yaml)" simulate scenarios/default.yaml --profile "$bad"
+  done
+  # The sweep's summary line says how long it took: the one figure that may differ.
+  sed -i -E 's/ in [0-9.e+-]+ s -> / in (time) s -> /' "$o"/sweep-*.err
 }
 
 for side in old new; do
