@@ -13,5 +13,6 @@ int cmd_merge(int argc, char** argv);
 int cmd_plan(int argc, char** argv);
 int cmd_report(int argc, char** argv);
 int cmd_check(int argc, char** argv);
+int cmd_validate(int argc, char** argv);
 
 }  // namespace gw::cli

@@ -46,6 +46,9 @@ const std::vector<Command>& commands() {
 #ifdef GW_HAVE_CMD_REPORT
       {"report", "render plots and an HTML report from sweep results", gw::cli::cmd_report},
 #endif
+#ifdef GW_HAVE_CMD_VALIDATE
+      {"validate", "compare predictions with published measurements (validation/)", gw::cli::cmd_validate},
+#endif
   };
   return table;
 }

@@ -309,11 +309,11 @@ TEST(ReplayProfile, BothEvaluatorsSharePrepareIteration) {
   }
   Profile no_topk = p;
   no_topk.codecs.erase("topk");
-  for (auto evaluate : {+[](const Scenario& s, const ModelDesc& m, const Profile& pr) {
-                          return simulate_iteration(s, m, pr);
+  for (auto evaluate : {+[](const Scenario& sc, const ModelDesc& md, const Profile& pr) {
+                          return simulate_iteration(sc, md, pr);
                         },
-                        +[](const Scenario& s, const ModelDesc& m, const Profile& pr) {
-                          return closed_form_iteration(s, m, pr);
+                        +[](const Scenario& sc, const ModelDesc& md, const Profile& pr) {
+                          return closed_form_iteration(sc, md, pr);
                         }}) {
     try {
       evaluate(scenario_for("topk"), m, no_topk);

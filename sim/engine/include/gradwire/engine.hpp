@@ -97,6 +97,13 @@ class Signal {
 /// process (SIGKILL included).
 std::string run_in_child(const std::function<std::string()>& body);
 
+/// Simulated durations (s) of one collective at each of `sizes` (bytes, as
+/// CollectiveRequest::bytes) on `cluster`: one child process, one simulation,
+/// the collectives back to back on an idle network. A request the algorithm
+/// refuses throws gw::InputError naming `source` and the key "collective".
+std::vector<double> collective_times(const ClusterSpec& cluster, const CollectiveRequest& base,
+                                     const std::vector<double>& sizes, const std::string& source);
+
 /// The child ran out of memory (a std::bad_alloc there).
 class ChildOutOfMemory : public std::bad_alloc {
  public:

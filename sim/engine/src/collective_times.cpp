@@ -1,0 +1,45 @@
+// A doubling size sweep of one collective in ONE child process on ONE
+// simulation, back to back: each collective waits for its last flow, so the
+// next starts on an idle network and its time is the clock difference.
+// (SimGrid allows one engine per process; a child per size would rebuild the
+// platform for every size.)
+#include <sstream>
+#include <stdexcept>
+
+#include "gradwire/engine.hpp"
+#include "gradwire/error.hpp"
+
+namespace gw::engine {
+
+std::vector<double> collective_times(const ClusterSpec& cluster, const CollectiveRequest& base,
+                                     const std::vector<double>& sizes, const std::string& source) {
+  const std::string out = run_in_child([&] {
+    Simulation sim(cluster);
+    std::vector<double> times;
+    std::string error;
+    sim.add_actor("collective", 0, [&] {
+      try {
+        for (double s : sizes) {
+          auto req = base;
+          req.bytes = s;
+          times.push_back(sim.run_collective(req));
+        }
+      } catch (const std::invalid_argument& e) {
+        error = e.what();
+      }
+    });
+    sim.run();
+    if (!error.empty()) throw InputError(source, 0, 0, "collective", error);
+    std::ostringstream s;
+    s.precision(17);
+    for (double t : times) s << t << ' ';
+    return s.str();
+  });
+  std::istringstream in(out);
+  std::vector<double> times(sizes.size());
+  for (double& t : times)
+    if (!(in >> t)) throw std::runtime_error("collective: missing simulated time");
+  return times;
+}
+
+}  // namespace gw::engine

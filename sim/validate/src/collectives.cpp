@@ -1,0 +1,214 @@
+#include "gradwire/validate/collectives.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "gradwire/collective_model.hpp"
+#include "gradwire/engine.hpp"
+#include "gradwire/error.hpp"
+#include "gradwire/fit.hpp"
+#include "gradwire/scenario.hpp"
+#include "gradwire/yaml_reader.hpp"
+
+namespace gw::validate {
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr double kMaxBytes = 1e15;
+
+PublishedPoint read_point(const yaml::Node& n, double unit) {
+  n.expect_seq();
+  if (n.size() != 2 && n.size() != 3) n.fail("a point is [bytes, busbw] or [bytes, busbw, time in us]");
+  const auto e = n.elements();
+  PublishedPoint p;
+  p.bytes = static_cast<double>(e[0].as_int(1, static_cast<std::int64_t>(kMaxBytes)));
+  p.busbw = e[1].as_double(0, 1e5) * unit;
+  if (e.size() == 3) p.time = e[2].as_double(0, 1e9) * 1e-6;
+  return p;
+}
+
+double busbw_factor(engine::CollectiveOp op, int n) {
+  switch (op) {
+    case engine::CollectiveOp::AllReduce: return collective::allreduce_busbw_factor(n);
+    case engine::CollectiveOp::AllGather: return collective::allgather_busbw_factor(n);
+    case engine::CollectiveOp::ReduceScatter: return collective::reducescatter_busbw_factor(n);
+    case engine::CollectiveOp::Broadcast: return collective::broadcast_busbw_factor(n);
+    case engine::CollectiveOp::AllToAll: return collective::alltoall_busbw_factor(n);
+  }
+  return 1.0;
+}
+
+std::string percent(const std::optional<double>& x) {
+  return x ? fmt::format("{:.1f}%", 100 * *x) : std::string("-");
+}
+
+std::string signed_percent(const std::optional<double>& x) {
+  return x ? fmt::format("{:+.1f}%", 100 * *x) : std::string("(rounded to 0)");
+}
+
+std::string size_label(double b) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  while (b >= 1024 && u < 4 && std::fmod(b, 1024) == 0) {
+    b /= 1024;
+    ++u;
+  }
+  return fmt::format("{:g} {}", b, units[u]);
+}
+
+std::string verdict(const CaseResult& r) {
+  const bool small_ok = !r.median_small || *r.median_small <= kTargetSmall;
+  const bool large_ok = !r.median_large || *r.median_large <= kTargetLarge;
+  if (!r.median_small && !r.median_large) return "no scored point";
+  return small_ok && large_ok ? "within target" : "outside target";
+}
+
+}  // namespace
+
+CollectiveCase load_collective_case(const std::string& path) {
+  const auto doc = yaml::load_file(path);
+  const auto root = doc.root();
+  root.allow_keys({"case", "devset", "source", "confidence", "cluster", "op", "algorithm",
+                   "published_algorithm", "unit", "points", "gap"});
+  CollectiveCase c;
+  c.file = path;
+  c.name = root.required("case").as_name();
+  c.devset = root.required("devset").as_name();
+  c.source = root.required("source").as_name();
+  c.confidence = root.required("confidence").as_enum({"high", "med", "low"});
+  const auto cluster = root.required("cluster");
+  c.cluster_file = (fs::path(path).parent_path() / cluster.as_name()).lexically_normal().string();
+  const auto op = root.required("op");
+  c.op = op.as_enum({"allreduce", "allgather", "reducescatter", "broadcast", "alltoall"});
+  c.algorithm = root.required("algorithm").as_enum({"ring", "tree", "hierarchical", "direct"});
+  if (auto a = root.optional("published_algorithm")) c.published_algorithm = a->as_name();
+  if (auto g = root.optional("gap")) c.gap = g->as_string();
+  const std::string unit = root.required("unit").as_enum({"GB/s", "Gbit/s"});
+  const double scale = unit == "GB/s" ? 1e9 : 1e9 / 8;
+  const auto points = root.required("points");
+  points.expect_seq();
+  if (points.size() == 0) points.fail("at least one published point is required");
+  double last = 0;
+  for (const auto& n : points.elements()) {
+    c.points.push_back(read_point(n, scale));
+    if (!(c.points.back().bytes > last)) n.fail("points must be in increasing size order");
+    last = c.points.back().bytes;
+  }
+  return c;
+}
+
+std::vector<CollectiveCase> load_collective_cases(const std::string& dir) {
+  std::vector<std::string> files;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.is_regular_file() && e.path().extension() == ".yaml") files.push_back(e.path().string());
+  std::sort(files.begin(), files.end());
+  std::vector<CollectiveCase> cases;
+  for (const auto& f : files) cases.push_back(load_collective_case(f));
+  return cases;
+}
+
+CaseResult score_case(const CollectiveCase& c, int gpus, const std::vector<double>& times) {
+  CaseResult r;
+  r.c = c;
+  r.gpus = gpus;
+  const double factor = busbw_factor(engine::parse_op(c.op), gpus);
+  std::vector<double> small, large;
+  for (std::size_t i = 0; i < c.points.size(); ++i) {
+    PointResult p;
+    p.published = c.points[i];
+    p.predicted_time = times.at(i);
+    p.predicted_busbw = p.predicted_time > 0 ? p.published.bytes / p.predicted_time * factor : 0;
+    if (p.published.busbw > 0) {
+      p.error = p.predicted_busbw / p.published.busbw - 1;
+      const double a = std::abs(*p.error);
+      (p.published.bytes < kLargeFrom ? small : large).push_back(a);
+      if (!r.worst || a > *r.worst) {
+        r.worst = a;
+        r.worst_bytes = p.published.bytes;
+      }
+    }
+    r.points.push_back(p);
+  }
+  if (!small.empty()) r.median_small = fit::median(small);
+  if (!large.empty()) r.median_large = fit::median(large);
+  return r;
+}
+
+CaseResult run_case(const CollectiveCase& c) {
+  const Scenario s = load_scenario(c.cluster_file);
+  if (s.cluster.intra_node_from_profile)
+    throw InputError(c.cluster_file, 0, 0, "cluster.intra_node",
+                     "a validation cluster states its intra-node link (as published)");
+  engine::CollectiveRequest req;
+  req.op = engine::parse_op(c.op);
+  req.algorithm = engine::parse_algorithm(c.algorithm);
+  std::vector<double> sizes;
+  for (const auto& p : c.points) sizes.push_back(p.bytes);
+  return score_case(c, s.cluster.world_size(), engine::collective_times(s.cluster, req, sizes, c.file));
+}
+
+std::string render_summary(const std::vector<CaseResult>& results) {
+  std::string out = fmt::format("{:<5} {:<40} {:>5} {:>14} {:>14} {:>10}  {}\n", "id", "case", "GPUs",
+                                "median <1MiB", "median >=1MiB", "worst", "verdict");
+  for (const auto& r : results)
+    out += fmt::format("{:<5} {:<40} {:>5} {:>14} {:>14} {:>10}  {}\n", r.c.devset, r.c.name, r.gpus,
+                       percent(r.median_small), percent(r.median_large), percent(r.worst), verdict(r));
+  return out;
+}
+
+std::string render_markdown(const std::vector<CaseResult>& results) {
+  std::string out;
+  out += "| id | case | GPUs | op / gradwire algorithm | published algorithm | median abs error < 1 MiB "
+         "| median abs error >= 1 MiB | worst | verdict |\n|---|---|---|---|---|---|---|---|---|\n";
+  for (const auto& r : results)
+    out += fmt::format("| {} | {} | {} | {} / {} | {} | {} | {} | {} at {} | {} |\n", r.c.devset, r.c.name,
+                       r.gpus, r.c.op, r.c.algorithm,
+                       r.c.published_algorithm.empty() ? "not stated" : r.c.published_algorithm,
+                       percent(r.median_small), percent(r.median_large), percent(r.worst),
+                       size_label(r.worst_bytes), verdict(r));
+  for (const auto& r : results) {
+    out += fmt::format("\n### {} `{}`\n\n", r.c.devset, r.c.name);
+    out += fmt::format("{} GPUs, {} simulated as `{}` on `{}`; published: {} (confidence: {}).\n", r.gpus,
+                       r.c.op, r.c.algorithm, r.c.cluster_file, r.c.source, r.c.confidence);
+    if (!r.c.gap.empty()) out += "\nMechanism gradwire lacks: " + r.c.gap + "\n";
+    out += "\n| size | published busbw (GB/s) | predicted busbw (GB/s) | predicted time (us) | error |\n"
+           "|---|---|---|---|---|\n";
+    for (const auto& p : r.points)
+      out += fmt::format("| {} | {:.2f} | {:.2f} | {:.2f} | {} |\n", size_label(p.published.bytes),
+                         p.published.busbw / 1e9, p.predicted_busbw / 1e9, p.predicted_time * 1e6,
+                         signed_percent(p.error));
+  }
+  return out;
+}
+
+std::string render_json(const std::vector<CaseResult>& results) {
+  nlohmann::ordered_json j = nlohmann::ordered_json::array();
+  for (const auto& r : results) {
+    nlohmann::ordered_json c{{"case", r.c.name},      {"devset", r.c.devset}, {"file", r.c.file},
+                             {"source", r.c.source},  {"confidence", r.c.confidence},
+                             {"cluster", r.c.cluster_file}, {"gpus", r.gpus}, {"op", r.c.op},
+                             {"algorithm", r.c.algorithm}, {"published_algorithm", r.c.published_algorithm},
+                             {"gap", r.c.gap}};
+    auto opt = [](const std::optional<double>& x) { return x ? nlohmann::ordered_json(*x) : nullptr; };
+    c["median_abs_error_small"] = opt(r.median_small);
+    c["median_abs_error_large"] = opt(r.median_large);
+    c["worst_abs_error"] = opt(r.worst);
+    c["verdict"] = verdict(r);
+    c["points"] = nlohmann::ordered_json::array();
+    for (const auto& p : r.points)
+      c["points"].push_back({{"bytes", p.published.bytes},
+                             {"published_busbw", p.published.busbw},
+                             {"predicted_busbw", p.predicted_busbw},
+                             {"predicted_time", p.predicted_time},
+                             {"error", opt(p.error)}});
+    j.push_back(std::move(c));
+  }
+  return j.dump(2) + "\n";
+}
+
+}  // namespace gw::validate

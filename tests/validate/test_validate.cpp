@@ -1,0 +1,154 @@
+// Validation cases: strict loading, scoring checked against the closed forms
+// on an uncontended cluster, every bundled case runnable, and the tables of
+// docs/validation.md equal to what `gradwire validate collectives` prints.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "gradwire/collective_model.hpp"
+#include "gradwire/error.hpp"
+#include "gradwire/scenario.hpp"
+#include "gradwire/validate/collectives.hpp"
+
+namespace gw::validate {
+namespace {
+namespace fs = std::filesystem;
+
+const std::string kRepo = GW_REPO_DIR;
+
+class TempDir {
+ public:
+  TempDir() : path_(fs::temp_directory_path() / ("gw-validate-" + std::to_string(::getpid()))) {
+    fs::create_directories(path_ / "cases");
+  }
+  ~TempDir() { fs::remove_all(path_); }
+  std::string write(const std::string& name, const std::string& text) const {
+    const auto p = path_ / name;
+    std::ofstream(p) << text;
+    return p.string();
+  }
+
+ private:
+  fs::path path_;
+};
+
+const char* kCluster = R"(name: one-node
+cluster:
+  nodes: 1
+  gpus_per_node: 8
+  gpu: h100
+  intra_node: {bandwidth: 100GB/s, latency: 2us}
+  nics: {count: 1, bandwidth: 100Gbps, latency: 5us}
+  fabric: {topology: switch, latency: 1us}
+)";
+
+std::string case_text(const std::string& points, const std::string& extra = "") {
+  return "case: t\ndevset: T1\nsource: https://example.org/t\nconfidence: high\ncluster: ../one-node.yaml\n"
+         "op: allreduce\nalgorithm: ring\nunit: GB/s\n" +
+         extra + "points:\n" + points;
+}
+
+TEST(ValidateCase, LoadsAndConvertsUnits) {
+  TempDir d;
+  d.write("one-node.yaml", kCluster);
+  const auto c = load_collective_case(d.write("cases/t.yaml", case_text("  - [1024, 0.5]\n  - [2048, 1.5, 12.5]\n")));
+  EXPECT_EQ(c.name, "t");
+  ASSERT_EQ(c.points.size(), 2u);
+  EXPECT_DOUBLE_EQ(c.points[0].busbw, 0.5e9);
+  EXPECT_FALSE(c.points[0].time);
+  EXPECT_DOUBLE_EQ(*c.points[1].time, 12.5e-6);
+  EXPECT_TRUE(fs::exists(c.cluster_file));
+  std::string gbit = case_text("  - [1024, 8]\n");
+  gbit.replace(gbit.find("unit: GB/s"), 10, "unit: Gbit/s");
+  EXPECT_DOUBLE_EQ(load_collective_case(d.write("cases/g.yaml", gbit)).points[0].busbw, 1e9);
+}
+
+TEST(ValidateCase, BadInputNamesTheField) {
+  TempDir d;
+  const auto expect_error = [&](const std::string& text, const std::string& key, int line) {
+    try {
+      load_collective_case(d.write("cases/bad.yaml", text));
+      ADD_FAILURE() << "accepted:\n" << text;
+    } catch (const InputError& e) {
+      EXPECT_EQ(e.key(), key) << e.what();
+      EXPECT_EQ(e.line(), line) << e.what();
+    }
+  };
+  expect_error(case_text("  - [2048, 1]\n  - [1024, 1]\n"), "points[1]", 11);
+  expect_error(case_text("  - [2048]\n"), "points[0]", 10);
+  expect_error(case_text("  - [2048, -1]\n"), "points[0][1]", 10);
+  expect_error(case_text("  - [2048, 1]\n", "colour: red\n"), "colour", 9);
+  std::string conf = case_text("  - [2048, 1]\n");
+  conf.replace(conf.find("confidence: high"), 16, "confidence: sure");
+  expect_error(conf, "confidence", 4);
+}
+
+// On one node with no contention the simulated ring all-reduce is the closed
+// form 2(N-1) alpha + 2(N-1)/N S/B: a case whose published busbw is that
+// closed form scores 0 error everywhere, and one published at half of it +100%.
+TEST(ValidateCase, ScoresAgainstTheClosedForm) {
+  TempDir d;
+  d.write("one-node.yaml", kCluster);
+  const collective::AlphaBeta ab{2 * 2e-6, 100e9};
+  std::string exact, half;
+  for (double s = 1024; s <= 256.0 * 1024 * 1024; s *= 16) {
+    const double busbw = s / collective::ring_allreduce_time(8, s, ab) * collective::allreduce_busbw_factor(8);
+    exact += "  - [" + std::to_string(static_cast<long long>(s)) + ", " + std::to_string(busbw / 1e9) + "]\n";
+    half += "  - [" + std::to_string(static_cast<long long>(s)) + ", " + std::to_string(busbw / 2e9) + "]\n";
+  }
+  const auto r = run_case(load_collective_case(d.write("cases/exact.yaml", case_text(exact))));
+  EXPECT_EQ(r.gpus, 8);
+  ASSERT_TRUE(r.median_small && r.median_large && r.worst);
+  EXPECT_LT(*r.worst, 1e-5);  // the published values are printed to 6 decimals
+  const auto h = run_case(load_collective_case(d.write("cases/half.yaml", case_text(half))));
+  for (const auto& p : h.points) EXPECT_NEAR(*p.error, 1.0, 1e-4);
+  EXPECT_NEAR(*h.median_large, 1.0, 1e-4);
+}
+
+TEST(ValidateCase, RoundedZerosAreShownNotScored) {
+  TempDir d;
+  d.write("one-node.yaml", kCluster);
+  const auto c = load_collective_case(d.write("cases/z.yaml", case_text("  - [8, 0]\n  - [2097152, 10]\n")));
+  const auto r = score_case(c, 8, {1e-5, 1e-3});
+  EXPECT_FALSE(r.points[0].error);
+  EXPECT_FALSE(r.median_small);
+  ASSERT_TRUE(r.median_large);
+  EXPECT_DOUBLE_EQ(r.worst_bytes, 2097152);
+}
+
+TEST(ValidateBundled, EveryCaseLoadsWithAnExplicitCluster) {
+  const auto cases = load_collective_cases(kRepo + "/validation/collectives");
+  ASSERT_GE(cases.size(), 15u);
+  for (const auto& c : cases) {
+    const Scenario s = load_scenario(c.cluster_file);
+    EXPECT_FALSE(s.cluster.intra_node_from_profile) << c.file;
+    EXPECT_FALSE(c.points.empty()) << c.file;
+  }
+}
+
+// docs/validation.md holds the command's Markdown between two markers; a model
+// change that moves any figure must regenerate it (the doc says how).
+TEST(ValidateBundled, DocsHoldTheCurrentTables) {
+  std::vector<CaseResult> results;
+  const auto cwd = fs::current_path();
+  fs::current_path(kRepo);  // the cases name their clusters relative to the repository
+  for (const auto& c : load_collective_cases("validation/collectives")) results.push_back(run_case(c));
+  fs::current_path(cwd);
+  std::ifstream in(kRepo + "/docs/validation.md");
+  std::stringstream doc;
+  doc << in.rdbuf();
+  const std::string text = doc.str();
+  const std::string begin = "<!-- begin: gradwire validate collectives --format markdown -->\n";
+  const std::string end = "<!-- end -->";
+  const auto a = text.find(begin), b = text.find(end);
+  ASSERT_NE(a, std::string::npos);
+  ASSERT_NE(b, std::string::npos);
+  EXPECT_EQ(text.substr(a + begin.size(), b - a - begin.size()), render_markdown(results))
+      << "regenerate docs/validation.md (see its first section)";
+}
+
+}  // namespace
+}  // namespace gw::validate
