@@ -1,48 +1,14 @@
-// Resolution of the references a scenario or a sweep makes (workload.model,
-// profile / cluster.gpu), shared by `gradwire check`, `simulate` and `sweep`
-// (implemented in cmd_check.cpp). A reference that cannot be resolved is
-// reported as gw::InputError at the line and column of the field that names
-// it, in the file that holds that field; an error inside the referenced file
-// keeps that file's own position.
+// The reference resolution lives in the libraries: a scenario's in
+// gradwire/scenario_refs.hpp (sim/model), a sweep's in
+// gradwire/plan/sweep_spec.hpp (gw::plan::resolve_sweep_references). This
+// header only names the scenario's for the commands that still include it.
 #pragma once
 
-#include <optional>
-#include <string>
-
-#include "gradwire/error.hpp"
-#include "gradwire/model_desc.hpp"
-#include "gradwire/profile.hpp"
-#include "gradwire/scenario.hpp"
-
-namespace gw::plan {
-struct SweepSpec;
-}
+#include "gradwire/scenario_refs.hpp"
 
 namespace gw::cli {
 
-/// A relative model/profile path written in a scenario is taken relative to
-/// the scenario's directory when it exists there (what `simulate` does).
-std::string beside_scenario(const std::string& scenario_file, const std::string& value);
-
-/// Rethrows `e` (raised while resolving the reference held by `key` in the
-/// scenario file `file`) at the position of that field when `e` carries no
-/// position of its own; otherwise rethrows it unchanged.
-[[noreturn]] void rethrow_at_field(const InputError& e, const std::string& file, const std::string& key);
-
-struct ScenarioRefs {
-  std::optional<ModelDesc> model;
-  Profile profile;
-};
-
-/// Loads the model (when the scenario has a workload) and the profile a
-/// scenario names, as `gradwire simulate` does. `profile_override` replaces
-/// the scenario's profile (simulate --profile).
-ScenarioRefs resolve_scenario_references(const Scenario& s, const std::string& path,
-                                         const std::optional<std::string>& profile_override = std::nullopt);
-
-/// Resolves every distinct model and profile the points of a sweep use, as
-/// `gradwire sweep` loads them; a missing one is reported at the axis value
-/// (sweep file) or the base scenario's field that names it.
-void resolve_sweep_references(const plan::SweepSpec& spec);
+using gw::resolve_scenario_references;
+using gw::ScenarioRefs;
 
 }  // namespace gw::cli

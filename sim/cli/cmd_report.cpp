@@ -1,11 +1,12 @@
 // gradwire report RESULTS [--out DIR]: plots (SVG, PNG) and index.html.
-#include <boost/program_options.hpp>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 #include <string>
 
 #include "commands.hpp"
 #include "gradwire/error.hpp"
+#include "gradwire/options.hpp"
 #include "gradwire/plan/report.hpp"
 
 namespace po = boost::program_options;
@@ -19,18 +20,15 @@ int cmd_report(int argc, char** argv) {
       "gnuplot", po::value<std::string>()->default_value("gnuplot"), "gnuplot executable");
   po::positional_options_description pos;
   pos.add("results", 1);
-  po::variables_map vm;
+  std::optional<po::variables_map> parsed;
   try {
-    po::store(po::command_line_parser(argc, argv).options(opts).positional(pos).run(), vm);
-    po::notify(vm);
+    parsed = gw::parse_options(argc, argv, opts, pos, "");
   } catch (const po::error& e) {
     std::cerr << "gradwire report: " << e.what() << "\n" << opts;
     return kExitInput;
   }
-  if (vm.count("help")) {
-    std::cout << opts;
-    return kExitOk;
-  }
+  if (!parsed) return kExitOk;
+  const po::variables_map& vm = *parsed;
   if (!vm.count("results")) {
     std::cerr << "gradwire report: give a results file\n" << opts;
     return kExitInput;

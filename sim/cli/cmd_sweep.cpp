@@ -1,14 +1,14 @@
 // gradwire sweep SWEEP.yaml [-j N] [--out RESULTS] [--shard i/N]: run a
 // cartesian sweep of scenarios in worker processes, resumably.
-#include <boost/program_options.hpp>
-#include <filesystem>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <thread>
 
-#include "check_refs.hpp"
 #include "commands.hpp"
 #include "gradwire/error.hpp"
+#include "gradwire/options.hpp"
+#include "gradwire/plan/plan_file.hpp"
 #include "gradwire/plan/sweep.hpp"
 #if __has_include("gradwire/replay.hpp")
 #include "gradwire/replay.hpp"
@@ -18,6 +18,7 @@
 namespace po = boost::program_options;
 
 namespace gw::cli {
+namespace {
 
 /// The evaluator of a sweep: "closed-form" (the iteration model's closed
 /// forms) or "simulation" (the SimGrid replay, each point in its own child).
@@ -30,28 +31,27 @@ plan::Evaluator sweep_evaluator(const std::string& name) {
   throw std::invalid_argument("evaluator \"" + name + "\" is not available in this build");
 }
 
-std::string default_results_path(const std::string& sweep) {
-  std::filesystem::path p(sweep);
-  return (p.parent_path() / (p.stem().string() + ".results.jsonl")).string();
+plan::RunOptions::Progress progress_of(const std::string& progress) {
+  if (progress == "auto") return plan::RunOptions::Progress::Auto;
+  if (progress == "bar") return plan::RunOptions::Progress::Bar;
+  if (progress == "lines") return plan::RunOptions::Progress::Lines;
+  if (progress == "none") return plan::RunOptions::Progress::None;
+  throw std::invalid_argument("--progress expects auto, bar, lines or none");
 }
 
-plan::ValidationProgress validation_progress(const std::string& who, const std::string& file);  // cmd_check.cpp
+}  // namespace
 
 int run_sweep_command(const std::string& sweep_file, const std::string& out, int jobs, const std::string& shard,
                       const std::string& progress, const std::string& evaluator, bool quiet) {
   const auto spec = plan::load_sweep(sweep_file, validation_progress("gradwire sweep", sweep_file));
-  resolve_sweep_references(spec);  // a missing model or profile: its field's line, before any worker runs
+  plan::resolve_sweep_references(spec);  // a missing model or profile: its field's line, before any worker runs
   plan::RunOptions o;
-  o.out = out.empty() ? default_results_path(sweep_file) : out;
+  o.out = out.empty() ? plan::default_results_path(sweep_file) : out;
   if (jobs < 0 || jobs > 4096) throw std::invalid_argument("-j must be 0 (one worker per CPU) to 4096 (got " +
                                                            std::to_string(jobs) + ")");
   o.jobs = jobs > 0 ? jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   if (!shard.empty()) std::tie(o.shard_index, o.shard_count) = plan::parse_shard(shard);
-  if (progress == "auto") o.progress = plan::RunOptions::Progress::Auto;
-  else if (progress == "bar") o.progress = plan::RunOptions::Progress::Bar;
-  else if (progress == "lines") o.progress = plan::RunOptions::Progress::Lines;
-  else if (progress == "none") o.progress = plan::RunOptions::Progress::None;
-  else throw std::invalid_argument("--progress expects auto, bar, lines or none");
+  o.progress = progress_of(progress);
   const std::string ev = evaluator.empty() ? spec.evaluator : evaluator;
   const auto sum = plan::run_sweep(spec, o, sweep_evaluator(ev), ev == "simulation" ? "simulation" : "closed form");
   if (!quiet || sum.interrupted) {
@@ -85,18 +85,15 @@ int cmd_sweep(int argc, char** argv) {
       "evaluator", po::value<std::string>()->default_value(""), "closed-form or simulation (default: the file's)");
   po::positional_options_description pos;
   pos.add("sweep", 1);
-  po::variables_map vm;
+  std::optional<po::variables_map> parsed;
   try {
-    po::store(po::command_line_parser(argc, argv).options(opts).positional(pos).run(), vm);
-    po::notify(vm);
+    parsed = gw::parse_options(argc, argv, opts, pos, "");
   } catch (const po::error& e) {
     std::cerr << "gradwire sweep: " << e.what() << "\n" << opts;
     return kExitInput;
   }
-  if (vm.count("help")) {
-    std::cout << opts;
-    return kExitOk;
-  }
+  if (!parsed) return kExitOk;
+  const po::variables_map& vm = *parsed;
   if (!vm.count("sweep")) {
     std::cerr << "gradwire sweep: give a sweep file\n" << opts;
     return kExitInput;

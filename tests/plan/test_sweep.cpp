@@ -123,9 +123,9 @@ TEST(SweepRecords, InvalidUtf8InAStringNeverMakesARecordThrow) {
   sc.name = "bad \xff\xfe name";
   PointEvaluator pe(spec.options, closed_form_iteration, "closed form \xc3");
   std::string line;
-  ASSERT_NO_THROW(line = pe.evaluate(0, spec.points, spec.id, "key=\xff", {{"name", "bad\xff"}}, sc));
+  ASSERT_NO_THROW(line = to_json(pe.evaluate(0, spec.points, spec.id, "key=\xff", {{"name", "bad\xff"}}, sc)));
   const ResultLine r = parse_result_line(line, "record", 1);  // valid JSON, valid record
-  EXPECT_EQ(r.key, "key=\xef\xbf\xbd");                     // U+FFFD in place of the bad byte
+  EXPECT_EQ(r.record.key, "key=\xef\xbf\xbd");              // U+FFFD in place of the bad byte
 }
 
 TEST(SweepRecords, AWorkerThatThrowsAnythingEndsAsAnErrorRecordAndNeverUnwindsIntoTheParent) {
@@ -150,7 +150,7 @@ TEST(SweepRecords, AWorkerThatThrowsAnythingEndsAsAnErrorRecordAndNeverUnwindsIn
     EXPECT_EQ(sum.errors_left, spec.points);
     const auto lines = read_results(o.out);
     ASSERT_EQ(lines.size(), spec.points);
-    for (const auto& l : lines) EXPECT_EQ(l.status, "error") << l.text;
+    for (const auto& l : lines) EXPECT_EQ(l.record.status, "error") << l.text;
     if (kind == 1) {
       EXPECT_NE(lines[0].text.find("bad bytes \xef\xbf\xbd"), std::string::npos) << lines[0].text;
     }

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <nlohmann/json.hpp>
 #include <stdexcept>
 
 #include "gradwire/error.hpp"
@@ -12,26 +11,10 @@
 namespace gw::plan {
 namespace {
 
-using json = nlohmann::ordered_json;
-
 std::string num(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%g", v);
   return buf;
-}
-
-json memory_json(const MemoryBreakdown& m) {
-  return json{{"total", m.total},
-              {"capacity", m.capacity},
-              {"parameters", m.parameters},
-              {"gradients", m.gradients},
-              {"optimizer_states", m.optimizer_states},
-              {"error_feedback", m.error_feedback},
-              {"buckets", m.buckets},
-              {"compressor_state", m.compressor_state},
-              {"gather_buffer", m.gather_buffer},
-              {"activations", m.activations},
-              {"reserve", m.reserve}};
 }
 
 std::string profile_name(const Scenario& s) { return s.profile.empty() ? s.cluster.gpu : s.profile; }
@@ -68,133 +51,159 @@ void PointEvaluator::preload(const Scenario& s) {
   profile(profile_name(s));
 }
 
-std::string PointEvaluator::evaluate(std::size_t index, std::size_t total, const std::string& sweep_id,
-                                     const std::string& key,
-                                     const std::vector<std::pair<std::string, std::string>>& params,
-                                     const Scenario& scenario_in) {
-  json j;
-  j["index"] = index;
-  j["of"] = total;
-  j["sweep"] = sweep_id;
-  j["key"] = key;
-  if (!inputs_.empty()) {
-    json ij = json::object();
-    for (const auto& [role, hash] : inputs_) ij[role] = hash;
-    j["inputs"] = ij;
+namespace {
+
+void finish(ResultRecord& r, const std::string& status, const std::string& reason) {
+  r.status = status;
+  if (!reason.empty()) r.reason = reason;
+}
+
+MemoryFigures memory_figures(const MemoryBreakdown& m) {
+  return {m.total,   m.capacity,         m.parameters,    m.gradients,   m.optimizer_states, m.error_feedback,
+          m.buckets, m.compressor_state, m.gather_buffer, m.activations, m.reserve};
+}
+
+void describe_cluster(const ClusterSpec& c, ResultRecord& r) {
+  r.instance.emplace(c.instance);  // written even when null
+  r.nodes = c.nodes;
+  r.gpus_per_node = c.gpus_per_node;
+  r.world = c.world_size();
+  r.gpu = c.gpu;
+  r.node_bandwidth = c.node_bandwidth();
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "%s|%d|%dx%s|%.6g|%.6g", c.instance ? c.instance->c_str() : "-", c.nodes,
+                c.gpus_per_node, c.gpu.c_str(), c.node_bandwidth(), c.intra_node.bandwidth);
+  r.cluster_key = buf;
+}
+
+/// What the point needs besides the scenario: its model and profile, the
+/// GPU memory, the instance type and the compressor's memory.
+struct PointContext {
+  const ModelDesc& model;
+  const Profile& profile;
+  const InstanceType* type;
+  double capacity;
+  CompressorMemory compressor;
+  int world;
+};
+
+/// The global batch split into micro_batch x accumulation x world (`w`
+/// updated). False when the point ends here (record finished as invalid or no_fit).
+bool split_global_batch(const PointOptions& o, const PointContext& p, WorkloadSpec& w, ResultRecord& r) {
+  const long long gb = *o.global_batch;
+  if (o.fit_accumulation) {
+    auto f = smallest_fitting_accumulation(p.model, w, p.compressor, p.capacity, gb, p.world, o.memory);
+    if (!f.found) {
+      r.micro_batch = f.micro_batch;
+      r.accumulation = f.accumulation;
+      r.memory = memory_figures(f.memory);
+      finish(r, f.micro_batch > 0 ? "no_fit" : "invalid", f.reason);
+      return false;
+    }
+    w.micro_batch = f.micro_batch;
+    w.accumulation = f.accumulation;
+    return true;
   }
-  json pj = json::object();
-  for (const auto& [k, v] : params) pj[k] = v;
-  j["params"] = pj;
-  Scenario s = scenario_in;
+  const long long split = static_cast<long long>(p.world) * w.accumulation;
+  std::string why;
+  if (gb % split != 0) {
+    why = "global batch " + std::to_string(gb) + " is not a multiple of " + std::to_string(p.world) +
+          " GPUs x accumulation " + std::to_string(w.accumulation);
+  } else if (gb / split > kMaxMicroBatch) {
+    why = "global batch " + std::to_string(gb) + " gives a micro-batch of " + std::to_string(gb / split) +
+          " per GPU, above the " + std::to_string(kMaxMicroBatch) + " a scenario allows";
+  } else {
+    w.micro_batch = static_cast<int>(gb / split);
+    return true;
+  }
+  r.accumulation = w.accumulation;
+  finish(r, "invalid", why);
+  return false;
+}
+
+void put_iteration(const IterationResult& it, ResultRecord& r) {
+  r.iteration = it.total;
+  r.forward = it.forward;
+  r.backward = it.backward;
+  r.exposed_communication = it.exposed_communication;
+  r.encode = it.encode;
+  r.decode = it.decode;
+  r.optimizer = it.optimizer;
+  r.samples_per_second = it.samples_per_second;
+  r.wire_bytes_per_gpu = it.wire_bytes_per_gpu;
+}
+
+/// Time-to-train (a training target) and cost (an instance).
+void put_training(const PointOptions& o, const Scenario& s, const PointContext& p, const IterationResult& it,
+                  ResultRecord& r) {
+  double cf = s.training->convergence_factor;
+  if (auto f = o.convergence_factors.find(s.workload->compression.kind); f != o.convergence_factors.end())
+    cf = f->second;
+  const double samples = target_samples(*s.training, p.model);
+  const auto t = time_to_train(samples, it.global_batch, it.total, cf);
+  r.training = TrainingFigures{t.samples, t.convergence_factor, t.iterations, t.hours()};
+  if (p.type == nullptr) return;
+  const int nodes = s.cluster.nodes;
+  const auto cost = run_cost(t.seconds, nodes, *p.type, o.billing.value_or(p.type->billing));
+  r.cost = CostFigures{cost.on_demand, cost.spot, cost.billed_seconds, nodes * p.type->on_demand};
+}
+
+}  // namespace
+
+void PointEvaluator::evaluate_workload(Scenario& s, ResultRecord& r) {
   const ClusterSpec& c = s.cluster;
-  auto finish = [&](const std::string& status, const std::string& reason) {
-    j["status"] = status;
-    if (!reason.empty()) j["reason"] = reason;
-    // Never throws on bad UTF-8 (a scenario's string, a file name in a reason).
-    return j.dump(-1, ' ', false, json::error_handler_t::replace);
-  };
-  j["status"] = "ok";
-  j["instance"] = c.instance ? json(*c.instance) : json(nullptr);
-  j["nodes"] = c.nodes;
-  j["gpus_per_node"] = c.gpus_per_node;
-  j["world"] = c.world_size();
-  j["gpu"] = c.gpu;
-  j["node_bandwidth"] = c.node_bandwidth();
-  {
-    char buf[160];
-    std::snprintf(buf, sizeof buf, "%s|%d|%dx%s|%.6g|%.6g", c.instance ? c.instance->c_str() : "-", c.nodes,
-                  c.gpus_per_node, c.gpu.c_str(), c.node_bandwidth(), c.intra_node.bandwidth);
-    j["cluster_key"] = buf;
-  }
-  if (!s.workload) return finish("invalid", "the scenario has no workload");
   WorkloadSpec& w = *s.workload;
-  j["model"] = w.model;
-  j["compression"] = compression_label(w.compression);
-  j["compression_kind"] = w.compression.kind;
-  j["evaluator"] = evaluator_name_;
-  try {
-    const ModelDesc& m = model(w.model);
-    const Profile& p = profile(profile_name(s));
-    double capacity = p.memory_bytes;
-    const InstanceType* type = c.instance ? default_catalog().find(*c.instance) : nullptr;
-    if (type != nullptr) capacity = type->gpu_memory;
-    const int world = c.world_size();
-    // Compressor memory does not depend on the batch split.
-    const auto costs = device_costs(p, w.precision);
-    const CompressorMemory cm = compressor_memory(plan_iteration(w, c, m, costs));
-    if (options_.global_batch) {
-      const long long gb = *options_.global_batch;
-      if (options_.fit_accumulation) {
-        auto f = smallest_fitting_accumulation(m, w, cm, capacity, gb, world, options_.memory);
-        if (!f.found) {
-          j["micro_batch"] = f.micro_batch;
-          j["accumulation"] = f.accumulation;
-          j["memory"] = memory_json(f.memory);
-          return finish(f.micro_batch > 0 ? "no_fit" : "invalid", f.reason);
-        }
-        w.micro_batch = f.micro_batch;
-        w.accumulation = f.accumulation;
-      } else {
-        const long long split = static_cast<long long>(world) * w.accumulation;
-        if (gb % split != 0) {
-          j["accumulation"] = w.accumulation;
-          return finish("invalid", "global batch " + std::to_string(gb) + " is not a multiple of " +
-                                       std::to_string(world) + " GPUs x accumulation " +
-                                       std::to_string(w.accumulation));
-        }
-        const long long micro = gb / split;
-        if (micro > kMaxMicroBatch) {
-          j["accumulation"] = w.accumulation;
-          return finish("invalid", "global batch " + std::to_string(gb) + " gives a micro-batch of " +
-                                       std::to_string(micro) + " per GPU, above the " +
-                                       std::to_string(kMaxMicroBatch) + " a scenario allows");
-        }
-        w.micro_batch = static_cast<int>(micro);
-      }
-    }
-    j["micro_batch"] = w.micro_batch;
-    j["accumulation"] = w.accumulation;
-    j["global_batch"] = static_cast<double>(w.micro_batch) * w.accumulation * world;
-    const auto mem = memory_per_gpu(m, w, cm, capacity, options_.memory);
-    j["memory"] = memory_json(mem);
-    if (!mem.fits()) {
-      return finish("no_fit", "needs " + num(mem.total / (1024.0 * 1024 * 1024)) + " GiB per GPU, " +
-                                  num(capacity / (1024.0 * 1024 * 1024)) + " GiB available");
-    }
-    const IterationResult r = evaluator_(s, m, p);
-    j["iteration"] = r.total;
-    j["forward"] = r.forward;
-    j["backward"] = r.backward;
-    j["exposed_communication"] = r.exposed_communication;
-    j["encode"] = r.encode;
-    j["decode"] = r.decode;
-    j["optimizer"] = r.optimizer;
-    j["samples_per_second"] = r.samples_per_second;
-    j["wire_bytes_per_gpu"] = r.wire_bytes_per_gpu;
-    if (s.training) {
-      double cf = s.training->convergence_factor;
-      if (auto it = options_.convergence_factors.find(w.compression.kind); it != options_.convergence_factors.end())
-        cf = it->second;
-      const double samples = target_samples(*s.training, m);
-      const auto t = time_to_train(samples, r.global_batch, r.total, cf);
-      j["training"] = json{{"samples", t.samples},
-                           {"convergence_factor", t.convergence_factor},
-                           {"iterations", t.iterations},
-                           {"hours", t.hours()}};
-      if (type != nullptr) {
-        const auto cost = run_cost(t.seconds, c.nodes, *type, options_.billing.value_or(type->billing));
-        j["cost"] = json{{"on_demand", cost.on_demand},
-                         {"spot", cost.spot ? json(*cost.spot) : json(nullptr)},
-                         {"billed_seconds", cost.billed_seconds},
-                         {"usd_per_hour", c.nodes * type->on_demand}};
-      }
-    }
-    return finish("ok", "");
-  } catch (const InputError& e) {
-    return finish("error", e.what());
-  } catch (const std::exception& e) {
-    return finish("error", e.what());
+  const ModelDesc& m = model(w.model);
+  const Profile& p = profile(profile_name(s));
+  const InstanceType* type = c.instance ? default_catalog().find(*c.instance) : nullptr;
+  // Compressor memory does not depend on the batch split.
+  const auto costs = device_costs(p, w.precision);
+  const PointContext ctx{m, p, type, type != nullptr ? type->gpu_memory : p.memory_bytes,
+                         compressor_memory(plan_iteration(w, c, m, costs)), c.world_size()};
+  if (options_.global_batch && !split_global_batch(options_, ctx, w, r)) return;
+  r.micro_batch = w.micro_batch;
+  r.accumulation = w.accumulation;
+  r.global_batch = static_cast<double>(w.micro_batch) * w.accumulation * ctx.world;
+  const auto mem = memory_per_gpu(m, w, ctx.compressor, ctx.capacity, options_.memory);
+  r.memory = memory_figures(mem);
+  if (!mem.fits()) {
+    return finish(r, "no_fit", "needs " + num(mem.total / (1024.0 * 1024 * 1024)) + " GiB per GPU, " +
+                                   num(ctx.capacity / (1024.0 * 1024 * 1024)) + " GiB available");
   }
+  const IterationResult it = evaluator_(s, m, p);
+  put_iteration(it, r);
+  if (s.training) put_training(options_, s, ctx, it, r);
+  finish(r, "ok", "");
+}
+
+ResultRecord PointEvaluator::evaluate(std::size_t index, std::size_t total, const std::string& sweep_id,
+                                      const std::string& key,
+                                      const std::vector<std::pair<std::string, std::string>>& params,
+                                      const Scenario& scenario_in) {
+  ResultRecord r;
+  r.index = index;
+  r.of = total;
+  r.sweep = sweep_id;
+  r.key = key;
+  r.inputs = inputs_;
+  r.params = params;
+  r.status = "ok";
+  Scenario s = scenario_in;
+  describe_cluster(s.cluster, r);
+  if (!s.workload) {
+    finish(r, "invalid", "the scenario has no workload");
+    return r;
+  }
+  r.model = s.workload->model;
+  r.compression = compression_label(s.workload->compression);
+  r.compression_kind = s.workload->compression.kind;
+  r.evaluator = evaluator_name_;
+  try {
+    evaluate_workload(s, r);
+  } catch (const std::exception& e) {
+    finish(r, "error", e.what());
+  }
+  return r;
 }
 
 }  // namespace gw::plan

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <nlohmann/json.hpp>
 
 namespace gw::plan {
 namespace {
@@ -35,31 +34,29 @@ std::string relative(double mine, double base, const char* less, const char* mor
 
 std::vector<PlanPoint> plan_points(const std::vector<ResultLine>& results, Pricing pricing) {
   std::vector<PlanPoint> out;
-  for (const auto& r : results) {
+  for (const auto& l : results) {
     // Checked again here (types, finite and non-negative numbers, ...):
     // InputError at the record's FILE:LINE, never a raw JSON error or a
     // negative cost recommended.
-    (void)parse_result_line(r.text, r.file.empty() ? std::string("results") : r.file, r.line);
-    const auto j = nlohmann::json::parse(r.text);
-    if (j.value("status", "") != "ok" || !j.contains("training") || !j.contains("cost")) continue;
-    const auto& c = j["cost"];
-    const auto& price = pricing == Pricing::Spot ? c["spot"] : c["on_demand"];
-    if (price.is_null()) continue;
+    const ResultRecord r = from_json(l.text, l.file.empty() ? std::string("results") : l.file, l.line);
+    if (r.status != "ok" || !r.training || !r.cost) continue;
+    const std::optional<double> price = pricing == Pricing::Spot ? r.cost->spot : r.cost->on_demand;
+    if (!price) continue;
     PlanPoint p;
     p.index = r.index;
     p.key = r.key;
-    p.compression = j.value("compression", "");
-    p.compression_kind = j.value("compression_kind", "");
-    p.instance = j["instance"].is_string() ? j["instance"].get<std::string>() : "";
-    p.cluster_key = j.value("cluster_key", "");
-    p.model = j.value("model", "");
-    p.nodes = j.value("nodes", 0);
-    p.world = j.value("world", 0);
-    p.micro_batch = j.value("micro_batch", 0);
-    p.accumulation = j.value("accumulation", 0);
-    p.iteration = j.value("iteration", 0.0);
-    p.hours = j["training"].value("hours", 0.0);
-    p.cost = price.get<double>();
+    p.compression = r.compression.value_or("");
+    p.compression_kind = r.compression_kind.value_or("");
+    p.instance = r.instance_name();
+    p.cluster_key = r.cluster_key.value_or("");
+    p.model = r.model.value_or("");
+    p.nodes = r.nodes.value_or(0);
+    p.world = r.world.value_or(0);
+    p.micro_batch = r.micro_batch.value_or(0);
+    p.accumulation = r.accumulation.value_or(0);
+    p.iteration = r.iteration.value_or(0.0);
+    p.hours = r.training->hours;
+    p.cost = *price;
     out.push_back(std::move(p));
   }
   return out;

@@ -13,7 +13,6 @@
 #include <cstdlib>
 #include <filesystem>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -22,13 +21,12 @@
 #include "gradwire/child.hpp"
 #include "gradwire/error.hpp"
 #include "gradwire/plan/planner.hpp"
-#include "gradwire/plan/sweep.hpp"
+#include "gradwire/plan/results_file.hpp"
 
 namespace gw::plan {
 namespace {
 
 namespace fs = std::filesystem;
-using json = nlohmann::json;
 
 std::string html_escape(const std::string& s) {
   std::string o;
@@ -197,253 +195,290 @@ fs::path report_target(const std::string& out_dir, const std::string& results) {
   return target;
 }
 
-}  // namespace
+// --- The figures -----------------------------------------------------------------
 
-ReportSummary render_report(const std::string& results, const std::string& out_dir, const std::string& gnuplot) {
-  const auto lines = read_results(results);
-  std::vector<json> recs;
-  ReportSummary sum;
-  for (const auto& l : lines) {
-    recs.push_back(json::parse(l.text));
-    const std::string st = recs.back().value("status", "");
-    ++sum.points;
-    if (st == "ok") ++sum.ok;
-    else if (st == "no_fit") ++sum.no_fit;
-    else if (st == "invalid") ++sum.invalid;
-    else ++sum.errors;
+/// What varies among the ok points (it splits the series).
+struct Dimensions {
+  std::set<int> worlds, ks;
+  std::set<std::string> instances, models;
+  std::set<double> bandwidths;
+
+  explicit Dimensions(const std::vector<const ResultRecord*>& ok) {
+    for (const auto* r : ok) {
+      worlds.insert(*r->world);
+      ks.insert(*r->accumulation);
+      instances.insert(r->instance_name());
+      models.insert(*r->model);
+      bandwidths.insert(*r->node_bandwidth);
+    }
   }
-  std::sort(recs.begin(), recs.end(), [](const json& a, const json& b) { return a["index"] < b["index"]; });
 
-  const fs::path target = report_target(out_dir, results);
+  /// The series a point belongs to: its compressor, plus what varies.
+  std::string series_of(const ResultRecord& r, bool with_k) const {
+    std::string s = *r.compression;
+    if (models.size() > 1) s += ", " + *r.model;
+    if (instances.size() > 1 && r.instance && *r.instance) s += ", " + **r.instance;
+    if (worlds.size() > 1) s += ", " + std::to_string(*r.world) + " GPUs";
+    if (with_k && ks.size() > 1) s += ", k=" + std::to_string(*r.accumulation);
+    return s;
+  }
+};
+
+/// Writes the data, the gnuplot scripts and the figures of a report into `tmp`.
+class FigureWriter {
+ public:
+  FigureWriter(std::string gnuplot, std::string tmp) : gnuplot_(std::move(gnuplot)), tmp_(std::move(tmp)) {}
+  const std::vector<Figure>& figures() const { return figures_; }
+
+  /// Iteration time against node bandwidth, one line per series.
+  void iteration_vs_bandwidth(const std::vector<const ResultRecord*>& ok, const Dimensions& dims) {
+    std::map<std::string, std::map<double, double>> series;
+    // Colour by compressor, dash pattern by the rest (GPU count, instance, k).
+    std::map<std::string, int> colour, dash;
+    std::map<std::string, std::pair<int, int>> style;
+    for (const auto* r : ok) {
+      const std::string name = dims.series_of(*r, true);
+      series[name][*r->node_bandwidth * 8 / 1e9] = *r->iteration * 1e3;
+      const std::string rest = name.substr(r->compression->size());
+      colour.emplace(*r->compression, static_cast<int>(colour.size()));
+      dash.emplace(rest, static_cast<int>(dash.size()));
+      style[name] = {colour[*r->compression], dash[rest]};
+    }
+    std::ostringstream dat, plot;
+    int idx = 0;
+    plot << kStyle << "set title 'Iteration time against inter-node bandwidth'\n"
+         << "set xlabel 'node network bandwidth (Gbps)'\nset ylabel 'iteration time (ms)'\n"
+         << "set logscale x 10\nset logscale y 10\nplot ";
+    for (const auto& [name, pts] : series) {
+      dat << data_label(name) << " " << data_label(name) << "\n";  // the series' title (columnheader)
+      for (const auto& [x, y] : pts) dat << num(x, "%.6g") << " " << num(y, "%.6g") << "\n";
+      dat << "\n\n";
+      const auto [c, dt] = style[name];
+      plot << (idx ? ", " : "") << "'iteration-vs-bandwidth.dat' index " << idx << " using 1:2 with linespoints ls "
+           << (c % 10 + 1) << " dt " << (dt % 5 + 1) << " pt " << (dt % 7 * 2 + 5) << " title columnheader(1)";
+      ++idx;
+    }
+    write_file_atomic(tmp_ + "/iteration-vs-bandwidth.dat", dat.str());
+    add("iteration-vs-bandwidth", plot.str(), "Iteration time against bandwidth",
+        "Predicted time of one training iteration (all accumulation micro-steps, synchronization "
+        "and optimizer step) against the aggregate NIC bandwidth of a node, per compressor.");
+  }
+
+  /// Cost against time-to-train, with the Pareto front `front`.
+  void cost_vs_time(const std::vector<PlanPoint>& points, const std::vector<std::size_t>& front) {
+    std::map<std::string, std::vector<const PlanPoint*>> by;
+    for (const auto& p : points) by[p.compression].push_back(&p);
+    std::ostringstream dat, plot;
+    plot << kStyle << "set title 'Cost against time-to-train (on-demand prices)'\n"
+         << "set xlabel 'time to train (hours)'\nset ylabel 'cost (USD)'\nset logscale x 10\nset logscale y 10\nplot ";
+    int idx = 0;
+    for (const auto& [name, pts] : by) {
+      dat << data_label(name) << " " << data_label(name) << "\n";  // the series' title (columnheader)
+      for (const auto* p : pts) dat << num(p->hours, "%.6g") << " " << num(p->cost, "%.6g") << "\n";
+      dat << "\n\n";
+      plot << (idx ? ", " : "") << "'cost-vs-time.dat' index " << idx << " using 1:2 with points ls "
+           << (idx % 10 + 1) << " ps 1.3 title columnheader(1)";
+      ++idx;
+    }
+    dat << "# Pareto front\n";
+    for (std::size_t i : front) dat << num(points[i].hours, "%.6g") << " " << num(points[i].cost, "%.6g") << "\n";
+    plot << ", 'cost-vs-time.dat' index " << idx
+         << " using 1:2 with linespoints lc rgb 'black' lw 1.5 dt 2 pt 6 ps 2.4 title 'Pareto front'";
+    write_file_atomic(tmp_ + "/cost-vs-time.dat", dat.str());
+    add("cost-vs-time", plot.str(), "Cost against time-to-train",
+        "Every configuration with a training target and an instance price; the dashed staircase "
+        "is the Pareto front (nothing is both faster and cheaper).");
+  }
+
+  /// Breakdown bars of `pick` (at most 24 points), absolute and as shares.
+  void breakdown(const std::vector<const ResultRecord*>& pick, const Dimensions& dims, bool pareto) {
+    std::ostringstream dat, plot;
+    dat << "# label forward backward exposed_comm optimizer (ms)\n";
+    for (const auto* r : pick) {
+      std::string label = dims.series_of(*r, true);
+      if (dims.bandwidths.size() > 1) label += ", " + num(*r->node_bandwidth * 8 / 1e9, "%g") + " Gbps";
+      dat << data_label(label) << " " << num(*r->forward * 1e3, "%.6g") << " " << num(*r->backward * 1e3, "%.6g")
+          << " " << num(*r->exposed_communication * 1e3, "%.6g") << " " << num(*r->optimizer * 1e3, "%.6g") << "\n";
+    }
+    write_file_atomic(tmp_ + "/breakdown.dat", dat.str());
+    plot << kStyle << "set title 'Where an iteration goes'\nset ylabel 'time (ms)'\n"
+         << "set style data histograms\nset style histogram rowstacked\nset style fill solid 0.85 border -1\n"
+         << "set boxwidth 0.7\nset xtics rotate by -40 left noenhanced font ',10'\nset bmargin 12\n"
+         << "set key outside right top\n"
+         << "plot 'breakdown.dat' using 2:xtic(1) title 'forward' lc rgb '#1f77b4', "
+            "'' using 3 title 'backward' lc rgb '#2ca02c', '' using 4 title 'exposed communication' lc rgb "
+            "'#d62728', '' using 5 title 'optimizer' lc rgb '#9467bd'\n";
+    const std::string which =
+        pareto ? "The Pareto-optimal configurations" : "The configurations of the largest cluster";
+    add("breakdown", plot.str(), "Iteration breakdown",
+        which + ": forward and backward compute (all micro-steps), communication not hidden behind "
+                "the backward pass, and the optimizer step.");
+    // The same bars as shares of each iteration, so that a small phase stays
+    // visible beside a large one (at 1 Gbps exposed communication can be
+    // 100x the compute).
+    std::ostringstream share;
+    share << kStyle << "set title 'Where an iteration goes (share of each iteration)'\nset ylabel 'share (%)'\n"
+          << "set yrange [0:100]\nset style data histograms\nset style histogram rowstacked\n"
+          << "set style fill solid 0.85 border -1\nset boxwidth 0.7\n"
+          << "set xtics rotate by -40 left noenhanced font ',10'\nset bmargin 12\nset key outside right top\n"
+          << "total(a, b, c, d) = (a + b + c + d > 0) ? a + b + c + d : 1\n"
+          << "plot 'breakdown.dat' using (100*$2/total($2,$3,$4,$5)):xtic(1) title 'forward' lc rgb '#1f77b4', "
+             "'' using (100*$3/total($2,$3,$4,$5)) title 'backward' lc rgb '#2ca02c', "
+             "'' using (100*$4/total($2,$3,$4,$5)) title 'exposed communication' lc rgb '#d62728', "
+             "'' using (100*$5/total($2,$3,$4,$5)) title 'optimizer' lc rgb '#9467bd'\n";
+    add("breakdown-share", share.str(), "Iteration breakdown, as shares",
+        which + ", each phase as a percentage of its iteration time.");
+  }
+
+ private:
+  void add(const std::string& name, const std::string& body, const std::string& title, const std::string& caption) {
+    figure(gnuplot_, tmp_, name, body);
+    figures_.push_back({name, title, caption});
+  }
+
+  std::string gnuplot_, tmp_;
+  std::vector<Figure> figures_;
+};
+
+/// The points of the breakdown: the Pareto points, else the largest cluster's
+/// (in sweep order); at most 24.
+std::vector<const ResultRecord*> breakdown_points(const std::vector<const ResultRecord*>& ok,
+                                                  const Dimensions& dims, const std::vector<PlanPoint>& points,
+                                                  const std::vector<std::size_t>& front) {
+  std::vector<const ResultRecord*> pick;
+  if (!front.empty()) {
+    for (std::size_t i : front)
+      for (const auto* r : ok)
+        if (r->index == points[i].index) pick.push_back(r);
+  } else {
+    const int top = dims.worlds.empty() ? 0 : *dims.worlds.rbegin();
+    for (const auto* r : ok)
+      if (*r->world == top) pick.push_back(r);
+  }
+  if (pick.size() > 24) pick.resize(24);
+  return pick;
+}
+
+// --- The HTML page -----------------------------------------------------------------
+
+/// One row of the table of all points.
+std::string point_row(const ResultRecord& r) {
+  auto cell = [&](const std::optional<double>& v, double scale, const char* f) {
+    return v ? num(*v * scale, f) : std::string("&ndash;");
+  };
+  const std::string mem = r.memory ? num(r.memory->total / (1u << 30), "%.1f") : "&ndash;";
+  std::string hours = "&ndash;", od = "&ndash;", spot = "&ndash;";
+  if (r.training) hours = num(r.training->hours);
+  if (r.cost) {
+    od = num(r.cost->on_demand, "%.2f");
+    if (r.cost->spot) spot = num(*r.cost->spot, "%.2f");
+  }
+  std::string status = r.status;
+  if (r.reason) status += ": " + *r.reason;
+  std::ostringstream h;
+  h << "<tr><td>" << r.index << "</td><td class=\"l\">" << html_escape(r.key) << "</td><td class=\"l\">"
+    << html_escape(status) << "</td><td>" << r.world.value_or(0) << "</td><td>" << r.micro_batch.value_or(0)
+    << "</td><td>" << r.accumulation.value_or(0) << "</td><td>" << cell(r.iteration, 1e3, "%.4g") << "</td><td>"
+    << cell(r.exposed_communication, 1e3, "%.4g") << "</td><td>" << mem << "</td><td>" << hours << "</td><td>" << od
+    << "</td><td>" << spot << "</td></tr>\n";
+  return h.str();
+}
+
+/// The Pareto front's table.
+std::string front_table(const std::vector<PlanPoint>& points, const std::vector<std::size_t>& front) {
+  std::ostringstream h;
+  h << "<h2>Pareto front</h2>\n<table><tr><th>#</th><th>configuration</th><th>iteration (ms)</th>"
+       "<th>time to train (h)</th><th>cost on demand (USD)</th></tr>\n";
+  for (std::size_t i : front) {
+    const auto& p = points[i];
+    h << "<tr><td>" << p.index << "</td><td class=\"l\">" << html_escape(describe(p)) << "</td><td>"
+      << num(p.iteration * 1e3) << "</td><td>" << num(p.hours) << "</td><td>" << num(p.cost, "%.2f")
+      << "</td></tr>\n";
+  }
+  h << "</table>\n";
+  return h.str();
+}
+
+std::string html_page(const std::string& results, const ReportSummary& sum, const std::vector<ResultRecord>& recs,
+                      const std::vector<Figure>& figures, const std::vector<PlanPoint>& points,
+                      const std::vector<std::size_t>& front) {
+  std::ostringstream h;
+  h << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>gradwire report</title>\n"
+    << "<style>body{font-family:sans-serif;max-width:1100px;margin:2em auto;color:#222}"
+       "table{border-collapse:collapse;font-size:13px;margin:1em 0}td,th{border:1px solid #ccc;padding:3px 8px;"
+       "text-align:right}th{background:#f0f0f0}td.l{text-align:left}img{max-width:100%;border:1px solid #ddd}"
+       ".rec{background:#eef6ee;padding:0.8em;border-left:4px solid #2ca02c}</style></head><body>\n";
+  h << "<h1>gradwire report</h1>\n<p>Results: <code>" << html_escape(results) << "</code> &mdash; " << sum.points
+    << " points: " << sum.ok << " predicted, " << sum.no_fit << " do not fit in GPU memory, " << sum.invalid
+    << " invalid, " << sum.errors << " failed.</p>\n";
+  if (!points.empty()) {
+    const auto rec = recommend(points, std::nullopt, std::nullopt);
+    h << "<p class=\"rec\"><b>Recommendation</b> (" << html_escape(rec.rule) << "): " << html_escape(rec.reason)
+      << "</p>\n";
+  }
+  for (const auto& f : figures) {
+    h << "<h2>" << html_escape(f.title) << "</h2>\n<p>" << html_escape(f.caption) << "</p>\n<img src=\"" << f.name
+      << ".svg\" alt=\"" << html_escape(f.title) << "\"><p><a href=\"" << f.name << ".png\">PNG</a></p>\n";
+  }
+  if (!front.empty()) h << front_table(points, front);
+  h << "<h2>All points</h2>\n<table><tr><th>#</th><th class=\"l\">point</th><th>status</th><th>GPUs</th>"
+       "<th>micro-batch</th><th>k</th><th>iteration (ms)</th><th>exposed comm (ms)</th><th>memory (GiB)</th>"
+       "<th>hours</th><th>USD on demand</th><th>USD spot</th></tr>\n";
+  for (std::size_t i = 0; i < recs.size() && i < 2000; ++i) h << point_row(recs[i]);
+  h << "</table>\n";
+  if (recs.size() > 2000) h << "<p>(first 2,000 points shown)</p>\n";
+  h << "<p>Prices: catalog/instances.yaml (dated list prices; they change). Method: see docs/planning.md.</p>\n"
+    << "</body></html>\n";
+  return h.str();
+}
+
+/// Writes the figures, the page and the marker of a report into `tmp`.
+void write_report(const std::string& tmp, const std::string& gnuplot, const std::string& results,
+                  const std::vector<ResultLine>& lines, const std::vector<ResultRecord>& recs,
+                  const ReportSummary& sum) {
+  std::vector<const ResultRecord*> ok;
+  for (const auto& r : recs)
+    if (r.status == "ok") ok.push_back(&r);
+  const Dimensions dims(ok);
+  FigureWriter fig(gnuplot, tmp);
+  if (dims.bandwidths.size() > 1) fig.iteration_vs_bandwidth(ok, dims);
+  const auto points = plan_points(lines, Pricing::OnDemand);
+  std::vector<std::size_t> front;
+  if (!points.empty()) {
+    front = pareto_front(points);
+    fig.cost_vs_time(points, front);
+  }
+  const auto pick = breakdown_points(ok, dims, points, front);
+  if (!pick.empty()) fig.breakdown(pick, dims, !front.empty());
+  write_file_atomic(tmp + "/index.html", html_page(results, sum, recs, fig.figures(), points, front));
+  // The marker: this directory is a report, and these are its files (the
+  // only ones a later report may remove when it replaces this one).
+  std::string listing = std::string(kMarkerHeader) + "\n";
+  std::vector<std::string> made;
+  for (const auto& e : fs::directory_iterator(tmp)) made.push_back(e.path().filename().string());
+  std::sort(made.begin(), made.end());
+  for (const auto& f : made) listing += f + "\n";
+  write_file_atomic(tmp + "/" + kMarker, listing);
+}
+
+/// A new directory beside `target` to build the report in.
+std::string make_temp_dir(const fs::path& target, const std::string& out_dir) {
   std::error_code ec;
   fs::create_directories(target.parent_path(), ec);
-  if (ec) throw InputError(out_dir, 0, 0, "", "cannot create the directory " + target.parent_path().string() + ": " + ec.message());
+  if (ec)
+    throw InputError(out_dir, 0, 0, "",
+                     "cannot create the directory " + target.parent_path().string() + ": " + ec.message());
   std::string tmpl = (target.parent_path() / ("." + target.filename().string() + ".tmp-XXXXXX")).string();
   if (::mkdtemp(tmpl.data()) == nullptr)
-    throw InputError(out_dir, 0, 0, "", "cannot create a directory beside " + target.string() + ": " + std::strerror(errno));
-  const std::string tmp = tmpl;
-  std::vector<Figure> figures;
-  try {
-    std::vector<const json*> ok;
-    for (const auto& r : recs)
-      if (r.value("status", "") == "ok") ok.push_back(&r);
-    // Which dimensions vary among the ok points (they split the series).
-    std::set<int> worlds, ks;
-    std::set<std::string> instances, models;
-    std::set<double> bandwidths;
-    for (const auto* r : ok) {
-      worlds.insert((*r)["world"].get<int>());
-      ks.insert((*r)["accumulation"].get<int>());
-      instances.insert((*r)["instance"].is_string() ? (*r)["instance"].get<std::string>() : "");
-      models.insert((*r)["model"].get<std::string>());
-      bandwidths.insert((*r)["node_bandwidth"].get<double>());
-    }
-    auto series_of = [&](const json& r, bool with_k) {
-      std::string s = r["compression"].get<std::string>();
-      if (models.size() > 1) s += ", " + r["model"].get<std::string>();
-      if (instances.size() > 1 && r["instance"].is_string()) s += ", " + r["instance"].get<std::string>();
-      if (worlds.size() > 1) s += ", " + std::to_string(r["world"].get<int>()) + " GPUs";
-      if (with_k && ks.size() > 1) s += ", k=" + std::to_string(r["accumulation"].get<int>());
-      return s;
-    };
+    throw InputError(out_dir, 0, 0, "",
+                     "cannot create a directory beside " + target.string() + ": " + std::strerror(errno));
+  return tmpl;
+}
 
-    // 1. Iteration time against node bandwidth, one line per compressor.
-    if (bandwidths.size() > 1) {
-      std::map<std::string, std::map<double, double>> series;
-      // Colour by compressor, dash pattern by the rest (GPU count, instance, k).
-      std::map<std::string, int> colour, dash;
-      std::map<std::string, std::pair<int, int>> style;
-      for (const auto* r : ok) {
-        series[series_of(*r, true)][(*r)["node_bandwidth"].get<double>() * 8 / 1e9] =
-            (*r)["iteration"].get<double>() * 1e3;
-        const std::string comp = (*r)["compression"].get<std::string>();
-        const std::string rest = series_of(*r, true).substr(comp.size());
-        colour.emplace(comp, static_cast<int>(colour.size()));
-        dash.emplace(rest, static_cast<int>(dash.size()));
-        style[series_of(*r, true)] = {colour[comp], dash[rest]};
-      }
-      std::ostringstream dat, plot;
-      int idx = 0;
-      plot << kStyle << "set title 'Iteration time against inter-node bandwidth'\n"
-           << "set xlabel 'node network bandwidth (Gbps)'\nset ylabel 'iteration time (ms)'\n"
-           << "set logscale x 10\nset logscale y 10\nplot ";
-      for (const auto& [name, pts] : series) {
-        dat << data_label(name) << " " << data_label(name) << "\n";  // the series' title (columnheader)
-        for (const auto& [x, y] : pts) dat << num(x, "%.6g") << " " << num(y, "%.6g") << "\n";
-        dat << "\n\n";
-        const auto [c, dt] = style[name];
-        plot << (idx ? ", " : "") << "'iteration-vs-bandwidth.dat' index " << idx << " using 1:2 with linespoints ls "
-             << (c % 10 + 1) << " dt " << (dt % 5 + 1) << " pt " << (dt % 7 * 2 + 5) << " title columnheader(1)";
-        ++idx;
-      }
-      write_file_atomic(tmp + "/iteration-vs-bandwidth.dat", dat.str());
-      figure(gnuplot, tmp, "iteration-vs-bandwidth", plot.str());
-      figures.push_back({"iteration-vs-bandwidth", "Iteration time against bandwidth",
-                         "Predicted time of one training iteration (all accumulation micro-steps, synchronization "
-                         "and optimizer step) against the aggregate NIC bandwidth of a node, per compressor."});
-    }
-
-    // 2. Cost against time-to-train, with the Pareto front.
-    const auto points = plan_points(lines, Pricing::OnDemand);
-    std::vector<std::size_t> front;
-    if (!points.empty()) {
-      front = pareto_front(points);
-      std::map<std::string, std::vector<const PlanPoint*>> by;
-      for (const auto& p : points) by[p.compression].push_back(&p);
-      std::ostringstream dat, plot;
-      plot << kStyle << "set title 'Cost against time-to-train (on-demand prices)'\n"
-           << "set xlabel 'time to train (hours)'\nset ylabel 'cost (USD)'\nset logscale x 10\nset logscale y 10\nplot ";
-      int idx = 0;
-      for (const auto& [name, pts] : by) {
-        dat << data_label(name) << " " << data_label(name) << "\n";  // the series' title (columnheader)
-        for (const auto* p : pts) dat << num(p->hours, "%.6g") << " " << num(p->cost, "%.6g") << "\n";
-        dat << "\n\n";
-        plot << (idx ? ", " : "") << "'cost-vs-time.dat' index " << idx << " using 1:2 with points ls "
-             << (idx % 10 + 1) << " ps 1.3 title columnheader(1)";
-        ++idx;
-      }
-      dat << "# Pareto front\n";
-      for (std::size_t i : front) dat << num(points[i].hours, "%.6g") << " " << num(points[i].cost, "%.6g") << "\n";
-      plot << ", 'cost-vs-time.dat' index " << idx
-           << " using 1:2 with linespoints lc rgb 'black' lw 1.5 dt 2 pt 6 ps 2.4 title 'Pareto front'";
-      write_file_atomic(tmp + "/cost-vs-time.dat", dat.str());
-      figure(gnuplot, tmp, "cost-vs-time", plot.str());
-      figures.push_back({"cost-vs-time", "Cost against time-to-train",
-                         "Every configuration with a training target and an instance price; the dashed staircase "
-                         "is the Pareto front (nothing is both faster and cheaper)."});
-    }
-
-    // 3. Breakdown bars of up to 24 points: the Pareto points, else the fastest.
-    {
-      std::vector<const json*> pick;
-      if (!front.empty()) {
-        for (std::size_t i : front)
-          for (const auto* r : ok)
-            if ((*r)["index"].get<std::size_t>() == points[i].index) pick.push_back(r);
-      } else {
-        // No prices: the largest cluster of the sweep, in sweep order.
-        const int top = worlds.empty() ? 0 : *worlds.rbegin();
-        for (const auto* r : ok)
-          if ((*r)["world"].get<int>() == top) pick.push_back(r);
-      }
-      if (pick.size() > 24) pick.resize(24);
-      if (!pick.empty()) {
-        std::ostringstream dat, plot;
-        dat << "# label forward backward exposed_comm optimizer (ms)\n";
-        for (const auto* r : pick) {
-          std::string label = series_of(*r, true);
-          if (bandwidths.size() > 1) label += ", " + num((*r)["node_bandwidth"].get<double>() * 8 / 1e9, "%g") + " Gbps";
-          dat << data_label(label) << " " << num((*r)["forward"].get<double>() * 1e3, "%.6g") << " "
-              << num((*r)["backward"].get<double>() * 1e3, "%.6g") << " "
-              << num((*r)["exposed_communication"].get<double>() * 1e3, "%.6g") << " "
-              << num((*r)["optimizer"].get<double>() * 1e3, "%.6g") << "\n";
-        }
-        write_file_atomic(tmp + "/breakdown.dat", dat.str());
-        plot << kStyle << "set title 'Where an iteration goes'\nset ylabel 'time (ms)'\n"
-             << "set style data histograms\nset style histogram rowstacked\nset style fill solid 0.85 border -1\n"
-             << "set boxwidth 0.7\nset xtics rotate by -40 left noenhanced font ',10'\nset bmargin 12\n"
-             << "set key outside right top\n"
-             << "plot 'breakdown.dat' using 2:xtic(1) title 'forward' lc rgb '#1f77b4', "
-                "'' using 3 title 'backward' lc rgb '#2ca02c', '' using 4 title 'exposed communication' lc rgb "
-                "'#d62728', '' using 5 title 'optimizer' lc rgb '#9467bd'\n";
-        figure(gnuplot, tmp, "breakdown", plot.str());
-        const std::string which =
-            front.empty() ? "The configurations of the largest cluster" : "The Pareto-optimal configurations";
-        figures.push_back({"breakdown", "Iteration breakdown",
-                           which + ": forward and backward compute (all micro-steps), communication not hidden behind "
-                                   "the backward pass, and the optimizer step."});
-        // The same bars as shares of each iteration, so that a small phase stays
-        // visible beside a large one (at 1 Gbps exposed communication can be
-        // 100x the compute).
-        std::ostringstream share;
-        share << kStyle << "set title 'Where an iteration goes (share of each iteration)'\nset ylabel 'share (%)'\n"
-              << "set yrange [0:100]\nset style data histograms\nset style histogram rowstacked\n"
-              << "set style fill solid 0.85 border -1\nset boxwidth 0.7\n"
-              << "set xtics rotate by -40 left noenhanced font ',10'\nset bmargin 12\nset key outside right top\n"
-              << "total(a, b, c, d) = (a + b + c + d > 0) ? a + b + c + d : 1\n"
-              << "plot 'breakdown.dat' using (100*$2/total($2,$3,$4,$5)):xtic(1) title 'forward' lc rgb '#1f77b4', "
-                 "'' using (100*$3/total($2,$3,$4,$5)) title 'backward' lc rgb '#2ca02c', "
-                 "'' using (100*$4/total($2,$3,$4,$5)) title 'exposed communication' lc rgb '#d62728', "
-                 "'' using (100*$5/total($2,$3,$4,$5)) title 'optimizer' lc rgb '#9467bd'\n";
-        figure(gnuplot, tmp, "breakdown-share", share.str());
-        figures.push_back({"breakdown-share", "Iteration breakdown, as shares",
-                           which + ", each phase as a percentage of its iteration time."});
-      }
-    }
-
-    // HTML page.
-    std::ostringstream h;
-    h << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>gradwire report</title>\n"
-      << "<style>body{font-family:sans-serif;max-width:1100px;margin:2em auto;color:#222}"
-         "table{border-collapse:collapse;font-size:13px;margin:1em 0}td,th{border:1px solid #ccc;padding:3px 8px;"
-         "text-align:right}th{background:#f0f0f0}td.l{text-align:left}img{max-width:100%;border:1px solid #ddd}"
-         ".rec{background:#eef6ee;padding:0.8em;border-left:4px solid #2ca02c}</style></head><body>\n";
-    h << "<h1>gradwire report</h1>\n<p>Results: <code>" << html_escape(results) << "</code> &mdash; " << sum.points
-      << " points: " << sum.ok << " predicted, " << sum.no_fit << " do not fit in GPU memory, " << sum.invalid
-      << " invalid, " << sum.errors << " failed.</p>\n";
-    if (!points.empty()) {
-      const auto rec = recommend(points, std::nullopt, std::nullopt);
-      h << "<p class=\"rec\"><b>Recommendation</b> (" << html_escape(rec.rule) << "): " << html_escape(rec.reason)
-        << "</p>\n";
-    }
-    for (const auto& f : figures) {
-      h << "<h2>" << html_escape(f.title) << "</h2>\n<p>" << html_escape(f.caption) << "</p>\n<img src=\"" << f.name
-        << ".svg\" alt=\"" << html_escape(f.title) << "\"><p><a href=\"" << f.name << ".png\">PNG</a></p>\n";
-    }
-    if (!front.empty()) {
-      h << "<h2>Pareto front</h2>\n<table><tr><th>#</th><th>configuration</th><th>iteration (ms)</th>"
-           "<th>time to train (h)</th><th>cost on demand (USD)</th></tr>\n";
-      for (std::size_t i : front) {
-        const auto& p = points[i];
-        h << "<tr><td>" << p.index << "</td><td class=\"l\">" << html_escape(describe(p)) << "</td><td>"
-          << num(p.iteration * 1e3) << "</td><td>" << num(p.hours) << "</td><td>" << num(p.cost, "%.2f")
-          << "</td></tr>\n";
-      }
-      h << "</table>\n";
-    }
-    h << "<h2>All points</h2>\n<table><tr><th>#</th><th class=\"l\">point</th><th>status</th><th>GPUs</th>"
-         "<th>micro-batch</th><th>k</th><th>iteration (ms)</th><th>exposed comm (ms)</th><th>memory (GiB)</th>"
-         "<th>hours</th><th>USD on demand</th><th>USD spot</th></tr>\n";
-    std::size_t shown = 0;
-    for (const auto& r : recs) {
-      if (++shown > 2000) break;
-      auto cell = [&](const char* k, double scale, const char* f) {
-        return r.contains(k) && r[k].is_number() ? num(r[k].get<double>() * scale, f) : std::string("&ndash;");
-      };
-      std::string mem = r.contains("memory") ? num(r["memory"]["total"].get<double>() / (1u << 30), "%.1f") : "&ndash;";
-      std::string hours = "&ndash;", od = "&ndash;", spot = "&ndash;";
-      if (r.contains("training")) hours = num(r["training"]["hours"].get<double>());
-      if (r.contains("cost")) {
-        od = num(r["cost"]["on_demand"].get<double>(), "%.2f");
-        if (r["cost"]["spot"].is_number()) spot = num(r["cost"]["spot"].get<double>(), "%.2f");
-      }
-      std::string status = r.value("status", "");
-      if (r.contains("reason")) status += ": " + r["reason"].get<std::string>();
-      h << "<tr><td>" << r["index"].get<std::size_t>() << "</td><td class=\"l\">" << html_escape(r.value("key", ""))
-        << "</td><td class=\"l\">" << html_escape(status) << "</td><td>" << r.value("world", 0) << "</td><td>"
-        << r.value("micro_batch", 0) << "</td><td>" << r.value("accumulation", 0) << "</td><td>"
-        << cell("iteration", 1e3, "%.4g") << "</td><td>" << cell("exposed_communication", 1e3, "%.4g") << "</td><td>"
-        << mem << "</td><td>" << hours << "</td><td>" << od << "</td><td>" << spot << "</td></tr>\n";
-    }
-    h << "</table>\n";
-    if (recs.size() > 2000) h << "<p>(first 2,000 points shown)</p>\n";
-    h << "<p>Prices: catalog/instances.yaml (dated list prices; they change). Method: see docs/planning.md.</p>\n"
-      << "</body></html>\n";
-    write_file_atomic(tmp + "/index.html", h.str());
-    // The marker: this directory is a report, and these are its files (the
-    // only ones a later report may remove when it replaces this one).
-    std::string listing = std::string(kMarkerHeader) + "\n";
-    std::vector<std::string> made;
-    for (const auto& e : fs::directory_iterator(tmp)) made.push_back(e.path().filename().string());
-    std::sort(made.begin(), made.end());
-    for (const auto& f : made) listing += f + "\n";
-    write_file_atomic(tmp + "/" + kMarker, listing);
-  } catch (...) {
-    remove_report_dir(tmp);
-    throw;
-  }
-  // Swap into place: the old report (checked above to be one) is moved aside,
-  // then its files are removed one by one and its directory last.
+/// Swaps `tmp` into place: the old report (checked again to be one) is moved
+/// aside, then its files are removed one by one and its directory last.
+void swap_into_place(const std::string& tmp, const fs::path& target, const std::string& out_dir,
+                     const std::string& results) {
   std::string old;
   std::error_code gone;
   if (fs::exists(fs::symlink_status(target, gone))) {
@@ -453,6 +488,33 @@ ReportSummary render_report(const std::string& results, const std::string& out_d
   }
   fs::rename(tmp, target);
   if (!old.empty()) remove_report_dir(old);
+}
+
+}  // namespace
+
+ReportSummary render_report(const std::string& results, const std::string& out_dir, const std::string& gnuplot) {
+  const auto lines = read_results(results);
+  std::vector<ResultRecord> recs;
+  ReportSummary sum;
+  for (const auto& l : lines) {
+    recs.push_back(l.record);
+    const std::string& st = l.record.status;
+    ++sum.points;
+    if (st == "ok") ++sum.ok;
+    else if (st == "no_fit") ++sum.no_fit;
+    else if (st == "invalid") ++sum.invalid;
+    else ++sum.errors;
+  }
+  std::sort(recs.begin(), recs.end(), [](const ResultRecord& a, const ResultRecord& b) { return a.index < b.index; });
+  const fs::path target = report_target(out_dir, results);
+  const std::string tmp = make_temp_dir(target, out_dir);
+  try {
+    write_report(tmp, gnuplot, results, lines, recs, sum);
+  } catch (...) {
+    remove_report_dir(tmp);
+    throw;
+  }
+  swap_into_place(tmp, target, out_dir, results);
   sum.dir = target.string();
   for (const auto& e : fs::directory_iterator(target))
     if (e.path().filename() != kMarker) sum.files.push_back(e.path().filename().string());

@@ -1,4 +1,5 @@
-// One sweep point: a validated scenario turned into a results record: the
+// One sweep point: a validated scenario turned into a results record (a
+// ResultRecord; written by results_file.hpp's to_json): the
 // batch split (global batch, smallest accumulation that fits), the memory
 // check, the predicted iteration (closed form or the SimGrid replay), the
 // time-to-train and the cost. Plain C++ (the replay is passed in as a function).
@@ -17,6 +18,7 @@
 #include "gradwire/iteration_model.hpp"
 #include "gradwire/model_desc.hpp"
 #include "gradwire/plan/memory.hpp"
+#include "gradwire/plan/result_record.hpp"
 #include "gradwire/profile.hpp"
 #include "gradwire/scenario.hpp"
 
@@ -50,14 +52,15 @@ class PointEvaluator {
   /// Files the sweep's points read, (role, content hash), written into every
   /// record as "inputs" so a resume can name the file that changed.
   void set_inputs(std::vector<std::pair<std::string, std::string>> inputs) { inputs_ = std::move(inputs); }
-  /// The results record (one JSON object, no newline) of a point. Never throws
-  /// for a point that cannot be evaluated: the record says status "error",
-  /// "no_fit" or "invalid" with the reason. Strings that are not valid UTF-8
-  /// are written with U+FFFD in place of the bad bytes.
-  std::string evaluate(std::size_t index, std::size_t total, const std::string& sweep_id, const std::string& key,
+  /// The results record of a point. Never throws for a point that cannot be
+  /// evaluated: the record says status "error", "no_fit" or "invalid" with
+  /// the reason (and the fields filled before the point ended).
+  ResultRecord evaluate(std::size_t index, std::size_t total, const std::string& sweep_id, const std::string& key,
                        const std::vector<std::pair<std::string, std::string>>& params, const Scenario& scenario);
 
  private:
+  /// The fields of a point with a workload, from the batch split on.
+  void evaluate_workload(Scenario& scenario, ResultRecord& record);
   const ModelDesc& model(const std::string& name);
   const Profile& profile(const std::string& name);
   PointOptions options_;

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "gradwire/plan/sweep.hpp"
+#include "gradwire/plan/results_file.hpp"
 
 namespace gw::plan {
 

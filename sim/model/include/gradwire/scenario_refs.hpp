@@ -1,0 +1,47 @@
+// Resolution of the references a scenario makes (workload.model, profile /
+// cluster.gpu / cluster.instance), shared by `gradwire check`, `simulate`
+// and `sweep` (the sweep's points: gw::plan::resolve_sweep_references). A
+// reference that cannot be resolved is reported as gw::InputError at the
+// line and column of the field that names it, in the file that holds that
+// field; an error inside the referenced file keeps that file's own position.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "gradwire/error.hpp"
+#include "gradwire/model_desc.hpp"
+#include "gradwire/profile.hpp"
+#include "gradwire/scenario.hpp"
+
+namespace gw {
+
+/// A relative model/profile path written in a scenario is taken relative to
+/// the scenario's directory when it exists there (what `simulate` does).
+std::string beside_scenario(const std::string& scenario_file, const std::string& value);
+
+/// The key naming a scenario's profile: the explicit `profile`, else the GPU
+/// (given by the instance for catalog clusters).
+std::string profile_field(const Scenario& s);
+
+/// The reason of a failed resolution, plus the referenced file when the
+/// error came from loading it.
+std::string reference_context(const InputError& e);
+
+/// Rethrows `e` (raised while resolving the reference held by `key` in the
+/// scenario file `file`) at the position of that field when `e` carries no
+/// position of its own; otherwise rethrows it unchanged.
+[[noreturn]] void rethrow_at_field(const InputError& e, const std::string& file, const std::string& key);
+
+struct ScenarioRefs {
+  std::optional<ModelDesc> model;
+  Profile profile;
+};
+
+/// Loads the model (when the scenario has a workload) and the profile a
+/// scenario names, as `gradwire simulate` does. `profile_override` replaces
+/// the scenario's profile (simulate --profile).
+ScenarioRefs resolve_scenario_references(const Scenario& s, const std::string& path,
+                                         const std::optional<std::string>& profile_override = std::nullopt);
+
+}  // namespace gw

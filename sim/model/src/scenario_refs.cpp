@@ -1,0 +1,71 @@
+#include "gradwire/scenario_refs.hpp"
+
+#include <filesystem>
+
+#include "gradwire/key_path.hpp"
+#include "gradwire/yaml_reader.hpp"
+
+namespace gw {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool looks_like_path(const std::string& s) {
+  return s.find('/') != std::string::npos || s.ends_with(".yaml") || s.ends_with(".yml");
+}
+
+}  // namespace
+
+std::string beside_scenario(const std::string& scenario_file, const std::string& value) {
+  if (!looks_like_path(value) || fs::path(value).is_absolute()) return value;
+  const fs::path candidate = fs::path(scenario_file).parent_path() / value;
+  std::error_code ec;
+  return fs::exists(candidate, ec) ? candidate.string() : value;
+}
+
+std::string profile_field(const Scenario& s) {
+  if (!s.profile.empty()) return "profile";
+  return s.cluster.instance ? "cluster.instance" : "cluster.gpu";
+}
+
+std::string reference_context(const InputError& e) { return e.file().empty() ? e.reason() : e.what(); }
+
+void rethrow_at_field(const InputError& e, const std::string& file, const std::string& key) {
+  if (e.line() > 0) throw e;
+  YAML::Mark m;
+  try {
+    m = mark_at(yaml::load_file(file).root().raw(), key);
+  } catch (const InputError&) {
+  }
+  throw InputError(file, m.is_null() ? 0 : m.line + 1, m.is_null() ? 0 : m.column + 1, key, reference_context(e));
+}
+
+ScenarioRefs resolve_scenario_references(const Scenario& s, const std::string& path,
+                                         const std::optional<std::string>& profile_override) {
+  const std::string file = s.file.empty() ? path : s.file;
+  ScenarioRefs refs;
+  if (s.workload) {
+    try {
+      refs.model = load_model(beside_scenario(file, s.workload->model), {fs::path(file).parent_path().string()});
+    } catch (const InputError& e) {
+      rethrow_at_field(e, file, "workload.model");
+    }
+  }
+  std::string name = s.profile.empty() ? s.cluster.gpu : beside_scenario(file, s.profile);
+  if (profile_override) {
+    if (profile_override->empty()) throw InputError("--profile", 0, 0, "", "an empty profile name or path");
+    name = *profile_override;
+  }
+  if (name.empty()) throw InputError(file, 0, 0, "cluster.gpu", "no profile: set cluster.gpu, profile, or pass --profile");
+  try {
+    refs.profile = load_profile(name);
+  } catch (const InputError& e) {
+    if (profile_override) throw;
+    rethrow_at_field(e, file, profile_field(s));
+  }
+  // A cluster without intra_node takes it from the profile: check it can.
+  if (s.cluster.intra_node_from_profile) (void)resolve_cluster(s, refs.profile);
+  return refs;
+}
+
+}  // namespace gw

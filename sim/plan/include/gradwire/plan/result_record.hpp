@@ -1,0 +1,65 @@
+// One sweep point's results record, typed. PointEvaluator::evaluate fills it,
+// the planner and the report read it; JSON appears only where records meet
+// the results file (to_json / from_json in results_file.hpp), which writes the
+// fields in the order below and leaves out the ones that are not set
+// (docs/planning.md, "Results records"). Plain C++.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace gw::plan {
+
+/// Per-GPU memory (bytes), as MemoryBreakdown.
+struct MemoryFigures {
+  double total = 0, capacity = 0, parameters = 0, gradients = 0, optimizer_states = 0, error_feedback = 0,
+         buckets = 0, compressor_state = 0, gather_buffer = 0, activations = 0, reserve = 0;
+};
+
+/// Time-to-train (written when the scenario has a training target).
+struct TrainingFigures {
+  double samples = 0, convergence_factor = 0, iterations = 0, hours = 0;
+};
+
+/// Cost of the run (written when the cluster is a catalog instance).
+struct CostFigures {
+  double on_demand = 0;         ///< USD, all nodes
+  std::optional<double> spot;   ///< USD; written as null when the instance has no spot price
+  double billed_seconds = 0, usd_per_hour = 0;
+};
+
+using StringPairs = std::vector<std::pair<std::string, std::string>>;
+
+/// The fields of a record, in the order a record is written. index, of,
+/// sweep, key and status are always written; every optional field only when set.
+struct ResultRecord {
+  std::size_t index = 0, of = 0;
+  std::string sweep;                      ///< the sweep's identity
+  std::string key;                        ///< the point's axis values, "k1=v1;k2=v2"
+  StringPairs inputs;                     ///< (role, content hash); written when not empty
+  std::optional<StringPairs> params;      ///< the axis values, (key, value)
+  std::string status;                     ///< ok, error, invalid or no_fit
+  /// The catalog instance: unset (not written), set to nullopt (written as
+  /// null: a cluster spelled out) or set to its name.
+  std::optional<std::optional<std::string>> instance;
+  std::optional<int> nodes, gpus_per_node, world;
+  std::optional<std::string> gpu;
+  std::optional<double> node_bandwidth;   ///< B/s
+  std::optional<std::string> cluster_key, model, compression, compression_kind, evaluator;
+  std::optional<int> micro_batch, accumulation;
+  std::optional<double> global_batch;
+  std::optional<MemoryFigures> memory;
+  std::optional<double> iteration, forward, backward, exposed_communication, encode, decode, optimizer,
+      samples_per_second, wire_bytes_per_gpu;   ///< s, samples/s, bytes
+  std::optional<TrainingFigures> training;
+  std::optional<CostFigures> cost;
+  std::optional<std::string> reason;      ///< why the status is not ok (written even when empty once set)
+
+  /// The instance name, "" when there is none.
+  std::string instance_name() const { return instance && *instance ? **instance : std::string(); }
+};
+
+}  // namespace gw::plan

@@ -1,0 +1,76 @@
+// The results file of a sweep (docs/planning.md, "Results files"): JSON
+// lines, one ResultRecord per line. The one place where records meet JSON
+// (to_json / from_json), the checks a record read back must pass, the
+// canonical order, the merge of shards and the lock that keeps two writers
+// apart. Plain C++ (POSIX flock).
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "gradwire/plan/result_record.hpp"
+
+namespace gw::plan {
+
+/// Sweeps larger than this are refused.
+inline constexpr std::size_t kMaxSweepPoints = 1'000'000;
+
+/// The record as one line of JSON (no newline): the fields in ResultRecord's
+/// order, numbers as nlohmann::json writes them (a whole count as an integer,
+/// every other figure as a double); bytes that are not UTF-8 become U+FFFD.
+/// Never throws for bad UTF-8.
+std::string to_json(const ResultRecord& record);
+
+/// Parses and checks one line (throws InputError at `file`:`line` naming the
+/// key: not one JSON object, wrong type, non-finite or negative number,
+/// unknown status, index >= of, a field an ok record needs missing, ...).
+/// Fields the record does not type are ignored; for every record this program
+/// writes, to_json(from_json(line)) == line.
+ResultRecord from_json(const std::string& line, const std::string& file = "record", int line_no = 1);
+
+struct ResultLine {
+  ResultRecord record;
+  std::string text;    ///< the JSON object as written (without a trailing CR): copied verbatim by merge and resume
+  std::string file;    ///< where it was read
+  int line = 0;        ///< its line there
+};
+/// Reads a results file (a regular file of at most kMaxResultsBytes); a final
+/// line without its newline (a crash during the append) is ignored; any other
+/// malformed or invalid record is an InputError at FILE:LINE naming the key
+/// (from_json). `partial` (when given) is set when such a final line was dropped.
+std::vector<ResultLine> read_results(const std::string& path, bool* partial = nullptr);
+/// Parses and checks one record as read_results does (from_json).
+ResultLine parse_result_line(std::string text, const std::string& file, int line);
+/// The canonical text: records sorted by index (stable), one per line.
+std::string canonical_results(std::vector<ResultLine> lines);
+/// Merges shard files into `out` (atomically, under the results file's lock).
+/// Throws InputError for records of different sweeps or conflicting records
+/// of one point, for an `out` that is one of the shards, and for an existing
+/// `out` that is not a results file of the same sweep. Returns the
+/// number of distinct points and the sweep's size.
+std::pair<std::size_t, std::size_t> merge_results(const std::string& out, const std::vector<std::string>& shards);
+
+/// OUT.lock beside the results file (the file itself is replaced by rename at
+/// the end, so its inode cannot carry the lock): flock(LOCK_EX) held for the
+/// object's life, the holder's PID written in it; removed (unlinked while
+/// still locked) by the destructor. A process that locked a file just
+/// unlinked by its holder notices (the path no longer names its inode) and
+/// tries again. Throws InputError naming `shown` (the path as the user gave
+/// it) when another process holds it.
+class ResultsLock {
+ public:
+  ResultsLock(const std::string& out, const std::string& shown);
+  ResultsLock(const ResultsLock&) = delete;
+  ResultsLock& operator=(const ResultsLock&) = delete;
+  ~ResultsLock();
+  int fd() const { return fd_; }
+
+ private:
+  bool try_lock(const std::string& shown);
+  std::string path_;
+  int fd_ = -1;
+};
+
+}  // namespace gw::plan

@@ -1,0 +1,518 @@
+#include "gradwire/plan/results_file.hpp"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "gradwire/atomic_file.hpp"
+#include "gradwire/error.hpp"
+
+namespace gw::plan {
+namespace {
+
+using ojson = nlohmann::ordered_json;
+
+// --- Writing -------------------------------------------------------------------
+
+ojson pairs_json(const StringPairs& pairs) {
+  ojson j = ojson::object();
+  for (const auto& [k, v] : pairs) j[k] = v;
+  return j;
+}
+
+ojson memory_json(const MemoryFigures& m) {
+  return ojson{{"total", m.total},
+               {"capacity", m.capacity},
+               {"parameters", m.parameters},
+               {"gradients", m.gradients},
+               {"optimizer_states", m.optimizer_states},
+               {"error_feedback", m.error_feedback},
+               {"buckets", m.buckets},
+               {"compressor_state", m.compressor_state},
+               {"gather_buffer", m.gather_buffer},
+               {"activations", m.activations},
+               {"reserve", m.reserve}};
+}
+
+template <class T>
+void put(ojson& j, const char* key, const std::optional<T>& v) {
+  if (v) j[key] = *v;
+}
+
+void put_cluster(ojson& j, const ResultRecord& r) {
+  if (r.instance) j["instance"] = *r.instance ? ojson(**r.instance) : ojson(nullptr);
+  put(j, "nodes", r.nodes);
+  put(j, "gpus_per_node", r.gpus_per_node);
+  put(j, "world", r.world);
+  put(j, "gpu", r.gpu);
+  put(j, "node_bandwidth", r.node_bandwidth);
+  put(j, "cluster_key", r.cluster_key);
+  put(j, "model", r.model);
+  put(j, "compression", r.compression);
+  put(j, "compression_kind", r.compression_kind);
+  put(j, "evaluator", r.evaluator);
+}
+
+void put_figures(ojson& j, const ResultRecord& r) {
+  put(j, "micro_batch", r.micro_batch);
+  put(j, "accumulation", r.accumulation);
+  put(j, "global_batch", r.global_batch);
+  if (r.memory) j["memory"] = memory_json(*r.memory);
+  put(j, "iteration", r.iteration);
+  put(j, "forward", r.forward);
+  put(j, "backward", r.backward);
+  put(j, "exposed_communication", r.exposed_communication);
+  put(j, "encode", r.encode);
+  put(j, "decode", r.decode);
+  put(j, "optimizer", r.optimizer);
+  put(j, "samples_per_second", r.samples_per_second);
+  put(j, "wire_bytes_per_gpu", r.wire_bytes_per_gpu);
+  if (const auto& t = r.training)
+    j["training"] = ojson{
+        {"samples", t->samples}, {"convergence_factor", t->convergence_factor}, {"iterations", t->iterations},
+        {"hours", t->hours}};
+  if (const auto& c = r.cost)
+    j["cost"] = ojson{{"on_demand", c->on_demand},
+                      {"spot", c->spot ? ojson(*c->spot) : ojson(nullptr)},
+                      {"billed_seconds", c->billed_seconds},
+                      {"usd_per_hour", c->usd_per_hour}};
+}
+
+// --- Reading -------------------------------------------------------------------
+
+const std::set<std::string> kStatuses{"ok", "error", "invalid", "no_fit"};
+
+/// Every number below `j` must be finite and not negative (no field of a
+/// record is negative: times, costs, sizes, counts).
+void check_numbers(const nlohmann::json& j, const std::string& at, const std::string& file, int line) {
+  if (j.is_number()) {
+    const double v = j.get<double>();
+    if (!std::isfinite(v)) throw InputError(file, line, 1, at, "not a finite number");
+    if (v < 0) throw InputError(file, line, 1, at, "negative (" + j.dump() + ")");
+  } else if (j.is_object()) {
+    for (auto it = j.begin(); it != j.end(); ++it)
+      check_numbers(it.value(), at.empty() ? it.key() : at + "." + it.key(), file, line);
+  } else if (j.is_array()) {
+    for (std::size_t i = 0; i < j.size(); ++i) check_numbers(j[i], at + "[" + std::to_string(i) + "]", file, line);
+  }
+}
+
+/// The checks of one record, first failure thrown as InputError(file, line).
+class RecordChecker {
+ public:
+  RecordChecker(const nlohmann::json& j, const std::string& file, int line) : j_(j), file_(file), line_(line) {}
+
+  void check() const {
+    if (!j_.is_object()) fail("", "not a sweep results record (expected a JSON object)");
+    check_numbers(j_, "", file_, line_);
+    const std::string status =
+        j_.contains("status") && j_["status"].is_string() ? j_["status"].get<std::string>() : "";
+    identity(status);
+    point(status == "ok");
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& key, const std::string& why) const {
+    throw InputError(file_, line_, 1, key, why);
+  }
+
+  const nlohmann::json* field(const char* key, bool required) const {
+    if (!j_.contains(key)) {
+      static const std::set<std::string> always{"index", "of", "sweep", "key", "status", "reason"};
+      if (required) fail(key, std::string("missing") + (always.count(key) ? "" : " (a record of status ok needs it)"));
+      return nullptr;
+    }
+    return &j_[key];
+  }
+
+  void count(const char* key, bool required, unsigned long long max) const {
+    const auto* v = field(key, required);
+    if (v == nullptr) return;
+    if (!v->is_number_unsigned()) fail(key, "expected a whole number, got " + std::string(v->type_name()));
+    if (v->get<unsigned long long>() > max) fail(key, v->dump() + " is out of range [0, " + std::to_string(max) + "]");
+  }
+
+  void string(const char* key, bool required, bool nullable = false) const {
+    const auto* v = field(key, required);
+    if (v == nullptr || v->is_string() || (nullable && v->is_null())) return;
+    fail(key, std::string("expected a string") + (nullable ? " or null" : "") + ", got " + v->type_name());
+  }
+
+  void number(const nlohmann::json& parent, const std::string& at, const char* key, bool required,
+              bool nullable = false) const {
+    if (!parent.contains(key)) {
+      if (required) fail(at + key, "missing");
+      return;
+    }
+    const auto& v = parent[key];
+    if (v.is_number() || (nullable && v.is_null())) return;
+    fail(at + key, std::string("expected a number") + (nullable ? " or null" : "") + ", got " + v.type_name());
+  }
+
+  const nlohmann::json* object(const char* key, bool required) const {
+    const auto* v = field(key, required);
+    if (v != nullptr && !v->is_object()) fail(key, std::string("expected an object, got ") + v->type_name());
+    return v;
+  }
+
+  /// index, of, sweep, key, status and reason.
+  void identity(const std::string& status) const {
+    count("index", true, kMaxSweepPoints - 1);
+    count("of", true, kMaxSweepPoints);
+    if (j_["of"].get<unsigned long long>() == 0) fail("of", "a sweep has at least one point");
+    if (j_["index"].get<unsigned long long>() >= j_["of"].get<unsigned long long>())
+      fail("index", j_["index"].dump() + " is not below of (" + j_["of"].dump() + ")");
+    string("sweep", true);
+    string("key", true);
+    string("status", true);
+    if (!kStatuses.count(status)) fail("status", "\"" + status + "\" is not ok, error, invalid or no_fit");
+    string("reason", status == "error");
+  }
+
+  /// The point's fields: those an ok record needs, and the types of the rest.
+  void point(bool ok) const {
+    for (const char* k : {"model", "compression", "compression_kind", "cluster_key"}) string(k, ok);
+    for (const char* k : {"gpu", "evaluator"}) string(k, false);
+    string("instance", ok, true);
+    for (const char* k : {"nodes", "gpus_per_node", "world", "micro_batch", "accumulation"})
+      count(k, ok, static_cast<unsigned long long>(INT_MAX));
+    for (const char* k : {"node_bandwidth", "iteration", "forward", "backward", "exposed_communication", "optimizer"})
+      number(j_, "", k, ok);
+    for (const char* k : {"encode", "decode", "samples_per_second", "wire_bytes_per_gpu", "global_batch"})
+      number(j_, "", k, false);
+    for (const char* k : {"params", "inputs"}) {
+      if (const auto* o = object(k, false)) {
+        for (auto it = o->begin(); it != o->end(); ++it)
+          if (!it.value().is_string()) fail(std::string(k) + "." + it.key(), "expected a string");
+      }
+    }
+    if (const auto* m = object("memory", false)) number(*m, "memory.", "total", true);
+    if (const auto* t = object("training", false)) number(*t, "training.", "hours", true);
+    if (const auto* c = object("cost", false)) {
+      number(*c, "cost.", "on_demand", true);
+      number(*c, "cost.", "spot", true, true);
+    }
+  }
+
+  const nlohmann::json& j_;
+  const std::string& file_;
+  int line_;
+};
+
+// Readers of a checked record: a field the checks leave untyped (memory.capacity,
+// training.samples, ...) reads as absent (0) when it is not of its type.
+
+template <class T>
+std::optional<T> opt(const ojson& j, const char* key) {
+  const auto it = j.find(key);
+  if (it == j.end()) return std::nullopt;
+  if constexpr (std::is_same_v<T, std::string>) {
+    if (!it->is_string()) return std::nullopt;
+  } else {
+    if (!it->is_number()) return std::nullopt;
+  }
+  return it->get<T>();
+}
+
+double figure(const ojson& j, const char* key) { return opt<double>(j, key).value_or(0.0); }
+
+StringPairs pairs_of(const ojson& j) {
+  StringPairs out;
+  // A non-string value (the checks leave `inputs` untyped) keeps its JSON text.
+  for (auto it = j.begin(); it != j.end(); ++it)
+    out.emplace_back(it.key(), it->is_string() ? it->get<std::string>() : it->dump());
+  return out;
+}
+
+void read_cluster(const ojson& j, ResultRecord& r) {
+  if (j.contains("instance"))
+    r.instance = j["instance"].is_string() ? std::optional<std::string>(j["instance"].get<std::string>())
+                                           : std::optional<std::string>();
+  r.nodes = opt<int>(j, "nodes");
+  r.gpus_per_node = opt<int>(j, "gpus_per_node");
+  r.world = opt<int>(j, "world");
+  r.gpu = opt<std::string>(j, "gpu");
+  r.node_bandwidth = opt<double>(j, "node_bandwidth");
+  r.cluster_key = opt<std::string>(j, "cluster_key");
+  r.model = opt<std::string>(j, "model");
+  r.compression = opt<std::string>(j, "compression");
+  r.compression_kind = opt<std::string>(j, "compression_kind");
+  r.evaluator = opt<std::string>(j, "evaluator");
+}
+
+void read_objects(const ojson& j, ResultRecord& r) {
+  if (j.contains("memory")) {
+    const auto& m = j["memory"];
+    r.memory = MemoryFigures{figure(m, "total"),          figure(m, "capacity"),         figure(m, "parameters"),
+                             figure(m, "gradients"),      figure(m, "optimizer_states"), figure(m, "error_feedback"),
+                             figure(m, "buckets"),        figure(m, "compressor_state"), figure(m, "gather_buffer"),
+                             figure(m, "activations"),    figure(m, "reserve")};
+  }
+  if (j.contains("training")) {
+    const auto& t = j["training"];
+    r.training = TrainingFigures{figure(t, "samples"), figure(t, "convergence_factor"), figure(t, "iterations"),
+                                 figure(t, "hours")};
+  }
+  if (j.contains("cost")) {
+    const auto& c = j["cost"];
+    r.cost = CostFigures{figure(c, "on_demand"), opt<double>(c, "spot"), figure(c, "billed_seconds"),
+                         figure(c, "usd_per_hour")};
+  }
+}
+
+void read_figures(const ojson& j, ResultRecord& r) {
+  r.micro_batch = opt<int>(j, "micro_batch");
+  r.accumulation = opt<int>(j, "accumulation");
+  r.global_batch = opt<double>(j, "global_batch");
+  r.iteration = opt<double>(j, "iteration");
+  r.forward = opt<double>(j, "forward");
+  r.backward = opt<double>(j, "backward");
+  r.exposed_communication = opt<double>(j, "exposed_communication");
+  r.encode = opt<double>(j, "encode");
+  r.decode = opt<double>(j, "decode");
+  r.optimizer = opt<double>(j, "optimizer");
+  r.samples_per_second = opt<double>(j, "samples_per_second");
+  r.wire_bytes_per_gpu = opt<double>(j, "wire_bytes_per_gpu");
+  read_objects(j, r);
+}
+
+/// The library's parse error without its "[json.exception...] " prefix.
+[[noreturn]] void rethrow_parse_error(const std::exception& e, const std::string& file, int line) {
+  std::string why = e.what();
+  if (const auto p = why.find("] "); p != std::string::npos && why.rfind("[json.exception", 0) == 0)
+    why = why.substr(p + 2);
+  throw InputError(file, line, 1, "", "not a sweep results record (not one JSON object): " + why);
+}
+
+}  // namespace
+
+std::string to_json(const ResultRecord& r) {
+  ojson j{{"index", r.index}, {"of", r.of}, {"sweep", r.sweep}, {"key", r.key}};
+  if (!r.inputs.empty()) j["inputs"] = pairs_json(r.inputs);
+  if (r.params) j["params"] = pairs_json(*r.params);
+  j["status"] = r.status;
+  put_cluster(j, r);
+  put_figures(j, r);
+  put(j, "reason", r.reason);
+  // Never throws on bad UTF-8 (a scenario's string, a file name in a reason).
+  return j.dump(-1, ' ', false, ojson::error_handler_t::replace);
+}
+
+ResultRecord from_json(const std::string& text, const std::string& file, int line) {
+  nlohmann::json checked;
+  try {
+    checked = nlohmann::json::parse(text);
+  } catch (const std::exception& e) {
+    rethrow_parse_error(e, file, line);
+  }
+  RecordChecker(checked, file, line).check();
+  const ojson j = ojson::parse(text);  // in the file's key order (params, inputs)
+  ResultRecord r;
+  r.index = j["index"].get<std::size_t>();
+  r.of = j["of"].get<std::size_t>();
+  r.sweep = j["sweep"].get<std::string>();
+  r.key = j["key"].get<std::string>();
+  if (j.contains("inputs") && j["inputs"].is_object()) r.inputs = pairs_of(j["inputs"]);
+  if (j.contains("params")) r.params = pairs_of(j["params"]);
+  r.status = j["status"].get<std::string>();
+  read_cluster(j, r);
+  read_figures(j, r);
+  r.reason = opt<std::string>(j, "reason");
+  return r;
+}
+
+ResultLine parse_result_line(std::string text, const std::string& file, int line) {
+  ResultLine r;
+  r.record = from_json(text, file, line);
+  r.text = std::move(text);
+  r.file = file;
+  r.line = line;
+  return r;
+}
+
+std::vector<ResultLine> read_results(const std::string& path, bool* partial) {
+  if (partial) *partial = false;
+  std::vector<ResultLine> out;
+  const std::string text = read_input_file(path, kMaxResultsBytes);  // regular file, capped, FIFO-safe
+  std::size_t pos = 0;
+  int lineno = 0;
+  while (pos < text.size()) {
+    const std::size_t nl = text.find('\n', pos);
+    ++lineno;
+    if (nl == std::string::npos) {
+      if (partial) *partial = true;  // an append cut short: ignored
+      break;
+    }
+    std::string line = text.substr(pos, nl - pos);
+    pos = nl + 1;
+    if (!line.empty() && line.back() == '\r') line.pop_back();  // CRLF: the record without its CR
+    if (line.empty()) continue;
+    out.push_back(parse_result_line(std::move(line), path, lineno));
+  }
+  return out;
+}
+
+std::string canonical_results(std::vector<ResultLine> lines) {
+  std::stable_sort(lines.begin(), lines.end(),
+                   [](const ResultLine& a, const ResultLine& b) { return a.record.index < b.record.index; });
+  std::string out;
+  for (const auto& l : lines) out += l.text + "\n";
+  return out;
+}
+
+// --- Merging -----------------------------------------------------------------------
+
+namespace {
+
+struct ShardRecords {
+  std::map<std::size_t, ResultLine> by_index;
+  std::string sweep;
+  std::size_t of = 0;
+};
+
+/// Adds the records of one shard; records of another sweep or of another
+/// size, or another record of a point already seen, are refused.
+void add_shard(ShardRecords& m, const std::string& path) {
+  bool partial = false;
+  auto lines = read_results(path, &partial);
+  for (auto& l : lines) {
+    const ResultRecord& r = l.record;
+    if (m.sweep.empty()) {
+      m.sweep = r.sweep;
+      m.of = r.of;
+    } else if (r.sweep != m.sweep) {
+      throw InputError(path, l.line, 1, "sweep",
+                       "records of another sweep (" + r.sweep + ", the first file's are " + m.sweep + ")");
+    } else if (r.of != m.of) {
+      throw InputError(path, l.line, 1, "of",
+                       "a sweep of " + std::to_string(r.of) + " points, the first file's has " + std::to_string(m.of));
+    }
+    auto [it, inserted] = m.by_index.emplace(r.index, l);
+    if (!inserted && it->second.text != l.text)
+      throw InputError(path, l.line, 1, "index",
+                       "point " + std::to_string(r.index) + " differs from its record at " + it->second.file + ":" +
+                           std::to_string(it->second.line));
+  }
+}
+
+/// Never replace a file that is not a results file of the same sweep, nor
+/// one holding a record the merge would lose.
+void check_merge_target(const std::string& target, const std::string& out, const ShardRecords& m) {
+  struct stat st {};
+  if (::stat(target.c_str(), &st) != 0 || st.st_size == 0) return;
+  std::vector<ResultLine> existing;
+  try {
+    existing = read_results(target);
+  } catch (const InputError& e) {
+    throw InputError(out, 0, 0, "",
+                     "exists and is not a sweep results file (" + e.reason() +
+                         "); refusing to overwrite it: give the merged file a new name (gradwire merge OUT SHARD...)");
+  }
+  for (const auto& l : existing) {
+    if (!m.sweep.empty() && l.record.sweep != m.sweep)
+      throw InputError(out, l.line, 1, "sweep",
+                       "exists and holds results of another sweep (" + l.record.sweep + ", the shards' are " +
+                           m.sweep + "); refusing to overwrite it: give the merged file a new name");
+    // A record the merge would lose: OUT is most likely a shard given as
+    // OUT by mistake (`gradwire merge shard0 shard1`).
+    const auto it = m.by_index.find(l.record.index);
+    if (it == m.by_index.end() || it->second.text != l.text)
+      throw InputError(out, l.line, 1, "index",
+                       "exists and holds point " + std::to_string(l.record.index) +
+                           (it == m.by_index.end() ? ", which no shard has" : " with other figures than the shards") +
+                           "; refusing to overwrite it (is it a shard? gradwire merge OUT SHARD... writes OUT): give "
+                           "the merged file a new name");
+  }
+}
+
+}  // namespace
+
+std::pair<std::size_t, std::size_t> merge_results(const std::string& out, const std::vector<std::string>& shards) {
+  // OUT is checked (not a shard, not a device, ...) and locked before anything is read.
+  const std::string target = checked_output_path(out, shards);
+  ResultsLock lock(target, out);
+  ShardRecords m;
+  for (const auto& path : shards) add_shard(m, path);
+  check_merge_target(target, out, m);
+  std::vector<ResultLine> all;
+  for (auto& [i, l] : m.by_index) all.push_back(std::move(l));
+  write_file_atomic(target, canonical_results(all), shards);
+  return {all.size(), m.of};
+}
+
+// --- The lock ------------------------------------------------------------------------
+
+ResultsLock::ResultsLock(const std::string& out, const std::string& shown) : path_(out + ".lock") {
+  for (int attempt = 0; attempt < 100; ++attempt)
+    if (try_lock(shown)) return;
+  throw InputError(shown, 0, 0, "", "cannot take the lock " + path_ + " (it keeps being replaced)");
+}
+
+namespace {
+
+/// The PID a lock file holds ("" when it holds none).
+std::string lock_holder(int fd) {
+  std::string holder;
+  char buf[64] = {};
+  const ssize_t n = ::pread(fd, buf, sizeof buf - 1, 0);
+  if (n > 0) {
+    holder.assign(buf, static_cast<std::size_t>(n));
+    while (!holder.empty() && (holder.back() == '\n' || holder.back() == ' ')) holder.pop_back();
+    if (holder.find_first_not_of("0123456789") != std::string::npos) holder.clear();
+  }
+  return holder;
+}
+
+}  // namespace
+
+bool ResultsLock::try_lock(const std::string& shown) {
+  fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0644);
+  if (fd_ < 0) throw InputError(shown, 0, 0, "", "cannot create the lock file " + path_ + ": " + std::strerror(errno));
+  struct stat st {};
+  if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd_);
+    throw InputError(shown, 0, 0, "", "the lock file " + path_ + " is not a regular file");
+  }
+  if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+    const int err = errno;
+    const std::string holder = lock_holder(fd_);
+    ::close(fd_);
+    fd_ = -1;
+    if (err == EINTR) return false;
+    if (err != EWOULDBLOCK) throw InputError(shown, 0, 0, "", "cannot lock " + path_ + ": " + std::strerror(err));
+    throw InputError(shown, 0, 0, "",
+                     "is being written by another gradwire process (" +
+                         (holder.empty() ? std::string("PID unknown") : "PID " + holder) + ", lock " + path_ +
+                         "); wait for it to finish or use another output file");
+  }
+  struct stat now {};
+  if (::stat(path_.c_str(), &now) == 0 && now.st_dev == st.st_dev && now.st_ino == st.st_ino) {
+    const std::string pid = std::to_string(::getpid()) + "\n";
+    if (::ftruncate(fd_, 0) != 0 || ::pwrite(fd_, pid.data(), pid.size(), 0) != static_cast<ssize_t>(pid.size())) {
+      // The lock holds without the PID; only the message of a second run suffers.
+    }
+    return true;
+  }
+  ::close(fd_);  // locked a lock file its holder had just removed: again
+  fd_ = -1;
+  return false;
+}
+
+ResultsLock::~ResultsLock() {
+  if (fd_ >= 0) {
+    ::unlink(path_.c_str());
+    ::close(fd_);
+  }
+}
+
+}  // namespace gw::plan

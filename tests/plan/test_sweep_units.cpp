@@ -1,0 +1,202 @@
+// The three units under the sweep, alone: the key-path and mixed-radix
+// helpers, the ResultRecord's JSON round trip (real results files and a fresh
+// sweep of a bundled study), and the signal guard of the worker pool.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "gradwire/atomic_file.hpp"
+#include "gradwire/error.hpp"
+#include "gradwire/key_path.hpp"
+#include "gradwire/plan/sweep.hpp"
+#include "gradwire/plan/worker_pool.hpp"
+
+namespace gw::plan {
+namespace {
+
+namespace fs = std::filesystem;
+
+// --- Key paths and mixed radix ------------------------------------------------
+
+TEST(KeyPath, SplitsUnderAndOverlap) {
+  EXPECT_EQ(split_key("cluster.nics.bandwidth"), (std::vector<std::string>{"cluster", "nics", "bandwidth"}));
+  EXPECT_EQ(split_key("profile"), (std::vector<std::string>{"profile"}));
+  EXPECT_TRUE(key_under("cluster.nodes", "cluster"));
+  EXPECT_TRUE(key_under("cluster", "cluster"));
+  EXPECT_TRUE(key_under("axes[2]", "axes"));
+  EXPECT_FALSE(key_under("clusters", "cluster"));
+  EXPECT_FALSE(key_under("cluster", "cluster.nodes"));
+  EXPECT_TRUE(keys_overlap("cluster", "cluster.gpu"));
+  EXPECT_TRUE(keys_overlap("cluster.gpu", "cluster"));
+  EXPECT_FALSE(keys_overlap("cluster.gpu", "cluster.nodes"));
+}
+
+TEST(KeyPath, MarkAtFindsTheNodeOrItsDeepestAncestorWithoutInsertingAnything) {
+  const YAML::Node root = YAML::Load("a:\n  b:\n    - x\n    - c: 1\n  d: 2\n");
+  const auto c = mark_at(root, "a.b[1].c");
+  EXPECT_EQ(c.line, 3);
+  EXPECT_EQ(c.column, 9);
+  const auto d = mark_at(root, "a.d");
+  EXPECT_EQ(d.line, 4);
+  EXPECT_EQ(d.column, 5);
+  const auto missing = mark_at(root, "a.nope.deeper");
+  EXPECT_EQ(missing.line, mark_at(root, "a").line) << "the deepest node that exists";
+  EXPECT_EQ(mark_at(root, "").line, root.Mark().line);
+  EXPECT_FALSE(root["a"]["nope"].IsDefined());
+  EXPECT_EQ(YAML::Dump(root), YAML::Dump(YAML::Load("a:\n  b:\n    - x\n    - c: 1\n  d: 2\n"))) << "nothing inserted";
+}
+
+TEST(KeyPath, MixedRadixHasTheFirstDigitMostSignificant) {
+  EXPECT_EQ(mixed_radix_digits({3, 2, 2}, 0), (std::vector<std::size_t>{0, 0, 0}));
+  EXPECT_EQ(mixed_radix_digits({3, 2, 2}, 1), (std::vector<std::size_t>{0, 0, 1}));
+  EXPECT_EQ(mixed_radix_digits({3, 2, 2}, 11), (std::vector<std::size_t>{2, 1, 1}));
+  EXPECT_EQ(mixed_radix_digits({}, 0), (std::vector<std::size_t>{}));
+  // Every index of a 4 x 3 x 5 space once, in order.
+  std::size_t i = 0;
+  for (std::size_t a = 0; a < 4; ++a)
+    for (std::size_t b = 0; b < 3; ++b)
+      for (std::size_t c = 0; c < 5; ++c) EXPECT_EQ(mixed_radix_digits({4, 3, 5}, i++), (std::vector<std::size_t>{a, b, c}));
+}
+
+// --- ResultRecord <-> JSON -------------------------------------------------------
+
+std::vector<std::string> lines_of(const std::string& path) {
+  std::vector<std::string> out;
+  std::ifstream in(path);
+  for (std::string l; std::getline(in, l);) out.push_back(l);
+  return out;
+}
+
+TEST(ResultRecordJson, RoundTripsEveryRecordOfTheResultsSeeds) {
+  std::size_t checked = 0;
+  for (const auto& e : fs::directory_iterator(std::string(GW_PLAN_TEST_DIR) + "/../fuzz/seeds/results")) {
+    bool partial = false;
+    const auto lines = read_results(e.path().string(), &partial);  // every seed is a valid results file
+    for (const auto& l : lines) {
+      EXPECT_EQ(to_json(from_json(l.text)), l.text) << e.path() << ":" << l.line;
+      ++checked;
+    }
+  }
+  EXPECT_GE(checked, 10u);
+}
+
+TEST(ResultRecordJson, RoundTripsAFreshSweepOfTheCompressionStudy) {
+  const std::string dir = (fs::temp_directory_path() / ("gw-record-" + std::to_string(::getpid()))).string();
+  fs::create_directories(dir);
+  const auto spec = load_sweep(std::string(GW_PLAN_TEST_DIR) + "/../../scenarios/study-compression.yaml");
+  RunOptions o;
+  o.jobs = 2;
+  o.out = dir + "/results.jsonl";
+  o.progress = RunOptions::Progress::None;
+  run_sweep(spec, o, closed_form_iteration, "closed form");
+  const auto lines = lines_of(o.out);
+  ASSERT_EQ(lines.size(), spec.points);
+  std::set<std::string> statuses;
+  for (const auto& line : lines) {
+    const ResultRecord r = from_json(line);
+    statuses.insert(r.status);
+    EXPECT_EQ(to_json(r), line);
+  }
+  EXPECT_TRUE(statuses.count("ok"));
+  fs::remove_all(dir);
+}
+
+TEST(ResultRecordJson, WritesOnlyTheFieldsThatAreSetInTheirOrder) {
+  ResultRecord r;
+  r.index = 3;
+  r.of = 4;
+  r.sweep = "s";
+  r.key = "k=v";
+  r.status = "error";
+  r.reason = "";
+  EXPECT_EQ(to_json(r), R"({"index":3,"of":4,"sweep":"s","key":"k=v","status":"error","reason":""})");
+  r.status = "invalid";  // (an ok record would need every figure)
+  r.reason.reset();
+  r.instance.emplace();  // a spelled-out cluster: null
+  r.nodes = 2;
+  r.global_batch = 64;
+  r.cost = CostFigures{1.5, std::nullopt, 3600, 2};
+  r.params = StringPairs{{"b", "1"}, {"a", "2"}};
+  EXPECT_EQ(to_json(r), R"({"index":3,"of":4,"sweep":"s","key":"k=v","params":{"b":"1","a":"2"},"status":"invalid",)"
+                        R"("instance":null,"nodes":2,"global_batch":64.0,)"
+                        R"("cost":{"on_demand":1.5,"spot":null,"billed_seconds":3600.0,"usd_per_hour":2.0}})");
+  EXPECT_EQ(to_json(from_json(to_json(r))), to_json(r));
+}
+
+TEST(ResultRecordJson, FromJsonChecksTheRecord) {
+  try {
+    from_json(R"({"index":5,"of":5,"sweep":"s","key":"k","status":"ok"})", "f.jsonl", 9);
+    FAIL() << "index >= of accepted";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.line(), 9);
+    EXPECT_EQ(e.key(), "index");
+  }
+  EXPECT_THROW(from_json("[1]"), InputError);
+  EXPECT_THROW(from_json("{"), InputError);
+}
+
+// --- The signal guard ------------------------------------------------------------
+
+int g_custom = 0;
+extern "C" void custom_handler(int) { g_custom = 1; }
+
+void (*handler_of(int sig))(int) {
+  struct sigaction now {};
+  sigaction(sig, nullptr, &now);
+  return now.sa_handler;
+}
+
+TEST(StopSignalGuard, TurnsSigtermIntoAStopRequestAndRestoresTheHandlersBefore) {
+  struct sigaction custom {}, old_int {}, old_term {};
+  custom.sa_handler = custom_handler;
+  sigemptyset(&custom.sa_mask);
+  sigaction(SIGINT, &custom, &old_int);
+  sigaction(SIGTERM, &custom, &old_term);
+  {
+    const StopSignalGuard guard;
+    EXPECT_FALSE(StopSignalGuard::stop_requested());
+    EXPECT_NE(handler_of(SIGINT), custom_handler);
+    EXPECT_NE(handler_of(SIGTERM), custom_handler);
+    ::raise(SIGTERM);  // this process lives on: only a stop request
+    EXPECT_TRUE(StopSignalGuard::stop_requested());
+    EXPECT_EQ(g_custom, 0);
+  }
+  EXPECT_EQ(handler_of(SIGINT), custom_handler);
+  EXPECT_EQ(handler_of(SIGTERM), custom_handler);
+  {
+    const StopSignalGuard again;
+    EXPECT_FALSE(StopSignalGuard::stop_requested()) << "a new guard starts without a stop request";
+  }
+  sigaction(SIGINT, &old_int, nullptr);
+  sigaction(SIGTERM, &old_term, nullptr);
+}
+
+TEST(WorkerPool, ReadsEachWorkersLineAndNamesAWorkerThatFailed) {
+  WorkerPool pool(
+      [](std::size_t index) -> std::string {
+        if (index == 1) throw std::runtime_error("no line");
+        return "point " + std::to_string(index);
+      },
+      -1);
+  pool.spawn(0);
+  pool.spawn(1);
+  std::map<std::size_t, WorkerPool::Finished> done;
+  while (pool.running() > 0)
+    for (auto& f : pool.collect(200)) done.emplace(f.index, std::move(f));
+  ASSERT_EQ(done.size(), 2u);
+  EXPECT_EQ(done[0].line(), std::optional<std::string>("point 0"));
+  EXPECT_FALSE(done[1].line());
+  EXPECT_EQ(done[1].failure(), "the worker failed (exit 4)");
+}
+
+}  // namespace
+}  // namespace gw::plan
