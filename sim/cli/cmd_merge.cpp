@@ -1,21 +1,37 @@
 // gradwire merge OUT SHARD...: merge the results files of sweep shards into
 // one file, sorted by point index (identical to a single run's file).
 #include <iostream>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "commands.hpp"
 #include "gradwire/error.hpp"
+#include "gradwire/options.hpp"
 #include "gradwire/plan/sweep.hpp"
+
+namespace po = boost::program_options;
 
 namespace gw::cli {
 
 int cmd_merge(int argc, char** argv) {
-  std::vector<std::string> args(argv + 1, argv + argc);
-  if (!args.empty() && (args[0] == "--help" || args[0] == "-h")) {
-    std::cout << "gradwire merge OUT SHARD... : merge sweep shard results into OUT (sorted by index)\n";
-    return kExitOk;
+  po::options_description opts("options");
+  opts.add_options()("help,h", "show this help");
+  po::options_description hidden;
+  hidden.add_options()("files", po::value<std::vector<std::string>>());
+  po::positional_options_description pos;
+  pos.add("files", -1);
+  std::optional<po::variables_map> vm;
+  try {
+    vm = parse_options(argc, argv, opts, hidden, pos,
+                       "gradwire merge OUT SHARD... : merge sweep shard results into OUT (sorted by index)\n\n",
+                       "");
+  } catch (const po::error& e) {
+    std::cerr << "gradwire merge: " << e.what() << "\nusage: gradwire merge OUT SHARD...\n";
+    return kExitInput;
   }
+  if (!vm) return kExitOk;
+  const auto args = vm->count("files") ? (*vm)["files"].as<std::vector<std::string>>() : std::vector<std::string>{};
   if (args.size() < 2) {
     std::cerr << "gradwire merge: usage: gradwire merge OUT SHARD...\n";
     return kExitInput;

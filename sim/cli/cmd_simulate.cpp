@@ -4,21 +4,21 @@
 // (docs/model.md) and prints the breakdown; --trace writes a Chrome/Perfetto
 // trace of the representative rank. Bad input: a message naming the file,
 // line and key, exit 2 (thrown as gw::InputError, mapped by main.cpp).
-#include <boost/program_options.hpp>
 #include <iostream>
 #include <optional>
 #include <string>
 
-#include "check_refs.hpp"
 #include "commands.hpp"
 #include "gradwire/atomic_file.hpp"
 #include "gradwire/engine.hpp"
 #include "gradwire/error.hpp"
 #include "gradwire/model_desc.hpp"
+#include "gradwire/options.hpp"
 #include "gradwire/profile.hpp"
 #include "gradwire/replay.hpp"
 #include "gradwire/report.hpp"
 #include "gradwire/scenario.hpp"
+#include "gradwire/scenario_refs.hpp"
 
 namespace po = boost::program_options;
 
@@ -48,23 +48,19 @@ int cmd_simulate(int argc, char** argv) {
   // clang-format on
   po::options_description hidden;
   hidden.add_options()("scenario", po::value<std::string>());
-  po::options_description all;
-  all.add(opts).add(hidden);
   po::positional_options_description pos;
   pos.add("scenario", 1);
-  po::variables_map vm;
+  std::optional<po::variables_map> parsed;
   try {
-    po::store(po::command_line_parser(argc, argv).options(all).positional(pos).run(), vm);
-    po::notify(vm);
+    parsed = parse_options(argc, argv, opts, hidden, pos,
+                           "usage: gradwire simulate SCENARIO [options]\n"
+                           "Predicts one data-parallel training iteration (PyTorch DDP) of the scenario.\n\n",
+                           "");
   } catch (const po::error& e) {
     return usage_error(e.what(), opts);
   }
-  if (vm.count("help")) {
-    std::cout << "usage: gradwire simulate SCENARIO [options]\n"
-                 "Predicts one data-parallel training iteration (PyTorch DDP) of the scenario.\n\n"
-              << opts;
-    return kExitOk;
-  }
+  if (!parsed) return kExitOk;
+  const po::variables_map& vm = *parsed;
   if (!vm.count("scenario")) return usage_error("a scenario file is required", opts);
   const std::string format = vm["format"].as<std::string>();
   if (format != "table" && format != "json" && format != "csv")
