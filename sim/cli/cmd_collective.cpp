@@ -20,6 +20,7 @@
 #include "gradwire/collectives.hpp"
 #include "gradwire/engine.hpp"
 #include "gradwire/error.hpp"
+#include "gradwire/options.hpp"
 #include "gradwire/profile.hpp"
 #include "gradwire/scenario.hpp"
 #include "gradwire/units.hpp"
@@ -271,14 +272,11 @@ int cmd_collective(int argc, char** argv) {
   const po::options_description opts = options();
   po::variables_map vm;
   try {
-    po::store(po::command_line_parser(argc, argv).options(opts).run(), vm);
-    po::notify(vm);
+    auto parsed = parse_options(argc, argv, opts, {}, "");
+    if (!parsed) return kExitOk;  // --help
+    vm = std::move(*parsed);
   } catch (const po::error& e) {
     return usage_error(e.what(), opts);
-  }
-  if (vm.count("help")) {
-    std::cout << opts;
-    return kExitOk;
   }
   if (!vm.count("scenario")) return usage_error("--scenario FILE is required", opts);
 
