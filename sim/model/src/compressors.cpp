@@ -168,11 +168,13 @@ Table& table() {
 }  // namespace
 
 const std::vector<CompressorParamInfo>& compressor_params() {
+  using I = CompressorParamInfo;
   static const std::vector<CompressorParamInfo> params{
-      {P::Ratio, "ratio", false, kMinCompressionRatio, 1},
-      {P::Rank, "rank", true, 1, 4096},
-      {P::Chunk, "chunk", true, 1, static_cast<double>(1ll << 30)},
-      {P::MinCompressionRate, "min_compression_rate", false, 1.0, 1e6},
+      {P::Ratio, "ratio", I::Number, kMinCompressionRatio, 1, false},
+      {P::Rank, "rank", I::Integer, 1, 4096, false},
+      {P::Chunk, "chunk", I::Integer, 1, static_cast<double>(1ll << 30), false},
+      {P::ErrorFeedback, "error_feedback", I::Boolean, 0, 1, true},
+      {P::MinCompressionRate, "min_compression_rate", I::Number, 1.0, 1e6, false},
   };
   return params;
 }
@@ -182,6 +184,7 @@ void set_compressor_param(CompressionSpec& spec, CompressorParam p, double value
     case P::Ratio: spec.ratio = value; return;
     case P::Rank: spec.rank = static_cast<int>(value); return;
     case P::Chunk: spec.chunk = static_cast<std::int64_t>(value); return;
+    case P::ErrorFeedback: spec.error_feedback = value != 0; return;
     case P::MinCompressionRate: spec.min_compression_rate = value; return;
   }
 }
@@ -260,9 +263,11 @@ const Compressor* compressor_of_codec(std::string_view codec) {
 }
 
 std::vector<std::string> compressors_with_param(CompressorParam p) {
+  bool every_kind = false;
+  for (const auto& info : compressor_params()) every_kind = every_kind || (info.id == p && info.every_kind);
   std::vector<std::string> out;
   for (const auto& r : table().rows) {
-    if (std::find(r.params.begin(), r.params.end(), p) != r.params.end()) out.push_back(r.name);
+    if (every_kind || std::find(r.params.begin(), r.params.end(), p) != r.params.end()) out.push_back(r.name);
   }
   return out;
 }

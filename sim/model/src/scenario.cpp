@@ -97,29 +97,40 @@ ClusterSpec parse_instance_cluster(const yaml::Node& n) {
   return c;
 }
 
-// `compression:` from the compressor table: its kind, the parameters that kind
-// takes (a parameter of another kind is refused at its key) and error_feedback.
+// One `compression:` parameter, refused when the kind does not take it.
+void parse_compressor_param(const yaml::Node& comp, const CompressorParamInfo& p, const Compressor& row,
+                            CompressionSpec& c) {
+  auto x = comp.optional(p.key);
+  if (!x) return;
+  if (!p.every_kind && std::find(row.params.begin(), row.params.end(), p.id) == row.params.end()) {
+    x->fail("not used by compression kind \"" + c.kind + "\" (only by " + join_names(compressors_with_param(p.id)) +
+            ")");
+  }
+  double v = 0;
+  switch (p.type) {
+    case CompressorParamInfo::Boolean: v = x->as_bool() ? 1 : 0; break;
+    case CompressorParamInfo::Integer:
+      v = static_cast<double>(x->as_int(static_cast<std::int64_t>(p.min), static_cast<std::int64_t>(p.max)));
+      break;
+    case CompressorParamInfo::Number: v = x->as_double(p.min, p.max); break;
+  }
+  set_compressor_param(c, p.id, v);
+}
+
+// `compression:` from the compressor table: its kind, then the parameters
+// (numbers first, then booleans) that kind takes.
 CompressionSpec parse_compression(const yaml::Node& comp) {
   std::vector<std::string> keys{"kind"};
   for (const auto& p : compressor_params()) keys.push_back(p.key);
-  keys.emplace_back("error_feedback");
   comp.allow_keys(keys);
   CompressionSpec c;
   c.kind = comp.required("kind").as_enum(compressor_names());
   const Compressor& row = compressor(c.kind);
-  for (const auto& p : compressor_params()) {
-    auto x = comp.optional(p.key);
-    if (!x) continue;
-    if (std::find(row.params.begin(), row.params.end(), p.id) == row.params.end()) {
-      x->fail("not used by compression kind \"" + c.kind + "\" (only by " + join_names(compressors_with_param(p.id)) +
-              ")");
+  for (const bool booleans : {false, true}) {
+    for (const auto& p : compressor_params()) {
+      if ((p.type == CompressorParamInfo::Boolean) == booleans) parse_compressor_param(comp, p, row, c);
     }
-    const double v = p.integer ? static_cast<double>(x->as_int(static_cast<std::int64_t>(p.min),
-                                                               static_cast<std::int64_t>(p.max)))
-                               : x->as_double(p.min, p.max);
-    set_compressor_param(c, p.id, v);
   }
-  if (auto r = comp.optional("error_feedback")) c.error_feedback = r->as_bool();
   return c;
 }
 

@@ -27,20 +27,23 @@
 
 namespace gw {
 
-/// The parameters a compressor may take in `compression:` (besides kind and
-/// error_feedback, which every kind accepts).
-enum class CompressorParam { Ratio, Rank, Chunk, MinCompressionRate };
+/// The parameters of `compression:` besides kind. Every kind accepts
+/// error_feedback; the others only the kinds whose row lists them.
+enum class CompressorParam { Ratio, Rank, Chunk, ErrorFeedback, MinCompressionRate };
 
-/// A parameter's scenario key and accepted range (inclusive).
+/// A parameter's scenario key, type and accepted range (inclusive).
 struct CompressorParamInfo {
   CompressorParam id;
-  std::string key;       ///< scenario key: ratio, rank, chunk, min_compression_rate
-  bool integer = false;  ///< read as an integer (rank, chunk) or a number
-  double min = 0, max = 0;
+  std::string key;          ///< scenario key: ratio, rank, chunk, error_feedback, min_compression_rate
+  enum Type { Number, Integer, Boolean } type = Number;
+  double min = 0, max = 0;  ///< Number and Integer
+  bool every_kind = false;  ///< accepted by every compressor (error_feedback)
 };
-/// Every parameter, in the order the scenario parser reads them.
+/// Every parameter, in the schema's order (docs/scenarios.md); the parser
+/// reads the numbers first, then the booleans.
 const std::vector<CompressorParamInfo>& compressor_params();
-/// Sets the parameter's field of `spec` (CompressionSpec::ratio, rank, ...).
+/// Sets the parameter's field of `spec` (CompressionSpec::ratio, rank, ...;
+/// a boolean is true when value != 0).
 void set_compressor_param(CompressionSpec& spec, CompressorParam p, double value);
 
 /// What a compressor's wire plan sees of one bucket, and the steps it adds.
@@ -84,7 +87,7 @@ struct Compressor {
   /// Lossy: with error_feedback (default on) a residual of the bucket
   /// (n e bytes per GPU) is kept and counted in memory.
   bool error_feedback = false;
-  std::vector<CompressorParam> params;   ///< accepted parameters
+  std::vector<CompressorParam> params;   ///< accepted parameters (besides the every_kind ones)
   /// Largest relative difference tolerated between its GPU kernel and CPU
   /// twin when the calibrator checks them (0: bit for bit).
   double gpu_twin_tolerance = 0;
