@@ -130,7 +130,7 @@ std::string label_kind(const CompressionSpec& c) { return c.kind; }
 
 using P = CompressorParam;
 
-std::vector<Compressor> builtin_rows() {
+std::deque<Compressor> builtin_rows() {
   const auto fixed = [](const char* text) { return [text](const CompressionSpec&) { return std::string(text); }; };
   return {
       {"none", CommOp::AllReduce, {}, false, {}, 0, fixed("uncompressed"), plan_none},
@@ -151,7 +151,7 @@ std::vector<Compressor> builtin_rows() {
 }
 
 struct Table {
-  std::vector<Compressor> rows = builtin_rows();
+  std::deque<Compressor> rows = builtin_rows();
   std::vector<std::string> names;
   Table() { refresh(); }
   void refresh() {
@@ -221,7 +221,7 @@ void BucketPlanner::decode(double seconds, const std::string& label) {
   add(out_, codec_step(CommStep::Kind::Decode, label, seconds));
 }
 
-const std::vector<Compressor>& compressors() { return table().rows; }
+const std::deque<Compressor>& compressors() { return table().rows; }
 
 const Compressor* find_compressor(std::string_view kind) {
   for (const auto& r : table().rows) {

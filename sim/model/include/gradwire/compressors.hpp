@@ -18,6 +18,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -95,8 +96,9 @@ struct Compressor {
   std::function<void(BucketPlanner&)> plan;                    ///< wire plan of one bucket
 };
 
-/// Every compressor, in the order scenarios list them.
-const std::vector<Compressor>& compressors();
+/// Every compressor, in the order scenarios list them. A deque: rows (and
+/// pointers to them) stay put when register_compressor adds one.
+const std::deque<Compressor>& compressors();
 /// The row named `kind`, or nullptr.
 const Compressor* find_compressor(std::string_view kind);
 /// The row named `kind`; throws std::invalid_argument ("unknown compression").
