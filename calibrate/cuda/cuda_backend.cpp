@@ -19,6 +19,8 @@
 
 #include "cuda_check.hpp"
 #include "gradwire/calibrate.hpp"
+#include "gradwire/compressors.hpp"
+#include "nccl_launch.hpp"
 #include "gradwire/calibrate/random_input.hpp"
 #include "gradwire/kernels/codec.hpp"
 #include "gradwire/kernels/codec_cuda.hpp"
@@ -101,9 +103,11 @@ struct EventPair {
 
 /// Maximum tolerated difference between a GPU codec and its CPU twin: bit for
 /// bit (docs/kernels.md) except where floating-point reduction order differs.
+/// Relative to max |x|; the compressor table's gpu_twin_tolerance (PowerSGD:
+/// GEMM summation order).
 double codec_tolerance(const std::string& name) {
-  if (name.rfind("powersgd", 0) == 0) return 1e-3;   // relative to max |x|: GEMM summation order
-  return 0.0;
+  const Compressor* c = compressor_of_codec(name);
+  return c == nullptr ? 0.0 : c->gpu_twin_tolerance;
 }
 
 struct Comms {
@@ -292,12 +296,11 @@ class CudaBackend final : public Backend {
 
   int collective_gpus() override { return devices_; }
 
-  std::vector<double> time_collective(const std::string& op, int gpus, double bytes, int warmup,
+  std::vector<double> time_collective(CollectiveOp op, int gpus, double bytes, int warmup,
                                       int repeats) override {
     Comms& cm = comms(gpus);
     const auto total = static_cast<std::size_t>(bytes);
     const std::size_t count = total / 4;                      // fp32 elements of the "size"
-    const std::size_t per_rank = count / static_cast<std::size_t>(gpus);
     for (int r = 0; r < gpus; ++r) {
       cm.send[static_cast<std::size_t>(r)].ensure(r, std::max<std::size_t>(total, 4));
       cm.recv[static_cast<std::size_t>(r)].ensure(r, std::max<std::size_t>(total, 4));
@@ -306,27 +309,7 @@ class CudaBackend final : public Backend {
       GW_CHECK(ncclGroupStart());
       for (int r = 0; r < gpus; ++r) {
         const auto ri = static_cast<std::size_t>(r);
-        void* s = cm.send[ri].p;
-        void* d = cm.recv[ri].p;
-        ncclComm_t c = cm.comms[ri];
-        cudaStream_t st = cm.streams[ri];
-        if (op == "allreduce") {
-          GW_CHECK(ncclAllReduce(s, d, count, ncclFloat, ncclSum, c, st));
-        } else if (op == "broadcast") {
-          GW_CHECK(ncclBroadcast(s, d, count, ncclFloat, 0, c, st));
-        } else if (op == "allgather") {
-          GW_CHECK(ncclAllGather(s, d, per_rank, ncclFloat, c, st));
-        } else if (op == "reducescatter") {
-          GW_CHECK(ncclReduceScatter(s, d, per_rank, ncclFloat, ncclSum, c, st));
-        } else if (op == "alltoall") {
-          for (int peer = 0; peer < gpus; ++peer) {
-            const auto off = static_cast<std::size_t>(peer) * per_rank * 4;
-            GW_CHECK(ncclSend(static_cast<char*>(s) + off, per_rank, ncclFloat, peer, c, st));
-            GW_CHECK(ncclRecv(static_cast<char*>(d) + off, per_rank, ncclFloat, peer, c, st));
-          }
-        } else {
-          throw std::runtime_error("unknown collective " + op);
-        }
+        detail::launch_nccl(op, cm.send[ri].p, cm.recv[ri].p, count, gpus, cm.comms[ri], cm.streams[ri]);
       }
       GW_CHECK(ncclGroupEnd());
     };

@@ -26,6 +26,7 @@
 #include "gradwire/calibrate.hpp"
 #include "gradwire/calibrate/ranks.hpp"
 #include "gradwire/fit.hpp"
+#include "nccl_launch.hpp"
 
 namespace gw::calibrate {
 namespace {
@@ -68,30 +69,10 @@ class Collectives {
   /// This rank's own event time of each timed repeat of the command's collective.
   std::vector<double> run(const Command& c) {
     GW_CHECK(cudaSetDevice(device_));
-    const std::string& op = ranks::collective_ops().at(static_cast<std::size_t>(c.op));
     const auto total = static_cast<std::size_t>(c.bytes);
     const std::size_t count = total / 4;   // fp32 elements of the nccl-tests "size"
-    const std::size_t per_rank = count / static_cast<std::size_t>(world_);
     ensure(std::max<std::size_t>(total, 4));
-    auto launch = [&] {
-      if (op == "allreduce") {
-        GW_CHECK(ncclAllReduce(send_, recv_, count, ncclFloat, ncclSum, comm_, stream_));
-      } else if (op == "broadcast") {
-        GW_CHECK(ncclBroadcast(send_, recv_, count, ncclFloat, 0, comm_, stream_));
-      } else if (op == "allgather") {
-        GW_CHECK(ncclAllGather(send_, recv_, per_rank, ncclFloat, comm_, stream_));
-      } else if (op == "reducescatter") {
-        GW_CHECK(ncclReduceScatter(send_, recv_, per_rank, ncclFloat, ncclSum, comm_, stream_));
-      } else {   // alltoall: per_rank elements to and from every peer, one group
-        GW_CHECK(ncclGroupStart());
-        for (int peer = 0; peer < world_; ++peer) {
-          const auto off = static_cast<std::size_t>(peer) * per_rank * 4;
-          GW_CHECK(ncclSend(static_cast<char*>(send_) + off, per_rank, ncclFloat, peer, comm_, stream_));
-          GW_CHECK(ncclRecv(static_cast<char*>(recv_) + off, per_rank, ncclFloat, peer, comm_, stream_));
-        }
-        GW_CHECK(ncclGroupEnd());
-      }
-    };
+    auto launch = [&] { detail::launch_nccl(c.op, send_, recv_, count, world_, comm_, stream_); };
     for (int i = 0; i < std::max(1, c.warmup); ++i) launch();
     GW_CHECK(cudaStreamSynchronize(stream_));
     std::vector<double> out;
@@ -157,7 +138,7 @@ class RootBackend final : public Backend {
   int collective_gpus() override;
   std::vector<int> collective_gpu_counts() override;
   int collective_nodes(int gpus) override;
-  std::vector<double> time_collective(const std::string& op, int gpus, double bytes, int warmup,
+  std::vector<double> time_collective(CollectiveOp op, int gpus, double bytes, int warmup,
                                       int repeats) override;
   std::map<std::string, std::string> nccl_env() override { return local_->nccl_env(); }
   std::vector<std::string> run_notes() override;
@@ -364,7 +345,7 @@ std::vector<int> RootBackend::collective_gpu_counts() {
 
 int RootBackend::collective_nodes(int) { return run_.nodes(); }
 
-std::vector<double> RootBackend::time_collective(const std::string& op, int gpus, double bytes, int warmup,
+std::vector<double> RootBackend::time_collective(CollectiveOp op, int gpus, double bytes, int warmup,
                                                  int repeats) {
   if (gpus != run_.world_size()) {
     throw std::logic_error("MPI run: collectives are measured over all " + std::to_string(run_.world_size()) +
@@ -372,13 +353,13 @@ std::vector<double> RootBackend::time_collective(const std::string& op, int gpus
   }
   Command c;
   c.kind = Command::kCollective;
-  c.op = ranks::op_index(op);
+  c.op = op;
   c.bytes = bytes;
   c.warmup = warmup;
   c.repeats = repeats;
   std::vector<double> imbalance;
   auto out = run_.collective(c, &imbalance);
-  auto& seen = imbalance_[op];
+  auto& seen = imbalance_[to_string(op)];
   if (bytes >= seen.first) seen = {bytes, fit::median(imbalance)};
   return out;
 }

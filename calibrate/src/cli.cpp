@@ -12,7 +12,9 @@
 #include "gradwire/atomic_file.hpp"
 #include "gradwire/calibrate.hpp"
 #include "gradwire/calibrate/ranks.hpp"
+#include "gradwire/compressors.hpp"
 #include "gradwire/error.hpp"
+#include "gradwire/options.hpp"
 
 namespace gw::calibrate {
 namespace {
@@ -114,11 +116,15 @@ int run_mpi(const Options& opt) {
   return rc;
 }
 
-}  // namespace
-
-int run_cli(int argc, char** argv) {
-  Options opt;
+/// What the command line gave besides Options' own fields.
+struct RawOptions {
   std::string sizes, codecs, collectives;
+};
+
+po::options_description describe(Options& opt, RawOptions& raw) {
+  static const std::string codecs_help =
+      "comma list of codecs (default: all of " + join_names(compressor_codec_names(), ",") + ")";
+  static const std::string collectives_help = "comma list of " + collective_op_list(",") + " (default all)";
   po::options_description desc(
       "gradwire calibrate: measure this machine's codec kernels, NCCL collectives, GEMM throughput and copy\n"
       "bandwidth and write a gradwire-profile/1 file (docs/calibrate.md)\n\nOptions");
@@ -127,72 +133,71 @@ int run_cli(int argc, char** argv) {
       ("device", po::value<std::string>(&opt.device)->default_value("cuda"), "cuda or cpu (CPU twins; exercises the tool, not for predictions)")
       ("out,o", po::value<std::string>(&opt.out), "profile file to write (atomically); required")
       ("name", po::value<std::string>(&opt.name), "profile name (default <device>-measured-<date>)")
-      ("sizes", po::value<std::string>(&sizes), "codec sizes in elements: FROM:TO[:STEP] or a comma list; 2^N allowed "
-                                                "(default 2^10:2^28 on cuda, 2^10:2^18 on cpu)")
-      ("codecs", po::value<std::string>(&codecs), "comma list of codecs (default: all of fp16,bf16,int8,sign,majority_vote,randomk,topk,powersgd)")
-      ("collectives", po::value<std::string>(&collectives), "comma list of allreduce,allgather,reducescatter,broadcast,alltoall (default all)")
+      ("sizes", po::value<std::string>(&raw.sizes), "codec sizes in bytes of fp32 gradient (4 B per element): "
+                                                    "MIN:MAX[:FACTOR] (x2 steps when FACTOR is left out), one size "
+                                                    "or a comma list, e.g. 4KiB:1GiB (default 4KiB:1GiB on cuda, "
+                                                    "4KiB:1MiB on cpu: 2^10..2^28 and 2^10..2^18 elements)")
+      ("codecs", po::value<std::string>(&raw.codecs), codecs_help.c_str())
+      ("collectives", po::value<std::string>(&raw.collectives), collectives_help.c_str())
       ("repeats", po::value<int>(&opt.repeats), "timed repeats per point (default 20 cuda, 5 cpu)")
       ("warmup", po::value<int>(&opt.warmup), "untimed warm-up runs per point (default 5 cuda, 1 cpu)")
       ("max-seconds", po::value<double>(&opt.max_seconds), "time budget in seconds (default 110 cuda, 15 cpu)")
       ("quick", po::bool_switch(&opt.quick), "fewer sizes and repeats (smoke test)")
       ("mpi", po::bool_switch(&opt.mpi), "collectives over all ranks of an MPI job, across nodes (mpirun -np N, one rank "
                                           "per GPU; rank 0 writes the profile); needs a build with MPI");
-  po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(argc, argv).options(desc).run(), vm);
-    po::notify(vm);
-    if (vm.count("help")) {
-      std::cout << desc << "\n";
-      return kExitOk;
-    }
-    if (opt.device != "cuda" && opt.device != "cpu") throw std::invalid_argument("--device must be cuda or cpu");
-    if (opt.out.empty()) throw std::invalid_argument("--out FILE is required");
-    if (vm.count("name")) {
-      // The name is written into the profile and printed with every prediction.
-      if (opt.name.empty() || opt.name.size() > 128) throw std::invalid_argument("--name must have 1 to 128 characters");
-      for (unsigned char c : opt.name) {
-        if (c < 0x20 || c == 0x7F) throw std::invalid_argument("--name must not contain control characters (newline, tab, escape, ...)");
-      }
-    }
-    checked_output_path(opt.out);  // a device, FIFO, directory or dangling link is refused before measuring
-    if (opt.mpi && opt.device != "cuda") throw std::invalid_argument("--mpi needs --device cuda (CPU mode has no collectives)");
-    if (opt.mpi && !mpi_built()) throw std::invalid_argument("--mpi: this gradwire-calibrate was built without MPI");
-    if (!opt.mpi) {
-      // Started by mpirun without --mpi, every rank would calibrate on its own
-      // and write the same file.
-      const int ranks = ranks::launcher_world_size([](const char* v) { return std::getenv(v); });
-      if (ranks > 1) {
-        throw std::invalid_argument("started by an MPI launcher with " + std::to_string(ranks) +
-                                    " ranks but without --mpi: add --mpi (one rank per GPU; rank 0 writes the "
-                                    "profile), or run one process");
-      }
-    }
-    if (vm.count("repeats") && (opt.repeats < 1 || opt.repeats > 10000)) throw std::invalid_argument("--repeats must be in 1..10000");
-    if (vm.count("warmup") && (opt.warmup < 0 || opt.warmup > 10000)) throw std::invalid_argument("--warmup must be in 0..10000");
-    if (vm.count("max-seconds") && !(opt.max_seconds > 0)) throw std::invalid_argument("--max-seconds must be positive");
-    if (!sizes.empty()) opt.sizes = parse_sizes(sizes);
-    opt.codecs = split_list(codecs);
-    opt.collectives = split_list(collectives);
-    for (const auto& c : opt.collectives) {
-      if (c != "allreduce" && c != "allgather" && c != "reducescatter" && c != "broadcast" && c != "alltoall") {
-        throw std::invalid_argument("unknown collective \"" + c +
-                                    "\" (allreduce, allgather, reducescatter, broadcast, alltoall)");
-      }
-    }
-  } catch (const InputError& e) {  // a refused --out: one line
-    std::cerr << "gradwire calibrate: " << e.what() << "\n";
-    return kExitInput;
-  } catch (const std::exception& e) {
-    std::cerr << "gradwire calibrate: " << e.what() << "\n(see --help)\n";
-    return kExitInput;
-  }
-  for (int i = 0; i < argc; ++i) {
-    if (i > 0) opt.command += ' ';
-    opt.command += shell_quote(argv[i]);
-  }
+  return desc;
+}
 
-  install_stop_handlers();
-  if (opt.mpi) return run_mpi(opt);
+void check_name(const std::string& name) {
+  // The name is written into the profile and printed with every prediction.
+  if (name.empty() || name.size() > 128) throw std::invalid_argument("--name must have 1 to 128 characters");
+  for (unsigned char c : name) {
+    if (c < 0x20 || c == 0x7F) throw std::invalid_argument("--name must not contain control characters (newline, tab, escape, ...)");
+  }
+}
+
+void check_launch(const Options& opt) {
+  if (opt.mpi && opt.device != "cuda") throw std::invalid_argument("--mpi needs --device cuda (CPU mode has no collectives)");
+  if (opt.mpi && !mpi_built()) throw std::invalid_argument("--mpi: this gradwire-calibrate was built without MPI");
+  if (opt.mpi) return;
+  // Started by mpirun without --mpi, every rank would calibrate on its own
+  // and write the same file.
+  const int ranks = ranks::launcher_world_size([](const char* v) { return std::getenv(v); });
+  if (ranks > 1) {
+    throw std::invalid_argument("started by an MPI launcher with " + std::to_string(ranks) +
+                                " ranks but without --mpi: add --mpi (one rank per GPU; rank 0 writes the "
+                                "profile), or run one process");
+  }
+}
+
+std::vector<CollectiveOp> parse_collectives(const std::string& list) {
+  std::vector<CollectiveOp> ops;
+  for (const auto& c : split_list(list)) {
+    const auto op = find_collective_op(c);
+    if (!op) throw std::invalid_argument("unknown collective \"" + c + "\" (" + collective_op_list() + ")");
+    ops.push_back(*op);
+  }
+  return ops;
+}
+
+/// Checks the parsed options and fills in the rest; throws std::invalid_argument
+/// (or InputError for a refused --out).
+void validate(const po::variables_map& vm, const RawOptions& raw, Options& opt) {
+  if (opt.device != "cuda" && opt.device != "cpu") throw std::invalid_argument("--device must be cuda or cpu");
+  if (opt.out.empty()) throw std::invalid_argument("--out FILE is required");
+  if (vm.count("name")) check_name(opt.name);
+  checked_output_path(opt.out);  // a device, FIFO, directory or dangling link is refused before measuring
+  check_launch(opt);
+  if (vm.count("repeats") && (opt.repeats < 1 || opt.repeats > 10000)) throw std::invalid_argument("--repeats must be in 1..10000");
+  if (vm.count("warmup") && (opt.warmup < 0 || opt.warmup > 10000)) throw std::invalid_argument("--warmup must be in 0..10000");
+  if (vm.count("max-seconds") && !(opt.max_seconds > 0)) throw std::invalid_argument("--max-seconds must be positive");
+  if (!raw.sizes.empty()) opt.sizes = codec_sizes(raw.sizes);
+  opt.codecs = split_list(raw.codecs);
+  opt.collectives = parse_collectives(raw.collectives);
+}
+
+/// One process on this machine's GPUs (or the CPU twins).
+int run_local(const Options& opt) {
   try {
     std::unique_ptr<Backend> backend;
     if (opt.device == "cpu") {
@@ -221,6 +226,33 @@ int run_cli(int argc, char** argv) {
     std::cerr << "gradwire calibrate: " << e.what() << "\n";
     return kExitFailure;
   }
+}
+
+}  // namespace
+
+int run_cli(int argc, char** argv) {
+  Options opt;
+  RawOptions raw;
+  const po::options_description desc = describe(opt, raw);
+  try {
+    const auto vm = parse_options(argc, argv, desc);
+    if (!vm) return kExitOk;   // --help
+    validate(*vm, raw, opt);
+  } catch (const InputError& e) {  // a refused --out: one line
+    std::cerr << "gradwire calibrate: " << e.what() << "\n";
+    return kExitInput;
+  } catch (const std::exception& e) {
+    std::cerr << "gradwire calibrate: " << e.what() << "\n(see --help)\n";
+    return kExitInput;
+  }
+  for (int i = 0; i < argc; ++i) {
+    if (i > 0) opt.command += ' ';
+    opt.command += shell_quote(argv[i]);
+  }
+
+  install_stop_handlers();
+  if (opt.mpi) return run_mpi(opt);
+  return run_local(opt);
 }
 
 }  // namespace gw::calibrate

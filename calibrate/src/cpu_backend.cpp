@@ -140,7 +140,7 @@ class CpuBackend final : public Backend {
 
   int collective_gpus() override { return 0; }
 
-  std::vector<double> time_collective(const std::string&, int, double, int, int) override {
+  std::vector<double> time_collective(CollectiveOp, int, double, int, int) override {
     throw std::runtime_error("the CPU backend measures no collectives");
   }
 

@@ -1,5 +1,7 @@
-// The calibration pipeline, independent of the backend: codec sweep, GEMM,
-// copy bandwidth, collectives, fits, profile assembly.
+// The calibration pipeline, independent of the backend, in its phases:
+// settings, profile header, codec sweep, GEMM and copy bandwidth,
+// collectives (each with its fits and notes). The codecs come from the
+// compressor table, the collectives from the collective vocabulary.
 #include <unistd.h>
 
 #include <algorithm>
@@ -12,17 +14,16 @@
 #include <stdexcept>
 
 #include "gradwire/calibrate.hpp"
+#include "gradwire/compressors.hpp"
 #include "gradwire/fit.hpp"
 #include "gradwire/model_desc.hpp"
+#include "gradwire/units.hpp"
 
 namespace gw::calibrate {
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
-const std::vector<std::string> kBaseCodecs = {"fp16", "bf16", "int8", "sign", "majority_vote",
-                                              "randomk", "topk", "powersgd"};
-const std::vector<std::string> kCollectives = {"allreduce", "allgather", "reducescatter", "broadcast", "alltoall"};
 const std::vector<std::string> kPrecisions = {"fp32", "tf32", "bf16", "fp16"};
 
 std::string size_label(double x) {
@@ -138,66 +139,34 @@ std::vector<GemmShape> zoo_shapes(int m, int max_shapes, std::string* source) {
   return shapes;
 }
 
-}  // namespace
+/// The settings of one run: explicit options or the device's defaults.
+struct Settings {
+  bool gpu = false;
+  double budget = 0;      ///< s
+  int repeats = 0;
+  int warmup = 0;
+  std::vector<double> sizes;   ///< codec sizes, elements
+};
 
-std::vector<double> parse_sizes(const std::string& spec) {
-  auto parse_one = [&](std::string t) -> double {
-    t.erase(std::remove_if(t.begin(), t.end(), [](unsigned char c) { return std::isspace(c); }), t.end());
-    if (t.empty()) throw std::invalid_argument("empty size in \"" + spec + "\"");
-    double v = 0;
-    std::size_t used = 0;
-    try {
-      if (t.rfind("2^", 0) == 0) {
-        int e = std::stoi(t.substr(2), &used);
-        used += 2;
-        if (e < 0 || e > 40) throw std::invalid_argument("exponent out of range");
-        v = std::ldexp(1.0, e);
-      } else {
-        v = std::stod(t, &used);
-      }
-    } catch (const std::exception&) {
-      throw std::invalid_argument("cannot read size \"" + t + "\" in \"" + spec + "\" (use 2^N or a number)");
-    }
-    if (used != t.size() || !(v >= 1) || v > 1e12 || v != std::floor(v)) {
-      throw std::invalid_argument("bad size \"" + t + "\" in \"" + spec + "\" (a whole number of elements >= 1)");
-    }
-    return v;
-  };
-  std::vector<double> out;
-  if (spec.find(':') != std::string::npos) {
-    std::vector<std::string> parts;
-    std::stringstream ss(spec);
-    for (std::string p; std::getline(ss, p, ':');) parts.push_back(p);
-    if (parts.size() < 2 || parts.size() > 3) throw std::invalid_argument("expected FROM:TO[:STEP], got \"" + spec + "\"");
-    const double lo = parse_one(parts[0]), hi = parse_one(parts[1]);
-    const double step = parts.size() == 3 ? parse_one(parts[2]) : 2.0;
-    if (lo > hi) throw std::invalid_argument("FROM is larger than TO in \"" + spec + "\"");
-    if (step < 2) throw std::invalid_argument("STEP must be a factor >= 2 in \"" + spec + "\"");
-    for (double x = lo; x <= hi * (1 + 1e-12); x *= step) out.push_back(x);
-  } else {
-    std::stringstream ss(spec);
-    for (std::string p; std::getline(ss, p, ',');) out.push_back(parse_one(p));
-    std::sort(out.begin(), out.end());
-    out.erase(std::unique(out.begin(), out.end()), out.end());
+Settings settings(const Options& opt) {
+  Settings s;
+  s.gpu = opt.device == "cuda";
+  const bool gpu = s.gpu;
+  s.budget = opt.max_seconds > 0 ? opt.max_seconds : (gpu ? (opt.quick ? 30.0 : 110.0) : (opt.quick ? 5.0 : 15.0));
+  s.repeats = opt.repeats > 0 ? opt.repeats : (opt.quick ? (gpu ? 5 : 3) : (gpu ? 20 : 5));
+  s.warmup = opt.warmup >= 0 ? opt.warmup : (opt.quick ? 1 : (gpu ? 5 : 1));
+  s.sizes = opt.sizes;
+  if (s.sizes.empty()) {
+    // 2^10 .. 2^28 elements on a GPU, 2^10 .. 2^18 on the CPU (x4 steps when quick).
+    s.sizes = codec_sizes(gpu ? (opt.quick ? "4KiB:64MiB:4" : "4KiB:1GiB") : (opt.quick ? "4KiB:256KiB:4" : "4KiB:1MiB"));
   }
-  if (out.empty()) throw std::invalid_argument("no sizes in \"" + spec + "\"");
-  return out;
+  return s;
 }
 
-Profile run_calibration(const Options& opt, Backend& backend) {
-  const bool gpu = opt.device == "cuda";
-  Progress progress;
-  const double budget = opt.max_seconds > 0 ? opt.max_seconds : (gpu ? (opt.quick ? 30.0 : 110.0) : (opt.quick ? 5.0 : 15.0));
-  const int repeats = opt.repeats > 0 ? opt.repeats : (opt.quick ? (gpu ? 5 : 3) : (gpu ? 20 : 5));
-  const int warmup = opt.warmup >= 0 ? opt.warmup : (opt.quick ? 1 : (gpu ? 5 : 1));
-  std::vector<double> sizes = opt.sizes;
-  if (sizes.empty()) {
-    sizes = parse_sizes(gpu ? (opt.quick ? "2^10:2^24:4" : "2^10:2^28") : (opt.quick ? "2^10:2^16:4" : "2^10:2^18"));
-  }
-
+/// The profile's facts about the device and the run, before any measurement.
+Profile profile_header(const Options& opt, Backend& backend, const Settings& s, const DeviceInfo& info) {
   Profile p;
   p.source = "measured";
-  DeviceInfo info = backend.info();
   p.device = info.device;
   p.sm_count = info.sm_count;
   p.memory_bytes = info.memory_bytes;
@@ -213,187 +182,250 @@ Profile run_calibration(const Options& opt, Backend& backend) {
   p.name = !opt.name.empty() ? opt.name : slug(info.device) + "-measured-" + p.date.substr(0, 10);
   p.references = {"measured with gradwire calibrate (docs/calibrate.md)"};
   p.nccl_env = backend.nccl_env();
-  if (!gpu) {
+  if (!s.gpu) {
     p.notes.push_back("CPU mode (--device cpu): codec costs are the CPU twins timed on the host (std::chrono), not GPU kernels; "
                       "GEMM throughput is a simple blocked fp32 CPU GEMM; copy bandwidth is memcpy; no collectives. "
                       "For exercising the tool, not for predictions.");
   }
   std::ostringstream cfg;
-  cfg << "settings: repeats " << repeats << ", warm-up " << warmup << ", budget " << budget << " s, codec sizes "
-      << size_label(sizes.front()) << ".." << size_label(sizes.back()) << " (" << sizes.size() << " sizes)";
+  cfg << "settings: repeats " << s.repeats << ", warm-up " << s.warmup << ", budget " << s.budget << " s, codec sizes "
+      << size_label(s.sizes.front()) << ".." << size_label(s.sizes.back()) << " (" << s.sizes.size() << " sizes)";
   p.notes.push_back(cfg.str());
+  return p;
+}
 
-  // Phase budgets (fractions of the total).
-  const double codec_budget = budget * (gpu ? 0.55 : 0.75);
-  const double compute_budget = budget * (gpu ? 0.15 : 0.2);
+// ---- 1. codecs ----------------------------------------------------------------
 
-  // ---- 1. codecs ----------------------------------------------------------
-  std::vector<std::string> available = backend.codec_names();
+/// The codecs to measure: those asked for, or every codec of the compressor
+/// table the backend has (a note for each it lacks).
+std::vector<std::string> choose_codecs(const Options& opt, Backend& backend, Profile& p) {
+  const std::vector<std::string> available = backend.codec_names();
+  const auto has = [&](const std::string& c) { return std::find(available.begin(), available.end(), c) != available.end(); };
   std::vector<std::string> codecs;
   if (opt.codecs.empty()) {
-    for (const auto& c : kBaseCodecs) {
-      if (std::find(available.begin(), available.end(), c) != available.end()) {
+    for (const auto& c : compressor_codec_names()) {
+      if (has(c)) {
         codecs.push_back(c);
       } else {
         p.notes.push_back("codec " + c + " not measured: this build's kernels do not provide it");
       }
     }
-  } else {
-    for (const auto& c : opt.codecs) {
-      if (std::find(available.begin(), available.end(), c) == available.end()) {
-        throw std::invalid_argument("codec \"" + c + "\" is not available on this backend");
-      }
-      codecs.push_back(c);
-    }
+    return codecs;
   }
-  progress.phase("codecs: " + std::to_string(codecs.size()) + " x " + std::to_string(sizes.size()) + " sizes on " + info.device);
+  for (const auto& c : opt.codecs) {
+    if (!has(c)) throw std::invalid_argument("codec \"" + c + "\" is not available on this backend");
+    codecs.push_back(c);
+  }
+  return codecs;
+}
+
+std::string held_out_note(const std::string& name, const CodecCost& cost) {
+  std::ostringstream os;
+  os.precision(3);
+  const auto enc = fit::held_out_rel_errors(cost.encode_points);
+  const auto dec = fit::held_out_rel_errors(cost.decode_points);
+  const auto worst = [](const std::vector<double>& v) { return v.empty() ? 0.0 : *std::max_element(v.begin(), v.end()); };
+  os << "codec " << name << ": held-out (leave-one-out) prediction error, median / max: encode "
+     << 100 * fit::median(enc) << "% / " << 100 * worst(enc) << "%, decode " << 100 * fit::median(dec) << "% / "
+     << 100 * worst(dec) << "%";
+  return os.str();
+}
+
+/// One codec over the sizes until its share of the budget ends at `share_end`.
+CodecCost measure_codec(const std::string& name, const Settings& s, double share_end, Backend& backend,
+                        Progress& progress, Profile& p) {
+  progress.step(name + ": checking against the CPU twin");
+  backend.verify_codec(name, std::min<std::size_t>(static_cast<std::size_t>(s.sizes.back()), (1u << 16) + 7));
+  CodecCost cost;
+  double last_cost = 0;
+  for (double n : s.sizes) {
+    // Predict this size's cost from the previous one (time grows with size at worst linearly).
+    const double prev_n = cost.encode_points.empty() ? n : cost.encode_points.back().x;
+    const double predicted = last_cost * n / prev_n;
+    if (!cost.encode_points.empty() && progress.elapsed() + predicted > share_end) {
+      p.notes.push_back("codec " + name + ": sizes from " + size_label(n) + " not measured (time budget)");
+      break;
+    }
+    progress.step(name + " " + size_label(n));
+    const double t0 = progress.elapsed();
+    std::vector<double> enc, dec;
+    backend.time_codec(name, static_cast<std::size_t>(n), s.warmup, s.repeats, enc, dec);
+    cost.encode_points.push_back(point(n, enc));
+    cost.decode_points.push_back(point(n, dec));
+    last_cost = progress.elapsed() - t0;
+  }
+  cost.encode = fit::fit_piecewise_log(cost.encode_points);
+  cost.decode = fit::fit_piecewise_log(cost.decode_points);
+  if (cost.encode_points.size() >= 3) p.notes.push_back(held_out_note(name, cost));
+  return cost;
+}
+
+void measure_codecs(const Options& opt, const Settings& s, const DeviceInfo& info, Backend& backend,
+                    Progress& progress, Profile& p) {
+  const double codec_budget = s.budget * (s.gpu ? 0.55 : 0.75);
+  const std::vector<std::string> codecs = choose_codecs(opt, backend, p);
+  progress.phase("codecs: " + std::to_string(codecs.size()) + " x " + std::to_string(s.sizes.size()) + " sizes on " +
+                 info.device);
   const double codec_start = progress.elapsed();
   for (std::size_t ci = 0; ci < codecs.size(); ++ci) {
-    const std::string& name = codecs[ci];
-    progress.step(name + ": checking against the CPU twin");
-    backend.verify_codec(name, std::min<std::size_t>(static_cast<std::size_t>(sizes.back()), (1u << 16) + 7));
-    const double share_end = codec_start + codec_budget * static_cast<double>(ci + 1) / static_cast<double>(codecs.size());
-    CodecCost cost;
-    double last_cost = 0;
-    for (double n : sizes) {
-      // Predict this size's cost from the previous one (time grows with size at worst linearly).
-      const double prev_n = cost.encode_points.empty() ? n : cost.encode_points.back().x;
-      const double predicted = last_cost * n / prev_n;
-      if (!cost.encode_points.empty() && progress.elapsed() + predicted > share_end) {
-        p.notes.push_back("codec " + name + ": sizes from " + size_label(n) + " not measured (time budget)");
-        break;
-      }
-      progress.step(name + " " + size_label(n));
-      const double t0 = progress.elapsed();
-      std::vector<double> enc, dec;
-      backend.time_codec(name, static_cast<std::size_t>(n), warmup, repeats, enc, dec);
-      cost.encode_points.push_back(point(n, enc));
-      cost.decode_points.push_back(point(n, dec));
-      last_cost = progress.elapsed() - t0;
-    }
-    cost.encode = fit::fit_piecewise_log(cost.encode_points);
-    cost.decode = fit::fit_piecewise_log(cost.decode_points);
-    if (cost.encode_points.size() >= 3) {
-      std::ostringstream os;
-      os.precision(3);
-      const auto enc = fit::held_out_rel_errors(cost.encode_points);
-      const auto dec = fit::held_out_rel_errors(cost.decode_points);
-      const auto worst = [](const std::vector<double>& v) { return v.empty() ? 0.0 : *std::max_element(v.begin(), v.end()); };
-      os << "codec " << name << ": held-out (leave-one-out) prediction error, median / max: encode "
-         << 100 * fit::median(enc) << "% / " << 100 * worst(enc) << "%, decode " << 100 * fit::median(dec) << "% / "
-         << 100 * worst(dec) << "%";
-      p.notes.push_back(os.str());
-    }
-    p.codecs[name] = std::move(cost);
+    const double share_end =
+        codec_start + codec_budget * static_cast<double>(ci + 1) / static_cast<double>(codecs.size());
+    p.codecs[codecs[ci]] = measure_codec(codecs[ci], s, share_end, backend, progress, p);
   }
+}
 
-  // ---- 2. GEMM and copy bandwidth -------------------------------------------
+// ---- 2. GEMM and copy bandwidth -------------------------------------------------
+
+/// One precision over the shapes until `gemm_end`; false (and a note) when
+/// the backend cannot run it.
+bool measure_gemm(const std::string& prec, const std::vector<GemmShape>& shapes, double gemm_end, const Settings& s,
+                  Backend& backend, Progress& progress, Profile& p) {
+  double flops_total = 0, time_total = 0;
+  std::vector<CurvePoint> pts;
+  try {
+    for (const auto& sh : shapes) {
+      if (progress.elapsed() > gemm_end && !pts.empty()) break;
+      progress.step("gemm " + prec + " " + std::to_string(sh.m) + "x" + std::to_string(sh.n) + "x" + std::to_string(sh.k));
+      const double flops = 2.0 * sh.m * sh.n * sh.k;
+      auto samples = backend.time_gemm(prec, sh.m, sh.n, sh.k, s.warmup, std::max(3, s.repeats / 2));
+      CurvePoint cp = point(flops, samples);
+      flops_total += flops;
+      time_total += cp.seconds;
+      pts.push_back(cp);
+    }
+  } catch (const std::runtime_error& e) {
+    p.notes.push_back("gemm " + prec + " not measured (" + e.what() + "): the fp32 figure is used");
+    return false;
+  }
+  if (pts.empty()) return false;
+  p.gemm_flops[prec] = flops_total / time_total;
+  p.gemm_points[prec] = fit::normalize_points(pts);
+  return true;
+}
+
+void measure_compute(const Options& opt, const Settings& s, Backend& backend, Progress& progress, Profile& p) {
   progress.phase("compute: GEMM throughput and copy bandwidth");
-  {
-    std::string shape_source;
-    std::vector<GemmShape> shapes;
-    if (gpu) {
-      shapes = zoo_shapes(opt.quick ? 2048 : 4096, opt.quick ? 3 : 6, &shape_source);
-    } else {
-      shapes = {{64, 128, 128, "cpu"}, {64, 256, 256, "cpu"}, {128, 256, 384, "cpu"}};
-      shape_source = "small CPU shapes";
-    }
-    const double gemm_end = progress.elapsed() + compute_budget * 0.7;
-    for (const auto& prec : kPrecisions) {
-      double flops_total = 0, time_total = 0;
-      std::vector<CurvePoint> pts;
-      try {
-        for (const auto& s : shapes) {
-          if (progress.elapsed() > gemm_end && !pts.empty()) break;
-          progress.step("gemm " + prec + " " + std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k));
-          const double flops = 2.0 * s.m * s.n * s.k;
-          auto samples = backend.time_gemm(prec, s.m, s.n, s.k, warmup, std::max(3, repeats / 2));
-          CurvePoint cp = point(flops, samples);
-          flops_total += flops;
-          time_total += cp.seconds;
-          pts.push_back(cp);
-        }
-      } catch (const std::runtime_error& e) {
-        pts.clear();
-        p.notes.push_back("gemm " + prec + " not measured (" + e.what() + "): the fp32 figure is used");
-      }
-      if (!pts.empty()) {
-        p.gemm_flops[prec] = flops_total / time_total;
-        p.gemm_points[prec] = fit::normalize_points(pts);
-      }
-    }
-    if (!p.gemm_flops.count("fp32")) throw std::runtime_error("fp32 GEMM could not be measured");
-    for (const auto& prec : kPrecisions) {
-      if (!p.gemm_flops.count(prec)) p.gemm_flops[prec] = p.gemm_flops["fp32"];
-    }
-    p.notes.push_back("gemm: achieved FLOP/s = total FLOPs / total median time over " + std::to_string(shapes.size()) +
-                      " " + shape_source);
-    const double copy_bytes = gpu ? (opt.quick ? 64.0 : 256.0) * 1048576 : 16.0 * 1048576;
-    progress.step("device copy");
-    auto samples = backend.time_copy(copy_bytes, warmup, std::max(3, repeats / 2));
-    p.copy_bandwidth = 2 * copy_bytes / fit::summarize(samples).median;
+  const double compute_budget = s.budget * (s.gpu ? 0.15 : 0.2);
+  std::string shape_source;
+  std::vector<GemmShape> shapes;
+  if (s.gpu) {
+    shapes = zoo_shapes(opt.quick ? 2048 : 4096, opt.quick ? 3 : 6, &shape_source);
+  } else {
+    shapes = {{64, 128, 128, "cpu"}, {64, 256, 256, "cpu"}, {128, 256, 384, "cpu"}};
+    shape_source = "small CPU shapes";
   }
+  const double gemm_end = progress.elapsed() + compute_budget * 0.7;
+  for (const auto& prec : kPrecisions) measure_gemm(prec, shapes, gemm_end, s, backend, progress, p);
+  if (!p.gemm_flops.count("fp32")) throw std::runtime_error("fp32 GEMM could not be measured");
+  for (const auto& prec : kPrecisions) {
+    if (!p.gemm_flops.count(prec)) p.gemm_flops[prec] = p.gemm_flops["fp32"];
+  }
+  p.notes.push_back("gemm: achieved FLOP/s = total FLOPs / total median time over " + std::to_string(shapes.size()) +
+                    " " + shape_source);
+  const double copy_bytes = s.gpu ? (opt.quick ? 64.0 : 256.0) * 1048576 : 16.0 * 1048576;
+  progress.step("device copy");
+  auto samples = backend.time_copy(copy_bytes, s.warmup, std::max(3, s.repeats / 2));
+  p.copy_bandwidth = 2 * copy_bytes / fit::summarize(samples).median;
+}
 
-  // ---- 3. collectives -------------------------------------------------------
-  // One process: every GPU count from 2 to all visible GPUs on this node; an
-  // MPI run (--mpi): all ranks' GPUs, possibly across nodes.
+// ---- 3. collectives -------------------------------------------------------------
+
+std::string where(Backend& backend, int g) {
+  const int nodes = backend.collective_nodes(g);
+  return std::to_string(g) + " GPUs" + (nodes > 1 ? " on " + std::to_string(nodes) + " nodes" : std::string());
+}
+
+/// One op at g GPUs over the sizes (bytes) until `col_end`; adds the fit
+/// and its note to the profile, or a note saying why there is none.
+void measure_collective(CollectiveOp op, int g, const std::vector<double>& col_sizes, double col_end,
+                        const Settings& s, Backend& backend, Progress& progress, Profile& p) {
+  const std::string name = to_string(op);
+  CollectiveCost cc;
+  cc.op = op;
+  cc.gpus = g;
+  cc.nodes = backend.collective_nodes(g);
+  const int col_repeats = std::max(3, s.repeats / 2);
+  for (double bytes : col_sizes) {
+    if (progress.elapsed() > col_end) break;
+    // Whole fp32 elements per rank.
+    const double unit = kElementBytes * g;
+    const double b = std::max(unit, std::floor(bytes / unit) * unit);
+    progress.step(name + " " + where(backend, g) + " " + size_label(bytes) + " B");
+    cc.points.push_back(point(b, backend.time_collective(op, g, b, s.warmup, col_repeats)));
+  }
+  if (cc.points.size() < 2) {
+    p.notes.push_back(name + " on " + where(backend, g) + " not measured (time budget)");
+    return;
+  }
+  cc.points = fit::normalize_points(cc.points);
+  try {
+    cc.fit = fit::fit_alpha_beta(cc.points);
+  } catch (const std::invalid_argument& e) {
+    p.notes.push_back(name + " on " + where(backend, g) + ": no alpha-beta fit (" + e.what() + ")");
+    return;
+  }
+  const auto& last = cc.points.back();
+  std::ostringstream os;
+  os.precision(4);
+  os << name << " " << where(backend, g) << ": largest size algbw " << last.x / last.seconds / 1e9 << " GB/s, busbw "
+     << last.x / last.seconds * bus_bandwidth_factor(op, g) / 1e9 << " GB/s";
+  p.notes.push_back(os.str());
+  p.collectives.push_back(std::move(cc));
+}
+
+// One process: every GPU count from 2 to all visible GPUs on this node; an
+// MPI run (--mpi): all ranks' GPUs, possibly across nodes.
+void measure_collectives(const Options& opt, const Settings& s, Backend& backend, Progress& progress, Profile& p) {
   const std::vector<int> gpu_counts = backend.collective_gpu_counts();
   if (gpu_counts.empty()) {
     const int gpus_max = backend.collective_gpus();
-    p.notes.push_back(gpu ? "multi-GPU collectives not measured: " + std::to_string(gpus_max) + " GPU visible"
-                          : "collectives not measured: CPU mode has no NCCL");
-  } else {
-    std::vector<std::string> ops = opt.collectives.empty() ? kCollectives : opt.collectives;
-    for (const auto& op : ops) {
-      if (std::find(kCollectives.begin(), kCollectives.end(), op) == kCollectives.end()) {
-        throw std::invalid_argument("unknown collective \"" + op + "\"");
-      }
-    }
-    const std::vector<double> col_sizes = parse_sizes(opt.quick ? "2^12:2^28:16" : "2^10:2^30:4");
-    const auto where = [&](int g) {
-      const int nodes = backend.collective_nodes(g);
-      return std::to_string(g) + " GPUs" + (nodes > 1 ? " on " + std::to_string(nodes) + " nodes" : std::string());
-    };
-    progress.phase("collectives: " + std::to_string(ops.size()) + " ops on " +
-                   (gpu_counts.size() == 1 ? where(gpu_counts.front())
-                                           : std::to_string(gpu_counts.front()) + ".." + where(gpu_counts.back())));
-    const double col_end = budget * 0.97;
-    const int col_repeats = std::max(3, repeats / 2);
-    for (int g : gpu_counts) {
-      for (const auto& op : ops) {
-        CollectiveCost cc;
-        cc.op = op;
-        cc.gpus = g;
-        cc.nodes = backend.collective_nodes(g);
-        for (double bytes : col_sizes) {
-          if (progress.elapsed() > col_end) break;
-          // Whole fp32 elements per rank.
-          const double unit = 4.0 * g;
-          const double b = std::max(unit, std::floor(bytes / unit) * unit);
-          progress.step(op + " " + where(g) + " " + size_label(bytes) + " B");
-          cc.points.push_back(point(b, backend.time_collective(op, g, b, warmup, col_repeats)));
-        }
-        if (cc.points.size() < 2) {
-          p.notes.push_back(op + " on " + where(g) + " not measured (time budget)");
-          continue;
-        }
-        cc.points = fit::normalize_points(cc.points);
-        try {
-          cc.fit = fit::fit_alpha_beta(cc.points);
-        } catch (const std::invalid_argument& e) {
-          p.notes.push_back(op + " on " + where(g) + ": no alpha-beta fit (" + e.what() + ")");
-          continue;
-        }
-        const auto& last = cc.points.back();
-        std::ostringstream os;
-        os.precision(4);
-        os << op << " " << where(g) << ": largest size algbw " << last.x / last.seconds / 1e9 << " GB/s, busbw "
-           << last.x / last.seconds * fit::bus_bandwidth_factor(op, g) / 1e9 << " GB/s";
-        p.notes.push_back(os.str());
-        p.collectives.push_back(std::move(cc));
-      }
-    }
+    p.notes.push_back(s.gpu ? "multi-GPU collectives not measured: " + std::to_string(gpus_max) + " GPU visible"
+                            : "collectives not measured: CPU mode has no NCCL");
+    return;
   }
+  std::vector<CollectiveOp> ops = opt.collectives;
+  if (ops.empty()) {
+    for (const auto& c : collective_ops()) ops.push_back(c.op);
+  }
+  // Bytes: 2^12 .. 2^28 in x16 steps when quick, else 2^10 .. 2^30 in x4 steps.
+  std::string why;
+  const std::vector<double> col_sizes = *units::parse_size_range(opt.quick ? "4KiB:256MiB:16" : "1KiB:1GiB:4", &why);
+  progress.phase("collectives: " + std::to_string(ops.size()) + " ops on " +
+                 (gpu_counts.size() == 1 ? where(backend, gpu_counts.front())
+                                         : std::to_string(gpu_counts.front()) + ".." + where(backend, gpu_counts.back())));
+  const double col_end = s.budget * 0.97;
+  for (int g : gpu_counts) {
+    for (CollectiveOp op : ops) measure_collective(op, g, col_sizes, col_end, s, backend, progress, p);
+  }
+}
+
+}  // namespace
+
+std::vector<double> codec_sizes(const std::string& bytes_spec) {
+  std::string why;
+  const auto bytes = units::parse_size_range(bytes_spec, &why);
+  if (!bytes) throw std::invalid_argument("--sizes: " + why);
+  std::vector<double> elements;
+  for (double b : *bytes) {
+    const double n = b / kElementBytes;
+    if (n != std::floor(n)) {
+      throw std::invalid_argument("--sizes: " + units::format_size(b) + " (" + std::to_string(static_cast<long long>(b)) +
+                                  " B) is not a whole number of 4-byte fp32 elements");
+    }
+    if (n > 1e12) throw std::invalid_argument("--sizes: more than 10^12 elements (" + units::format_size(b) + ")");
+    elements.push_back(n);
+  }
+  return elements;
+}
+
+Profile run_calibration(const Options& opt, Backend& backend) {
+  Progress progress;
+  const Settings s = settings(opt);
+  const DeviceInfo info = backend.info();
+  Profile p = profile_header(opt, backend, s, info);
+  measure_codecs(opt, s, info, backend, progress, p);
+  measure_compute(opt, s, backend, progress, p);
+  measure_collectives(opt, s, backend, progress, p);
   for (auto& n : backend.run_notes()) p.notes.push_back(std::move(n));
   progress.phase("done in " + std::to_string(static_cast<int>(progress.elapsed() + 0.5)) + " s");
   return p;

@@ -104,20 +104,17 @@ int local_device(int local_rank, int local_size, int visible_gpus, const std::st
   return local_rank;
 }
 
-const std::vector<std::string>& collective_ops() {
-  static const std::vector<std::string> ops = {"allreduce", "allgather", "reducescatter", "broadcast", "alltoall"};
-  return ops;
-}
-
-int op_index(const std::string& op) {
+// Index of op in gw::collective_ops(): what travels in a command.
+static int op_index(CollectiveOp op) {
   const auto& ops = collective_ops();
-  auto it = std::find(ops.begin(), ops.end(), op);
-  if (it == ops.end()) throw std::invalid_argument("unknown collective \"" + op + "\"");
-  return static_cast<int>(it - ops.begin());
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    if (ops[i].op == op) return static_cast<int>(i);
+  }
+  throw std::invalid_argument("unknown collective op");
 }
 
 std::array<double, kCommandDoubles> encode(const Command& c) {
-  return {static_cast<double>(c.kind), static_cast<double>(c.op), c.bytes, static_cast<double>(c.warmup),
+  return {static_cast<double>(c.kind), static_cast<double>(op_index(c.op)), c.bytes, static_cast<double>(c.warmup),
           static_cast<double>(c.repeats)};
 }
 
@@ -130,7 +127,7 @@ Command decode(const std::array<double, kCommandDoubles>& d) {
   };
   Command c;
   c.kind = static_cast<Command::Kind>(whole(d[0], 0, 2));
-  c.op = whole(d[1], 0, static_cast<double>(collective_ops().size() - 1));
+  c.op = collective_ops().at(static_cast<std::size_t>(whole(d[1], 0, static_cast<double>(collective_ops().size() - 1)))).op;
   if (!(d[2] >= 0 && d[2] <= 1e15)) throw std::runtime_error("malformed calibration command from rank 0");
   c.bytes = d[2];
   c.warmup = whole(d[3], 0, 1e6);

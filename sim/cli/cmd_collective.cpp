@@ -17,9 +17,10 @@
 #include <vector>
 
 #include "commands.hpp"
-#include "gradwire/collective_model.hpp"
+#include "gradwire/collectives.hpp"
 #include "gradwire/engine.hpp"
 #include "gradwire/error.hpp"
+#include "gradwire/options.hpp"
 #include "gradwire/profile.hpp"
 #include "gradwire/scenario.hpp"
 #include "gradwire/units.hpp"
@@ -155,36 +156,19 @@ std::unique_ptr<Printer> make_printer(const std::string& format) {
   throw std::invalid_argument("--format must be table, csv or json, not '" + format + "'");
 }
 
-// "MIN:MAX" (or one size): MIN, 2 MIN, 4 MIN, ... while <= MAX.
+// The --sizes grammar of gradwire/units.hpp (bytes, nccl-tests sizes).
 std::vector<double> parse_sizes(const std::string& text) {
-  const auto colon = text.find(':');
-  const std::string lo = text.substr(0, colon);
-  const std::string hi = colon == std::string::npos ? lo : text.substr(colon + 1);
   std::string why;
-  const auto min = units::parse_size(lo, &why);
-  if (!min) throw std::invalid_argument("--sizes: '" + lo + "': " + why);
-  const auto max = units::parse_size(hi, &why);
-  if (!max) throw std::invalid_argument("--sizes: '" + hi + "': " + why);
-  if (!(*min >= 1)) throw std::invalid_argument("--sizes: the smallest size must be at least 1 B");
-  if (*max < *min) throw std::invalid_argument("--sizes: MAX is smaller than MIN");
+  const auto sizes = units::parse_size_range(text, &why);
+  if (!sizes) throw std::invalid_argument("--sizes: " + why);
   // Beyond 1 PiB per rank the byte and element counts no longer fit the
   // table's integer columns and SimGrid's clock saturates: refuse.
   constexpr double kMaxBytes = 1125899906842624.0;  // 1 PiB
-  if (*max > kMaxBytes) throw std::invalid_argument("--sizes: '" + hi + "' is more than the 1PiB a rank may send");
-  std::vector<double> sizes;
-  for (double s = *min; s <= *max * (1 + 1e-12); s *= 2) sizes.push_back(s);
-  return sizes;
-}
-
-double busbw_factor(engine::CollectiveOp op, int n) {
-  switch (op) {
-    case engine::CollectiveOp::AllReduce: return collective::allreduce_busbw_factor(n);
-    case engine::CollectiveOp::AllGather: return collective::allgather_busbw_factor(n);
-    case engine::CollectiveOp::ReduceScatter: return collective::reducescatter_busbw_factor(n);
-    case engine::CollectiveOp::Broadcast: return collective::broadcast_busbw_factor(n);
-    case engine::CollectiveOp::AllToAll: return collective::alltoall_busbw_factor(n);
+  if (sizes->back() > kMaxBytes) {
+    throw std::invalid_argument("--sizes: '" + units::format_size(sizes->back()) +
+                                "' is more than the 1PiB a rank may send");
   }
-  return 1;
+  return *sizes;
 }
 
 int usage_error(const std::string& msg, const po::options_description& opts) {
@@ -192,81 +176,50 @@ int usage_error(const std::string& msg, const po::options_description& opts) {
   return kExitInput;
 }
 
-}  // namespace
-
-int cmd_collective(int argc, char** argv) {
+po::options_description options() {
+  static const std::string op_help = collective_op_list();
   po::options_description opts(
       "gradwire collective --scenario FILE [options]: simulate one collective over a size sweep");
   // clang-format off
   opts.add_options()
       ("help,h", "show this help")
       ("scenario", po::value<std::string>(), "scenario file (its cluster is simulated)")
-      ("op", po::value<std::string>()->default_value("allreduce"),
-       "allreduce, allgather, reducescatter, broadcast, alltoall")
+      ("op", po::value<std::string>()->default_value("allreduce"), op_help.c_str())
       ("algo", po::value<std::string>()->default_value("ring"),
        "ring, tree (allreduce), hierarchical (allreduce), direct (alltoall)")
       ("sizes", po::value<std::string>()->default_value("8B:1GiB"),
-       "MIN:MAX, doubling from MIN while <= MAX (nccl-tests sizes: per-rank buffer for "
-       "allreduce/broadcast, total for allgather/reducescatter/alltoall); 1GB = 1e9 B, 1GiB = 2^30 B")
+       "bytes: MIN:MAX[:FACTOR] (MIN, MIN x FACTOR, ... while <= MAX; FACTOR 2 when left out), "
+       "one size or a comma list (nccl-tests sizes: per-rank buffer for allreduce/broadcast, total "
+       "for allgather/reducescatter/alltoall); 1GB = 1e9 B, 1GiB = 2^30 B")
       ("granularity", po::value<std::string>()->default_value("aggregated"),
        "aggregated (one flow per edge) or per-step (every chunk a message; slow beyond a few "
        "hundred GPUs)")
       ("format", po::value<std::string>()->default_value("table"), "table, csv or json")
       ("gpus", po::value<int>(), "use only the first N ranks (default: all)");
   // clang-format on
-  po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(argc, argv).options(opts).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    return usage_error(e.what(), opts);
-  }
-  if (vm.count("help")) {
-    std::cout << opts;
-    return kExitOk;
-  }
-  if (!vm.count("scenario")) return usage_error("--scenario FILE is required", opts);
+  return opts;
+}
 
-  engine::CollectiveRequest base;
-  std::vector<double> sizes;
-  std::unique_ptr<Printer> printer;
-  const std::string gran = vm["granularity"].as<std::string>();
-  try {
-    base.op = engine::parse_op(vm["op"].as<std::string>());
-    base.algorithm = engine::parse_algorithm(vm["algo"].as<std::string>());
-    if (gran == "aggregated")
-      base.granularity = engine::Granularity::Aggregated;
-    else if (gran == "per-step")
-      base.granularity = engine::Granularity::PerStep;
-    else
-      throw std::invalid_argument("--granularity must be aggregated or per-step, not '" + gran +
-                                  "'");
-    sizes = parse_sizes(vm["sizes"].as<std::string>());
-    printer = make_printer(vm["format"].as<std::string>());
-  } catch (const std::invalid_argument& e) {
-    return usage_error(e.what(), opts);
-  }
+engine::Granularity parse_granularity(const std::string& gran) {
+  if (gran == "aggregated") return engine::Granularity::Aggregated;
+  if (gran == "per-step") return engine::Granularity::PerStep;
+  throw std::invalid_argument("--granularity must be aggregated or per-step, not '" + gran + "'");
+}
 
-  const std::string path = vm["scenario"].as<std::string>();
+// The scenario, its intra-node links taken from the profile when left out.
+Scenario load_cluster_scenario(const std::string& path) {
   Scenario scenario = load_scenario(path);  // InputError -> main: exit 2
   if (scenario.cluster.intra_node_from_profile) {
     // intra_node left out: taken from the profile's all-reduce fit (docs/scenarios.md).
     const Profile profile = load_profile(scenario.profile.empty() ? scenario.cluster.gpu : scenario.profile);
     scenario.cluster = resolve_cluster(scenario, profile);
   }
-  const int world = scenario.cluster.world_size();
-  int gpus = world;
-  if (vm.count("gpus")) {
-    gpus = vm["gpus"].as<int>();
-    if (gpus < 1 || gpus > world)
-      return usage_error("--gpus must be between 1 and the cluster's " + std::to_string(world) +
-                         " GPUs",
-                         opts);
-    for (int r = 0; r < gpus; ++r) base.ranks.push_back(r);
-  }
+  return scenario;
+}
 
-  engine::enable_progress("gradwire collective: simulating " + std::to_string(gpus) +
-                          " GPUs");  // stderr, once the run takes long
+// Every size back to back in one simulation (one child): the times.
+std::vector<double> simulate(const Scenario& scenario, const engine::CollectiveRequest& base,
+                             const std::vector<double>& sizes, const std::string& path) {
   const std::string out = engine::run_in_child([&] {
     engine::Simulation sim(scenario.cluster);
     std::vector<double> times;
@@ -289,21 +242,74 @@ int cmd_collective(int argc, char** argv) {
     for (double t : times) s << t << ' ';
     return s.str();
   });
-
   std::istringstream in(out);
-  Meta meta{path, engine::to_string(base.op), engine::to_string(base.algorithm), gran, gpus};
-  const double factor = busbw_factor(base.op, gpus);
-  printer->begin(meta);
-  for (double s : sizes) {
-    Row r;
-    r.bytes = s;
-    r.count = std::floor(s / 4);
-    if (!(in >> r.time)) throw std::runtime_error("collective: missing simulated time");
-    r.algbw = r.time > 0 ? s / r.time : 0;
-    r.busbw = r.algbw * factor;
-    printer->row(r);
+  std::vector<double> times(sizes.size());
+  for (double& t : times) {
+    if (!(in >> t)) throw std::runtime_error("collective: missing simulated time");
   }
-  printer->end();
+  return times;
+}
+
+void print(Printer& printer, const Meta& meta, CollectiveOp op, const std::vector<double>& sizes,
+           const std::vector<double>& times) {
+  const double factor = bus_bandwidth_factor(op, meta.gpus);
+  printer.begin(meta);
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    Row r;
+    r.bytes = sizes[i];
+    r.count = std::floor(sizes[i] / 4);
+    r.time = times[i];
+    r.algbw = r.time > 0 ? sizes[i] / r.time : 0;
+    r.busbw = r.algbw * factor;
+    printer.row(r);
+  }
+  printer.end();
+}
+
+}  // namespace
+
+int cmd_collective(int argc, char** argv) {
+  const po::options_description opts = options();
+  po::variables_map vm;
+  try {
+    auto parsed = parse_options(argc, argv, opts, {}, "");
+    if (!parsed) return kExitOk;  // --help
+    vm = std::move(*parsed);
+  } catch (const po::error& e) {
+    return usage_error(e.what(), opts);
+  }
+  if (!vm.count("scenario")) return usage_error("--scenario FILE is required", opts);
+
+  engine::CollectiveRequest base;
+  std::vector<double> sizes;
+  std::unique_ptr<Printer> printer;
+  const std::string gran = vm["granularity"].as<std::string>();
+  try {
+    base.op = parse_collective_op(vm["op"].as<std::string>());
+    base.algorithm = engine::parse_algorithm(vm["algo"].as<std::string>());
+    base.granularity = parse_granularity(gran);
+    sizes = parse_sizes(vm["sizes"].as<std::string>());
+    printer = make_printer(vm["format"].as<std::string>());
+  } catch (const std::invalid_argument& e) {
+    return usage_error(e.what(), opts);
+  }
+
+  const std::string path = vm["scenario"].as<std::string>();
+  const Scenario scenario = load_cluster_scenario(path);
+  const int world = scenario.cluster.world_size();
+  int gpus = world;
+  if (vm.count("gpus")) {
+    gpus = vm["gpus"].as<int>();
+    if (gpus < 1 || gpus > world)
+      return usage_error("--gpus must be between 1 and the cluster's " + std::to_string(world) + " GPUs", opts);
+    for (int r = 0; r < gpus; ++r) base.ranks.push_back(r);
+  }
+
+  engine::enable_progress("gradwire collective: simulating " + std::to_string(gpus) +
+                          " GPUs");  // stderr, once the run takes long
+  const std::vector<double> times = simulate(scenario, base, sizes, path);
+  const Meta meta{path, to_string(base.op), engine::to_string(base.algorithm), gran, gpus};
+  print(*printer, meta, base.op, sizes, times);
   return kExitOk;
 }
 

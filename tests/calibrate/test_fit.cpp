@@ -4,6 +4,7 @@
 #include <random>
 #include <stdexcept>
 
+#include "gradwire/collectives.hpp"
 #include "gradwire/fit.hpp"
 
 namespace {
@@ -148,10 +149,13 @@ TEST(Fit, NormalizeMergesDuplicatesAndSorts) {
 }
 
 TEST(Fit, BusBandwidthFactors) {
-  EXPECT_DOUBLE_EQ(gw::fit::bus_bandwidth_factor("allreduce", 8), 1.75);
-  EXPECT_DOUBLE_EQ(gw::fit::bus_bandwidth_factor("allgather", 4), 0.75);
-  EXPECT_DOUBLE_EQ(gw::fit::bus_bandwidth_factor("broadcast", 4), 1.0);
-  EXPECT_THROW(gw::fit::bus_bandwidth_factor("gossip", 4), std::invalid_argument);
+  EXPECT_DOUBLE_EQ(gw::bus_bandwidth_factor(gw::parse_collective_op("allreduce"), 8), 1.75);
+  EXPECT_DOUBLE_EQ(gw::bus_bandwidth_factor(gw::CollectiveOp::AllGather, 4), 0.75);
+  EXPECT_DOUBLE_EQ(gw::bus_bandwidth_factor(gw::CollectiveOp::ReduceScatter, 4), 0.75);
+  EXPECT_DOUBLE_EQ(gw::bus_bandwidth_factor(gw::CollectiveOp::AllToAll, 2), 0.5);
+  EXPECT_DOUBLE_EQ(gw::bus_bandwidth_factor(gw::CollectiveOp::Broadcast, 4), 1.0);
+  EXPECT_THROW(gw::bus_bandwidth_factor(gw::CollectiveOp::AllReduce, 0), std::invalid_argument);
+  EXPECT_THROW(gw::parse_collective_op("gossip"), std::invalid_argument);
 }
 
 // Hardening round 2 (issue 11): a codec's predicted time never falls as the

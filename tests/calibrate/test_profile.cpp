@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "gradwire/atomic_file.hpp"
+#include "gradwire/compressors.hpp"
 #include "gradwire/error.hpp"
 #include "gradwire/fit.hpp"
 #include "gradwire/profile.hpp"
@@ -17,7 +18,8 @@
 namespace {
 
 const char* const kBundled[] = {"v100", "a100-40gb", "a100-80gb", "h100", "h200", "a10g", "l4"};
-const char* const kCodecs[] = {"fp16", "bf16", "int8", "sign", "majority_vote", "randomk", "topk", "powersgd"};
+// Every codec of the compressor table.
+const std::vector<std::string> kCodecs = gw::compressor_codec_names();
 
 gw::Profile sample_profile() {
   gw::Profile p;
@@ -51,7 +53,7 @@ gw::Profile sample_profile() {
   p.codecs["fp16"] = c;
   p.codecs["int8_ef"] = c;
   gw::CollectiveCost ar;
-  ar.op = "allreduce";
+  ar.op = gw::CollectiveOp::AllReduce;
   ar.gpus = 8;
   for (int e = 10; e <= 30; e += 2) {
     double x = std::ldexp(1.0, e);
@@ -106,16 +108,16 @@ TEST(Profile, NodesIsWrittenOnlyAboveOneAndSelectsTheEntry) {
   EXPECT_EQ(q.collectives[0].nodes, 1);
   EXPECT_EQ(q.collectives[1].nodes, 2);
   // The two-argument accessor is the single-node fit; the three-argument one picks by nodes.
-  ASSERT_NE(q.collective("allreduce", 8), nullptr);
-  EXPECT_EQ(q.collective("allreduce", 8)->nodes, 1);
-  EXPECT_EQ(q.collective("allreduce", 8), q.collective("allreduce", 8, 1));
-  ASSERT_NE(q.collective("allreduce", 8, 2), nullptr);
-  EXPECT_EQ(q.collective("allreduce", 8, 2)->nodes, 2);
-  EXPECT_NEAR(q.collective("allreduce", 8, 2)->fit.beta, 2.3e10, 2.3e10 * 1e-3);
-  EXPECT_EQ(q.collective("allreduce", 8, 4), nullptr);
+  ASSERT_NE(q.collective(gw::CollectiveOp::AllReduce, 8), nullptr);
+  EXPECT_EQ(q.collective(gw::CollectiveOp::AllReduce, 8)->nodes, 1);
+  EXPECT_EQ(q.collective(gw::CollectiveOp::AllReduce, 8), q.collective(gw::CollectiveOp::AllReduce, 8, 1));
+  ASSERT_NE(q.collective(gw::CollectiveOp::AllReduce, 8, 2), nullptr);
+  EXPECT_EQ(q.collective(gw::CollectiveOp::AllReduce, 8, 2)->nodes, 2);
+  EXPECT_NEAR(q.collective(gw::CollectiveOp::AllReduce, 8, 2)->fit.beta, 2.3e10, 2.3e10 * 1e-3);
+  EXPECT_EQ(q.collective(gw::CollectiveOp::AllReduce, 8, 4), nullptr);
   // Profiles written before the field existed (no `nodes`) load as one node.
   gw::Profile h = gw::load_profile("h100");
-  for (const auto& c : h.collectives) EXPECT_EQ(c.nodes, 1) << c.op << " " << c.gpus;
+  for (const auto& c : h.collectives) EXPECT_EQ(c.nodes, 1) << gw::to_string(c.op) << " " << c.gpus;
 }
 
 TEST(Profile, LoadByNameAndPathAndAccessors) {
@@ -129,8 +131,8 @@ TEST(Profile, LoadByNameAndPathAndAccessors) {
   EXPECT_GT(h.flops("tf32"), h.flops("fp32"));
   EXPECT_THROW(h.flops("fp8"), std::out_of_range);
   EXPECT_THROW(h.codec_time("qsgd", true, 1e6), std::out_of_range);
-  EXPECT_EQ(h.collective("allreduce", 3), nullptr);
-  ASSERT_NE(h.collective("allreduce", 8), nullptr);
+  EXPECT_EQ(h.collective(gw::CollectiveOp::AllReduce, 3), nullptr);
+  ASSERT_NE(h.collective(gw::CollectiveOp::AllReduce, 8), nullptr);
   try {
     gw::load_profile("no-such-gpu");
     ADD_FAILURE() << "no error";
@@ -147,7 +149,7 @@ TEST(Profile, BundledDatasheetProfilesAreCompleteAndConsistent) {
     EXPECT_EQ(p.source, "datasheet");
     EXPECT_FALSE(p.references.empty());
     EXPECT_GT(p.sm_count, 0);
-    for (const char* c : kCodecs) {
+    for (const auto& c : kCodecs) {
       ASSERT_TRUE(p.codecs.count(c)) << c;
       // Costs grow with size and are at least a launch.
       double small = p.codec_time(c, true, 1024), big = p.codec_time(c, true, 1 << 28);
@@ -155,8 +157,8 @@ TEST(Profile, BundledDatasheetProfilesAreCompleteAndConsistent) {
       EXPECT_GT(big, small) << c;
       EXPECT_GT(p.codec_time(c, false, 1 << 28), p.codec_time(c, false, 1024)) << c;
     }
-    for (const char* op : {"allreduce", "allgather", "reducescatter", "broadcast", "alltoall"}) {
-      for (int g : {2, 4, 8}) EXPECT_NE(p.collective(op, g), nullptr) << op << g;
+    for (const auto& op : gw::collective_ops()) {
+      for (int g : {2, 4, 8}) EXPECT_NE(p.collective(op.op, g), nullptr) << op.name << g;
     }
     all[name] = p;
   }
@@ -167,7 +169,7 @@ TEST(Profile, BundledDatasheetProfilesAreCompleteAndConsistent) {
   // fp16 encode of 2^28 elements on H100: 6 B/element at 0.8 x 3.35 TB/s + 5 us.
   EXPECT_NEAR(all["h100"].codec_time("fp16", true, n), 5e-6 + n * 6 / (0.8 * 3.35e12), 1e-9);
   // NVLink all-reduce at 8 GPUs beats PCIe.
-  EXPECT_GT(all["h100"].collective("allreduce", 8)->fit.beta, 5 * all["l4"].collective("allreduce", 8)->fit.beta);
+  EXPECT_GT(all["h100"].collective(gw::CollectiveOp::AllReduce, 8)->fit.beta, 5 * all["l4"].collective(gw::CollectiveOp::AllReduce, 8)->fit.beta);
 }
 
 TEST(Profile, CodecCostChangesPropagate) {
@@ -214,8 +216,8 @@ TEST(Profile, TheBaseOfTheMalformedProfilesIsValid) {
   // One decode knot: constant below it, proportional to size above it.
   EXPECT_DOUBLE_EQ(p.codec_time("fp16", false, 512), 5.0e-6);
   EXPECT_DOUBLE_EQ(p.codec_time("fp16", false, 4096), 2.0e-5);
-  ASSERT_NE(p.collective("allreduce", 8), nullptr);
-  EXPECT_DOUBLE_EQ(p.collective("allreduce", 8)->fit.evaluate(1e11), 2.0e-5 + 1.0);
+  ASSERT_NE(p.collective(gw::CollectiveOp::AllReduce, 8), nullptr);
+  EXPECT_DOUBLE_EQ(p.collective(gw::CollectiveOp::AllReduce, 8)->fit.evaluate(1e11), 2.0e-5 + 1.0);
 }
 
 TEST(Profile, MalformedProfilesAreRejectedWithFileLineAndField) {

@@ -87,9 +87,14 @@ TEST(CalibrateTool, CudaWithoutGpuFailsPlainly) {
 TEST(CalibrateTool, BadOptionsExitWithInputError) {
   EXPECT_EQ(run("--device tpu --out x.yaml").status, 2);
   EXPECT_EQ(run("--device cpu").status, 2);   // no --out
-  ToolRun r = run("--device cpu --out x.yaml --sizes 2^20:2^10");
+  ToolRun r = run("--device cpu --out x.yaml --sizes 4MiB:4KiB");
   EXPECT_EQ(r.status, 2);
-  EXPECT_NE(r.output.find("FROM is larger than TO"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("MAX is smaller than MIN"), std::string::npos) << r.output;
+  // --sizes takes bytes, as `gradwire collective --sizes` does: the old
+  // element-count form is refused, not read as bytes.
+  r = run("--device cpu --out x.yaml --sizes 2^10:2^12");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.output.find("bytes with a unit"), std::string::npos) << r.output;
   EXPECT_EQ(run("--device cpu --out x.yaml --bogus").status, 2);
   EXPECT_EQ(run("--device cpu --out x.yaml --collectives allreduce,gossip").status, 2);
   EXPECT_EQ(run("--device cpu --out x.yaml --repeats 0").status, 2);
@@ -98,7 +103,7 @@ TEST(CalibrateTool, BadOptionsExitWithInputError) {
 
 TEST(CalibrateTool, CodecAndSizeSelection) {
   const std::string out = temp_path("sel.yaml");
-  ToolRun r = run("--device cpu --out " + out + " --codecs int8,sign --sizes 4096,1024,2^14 --repeats 2 --warmup 0");
+  ToolRun r = run("--device cpu --out " + out + " --codecs int8,sign --sizes 16KiB,4KiB,64KiB --repeats 2 --warmup 0");
   ASSERT_EQ(r.status, 0) << r.output;
   gw::Profile p = gw::load_profile_file(out);
   ASSERT_EQ(p.codecs.size(), 2u);
@@ -119,7 +124,7 @@ TEST(CalibrateTool, MpiNeedsCudaAndABuildWithMpi) {
   if (GW_HAVE_MPI_BUILD) {
     // A single rank (no mpirun: MPI singleton) on a machine without a GPU
     // fails plainly and writes nothing; with a GPU it is a tiny 1-rank run.
-    ToolRun r = run_env("", "--mpi --out " + out + " --codecs fp16 --sizes 1024 --max-seconds 5 --collectives allreduce");
+    ToolRun r = run_env("", "--mpi --out " + out + " --codecs fp16 --sizes 4KiB --max-seconds 5 --collectives allreduce");
     if (r.status == 0) {
       std::filesystem::remove(out);
       GTEST_SKIP() << "a GPU is present here (exercise --mpi under mpirun)";
@@ -143,7 +148,7 @@ TEST(CalibrateTool, StartedByAnMpiLauncherWithoutMpiIsRefused) {
   EXPECT_NE(r.output.find("MPI launcher with 4 ranks but without --mpi"), std::string::npos) << r.output;
   EXPECT_FALSE(std::filesystem::exists(out));
   // One rank is an ordinary run.
-  ToolRun one = run_env("PMI_SIZE=1", "--device cpu --quick --codecs fp16 --sizes 1024,4096 --out " + out);
+  ToolRun one = run_env("PMI_SIZE=1", "--device cpu --quick --codecs fp16 --sizes 4KiB,16KiB --out " + out);
   EXPECT_EQ(one.status, 0) << one.output;
   std::filesystem::remove(out);
 }

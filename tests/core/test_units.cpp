@@ -70,3 +70,26 @@ TEST(Units, IntegerGrammar) {
     EXPECT_EQ(why, IntegerError::kRange) << big;
   }
 }
+
+TEST(Units, SizeRangesAreBytesWithUnits) {
+  // MIN:MAX doubles; MIN:MAX:FACTOR steps by FACTOR; one size; a comma list sorted.
+  EXPECT_EQ(*parse_size_range("8B:64B"), (std::vector<double>{8, 16, 32, 64}));
+  EXPECT_EQ(*parse_size_range("8B:100B"), (std::vector<double>{8, 16, 32, 64}));
+  EXPECT_EQ(*parse_size_range("1KiB:1MiB:32"), (std::vector<double>{1024, 32768, 1048576}));
+  EXPECT_EQ(*parse_size_range("4KiB"), (std::vector<double>{4096}));
+  EXPECT_EQ(*parse_size_range("16KiB, 4KiB,16KiB,1MB"), (std::vector<double>{4096, 16384, 1e6}));
+  EXPECT_EQ(parse_size_range("8B:1GiB")->size(), 28u);   // gradwire collective's default
+  std::string why;
+  // A bare number or a power of two is refused: a unit is required.
+  EXPECT_FALSE(parse_size_range("2^10:2^28", &why));
+  EXPECT_NE(why.find("with a unit"), std::string::npos) << why;
+  EXPECT_FALSE(parse_size_range("1024", &why));
+  EXPECT_NE(why.find("no unit"), std::string::npos) << why;
+  EXPECT_FALSE(parse_size_range("1MiB:1KiB", &why));
+  EXPECT_EQ(why, "MAX is smaller than MIN");
+  EXPECT_FALSE(parse_size_range("0B:1KiB", &why));
+  EXPECT_EQ(why, "the smallest size must be at least 1 B");
+  for (const char* bad : {"1KiB:1MiB:1", "1KiB:1MiB:2.5", "1KiB:1MiB:x", "1B:2B:2:2", "", "1KiB,", "8B:nanGB"}) {
+    EXPECT_FALSE(parse_size_range(bad)) << bad;
+  }
+}

@@ -107,7 +107,7 @@ gw::test::RunResult interrupt_calibration(const fs::path& out, int sig) {
     ::kill(pid, sig);
     return true;
   };
-  return run({kBin, "calibrate", "--device", "cpu", "--sizes", "2^10:2^26", "--repeats", "50", "--max-seconds",
+  return run({kBin, "calibrate", "--device", "cpu", "--sizes", "4KiB:256MiB", "--repeats", "50", "--max-seconds",
               "600", "--out", out.string()},
              o);
 }

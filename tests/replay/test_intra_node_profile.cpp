@@ -26,7 +26,7 @@ gw::Profile profile_with_allreduce(int gpus, double alpha, double beta) {
   p.name = "synthetic";
   p.path = "synthetic.yaml";
   gw::CollectiveCost c;
-  c.op = "allreduce";
+  c.op = gw::CollectiveOp::AllReduce;
   c.gpus = gpus;
   c.fit.alpha = alpha;
   c.fit.beta = beta;

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "gradwire/collectives.hpp"
 #include "gradwire/profile.hpp"
 
 namespace gw::calibrate {
@@ -17,8 +18,8 @@ struct Options {
   std::string out;                      ///< profile path (written atomically)
   std::string name;                     ///< profile name; default "<device>-measured-<date>"
   std::vector<double> sizes;            ///< codec sizes in elements; empty = device default
-  std::vector<std::string> codecs;      ///< empty = every codec the backend has
-  std::vector<std::string> collectives; ///< empty = all five
+  std::vector<std::string> codecs;      ///< empty = every codec of the compressor table the backend has
+  std::vector<CollectiveOp> collectives;  ///< empty = all five
   int repeats = 0;                      ///< 0 = device default
   int warmup = -1;                      ///< -1 = device default
   double max_seconds = 0;               ///< total budget; 0 = device default
@@ -72,7 +73,7 @@ class Backend {
   /// One collective over `gpus` GPUs; bytes as nccl-tests "size" (the whole
   /// buffer of one rank for allreduce/broadcast/alltoall, the gathered total
   /// for allgather/reducescatter).
-  virtual std::vector<double> time_collective(const std::string& op, int gpus, double bytes, int warmup,
+  virtual std::vector<double> time_collective(CollectiveOp op, int gpus, double bytes, int warmup,
                                               int repeats) = 0;
   /// NCCL_* variables in the environment (recorded in the profile).
   virtual std::map<std::string, std::string> nccl_env() { return {}; }
@@ -112,10 +113,15 @@ std::unique_ptr<Backend> make_cpu_backend();
 /// build has no CUDA).
 std::unique_ptr<Backend> make_cuda_backend(std::string* why);
 
-/// Parses a size list: "2^10:2^28" (powers of two, step x2), "2^10:2^28:4"
-/// (step x4), "1024:1048576", or a comma list "1024,65536,2^20". Throws
+/// Bytes of one gradient element as the calibration measures it (fp32): the
+/// codecs run on fp32 gradients and the collectives move fp32 elements.
+inline constexpr double kElementBytes = 4;
+
+/// Codec sizes in elements from a --sizes text in bytes (the grammar of
+/// gw::units::parse_size_range: "4KiB:1GiB", "4KiB:64MiB:4", "4KiB,16KiB");
+/// every size a whole number of kElementBytes-byte elements. Throws
 /// std::invalid_argument naming the problem.
-std::vector<double> parse_sizes(const std::string& spec);
+std::vector<double> codec_sizes(const std::string& bytes_spec);
 
 /// Runs the whole pipeline on `backend` and returns the profile (not written).
 /// Progress goes to stderr (one updating line on a terminal).

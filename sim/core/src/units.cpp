@@ -1,5 +1,6 @@
 #include "gradwire/units.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cctype>
 #include <cerrno>
@@ -168,6 +169,77 @@ std::optional<double> parse_time(std::string_view text, std::string* why) {
 }
 std::optional<double> parse_size(std::string_view text, std::string* why) {
   return parse_quantity(text, kSizeUnits, "size", "25MB or 25MiB", why);
+}
+
+namespace {
+
+std::optional<double> range_size(std::string_view text, std::string* why) {
+  const std::string_view t = trim(text);
+  if (t.find('^') != std::string_view::npos) {
+    if (why) {
+      *why = "'" + std::string(t) + "': sizes are bytes with a unit, such as 1KiB (2^10 B) or 4KiB (2^10 fp32 elements)";
+    }
+    return std::nullopt;
+  }
+  std::string reason;
+  const auto v = parse_size(t, &reason);
+  if (!v) {
+    if (why) *why = "'" + std::string(t) + "': " + reason;
+    return std::nullopt;
+  }
+  if (!(*v >= 1)) {
+    if (why) *why = "the smallest size must be at least 1 B";
+    return std::nullopt;
+  }
+  return v;
+}
+
+std::vector<std::string_view> split(std::string_view s, char sep) {
+  std::vector<std::string_view> out;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t end = s.find(sep, start);
+    out.push_back(s.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start));
+    if (end == std::string_view::npos) return out;
+    start = end + 1;
+  }
+}
+
+}  // namespace
+
+std::optional<std::vector<double>> parse_size_range(std::string_view text, std::string* why) {
+  auto fail = [&](std::string reason) -> std::optional<std::vector<double>> {
+    if (why) *why = std::move(reason);
+    return std::nullopt;
+  };
+  std::vector<double> out;
+  if (text.find(',') != std::string_view::npos) {
+    for (auto part : split(text, ',')) {
+      auto v = range_size(part, why);
+      if (!v) return std::nullopt;
+      out.push_back(*v);
+    }
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    return out;
+  }
+  const auto parts = split(text, ':');
+  if (parts.size() > 3) return fail("expected MIN:MAX[:FACTOR], a size or a comma list, got '" + std::string(text) + "'");
+  const auto min = range_size(parts[0], why);
+  if (!min) return std::nullopt;
+  const auto max = parts.size() > 1 ? range_size(parts[1], why) : min;
+  if (!max) return std::nullopt;
+  if (*max < *min) return fail("MAX is smaller than MIN");
+  double factor = 2;
+  if (parts.size() == 3) {
+    const auto f = parse_number(parts[2]);
+    if (!f || *f != std::floor(*f) || *f < 2 || *f > 1024) {
+      return fail("FACTOR '" + std::string(trim(parts[2])) + "' must be a whole number from 2 to 1024");
+    }
+    factor = *f;
+  }
+  for (double s = *min; s <= *max * (1 + 1e-12); s *= factor) out.push_back(s);
+  return out;
 }
 
 std::string format_size(double bytes) {

@@ -394,11 +394,15 @@ std::string Node::as_name() const {
 }
 
 std::string Node::as_enum(std::initializer_list<std::string_view> choices) const {
+  return as_enum(std::vector<std::string>(choices.begin(), choices.end()));
+}
+
+std::string Node::as_enum(const std::vector<std::string>& choices) const {
   std::string s = scalar("one of the listed names");
   std::string list;
-  for (auto c : choices) {
+  for (const auto& c : choices) {
     if (c == s) return s;
-    list += (list.empty() ? "" : ", ") + std::string(c);
+    list += (list.empty() ? "" : ", ") + c;
   }
   fail("\"" + s + "\" is not one of: " + list);
 }

@@ -50,17 +50,6 @@ void run_flows(const std::vector<s4u::Host*>& hosts, const std::vector<detail::F
 
 }  // namespace
 
-std::string to_string(CollectiveOp op) {
-  switch (op) {
-    case CollectiveOp::AllReduce: return "allreduce";
-    case CollectiveOp::AllGather: return "allgather";
-    case CollectiveOp::ReduceScatter: return "reducescatter";
-    case CollectiveOp::Broadcast: return "broadcast";
-    case CollectiveOp::AllToAll: return "alltoall";
-  }
-  return "?";
-}
-
 std::string to_string(Algorithm a) {
   switch (a) {
     case Algorithm::Ring: return "ring";
@@ -69,14 +58,6 @@ std::string to_string(Algorithm a) {
     case Algorithm::Direct: return "direct";
   }
   return "?";
-}
-
-CollectiveOp parse_op(const std::string& s) {
-  for (auto op : {CollectiveOp::AllReduce, CollectiveOp::AllGather, CollectiveOp::ReduceScatter,
-                  CollectiveOp::Broadcast, CollectiveOp::AllToAll})
-    if (s == to_string(op)) return op;
-  throw std::invalid_argument("unknown collective '" + s +
-                              "' (allreduce, allgather, reducescatter, broadcast, alltoall)");
 }
 
 Algorithm parse_algorithm(const std::string& s) {

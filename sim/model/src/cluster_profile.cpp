@@ -12,7 +12,7 @@ ClusterSpec resolve_cluster(const Scenario& scenario, const Profile& profile) {
   ClusterSpec c = scenario.cluster;
   if (!c.intra_node_from_profile) return c;
   const int g = c.gpus_per_node;
-  const CollectiveCost* fit = profile.collective("allreduce", g);
+  const CollectiveCost* fit = profile.collective(CollectiveOp::AllReduce, g);
   if (fit == nullptr || !(fit->fit.beta > 0) || !std::isfinite(fit->fit.alpha) || fit->fit.alpha < 0) {
     std::ostringstream os;
     os << "not given, and profile '" << profile.name << "' (" << profile.path << ") has no all-reduce fit for "

@@ -174,13 +174,4 @@ AlphaBetaFit fit_alpha_beta(const std::vector<CurvePoint>& points) {
   return fit;
 }
 
-double bus_bandwidth_factor(const std::string& op, int gpus) {
-  if (gpus < 1) throw std::invalid_argument("bus_bandwidth_factor: gpus must be >= 1");
-  const double n = gpus;
-  if (op == "allreduce") return 2.0 * (n - 1) / n;
-  if (op == "allgather" || op == "reducescatter" || op == "alltoall") return (n - 1) / n;
-  if (op == "broadcast" || op == "reduce") return 1.0;
-  throw std::invalid_argument("bus_bandwidth_factor: unknown collective \"" + op + "\"");
-}
-
 }  // namespace gw::fit

@@ -110,21 +110,10 @@ std::int64_t gradient_bytes(const ModelDesc& model) {
   return total;
 }
 
-ModelDesc load_model_file(const std::string& path) {
-  yaml::Document doc = yaml::load_file(path);
-  yaml::Node root = doc.root();
+namespace {
 
-  // The schema first, so a file of a later version gets a clear message
-  // rather than complaints about keys this version does not know.
-  yaml::Node schema = root.required("schema");
-  if (std::string s = schema.as_string(); s != kModelSchema) {
-    schema.fail("unsupported schema \"" + s + "\" (this gradwire reads " + std::string(kModelSchema) + ")");
-  }
-  root.allow_keys({"schema", "name", "description", "source", "parameters", "parameters_source", "input",
-                   "sequence_length", "flops", "activation_bytes_per_sample", "activation_source", "tensors"});
-
-  ModelDesc m;
-  m.path = path;
+// name, source, the free texts and sequence_length.
+void read_model_identity(const yaml::Node& root, ModelDesc& m) {
   yaml::Node name = root.required("name");
   m.name = name.as_string();
   for (char c : m.name) {
@@ -137,49 +126,57 @@ ModelDesc load_model_file(const std::string& path) {
     if (auto n = root.optional(text)) n->as_string();
   }
   if (auto s = root.optional("sequence_length")) m.sequence_length = s->as_int(1, kMaxSequence);
+}
 
-  // Tensors.
+struct FlopSums {
+  double forward = 0, backward = 0;
+};
+
+// The tensors and `parameters`, which must be the sum of their numels.
+FlopSums read_tensors(const yaml::Node& root, ModelDesc& m) {
   yaml::Node tensors = root.required("tensors");
   std::vector<yaml::Node> elems = tensors.elements();
   if (elems.empty()) tensors.fail("a model needs at least one tensor");
   std::map<std::string, int> seen;
   std::int64_t numel_sum = 0;
-  double fwd_sum = 0, bwd_sum = 0;
+  FlopSums sums;
   for (const auto& e : elems) {
     TensorDesc t = load_tensor(e, seen);
     if (numel_sum > std::numeric_limits<std::int64_t>::max() - t.numel) e.fail("the parameter total overflows");
     numel_sum += t.numel;
-    fwd_sum += t.forward_flops_per_sample;
-    bwd_sum += t.backward_flops_per_sample;
+    sums.forward += t.forward_flops_per_sample;
+    sums.backward += t.backward_flops_per_sample;
     m.tensors.push_back(std::move(t));
   }
-
   yaml::Node params = root.required("parameters");
   m.parameters = params.as_int(1, std::numeric_limits<std::int64_t>::max());
   if (m.parameters != numel_sum) {
     params.fail("parameters " + std::to_string(m.parameters) + " differs from the sum of the tensor numels (" +
                 std::to_string(numel_sum) + ")");
   }
+  return sums;
+}
 
-  // FLOPs.
+// `flops`: per sample (checked against the tensors' sums) and per token.
+void read_model_flops(const yaml::Node& root, const FlopSums& sums, ModelDesc& m) {
   yaml::Node fl = root.required("flops");
   fl.allow_keys({"convention", "forward_per_sample", "backward_per_sample", "forward_per_token", "backward_per_token"});
   if (auto c = fl.optional("convention")) c->as_string();
   yaml::Node fwd = fl.required("forward_per_sample");
   m.forward_flops_per_sample = flops(fwd, true);
-  if (!close(m.forward_flops_per_sample, fwd_sum)) {
+  if (!close(m.forward_flops_per_sample, sums.forward)) {
     fwd.fail("forward_per_sample " + num(m.forward_flops_per_sample) +
-             " differs from the sum of the tensors' forward_flops (" + num(fwd_sum) + ")");
+             " differs from the sum of the tensors' forward_flops (" + num(sums.forward) + ")");
   }
   if (auto bwd = fl.optional("backward_per_sample")) {
     m.backward_flops_per_sample = flops(*bwd, true);
-    if (!close(m.backward_flops_per_sample, bwd_sum)) {
+    if (!close(m.backward_flops_per_sample, sums.backward)) {
       bwd->fail("backward_per_sample " + num(m.backward_flops_per_sample) +
-                " differs from the sum of the tensors' backward FLOPs (" + num(bwd_sum) +
+                " differs from the sum of the tensors' backward FLOPs (" + num(sums.backward) +
                 "; a tensor without backward_flops counts 2 x forward_flops)");
     }
   } else {
-    m.backward_flops_per_sample = bwd_sum;
+    m.backward_flops_per_sample = sums.backward;
   }
   struct PerToken {
     const char* key;
@@ -197,6 +194,28 @@ ModelDesc load_model_file(const std::string& path) {
               std::to_string(m.sequence_length) + " (" + num(expected) + ")");
     }
   }
+}
+
+}  // namespace
+
+ModelDesc load_model_file(const std::string& path) {
+  yaml::Document doc = yaml::load_file(path);
+  yaml::Node root = doc.root();
+
+  // The schema first, so a file of a later version gets a clear message
+  // rather than complaints about keys this version does not know.
+  yaml::Node schema = root.required("schema");
+  if (std::string s = schema.as_string(); s != kModelSchema) {
+    schema.fail("unsupported schema \"" + s + "\" (this gradwire reads " + std::string(kModelSchema) + ")");
+  }
+  root.allow_keys({"schema", "name", "description", "source", "parameters", "parameters_source", "input",
+                   "sequence_length", "flops", "activation_bytes_per_sample", "activation_source", "tensors"});
+
+  ModelDesc m;
+  m.path = path;
+  read_model_identity(root, m);
+  const FlopSums sums = read_tensors(root, m);
+  read_model_flops(root, sums, m);
 
   // Activation memory: plain bytes, or a size with its unit ("90MiB").
   yaml::Node act = root.required("activation_bytes_per_sample");

@@ -14,6 +14,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "gradwire/compressors.hpp"
 #include "gradwire/fit.hpp"
 #include "gradwire/yaml_reader.hpp"
 
@@ -22,18 +23,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::vector<std::string>& base_codec_names() {
-  static const std::vector<std::string> names = {"fp16", "bf16", "int8", "sign", "majority_vote",
-                                                 "randomk", "topk", "powersgd"};
-  return names;
-}
-
-bool known_codec(const std::string& name) {
-  std::string base = name;
-  if (base.size() > 3 && base.compare(base.size() - 3, 3, "_ef") == 0) base.resize(base.size() - 3);
-  const auto& n = base_codec_names();
-  return std::find(n.begin(), n.end(), base) != n.end();
-}
+bool known_codec(const std::string& name) { return compressor_of_codec(name) != nullptr; }
 
 const std::vector<std::string>& precisions() {
   static const std::vector<std::string> p = {"fp32", "tf32", "bf16", "fp16"};
@@ -153,7 +143,7 @@ CodecCost read_codec(const yaml::Node& n) {
 CollectiveCost read_collective(const yaml::Node& n) {
   n.allow_keys({"op", "gpus", "nodes", "points", "alpha", "beta", "max_rel_residual"});
   CollectiveCost c;
-  c.op = n.required("op").as_enum({"allreduce", "allgather", "reducescatter", "broadcast", "alltoall"});
+  c.op = parse_collective_op(n.required("op").as_enum(collective_op_names()));
   c.gpus = static_cast<int>(n.required("gpus").as_int(2, kMaxProfileGpus));
   if (auto nodes = n.optional("nodes")) c.nodes = static_cast<int>(nodes->as_int(1, c.gpus));
   if (auto p = n.optional("points")) c.points = read_points(*p);
@@ -188,20 +178,16 @@ std::string opt_string(const yaml::Node& root, std::string_view key) {
   return n->raw().Scalar();
 }
 
-Profile read_profile(const yaml::Document& doc) {
-  const yaml::Node root = doc.root();
-  root.allow_keys({"schema", "source", "name", "device", "sm_count", "memory", "driver", "cuda", "nccl", "date",
-                   "host", "command", "references", "notes", "nccl_env", "compute", "codecs", "collectives"});
-  Profile p;
-  p.path = doc.file();
-  {
-    yaml::Node s = root.required("schema");
-    std::string v = s.is_scalar() ? s.raw().Scalar() : std::string();
-    if (v != "1" && v != "gradwire-profile/1") {
-      s.fail("unsupported profile schema \"" + v + "\"; this gradwire reads schema 1 (gradwire-profile/1)");
-    }
-    p.schema_version = 1;
+void read_schema(const yaml::Node& root) {
+  yaml::Node s = root.required("schema");
+  std::string v = s.is_scalar() ? s.raw().Scalar() : std::string();
+  if (v != "1" && v != "gradwire-profile/1") {
+    s.fail("unsupported profile schema \"" + v + "\"; this gradwire reads schema 1 (gradwire-profile/1)");
   }
+}
+
+// source, name, device and the other facts about the run.
+void read_identity(const yaml::Document& doc, const yaml::Node& root, Profile& p) {
   p.source = root.required("source").as_enum({"measured", "datasheet"});
   p.name = root.required("name").as_name();
   p.device = root.required("device").as_name();
@@ -219,19 +205,23 @@ Profile read_profile(const yaml::Document& doc) {
     throw InputError(doc.file(), root.line(), root.column(), "references",
                      "a datasheet profile must name its references (missing or empty)");
   }
-  if (auto n = root.optional("nccl_env")) {
-    n->expect_map();
-    std::set<std::string> seen;
-    for (const auto& k : n->keys()) {
-      yaml::Node v = n->required(k);
-      if (!seen.insert(k).second) v.fail("duplicate key");
-      if (k.rfind("NCCL_", 0) != 0) v.fail("only NCCL_* variables belong here");
-      if (!v.is_scalar()) v.fail("expected a string");
-      p.nccl_env[k] = v.raw().Scalar();
-    }
-  }
+}
 
-  yaml::Node compute = root.required("compute");
+std::map<std::string, std::string> read_nccl_env(const yaml::Node& n) {
+  n.expect_map();
+  std::map<std::string, std::string> env;
+  std::set<std::string> seen;
+  for (const auto& k : n.keys()) {
+    yaml::Node v = n.required(k);
+    if (!seen.insert(k).second) v.fail("duplicate key");
+    if (k.rfind("NCCL_", 0) != 0) v.fail("only NCCL_* variables belong here");
+    if (!v.is_scalar()) v.fail("expected a string");
+    env[k] = v.raw().Scalar();
+  }
+  return env;
+}
+
+void read_compute(const yaml::Node& compute, Profile& p) {
   compute.allow_keys({"fp32_flops", "tf32_flops", "bf16_flops", "fp16_flops", "copy_bandwidth", "gemm_points"});
   for (const auto& prec : precisions()) {
     p.gemm_flops[prec] = plausible(compute.required(prec + "_flops"), kMinFlops, kMaxFlops);
@@ -241,34 +231,48 @@ Profile read_profile(const yaml::Document& doc) {
     g->allow_keys(precisions());
     for (const auto& prec : g->keys()) p.gemm_points[prec] = read_points(g->required(prec));
   }
+}
 
-  yaml::Node codecs = root.required("codecs");
+// Codec keys: the compressor table's codecs, each also with the suffix _ef.
+void read_codecs(const yaml::Node& codecs, Profile& p) {
   codecs.expect_map();
-  {
-    std::set<std::string> seen;
-    for (const auto& name : codecs.keys()) {
-      yaml::Node c = codecs.required(name);
-      if (!seen.insert(name).second) c.fail("duplicate codec");
-      if (!known_codec(name)) {
-        std::string list;
-        for (const auto& b : base_codec_names()) list += (list.empty() ? "" : ", ") + b;
-        c.fail("unknown codec \"" + name + "\" (known: " + list + ", each also with suffix _ef)");
-      }
-      p.codecs[name] = read_codec(c);
+  std::set<std::string> seen;
+  for (const auto& name : codecs.keys()) {
+    yaml::Node c = codecs.required(name);
+    if (!seen.insert(name).second) c.fail("duplicate codec");
+    if (!known_codec(name)) {
+      c.fail("unknown codec \"" + name + "\" (known: " + join_names(compressor_codec_names()) +
+             ", each also with suffix _ef)");
     }
+    p.codecs[name] = read_codec(c);
   }
+}
 
-  if (auto cols = root.optional("collectives")) {
-    cols->expect_seq();
-    for (const auto& c : cols->elements()) {
-      CollectiveCost cc = read_collective(c);
-      if (p.collective(cc.op, cc.gpus, cc.nodes) != nullptr) {
-        c.fail("a second " + cc.op + " entry for " + std::to_string(cc.gpus) + " GPUs" +
-               (cc.nodes > 1 ? " on " + std::to_string(cc.nodes) + " nodes" : std::string()));
-      }
-      p.collectives.push_back(std::move(cc));
+void read_collectives(const yaml::Node& cols, Profile& p) {
+  cols.expect_seq();
+  for (const auto& c : cols.elements()) {
+    CollectiveCost cc = read_collective(c);
+    if (p.collective(cc.op, cc.gpus, cc.nodes) != nullptr) {
+      c.fail("a second " + to_string(cc.op) + " entry for " + std::to_string(cc.gpus) + " GPUs" +
+             (cc.nodes > 1 ? " on " + std::to_string(cc.nodes) + " nodes" : std::string()));
     }
+    p.collectives.push_back(std::move(cc));
   }
+}
+
+Profile read_profile(const yaml::Document& doc) {
+  const yaml::Node root = doc.root();
+  root.allow_keys({"schema", "source", "name", "device", "sm_count", "memory", "driver", "cuda", "nccl", "date",
+                   "host", "command", "references", "notes", "nccl_env", "compute", "codecs", "collectives"});
+  Profile p;
+  p.path = doc.file();
+  read_schema(root);
+  p.schema_version = 1;
+  read_identity(doc, root, p);
+  if (auto n = root.optional("nccl_env")) p.nccl_env = read_nccl_env(*n);
+  read_compute(root.required("compute"), p);
+  read_codecs(root.required("codecs"), p);
+  if (auto cols = root.optional("collectives")) read_collectives(*cols, p);
   return p;
 }
 
@@ -377,11 +381,11 @@ double Profile::flops(const std::string& precision) const {
   return it->second;
 }
 
-const CollectiveCost* Profile::collective(const std::string& op, int gpus) const {
+const CollectiveCost* Profile::collective(CollectiveOp op, int gpus) const {
   return collective(op, gpus, 1);
 }
 
-const CollectiveCost* Profile::collective(const std::string& op, int gpus, int nodes) const {
+const CollectiveCost* Profile::collective(CollectiveOp op, int gpus, int nodes) const {
   for (const auto& c : collectives) {
     if (c.op == op && c.gpus == gpus && c.nodes == nodes) return &c;
   }
@@ -494,7 +498,7 @@ std::string profile_to_yaml(const Profile& p) {
   }
   os << "collectives:" << (p.collectives.empty() ? " []" : "") << "\n";
   for (const auto& c : p.collectives) {
-    os << "  - op: " << c.op << "\n";
+    os << "  - op: " << to_string(c.op) << "\n";
     os << "    gpus: " << c.gpus << "\n";
     if (c.nodes > 1) os << "    nodes: " << c.nodes << "\n";
     write_points(os, "    ", "points", c.points);

@@ -1,9 +1,10 @@
 #include "gradwire/scenario.hpp"
 
+#include <algorithm>
 #include <cmath>
-#include <cstdio>
 
 #include "gradwire/catalog.hpp"
+#include "gradwire/compressors.hpp"
 
 namespace gw {
 namespace {
@@ -16,10 +17,47 @@ LinkSpec parse_link(const yaml::Node& n) {
   return l;
 }
 
-std::string exact(double v, const char* unit) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.17g%s", v, unit);
-  return buf;
+// nodes x gpus_per_node within the simulated GPUs; reported at gpus_per_node.
+void check_world_size(const ClusterSpec& c, const yaml::Node& gpus_per_node) {
+  if (static_cast<long long>(c.nodes) * c.gpus_per_node > kMaxWorldSize) {
+    gpus_per_node.fail("nodes x gpus_per_node = " + std::to_string(static_cast<long long>(c.nodes) * c.gpus_per_node) +
+                       " GPUs exceeds the " + std::to_string(kMaxWorldSize) + " simulated GPUs gradwire supports");
+  }
+}
+
+void parse_fabric(const yaml::Node& fabric, ClusterSpec& c) {
+  fabric.allow_keys({"topology", "latency", "nodes_per_leaf", "oversubscription"});
+  std::string topo = fabric.required("topology").as_enum({"switch", "fat-tree"});
+  c.fabric.latency = fabric.optional("latency") ? fabric.required("latency").as_time(0, kMaxLinkLatency) : 0.0;
+  if (topo == "switch") {
+    c.fabric.topology = FabricTopology::Switch;
+    for (const char* k : {"nodes_per_leaf", "oversubscription"}) {
+      if (auto x = fabric.optional(k)) x->fail(std::string("only valid with topology: fat-tree"));
+    }
+  } else {
+    c.fabric.topology = FabricTopology::FatTree;
+    auto npl = fabric.required("nodes_per_leaf");
+    c.fabric.nodes_per_leaf = static_cast<int>(npl.as_int(1, kMaxWorldSize));
+    if (c.nodes % c.fabric.nodes_per_leaf != 0) {
+      npl.fail("nodes (" + std::to_string(c.nodes) + ") must be a multiple of nodes_per_leaf (" +
+               std::to_string(c.fabric.nodes_per_leaf) + ")");
+    }
+    c.fabric.oversubscription =
+        fabric.optional("oversubscription") ? fabric.required("oversubscription").as_double(1.0, 1024.0) : 1.0;
+  }
+}
+
+// placement and network (both optional).
+void parse_placement_network(const yaml::Node& n, ClusterSpec& c) {
+  if (auto p = n.optional("placement")) {
+    c.placement = p->as_enum({"linear", "interleaved"}) == "linear" ? Placement::Linear : Placement::Interleaved;
+  }
+  if (auto net = n.optional("network")) {
+    net->allow_keys({"model", "crosstraffic", "tcp_gamma"});
+    if (auto m = net->optional("model")) c.network.model = m->as_enum({"CM02", "LV08"});
+    if (auto x = net->optional("crosstraffic")) c.network.crosstraffic = x->as_bool();
+    if (auto g = net->optional("tcp_gamma")) c.network.tcp_gamma = g->as_size(1024, 1e15);
+  }
 }
 
 // `cluster: {instance: NAME, nodes: N}` plus optional nics (any of count,
@@ -41,36 +79,58 @@ ClusterSpec parse_instance_cluster(const yaml::Node& n) {
     for (const auto& i : catalog.instances) names += (names.empty() ? "" : ", ") + i.name;
     inst.fail("no instance \"" + inst.as_string() + "\" in the catalog " + catalog.path + " (known: " + names + ")");
   }
-  if (!n.has("nodes")) n.required("nodes");  // reports the missing field
-  YAML::Node m(YAML::NodeType::Map);
-  m["nodes"] = n.raw()["nodes"];
-  m["gpus_per_node"] = type->gpus;
-  m["gpu"] = type->gpu;
-  m["intra_node"]["bandwidth"] = exact(type->intra_node.bandwidth, "B/s");
-  m["intra_node"]["latency"] = exact(type->intra_node.latency, "s");
-  m["nics"]["count"] = type->nic_count;
-  m["nics"]["bandwidth"] = exact(type->nic.bandwidth, "B/s");
-  m["nics"]["latency"] = exact(type->nic.latency, "s");
-  if (n.has("fabric")) {
-    m["fabric"] = n.raw()["fabric"];
-  } else {
-    m["fabric"]["topology"] = "switch";
-  }
-  for (const char* k : {"placement", "network"}) {
-    if (n.has(k)) m[k] = n.raw()[k];
-  }
-  ClusterSpec c = parse_cluster(yaml::Node(m, n.file(), n.path(), YAML::Mark()));
-  c.intra_node = type->intra_node;
-  c.nic_count = type->nic_count;
-  c.nic = type->nic;
-  if (!n.has("fabric")) c.fabric.latency = type->fabric_latency;
+  ClusterSpec c = cluster_from_instance(*type, static_cast<int>(n.required("nodes").as_int(1, kMaxWorldSize)));
+  // Too many GPUs is reported at gpus_per_node, which the instance sets: no
+  // position in the file.
+  check_world_size(c, yaml::Node(YAML::Node(), n.file(), yaml::join(n.path(), "gpus_per_node"),
+                                 YAML::Mark::null_mark()));
+  c.line = n.line();
+  c.column = n.column();
+  if (auto fabric = n.optional("fabric")) parse_fabric(*fabric, c);  // fabric.latency: as given (0 if left out)
+  parse_placement_network(n, c);
   if (auto nics = n.optional("nics")) {
     nics->allow_keys({"count", "bandwidth", "latency"});
     if (auto x = nics->optional("count")) c.nic_count = static_cast<int>(x->as_int(1, 64));
     if (auto x = nics->optional("bandwidth")) c.nic.bandwidth = x->as_bandwidth(kMinLinkBandwidth, kMaxLinkBandwidth);
     if (auto x = nics->optional("latency")) c.nic.latency = x->as_time(0, kMaxLinkLatency);
   }
-  c.instance = type->name;
+  return c;
+}
+
+// One `compression:` parameter, refused when the kind does not take it.
+void parse_compressor_param(const yaml::Node& comp, const CompressorParamInfo& p, const Compressor& row,
+                            CompressionSpec& c) {
+  auto x = comp.optional(p.key);
+  if (!x) return;
+  if (!p.every_kind && std::find(row.params.begin(), row.params.end(), p.id) == row.params.end()) {
+    x->fail("not used by compression kind \"" + c.kind + "\" (only by " + join_names(compressors_with_param(p.id)) +
+            ")");
+  }
+  double v = 0;
+  switch (p.type) {
+    case CompressorParamInfo::Boolean: v = x->as_bool() ? 1 : 0; break;
+    case CompressorParamInfo::Integer:
+      v = static_cast<double>(x->as_int(static_cast<std::int64_t>(p.min), static_cast<std::int64_t>(p.max)));
+      break;
+    case CompressorParamInfo::Number: v = x->as_double(p.min, p.max); break;
+  }
+  set_compressor_param(c, p.id, v);
+}
+
+// `compression:` from the compressor table: its kind, then the parameters
+// (numbers first, then booleans) that kind takes.
+CompressionSpec parse_compression(const yaml::Node& comp) {
+  std::vector<std::string> keys{"kind"};
+  for (const auto& p : compressor_params()) keys.push_back(p.key);
+  comp.allow_keys(keys);
+  CompressionSpec c;
+  c.kind = comp.required("kind").as_enum(compressor_names());
+  const Compressor& row = compressor(c.kind);
+  for (const bool booleans : {false, true}) {
+    for (const auto& p : compressor_params()) {
+      if ((p.type == CompressorParamInfo::Boolean) == booleans) parse_compressor_param(comp, p, row, c);
+    }
+  }
   return c;
 }
 
@@ -94,10 +154,7 @@ ClusterSpec parse_cluster(const yaml::Node& n) {
   c.nodes = static_cast<int>(n.required("nodes").as_int(1, kMaxWorldSize));
   auto gpn = n.required("gpus_per_node");
   c.gpus_per_node = static_cast<int>(gpn.as_int(1, 64));
-  if (static_cast<long long>(c.nodes) * c.gpus_per_node > kMaxWorldSize) {
-    gpn.fail("nodes x gpus_per_node = " + std::to_string(static_cast<long long>(c.nodes) * c.gpus_per_node) +
-             " GPUs exceeds the " + std::to_string(kMaxWorldSize) + " simulated GPUs gradwire supports");
-  }
+  check_world_size(c, gpn);
   c.gpu = n.required("gpu").as_string();
   c.line = n.line();
   c.column = n.column();
@@ -114,35 +171,8 @@ ClusterSpec parse_cluster(const yaml::Node& n) {
   c.nic.bandwidth = nics.required("bandwidth").as_bandwidth(kMinLinkBandwidth, kMaxLinkBandwidth);
   c.nic.latency = nics.required("latency").as_time(0, kMaxLinkLatency);
 
-  auto fabric = n.required("fabric");
-  fabric.allow_keys({"topology", "latency", "nodes_per_leaf", "oversubscription"});
-  std::string topo = fabric.required("topology").as_enum({"switch", "fat-tree"});
-  c.fabric.latency = fabric.optional("latency") ? fabric.required("latency").as_time(0, kMaxLinkLatency) : 0.0;
-  if (topo == "switch") {
-    c.fabric.topology = FabricTopology::Switch;
-    for (const char* k : {"nodes_per_leaf", "oversubscription"}) {
-      if (auto x = fabric.optional(k)) x->fail(std::string("only valid with topology: fat-tree"));
-    }
-  } else {
-    c.fabric.topology = FabricTopology::FatTree;
-    auto npl = fabric.required("nodes_per_leaf");
-    c.fabric.nodes_per_leaf = static_cast<int>(npl.as_int(1, kMaxWorldSize));
-    if (c.nodes % c.fabric.nodes_per_leaf != 0) {
-      npl.fail("nodes (" + std::to_string(c.nodes) + ") must be a multiple of nodes_per_leaf (" +
-               std::to_string(c.fabric.nodes_per_leaf) + ")");
-    }
-    c.fabric.oversubscription =
-        fabric.optional("oversubscription") ? fabric.required("oversubscription").as_double(1.0, 1024.0) : 1.0;
-  }
-  if (auto p = n.optional("placement")) {
-    c.placement = p->as_enum({"linear", "interleaved"}) == "linear" ? Placement::Linear : Placement::Interleaved;
-  }
-  if (auto net = n.optional("network")) {
-    net->allow_keys({"model", "crosstraffic", "tcp_gamma"});
-    if (auto m = net->optional("model")) c.network.model = m->as_enum({"CM02", "LV08"});
-    if (auto x = net->optional("crosstraffic")) c.network.crosstraffic = x->as_bool();
-    if (auto g = net->optional("tcp_gamma")) c.network.tcp_gamma = g->as_size(1024, 1e15);
-  }
+  parse_fabric(n.required("fabric"), c);
+  parse_placement_network(n, c);
   return c;
 }
 
@@ -170,27 +200,7 @@ WorkloadSpec parse_workload(const yaml::Node& n) {
     if (auto k = opt->optional("kind")) w.optimizer.kind = k->as_enum({"sgd", "momentum", "adam", "adamw", "lamb", "lars"});
     if (auto t = opt->optional("step_time")) w.optimizer.step_time = t->as_time(0, kMaxOptimizerStep);
   }
-  if (auto comp = n.optional("compression")) {
-    comp->allow_keys({"kind", "ratio", "rank", "chunk", "error_feedback", "min_compression_rate"});
-    auto& c = w.compression;
-    c.kind = comp->required("kind").as_enum(
-        {"none", "fp16", "bf16", "int8", "sign", "majority_vote", "topk", "randomk", "powersgd"});
-    auto only_for = [&](const char* key, std::initializer_list<std::string_view> kinds) -> std::optional<yaml::Node> {
-      auto x = comp->optional(key);
-      if (!x) return x;
-      for (auto k : kinds) if (k == c.kind) return x;
-      std::string list;
-      for (auto k : kinds) list += (list.empty() ? "" : ", ") + std::string(k);
-      x->fail(std::string("not used by compression kind \"") + c.kind + "\" (only by " + list + ")");
-    };
-    if (auto r = only_for("ratio", {"topk", "randomk"})) {
-      c.ratio = r->as_double(kMinCompressionRatio, 1);
-    }
-    if (auto r = only_for("rank", {"powersgd"})) c.rank = static_cast<int>(r->as_int(1, 4096));
-    if (auto r = only_for("chunk", {"int8", "sign", "majority_vote"})) c.chunk = r->as_int(1, 1ll << 30);
-    if (auto r = only_for("min_compression_rate", {"powersgd"})) c.min_compression_rate = r->as_double(1.0, 1e6);
-    if (auto r = comp->optional("error_feedback")) c.error_feedback = r->as_bool();
-  }
+  if (auto comp = n.optional("compression")) w.compression = parse_compression(*comp);
   return w;
 }
 

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "gradwire/collectives.hpp"
+
 namespace gw::calibrate::ranks {
 
 /// The collective's time per repeat from every rank's own timings of it
@@ -42,16 +44,12 @@ int local_device(int local_rank, int local_size, int visible_gpus, const std::st
 struct Command {
   enum Kind : int { kStopOk = 0, kStopFailed = 1, kCollective = 2 };
   Kind kind = kStopOk;
-  int op = 0;             ///< index into collective_ops()
+  CollectiveOp op = CollectiveOp::AllReduce;   ///< sent as its index in gw::collective_ops()
   double bytes = 0;       ///< nccl-tests "size"
   int warmup = 0;
   int repeats = 0;
 };
 inline constexpr int kCommandDoubles = 5;
-/// The five collectives, in the order Command::op indexes them.
-const std::vector<std::string>& collective_ops();
-/// Index of an op name in collective_ops(); throws std::invalid_argument.
-int op_index(const std::string& op);
 /// A command as doubles (one MPI_Bcast of MPI_DOUBLE) and back; decode
 /// throws std::runtime_error for a malformed message.
 std::array<double, kCommandDoubles> encode(const Command& c);

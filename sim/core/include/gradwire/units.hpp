@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace gw::units {
 
@@ -18,6 +19,16 @@ std::optional<double> parse_bandwidth(std::string_view text, std::string* why = 
 std::optional<double> parse_time(std::string_view text, std::string* why = nullptr);
 /// Size in bytes: B, KB MB GB TB PB (powers of 1000), KiB MiB GiB TiB PiB (powers of 1024).
 std::optional<double> parse_size(std::string_view text, std::string* why = nullptr);
+/// A list of sizes in bytes: the one `--sizes` grammar of every command
+/// (`gradwire collective`, `gradwire calibrate`).
+///   MIN:MAX[:FACTOR]   MIN, MIN x FACTOR, MIN x FACTOR^2, ... while <= MAX;
+///                      FACTOR a whole number in 2..1024, 2 when left out
+///   SIZE               one size
+///   SIZE,SIZE,...      a list (sorted, duplicates dropped)
+/// Each SIZE is a byte size with its unit as parse_size reads it ("8B",
+/// "4KiB", "1GB"), at least 1 B. A bare number or a power such as 2^10 is
+/// refused (a unit is required). nullopt with *why on an error.
+std::optional<std::vector<double>> parse_size_range(std::string_view text, std::string* why = nullptr);
 /// A plain finite decimal number with nothing after it ("1e-3", "42").
 std::optional<double> parse_number(std::string_view text);
 

@@ -62,6 +62,7 @@ class Node {
   std::string as_name() const;
   /// One of `choices`; the error lists them.
   std::string as_enum(std::initializer_list<std::string_view> choices) const;
+  std::string as_enum(const std::vector<std::string>& choices) const;
   std::int64_t as_int(std::int64_t min, std::int64_t max) const;
   double as_double(double min, double max) const;
   bool as_bool() const;

@@ -13,11 +13,13 @@
 #include <string>
 #include <vector>
 
+#include "gradwire/collectives.hpp"
 #include "gradwire/scenario.hpp"
 
 namespace gw::engine {
 
-enum class CollectiveOp { AllReduce, AllGather, ReduceScatter, Broadcast, AllToAll };
+/// The collectives: the model's vocabulary (gradwire/collectives.hpp).
+using CollectiveOp = gw::CollectiveOp;
 /// ring, tree (NCCL double binary tree, all-reduce only), hierarchical
 /// (all-reduce: intra-node reduce-scatter, inter-node all-reduce among peers of
 /// the same local rank, intra-node all-gather), direct (all-to-all pairwise).
@@ -27,9 +29,10 @@ enum class Algorithm { Ring, Tree, Hierarchical, Direct };
 /// remaining per-step latency added as a delay (O(N) flows, contention kept).
 enum class Granularity { Aggregated, PerStep };
 
-std::string to_string(CollectiveOp op);
+using gw::to_string;                                ///< to_string(CollectiveOp)
 std::string to_string(Algorithm a);
-CollectiveOp parse_op(const std::string& s);        ///< throws std::invalid_argument
+/// gw::parse_collective_op: throws std::invalid_argument.
+inline CollectiveOp parse_op(const std::string& s) { return parse_collective_op(s); }
 Algorithm parse_algorithm(const std::string& s);    ///< throws std::invalid_argument
 
 struct CollectiveRequest {

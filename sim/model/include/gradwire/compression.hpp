@@ -1,7 +1,8 @@
 // What one DDP bucket puts on the wire under each gradient compressor: the
 // ordered steps of its communication (codec work and dependent collectives),
 // the bytes of each collective and the compressor's memory. Plain C++, no
-// SimGrid. Every formula is documented, with its source, in docs/model.md.
+// SimGrid. Every formula is documented, with its source, in docs/model.md;
+// each compressor's row (its wire plan) is in gradwire/compressors.hpp.
 //
 //   none          all-reduce of n e bytes (e = gradient bytes per element)
 //   fp16 / bf16   all-reduce of 2n bytes (PyTorch fp16/bf16_compress_hook)
@@ -62,14 +63,20 @@ struct BucketComm {
   double wire_bytes_per_gpu = 0;   ///< bytes one GPU sends (set by plan_iteration)
 };
 
-/// The compressor names gradwire models.
+/// The compressor names gradwire models: the names of the compressor table
+/// (gradwire/compressors.hpp), in its order.
 const std::vector<std::string>& compressor_names();
 
 /// Elements kept by Top-K / Random-K: clamp(ceil(ratio n), 1, n).
 std::int64_t sparse_k(std::int64_t n, double ratio);
 /// Wire bytes of one worker's message for a bucket of n elements.
+/// int8: n bytes plus a 4-byte scale per chunk (as gw::kernels::int8_wire_bytes).
 double int8_wire_bytes(std::int64_t n, std::int64_t chunk);
-double sign_wire_bytes(std::int64_t n, std::int64_t chunk);
+/// Sign message with the signs packed 8 to a byte: ceil(n/8) + 4 ceil(n/chunk)
+/// bytes (the idealised message the model sends). The kernels pack the signs
+/// into 32-bit words, 4 ceil(n/32) + 4 ceil(n/chunk) bytes
+/// (gw::kernels::sign_wire_bytes): up to 3 bytes more per message.
+double bitpacked_sign_wire_bytes(std::int64_t n, std::int64_t chunk);
 
 /// PowerSGD's view of one tensor: a matrix (m x n) or not compressed.
 struct PowerSgdShape {

@@ -63,9 +63,7 @@ double median(std::vector<double> values);
 /// sizes or when time does not grow with size (no positive bandwidth).
 AlphaBetaFit fit_alpha_beta(const std::vector<CurvePoint>& points);
 
-/// nccl-tests bus-bandwidth factor of a collective at n GPUs: allreduce
-/// 2(n-1)/n; allgather, reducescatter, alltoall (n-1)/n; broadcast, reduce 1.
-/// Throws std::invalid_argument for an unknown op or n < 1.
-double bus_bandwidth_factor(const std::string& op, int gpus);
+// The nccl-tests bus-bandwidth factors: gw::bus_bandwidth_factor
+// (gradwire/collectives.hpp).
 
 }  // namespace gw::fit

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "gradwire/collectives.hpp"
+
 namespace gw {
 
 /// A point of a measured curve: x (elements or bytes) and the median time (s),
@@ -49,7 +51,7 @@ struct CodecCost {
 };
 
 struct CollectiveCost {
-  std::string op;          ///< allreduce, allgather, reducescatter, broadcast, alltoall
+  CollectiveOp op = CollectiveOp::AllReduce;
   int gpus = 0;
   /// Machines the GPUs span: 1 (one process on one node, ncclCommInitAll) or
   /// more (an MPI run across nodes, gradwire-calibrate --mpi). Written to the
@@ -75,7 +77,8 @@ struct Profile {
   /// Raw GEMM points per precision (x = FLOPs of one GEMM), when measured.
   std::map<std::string, std::vector<CurvePoint>> gemm_points;
   double copy_bandwidth = 0;   ///< device-to-device copy, bytes read+written per s
-  /// Codec costs by codec name (fp16, bf16, int8, sign, majority_vote, topk, randomk, powersgd).
+  /// Codec costs by codec name: a codec key of the compressor table
+  /// (gradwire/compressors.hpp), optionally with the suffix _ef.
   std::map<std::string, CodecCost> codecs;
   std::vector<CollectiveCost> collectives;
   std::string path;            ///< where it was loaded from
@@ -93,9 +96,9 @@ struct Profile {
   /// Achieved FLOP/s for a precision (fp32, tf32, bf16, fp16).
   double flops(const std::string& precision) const;
   /// The collective fit for op at `gpus` GPUs on one node, if measured.
-  const CollectiveCost* collective(const std::string& op, int gpus) const;
+  const CollectiveCost* collective(CollectiveOp op, int gpus) const;
   /// The collective fit for op at `gpus` GPUs spanning `nodes` nodes, if measured.
-  const CollectiveCost* collective(const std::string& op, int gpus, int nodes) const;
+  const CollectiveCost* collective(CollectiveOp op, int gpus, int nodes) const;
 };
 
 /// Loads a profile by name (calibrate/profiles/<name>.yaml, or any directory in

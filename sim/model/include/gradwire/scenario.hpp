@@ -88,10 +88,11 @@ std::string to_string(Precision p);
 /// Bytes per element of a gradient in this precision.
 double bytes_per_element(Precision p);
 
-/// Gradient compression applied to each bucket (see docs/model.md).
+/// Gradient compression applied to each bucket (see docs/model.md). The
+/// kinds, the parameters each takes and their ranges: the compressor table
+/// (gradwire/compressors.hpp).
 struct CompressionSpec {
-  /// none, fp16, bf16, int8, sign, majority_vote, topk, randomk, powersgd
-  std::string kind = "none";
+  std::string kind = "none";    ///< a compressor table name
   double ratio = 0.01;          ///< topk / randomk: fraction of elements kept
   int rank = 4;                 ///< powersgd
   std::int64_t chunk = 1024;    ///< int8 / sign: elements per scale

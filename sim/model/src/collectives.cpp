@@ -1,0 +1,57 @@
+// The collective vocabulary (gradwire/collectives.hpp). The bus-bandwidth
+// factors are the closed forms of collective_model.hpp.
+#include "gradwire/collectives.hpp"
+
+#include <stdexcept>
+
+#include "gradwire/collective_model.hpp"
+
+namespace gw {
+
+const std::vector<CollectiveInfo>& collective_ops() {
+  static const std::vector<CollectiveInfo> ops{
+      {CollectiveOp::AllReduce, "allreduce", SizeConvention::PerRank, &collective::allreduce_busbw_factor},
+      {CollectiveOp::AllGather, "allgather", SizeConvention::Total, &collective::allgather_busbw_factor},
+      {CollectiveOp::ReduceScatter, "reducescatter", SizeConvention::Total, &collective::reducescatter_busbw_factor},
+      {CollectiveOp::Broadcast, "broadcast", SizeConvention::PerRank, &collective::broadcast_busbw_factor},
+      {CollectiveOp::AllToAll, "alltoall", SizeConvention::Total, &collective::alltoall_busbw_factor},
+  };
+  return ops;
+}
+
+const CollectiveInfo& collective_info(CollectiveOp op) {
+  for (const auto& i : collective_ops()) {
+    if (i.op == op) return i;
+  }
+  throw std::invalid_argument("unknown collective op " + std::to_string(static_cast<int>(op)));
+}
+
+std::string to_string(CollectiveOp op) { return collective_info(op).name; }
+
+std::optional<CollectiveOp> find_collective_op(std::string_view name) {
+  for (const auto& i : collective_ops()) {
+    if (name == i.name) return i.op;
+  }
+  return std::nullopt;
+}
+
+CollectiveOp parse_collective_op(std::string_view name) {
+  if (auto op = find_collective_op(name)) return *op;
+  throw std::invalid_argument("unknown collective '" + std::string(name) + "' (" + collective_op_list() + ")");
+}
+
+std::vector<std::string> collective_op_names() {
+  std::vector<std::string> out;
+  for (const auto& i : collective_ops()) out.emplace_back(i.name);
+  return out;
+}
+
+std::string collective_op_list(std::string_view sep) {
+  std::string out;
+  for (const auto& i : collective_ops()) out += (out.empty() ? "" : std::string(sep)) + i.name;
+  return out;
+}
+
+double bus_bandwidth_factor(CollectiveOp op, int n) { return collective_info(op).busbw_factor(n); }
+
+}  // namespace gw
