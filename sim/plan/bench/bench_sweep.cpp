@@ -1,7 +1,7 @@
 // Sweep throughput: a sweep of 1,000 configurations of a 64-GPU cluster
 // (8 x p4d.24xlarge: 8 compressors x 5 NIC bandwidths x 5 accumulation
 // steps x 5 bucket sizes), run in forked workers with the SimGrid replay
-// (each point its own simulation; the default where the replay is built) or
+// (each point its own simulation; the default) or
 // the closed-form evaluator, each record appended durably. Prints the figures
 // (goal: the whole sweep in at most 60 s on 2 cores).
 //
@@ -17,18 +17,12 @@
 
 #include "gradwire/options.hpp"
 #include "gradwire/plan/sweep.hpp"
-#ifdef GW_BENCH_HAVE_REPLAY
 #include "gradwire/replay.hpp"
-#endif
 
 int main(int argc, char** argv) {
   int jobs = 2;
   std::string model = "bert-base";
-#ifdef GW_BENCH_HAVE_REPLAY
   std::string evaluator = "simulation";
-#else
-  std::string evaluator = "closed-form";
-#endif
   namespace po = boost::program_options;
   po::options_description opts("usage: bench_sweep [-j N] [--model NAME] [--evaluator simulation|closed-form]");
   opts.add_options()("help,h", "this help")("jobs,j", po::value<int>(&jobs)->default_value(jobs),
@@ -48,14 +42,9 @@ int main(int argc, char** argv) {
   }
   gw::plan::Evaluator evaluate = gw::plan::closed_form_iteration;
   if (evaluator == "simulation") {
-#ifdef GW_BENCH_HAVE_REPLAY
     evaluate = [](const gw::Scenario& s, const gw::ModelDesc& m, const gw::Profile& p) {
       return gw::simulate_iteration(s, m, p);
     };
-#else
-    std::fprintf(stderr, "bench_sweep: the replay is not built here; use --evaluator closed-form\n");
-    return 2;
-#endif
   } else if (evaluator != "closed-form") {
     std::fprintf(stderr, "bench_sweep: unknown evaluator %s\n", evaluator.c_str());
     return 2;
