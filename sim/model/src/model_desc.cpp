@@ -10,13 +10,10 @@
 #include <stdexcept>
 #include <system_error>
 
+#include "gradwire/data_dir.hpp"
 #include "gradwire/error.hpp"
 #include "gradwire/units.hpp"
 #include "gradwire/yaml_reader.hpp"
-
-#ifndef GW_SOURCE_DIR
-#define GW_SOURCE_DIR "."
-#endif
 
 namespace gw {
 namespace {
@@ -210,7 +207,7 @@ ModelDesc load_model_file(const std::string& path) {
 
 std::string default_models_dir() {
   if (const char* env = std::getenv("GRADWIRE_MODELS"); env != nullptr && *env != '\0') return env;
-  return std::string(GW_SOURCE_DIR) + "/models";
+  return data_dir() + "/models";
 }
 
 std::vector<std::string> list_models(const std::string& dir) {
