@@ -19,6 +19,7 @@
 #include "gradwire/profile.hpp"
 #include "gradwire/scenario.hpp"
 #include "gradwire/units.hpp"
+#include "gradwire/scenario_yaml.hpp"
 #include "gradwire/yaml_reader.hpp"
 
 #ifndef GW_SOURCE_DIR

@@ -11,6 +11,7 @@
 #include "gradwire/data_dir.hpp"
 #include "gradwire/error.hpp"
 #include "gradwire/profile.hpp"
+#include "gradwire/scenario_yaml.hpp"
 
 namespace gw {
 namespace {

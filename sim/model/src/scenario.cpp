@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "gradwire/catalog.hpp"
+#include "gradwire/scenario_yaml.hpp"
 
 namespace gw {
 namespace {
