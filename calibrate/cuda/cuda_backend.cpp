@@ -17,7 +17,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "cuda_check.hpp"
+#include "nccl_check.hpp"
 #include "gradwire/calibrate.hpp"
 #include "gradwire/calibrate/random_input.hpp"
 #include "gradwire/kernels/codec.hpp"

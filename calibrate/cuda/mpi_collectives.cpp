@@ -22,7 +22,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "cuda_check.hpp"
+#include "nccl_check.hpp"
 #include "gradwire/calibrate.hpp"
 #include "gradwire/calibrate/ranks.hpp"
 #include "gradwire/fit.hpp"

@@ -6,7 +6,8 @@
 #include <vector>
 
 #include "codec_base.hpp"
-#include "cuda_check.hpp"
+#include "gradwire/cuda/check.hpp"
+#include "gradwire/cuda/device_buffer.hpp"
 #include "gradwire/kernels/cast_cuda.hpp"
 #include "gradwire/kernels/int8_cuda.hpp"
 #include "gradwire/kernels/randomk_cuda.hpp"
@@ -17,7 +18,7 @@ namespace gw::kernels::cuda {
 
 namespace {
 
-using detail::DeviceBuffer;
+using ::gw::cuda::DeviceBuffer;
 
 using detail::CudaCodecBase;
 
@@ -32,10 +33,10 @@ class CastCodec final : public CudaCodecBase {
                       ef, traffic::cast(n, ef), s, store_hint(cfg)),
         kind_(kind), prescale_(cfg.prescale), msg_(n) {}
   void encode() override {
-    GW_CUDA_CHECK(ef_ ? cast_encode_ef_cuda(kind_, x_.get(), n_, prescale_, msg_.get(), r_.get(), stream_)
+    GW_CHECK(ef_ ? cast_encode_ef_cuda(kind_, x_.get(), n_, prescale_, msg_.get(), r_.get(), stream_)
                       : cast_encode_cuda(kind_, x_.get(), n_, prescale_, msg_.get(), stream_));
   }
-  void decode() override { GW_CUDA_CHECK(cast_decode_cuda(kind_, msg_.get(), n_, y_.get(), stream_, hint_)); }
+  void decode() override { GW_CHECK(cast_decode_cuda(kind_, msg_.get(), n_, y_.get(), stream_, hint_)); }
 
  private:
   CastKind kind_;
@@ -50,11 +51,11 @@ class Int8Codec final : public CudaCodecBase {
         p_{cfg.chunk, cfg.stochastic_rounding, cfg.seed}, q_(n),
         s_((check_chunk(cfg.chunk), int8_scale_count(n, cfg.chunk))) {}
   void encode() override {
-    GW_CUDA_CHECK(ef_ ? int8_encode_ef_cuda(x_.get(), n_, p_, q_.get(), s_.get(), r_.get(), stream_)
+    GW_CHECK(ef_ ? int8_encode_ef_cuda(x_.get(), n_, p_, q_.get(), s_.get(), r_.get(), stream_)
                       : int8_encode_cuda(x_.get(), n_, p_, q_.get(), s_.get(), stream_));
   }
   void decode() override {
-    GW_CUDA_CHECK(int8_decode_cuda(q_.get(), s_.get(), n_, p_.chunk, y_.get(), stream_, hint_));
+    GW_CHECK(int8_decode_cuda(q_.get(), s_.get(), n_, p_.chunk, y_.get(), stream_, hint_));
   }
 
  private:
@@ -70,11 +71,11 @@ class SignCodec final : public CudaCodecBase {
         chunk_(cfg.chunk), w_(sign_word_count(n)),
         s_((check_chunk(cfg.chunk), sign_scale_count(n, cfg.chunk))) {}
   void encode() override {
-    GW_CUDA_CHECK(ef_ ? sign_encode_ef_cuda(x_.get(), n_, chunk_, w_.get(), s_.get(), r_.get(), stream_)
+    GW_CHECK(ef_ ? sign_encode_ef_cuda(x_.get(), n_, chunk_, w_.get(), s_.get(), r_.get(), stream_)
                       : sign_encode_cuda(x_.get(), n_, chunk_, w_.get(), s_.get(), stream_));
   }
   void decode() override {
-    GW_CUDA_CHECK(sign_decode_cuda(w_.get(), s_.get(), n_, chunk_, y_.get(), stream_, hint_));
+    GW_CHECK(sign_decode_cuda(w_.get(), s_.get(), n_, chunk_, y_.get(), stream_, hint_));
   }
 
  private:
@@ -105,16 +106,16 @@ class MajorityVoteCodec final : public CudaCodecBase {
       const auto pu = static_cast<std::size_t>(p);
       majority_vote_peer_input(host_values, n_, seed_, p, peer.data());
       sign_encode_cpu(peer.data(), n_, chunk_, words.data(), scales.data());
-      GW_CUDA_CHECK(cudaMemcpyAsync(w_.get() + pu * nw_, words.data(), nw_ * 4, cudaMemcpyHostToDevice, stream_));
-      GW_CUDA_CHECK(cudaMemcpyAsync(s_.get() + pu * nc_, scales.data(), nc_ * 4, cudaMemcpyHostToDevice, stream_));
-      GW_CUDA_CHECK(cudaStreamSynchronize(stream_));
+      GW_CHECK(cudaMemcpyAsync(w_.get() + pu * nw_, words.data(), nw_ * 4, cudaMemcpyHostToDevice, stream_));
+      GW_CHECK(cudaMemcpyAsync(s_.get() + pu * nc_, scales.data(), nc_ * 4, cudaMemcpyHostToDevice, stream_));
+      GW_CHECK(cudaStreamSynchronize(stream_));
     }
   }
   void encode() override {
-    GW_CUDA_CHECK(sign_encode_cuda(x_.get(), n_, chunk_, w_.get(), s_.get(), stream_));
+    GW_CHECK(sign_encode_cuda(x_.get(), n_, chunk_, w_.get(), s_.get(), stream_));
   }
   void decode() override {
-    GW_CUDA_CHECK(majority_vote_decode_cuda(w_.get(), s_.get(), workers_, n_, chunk_, y_.get(), stream_, hint_));
+    GW_CHECK(majority_vote_decode_cuda(w_.get(), s_.get(), workers_, n_, chunk_, y_.get(), stream_, hint_));
   }
 
  private:
@@ -133,10 +134,10 @@ class RandomKCodec final : public CudaCodecBase {
                       traffic::randomk(n, sparse_count(n, cfg.ratio), ef), s, store_hint(cfg)),
         p_{sparse_count(n, cfg.ratio), cfg.seed, cfg.step}, v_(p_.k) {}
   void encode() override {
-    GW_CUDA_CHECK(ef_ ? randomk_encode_ef_cuda(x_.get(), n_, p_, v_.get(), r_.get(), stream_)
+    GW_CHECK(ef_ ? randomk_encode_ef_cuda(x_.get(), n_, p_, v_.get(), r_.get(), stream_)
                       : randomk_encode_cuda(x_.get(), n_, p_, v_.get(), stream_));
   }
-  void decode() override { GW_CUDA_CHECK(randomk_decode_cuda(v_.get(), n_, p_, y_.get(), stream_, hint_)); }
+  void decode() override { GW_CHECK(randomk_decode_cuda(v_.get(), n_, p_, y_.get(), stream_, hint_)); }
 
  private:
   RandomKParams p_;

@@ -8,14 +8,15 @@
 
 #include "../cpu/topk_powersgd_codecs.hpp"
 #include "codec_base.hpp"
-#include "cuda_check.hpp"
+#include "gradwire/cuda/check.hpp"
+#include "gradwire/cuda/device_buffer.hpp"
 #include "gradwire/kernels/powersgd_cuda.hpp"
 #include "gradwire/kernels/topk_cuda.hpp"
 
 namespace gw::kernels::cuda {
 namespace {
 
-using detail::DeviceBuffer;
+using ::gw::cuda::DeviceBuffer;
 
 using detail::CudaCodecBase;
 
@@ -27,13 +28,13 @@ class TopkCodec final : public CudaCodecBase {
         k_(sparse_count(n, cfg.ratio)), v_(k_), i_(k_),
         ws_((topk_check_sizes(n, k_), topk_workspace_bytes(n))) {}
   void encode() override {
-    GW_CUDA_CHECK(ef_ ? topk_encode_ef_cuda(x_.get(), n_, k_, v_.get(), i_.get(), r_.get(),
+    GW_CHECK(ef_ ? topk_encode_ef_cuda(x_.get(), n_, k_, v_.get(), i_.get(), r_.get(),
                                             ws_.get(), ws_.bytes(), stream_)
                       : topk_encode_cuda(x_.get(), n_, k_, v_.get(), i_.get(), ws_.get(),
                                          ws_.bytes(), stream_));
   }
   void decode() override {
-    GW_CUDA_CHECK(topk_decode_cuda(v_.get(), i_.get(), k_, n_, y_.get(), stream_));
+    GW_CHECK(topk_decode_cuda(v_.get(), i_.get(), k_, n_, y_.get(), stream_));
   }
 
  private:
@@ -59,17 +60,17 @@ class PowerSgdCodec final : public CudaCodecBase {
         ws_(powersgd_workspace_bytes(m_, rank_)) {
     std::vector<float> q(q_.size());
     powersgd_init_q(q.data(), c_, rank_, cfg.seed);
-    GW_CUDA_CHECK(cudaMemcpyAsync(q_.get(), q.data(), q_.bytes(), cudaMemcpyHostToDevice, stream_));
-    GW_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    GW_CHECK(cudaMemcpyAsync(q_.get(), q.data(), q_.bytes(), cudaMemcpyHostToDevice, stream_));
+    GW_CHECK(cudaStreamSynchronize(stream_));
   }
   void encode() override {
-    GW_CUDA_CHECK(powersgd_compute_p_cuda(blas_, x_.get(), m_, c_, q_.get(), rank_, p_.get(), stream_));
-    GW_CUDA_CHECK(powersgd_orthogonalize_p_cuda(p_.get(), m_, rank_, 0.0f, ws_.get(), ws_.bytes(),
+    GW_CHECK(powersgd_compute_p_cuda(blas_, x_.get(), m_, c_, q_.get(), rank_, p_.get(), stream_));
+    GW_CHECK(powersgd_orthogonalize_p_cuda(p_.get(), m_, rank_, 0.0f, ws_.get(), ws_.bytes(),
                                                 stream_));
-    GW_CUDA_CHECK(powersgd_compute_q_cuda(blas_, x_.get(), m_, c_, p_.get(), rank_, q_.get(), stream_));
+    GW_CHECK(powersgd_compute_q_cuda(blas_, x_.get(), m_, c_, p_.get(), rank_, q_.get(), stream_));
   }
   void decode() override {
-    GW_CUDA_CHECK(powersgd_decompress_cuda(blas_, p_.get(), q_.get(), m_, c_, rank_, y_.get(), stream_));
+    GW_CHECK(powersgd_decompress_cuda(blas_, p_.get(), q_.get(), m_, c_, rank_, y_.get(), stream_));
   }
 
  private:
