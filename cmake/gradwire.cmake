@@ -40,7 +40,9 @@ function(gw_add_test name)
   add_executable(${name} ${GW_TEST_UNPARSED_ARGUMENTS})
   gw_target_warnings(${name})
   target_link_libraries(${name} PRIVATE GTest::gtest_main)
-  # Tests read their data from the source tree.
+  # Tests read their data from the source tree; tests/common holds the
+  # helpers shared by all areas (running an executable, synthetic inputs).
+  target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/tests/common)
   target_compile_definitions(${name} PRIVATE GW_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
   if(GW_TEST_DISCOVERY_TIMEOUT)
     gtest_discover_tests(${name} DISCOVERY_TIMEOUT ${GW_TEST_DISCOVERY_TIMEOUT})
