@@ -1,4 +1,5 @@
-// The cast codec (CPU) behind the uniform Codec interface: fp16, bf16 (and their _ef variants): a cast to 16 bits, optionally prescaled.
+// The cast codec (CPU) behind the uniform Codec interface: fp16 and bf16 (and their _ef
+// variants): a cast to 16 bits, optionally prescaled.
 #include "codec_factories.hpp"
 
 #include <algorithm>

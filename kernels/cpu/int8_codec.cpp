@@ -1,4 +1,5 @@
-// The int8 codec (CPU) behind the uniform Codec interface: int8 (and int8_ef): per-chunk absmax scales.
+// The int8 codec (CPU) behind the uniform Codec interface: int8 (and int8_ef), per-chunk
+// absmax scales.
 #include "codec_factories.hpp"
 
 #include <algorithm>

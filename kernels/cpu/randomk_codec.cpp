@@ -1,4 +1,5 @@
-// The randomk codec (CPU) behind the uniform Codec interface: randomk (and randomk_ef): K values at seeded random positions.
+// The randomk codec (CPU) behind the uniform Codec interface: randomk (and randomk_ef), K values
+// at seeded random positions.
 #include "codec_factories.hpp"
 
 #include <algorithm>

@@ -1,5 +1,6 @@
-// The sign codecs (CPU) behind the uniform Codec interface: sign (and sign_ef): 1 bit per value and a per-chunk scale; majority_vote: the
-// vote over the sign messages of several workers.
+// The sign codecs (CPU) behind the uniform Codec interface: sign (and sign_ef), 1 bit per value
+// and a per-chunk scale; majority_vote, the vote over the sign messages of
+// several workers.
 #include "codec_factories.hpp"
 
 #include <algorithm>

@@ -1,5 +1,7 @@
-// The cast codec (CUDA) behind the uniform Codec interface: fp16, bf16 (and their _ef variants): a cast to 16 bits, optionally prescaled.
-// Host code only: all buffers are allocated in the constructor; encode()/decode() only enqueue.
+// The cast codec (CUDA) behind the uniform Codec interface: fp16 and bf16 (and their _ef
+// variants): a cast to 16 bits, optionally prescaled.
+// Host code only: all buffers are allocated in the constructor;
+// encode()/decode() only enqueue.
 #include "codec_factories.hpp"
 
 #include <algorithm>

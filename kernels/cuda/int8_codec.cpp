@@ -1,5 +1,7 @@
-// The int8 codec (CUDA) behind the uniform Codec interface: int8 (and int8_ef): per-chunk absmax scales.
-// Host code only: all buffers are allocated in the constructor; encode()/decode() only enqueue.
+// The int8 codec (CUDA) behind the uniform Codec interface: int8 (and int8_ef), per-chunk
+// absmax scales.
+// Host code only: all buffers are allocated in the constructor;
+// encode()/decode() only enqueue.
 #include "codec_factories.hpp"
 
 #include <algorithm>

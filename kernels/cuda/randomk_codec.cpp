@@ -1,5 +1,7 @@
-// The randomk codec (CUDA) behind the uniform Codec interface: randomk (and randomk_ef): K values at seeded random positions.
-// Host code only: all buffers are allocated in the constructor; encode()/decode() only enqueue.
+// The randomk codec (CUDA) behind the uniform Codec interface: randomk (and randomk_ef), K values
+// at seeded random positions.
+// Host code only: all buffers are allocated in the constructor;
+// encode()/decode() only enqueue.
 #include "codec_factories.hpp"
 
 #include <algorithm>

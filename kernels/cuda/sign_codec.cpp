@@ -1,6 +1,8 @@
-// The sign codecs (CUDA) behind the uniform Codec interface: sign (and sign_ef): 1 bit per value and a per-chunk scale; majority_vote: the
-// vote over the sign messages of several workers.
-// Host code only: all buffers are allocated in the constructor; encode()/decode() only enqueue.
+// The sign codecs (CUDA) behind the uniform Codec interface: sign (and sign_ef), 1 bit per value
+// and a per-chunk scale; majority_vote, the vote over the sign messages of
+// several workers.
+// Host code only: all buffers are allocated in the constructor;
+// encode()/decode() only enqueue.
 #include "codec_factories.hpp"
 
 #include <algorithm>

@@ -29,8 +29,8 @@
 #include "gradwire/error.hpp"
 #include "gradwire/model_desc.hpp"
 #include "gradwire/profile.hpp"
-#include "gradwire/units.hpp"
 #include "gradwire/scenario_yaml.hpp"
+#include "gradwire/units.hpp"
 #include "gradwire/yaml_reader.hpp"
 
 namespace gw::plan {
