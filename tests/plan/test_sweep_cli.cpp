@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "gradwire/atomic_file.hpp"
+#include "run_util.hpp"
 #include "sweep_test_util.hpp"
 
 namespace gw::plan {
@@ -20,20 +21,10 @@ namespace {
 
 // --- The real CLI --------------------------------------------------------------
 
+/// The exit status of the command, 128 + the signal when one killed it.
 int run(const std::vector<std::string>& args) {
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    std::vector<char*> argv;
-    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    const int devnull = ::open("/dev/null", O_WRONLY);
-    ::dup2(devnull, 2);
-    ::execv(argv[0], argv.data());
-    ::_exit(127);
-  }
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  const auto r = gw::test::run(args);
+  return r.signal != 0 ? 128 + r.signal : r.exit_code;
 }
 
 std::size_t count_lines(const std::string& path) {
@@ -84,6 +75,7 @@ TEST(SweepCli, OneAndTwoJobsAndMergedShardsGiveTheSameFile) {
   EXPECT_EQ(run({bin, "sweep", d.file("other.yaml", other), "--out", d.file("j1.jsonl")}), 2);
 }
 
+/// Not gw::test::run: the test reads the progress lines itself, slowly.
 /// Starts `gradwire sweep --progress lines` with a small stderr pipe that the
 /// test reads slowly, so the sweep cannot run far ahead; sends `sig` after
 /// `after` finished points. Returns the exit status.
