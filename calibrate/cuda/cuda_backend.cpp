@@ -17,7 +17,8 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "cuda_check.hpp"
+#include "nccl_check.hpp"
+#include "gradwire/cuda/event_timer.hpp"
 #include "gradwire/calibrate.hpp"
 #include "gradwire/compressors.hpp"
 #include "nccl_launch.hpp"
@@ -77,27 +78,6 @@ struct DeviceBuffer {
     }
     p = nullptr;
     bytes = 0;
-  }
-};
-
-struct EventPair {
-  cudaEvent_t a = nullptr, b = nullptr, c = nullptr;
-  EventPair() {
-    GW_CHECK(cudaEventCreate(&a));
-    GW_CHECK(cudaEventCreate(&b));
-    GW_CHECK(cudaEventCreate(&c));
-  }
-  ~EventPair() {
-    cudaEventDestroy(a);
-    cudaEventDestroy(b);
-    cudaEventDestroy(c);
-  }
-  EventPair(const EventPair&) = delete;
-  EventPair& operator=(const EventPair&) = delete;
-  static double seconds(cudaEvent_t x, cudaEvent_t y) {
-    float ms = 0;
-    GW_CHECK(cudaEventElapsedTime(&ms, x, y));
-    return 1e-3 * static_cast<double>(ms);
   }
 };
 
@@ -217,19 +197,19 @@ class CudaBackend final : public Backend {
       }
     }
     GW_CHECK(cudaStreamSynchronize(stream_));
-    EventPair ev;
+    gw::cuda::EventTimer enc_timer(stream_), dec_timer(stream_);
     enc.clear();
     dec.clear();
     for (int r = 0; r < repeats; ++r) {
       auto& c = inst[static_cast<std::size_t>(r) % inst.size()];
-      GW_CHECK(cudaEventRecord(ev.a, stream_));
+      enc_timer.start();
       c->encode();
-      GW_CHECK(cudaEventRecord(ev.b, stream_));
+      enc_timer.stop();
+      dec_timer.start();
       c->decode();
-      GW_CHECK(cudaEventRecord(ev.c, stream_));
-      GW_CHECK(cudaEventSynchronize(ev.c));
-      enc.push_back(EventPair::seconds(ev.a, ev.b));
-      dec.push_back(EventPair::seconds(ev.b, ev.c));
+      dec_timer.stop();
+      enc.push_back(1e-3 * enc_timer.elapsed_ms());
+      dec.push_back(1e-3 * dec_timer.elapsed_ms());
     }
   }
 
@@ -262,14 +242,13 @@ class CudaBackend final : public Backend {
                             type, m, compute, CUBLAS_GEMM_DEFAULT));
     };
     for (int i = 0; i < std::max(1, warmup); ++i) run();
-    EventPair ev;
+    gw::cuda::EventTimer timer(stream_);
     std::vector<double> out;
     for (int r = 0; r < repeats; ++r) {
-      GW_CHECK(cudaEventRecord(ev.a, stream_));
+      timer.start();
       run();
-      GW_CHECK(cudaEventRecord(ev.b, stream_));
-      GW_CHECK(cudaEventSynchronize(ev.b));
-      out.push_back(EventPair::seconds(ev.a, ev.b));
+      timer.stop();
+      out.push_back(1e-3 * timer.elapsed_ms());
     }
     return out;
   }
@@ -282,14 +261,13 @@ class CudaBackend final : public Backend {
     dst.ensure(0, nb);
     GW_CHECK(cudaMemsetAsync(src.p, 1, nb, stream_));
     for (int i = 0; i < std::max(1, warmup); ++i) GW_CHECK(cudaMemcpyAsync(dst.p, src.p, nb, cudaMemcpyDeviceToDevice, stream_));
-    EventPair ev;
+    gw::cuda::EventTimer timer(stream_);
     std::vector<double> out;
     for (int r = 0; r < repeats; ++r) {
-      GW_CHECK(cudaEventRecord(ev.a, stream_));
+      timer.start();
       GW_CHECK(cudaMemcpyAsync(dst.p, src.p, nb, cudaMemcpyDeviceToDevice, stream_));
-      GW_CHECK(cudaEventRecord(ev.b, stream_));
-      GW_CHECK(cudaEventSynchronize(ev.b));
-      out.push_back(EventPair::seconds(ev.a, ev.b));
+      timer.stop();
+      out.push_back(1e-3 * timer.elapsed_ms());
     }
     return out;
   }

@@ -19,10 +19,12 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 
-#include "cuda_check.hpp"
+#include "nccl_check.hpp"
+#include "gradwire/cuda/event_timer.hpp"
 #include "gradwire/calibrate.hpp"
 #include "gradwire/calibrate/ranks.hpp"
 #include "gradwire/fit.hpp"
@@ -50,8 +52,7 @@ class Collectives {
   Collectives(int rank, int world, int device, const ncclUniqueId& id) : world_(world), device_(device) {
     GW_CHECK(cudaSetDevice(device_));
     GW_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
-    GW_CHECK(cudaEventCreate(&start_));
-    GW_CHECK(cudaEventCreate(&stop_));
+    timer_.emplace(stream_);
     GW_CHECK(ncclCommInitRank(&comm_, world, id, rank));
   }
   ~Collectives() {
@@ -59,8 +60,6 @@ class Collectives {
     if (comm_ != nullptr) ncclCommDestroy(comm_);
     if (send_ != nullptr) cudaFree(send_);
     if (recv_ != nullptr) cudaFree(recv_);
-    cudaEventDestroy(start_);
-    cudaEventDestroy(stop_);
     cudaStreamDestroy(stream_);
   }
   Collectives(const Collectives&) = delete;
@@ -81,13 +80,10 @@ class Collectives {
       // Start the ranks together: a rank that arrives late would otherwise
       // count as the collective's own time on the ranks waiting for it.
       GW_MPI(MPI_Barrier(MPI_COMM_WORLD));
-      GW_CHECK(cudaEventRecord(start_, stream_));
+      timer_->start();
       launch();
-      GW_CHECK(cudaEventRecord(stop_, stream_));
-      GW_CHECK(cudaEventSynchronize(stop_));
-      float ms = 0;
-      GW_CHECK(cudaEventElapsedTime(&ms, start_, stop_));
-      out.push_back(1e-3 * static_cast<double>(ms));
+      timer_->stop();
+      out.push_back(1e-3 * timer_->elapsed_ms());
     }
     return out;
   }
@@ -109,7 +105,7 @@ class Collectives {
   int device_;
   ncclComm_t comm_ = nullptr;
   cudaStream_t stream_ = nullptr;
-  cudaEvent_t start_ = nullptr, stop_ = nullptr;
+  std::optional<gw::cuda::EventTimer> timer_;   ///< on stream_, made once it exists
   void* send_ = nullptr;
   void* recv_ = nullptr;
   std::size_t bytes_ = 0;

@@ -1,6 +1,6 @@
 #include "nccl_launch.hpp"
 
-#include "cuda_check.hpp"
+#include "nccl_check.hpp"
 
 namespace gw::calibrate::detail {
 

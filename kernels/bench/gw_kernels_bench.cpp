@@ -32,7 +32,8 @@
 #include <utility>
 #include <vector>
 
-#include "bench_util.hpp"
+#include "gradwire/cuda/check.hpp"
+#include "gradwire/cuda/event_timer.hpp"
 #include "reference_choice.hpp"
 #include "traffic_reference.hpp"
 #include "gradwire/atomic_file.hpp"
@@ -44,8 +45,7 @@
 namespace {
 
 using gw::kernels::Codec;
-using gw::kernels::bench::check;
-using gw::kernels::bench::EventTimer;
+using gw::cuda::EventTimer;
 using gw::kernels::CodecConfig;
 
 struct Options {
@@ -220,18 +220,18 @@ References measure_references(std::size_t n, const std::vector<float>& host, con
   };
   auto device_alloc = [&] {
     void* p = nullptr;
-    check(cudaMalloc(&p, bytes), "cudaMalloc");
+    GW_CHECK(cudaMalloc(&p, bytes));
     return std::unique_ptr<void, Free>(p);
   };
   const auto in_buf = device_alloc(), out_buf = device_alloc();
   void* in = in_buf.get();
   void* out = out_buf.get();
-  check(cudaMemcpy(in, host.data(), bytes, cudaMemcpyHostToDevice), "cudaMemcpy");
+  GW_CHECK(cudaMemcpy(in, host.data(), bytes, cudaMemcpyHostToDevice));
   std::vector<std::uint32_t> in_h(bytes / 4), out_h(bytes / 4);
   std::memcpy(in_h.data(), host.data(), bytes);
   auto fetch = [&] {
-    check(cudaStreamSynchronize(stream), "reference");
-    check(cudaMemcpy(out_h.data(), out, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy");
+    GW_CHECK(cudaStreamSynchronize(stream));
+    GW_CHECK(cudaMemcpy(out_h.data(), out, bytes, cudaMemcpyDeviceToHost));
   };
   auto emit = [&](const std::string& name, double read, double write, double ms) {
     Record r;
@@ -249,7 +249,7 @@ References measure_references(std::size_t n, const std::vector<float>& host, con
   const double w = static_cast<double>(bytes);
   {
     const double ms = timer.median_ms(o.warmup, o.runs, [&] {
-      check(cudaMemsetAsync(out, 0x5a, bytes, stream), "cudaMemsetAsync");
+      GW_CHECK(cudaMemsetAsync(out, 0x5a, bytes, stream));
     });
     fetch();
     for (const auto v : out_h) {
@@ -259,7 +259,7 @@ References measure_references(std::size_t n, const std::vector<float>& host, con
   }
   for (const bool cs : {false, true}) {
     const double ms = timer.median_ms(o.warmup, o.runs, [&] {
-      check(gb::write_reference(out, units, cs, stream), "write_reference");
+      GW_CHECK(gb::write_reference(out, units, cs, stream));
     });
     fetch();
     for (std::size_t i = 0; i < out_h.size(); ++i) {
@@ -270,7 +270,7 @@ References measure_references(std::size_t n, const std::vector<float>& host, con
   for (int s = 0; s <= gb::kMaxExpandShift; ++s) {
     for (const bool cs : {false, true}) {
       const double ms = timer.median_ms(o.warmup, o.runs, [&] {
-        check(gb::expand_reference(in, out, units, s, cs, stream), "expand_reference");
+        GW_CHECK(gb::expand_reference(in, out, units, s, cs, stream));
       });
       fetch();
       for (std::size_t i = 0; i < out_h.size(); ++i) {
@@ -293,12 +293,12 @@ int run(const Options& o) {
     return gw::kExitFailure;
   }
   cudaDeviceProp prop{};
-  check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
+  GW_CHECK(cudaGetDeviceProperties(&prop, 0));
   std::printf("device: %s (sm_%d%d, %d SMs)\n", prop.name, prop.major, prop.minor, prop.multiProcessorCount);
   const auto baselines = load_baselines(o.baselines_path);
   const auto names = o.codecs.empty() ? gw::kernels::cuda_codec_names() : o.codecs;
   cudaStream_t stream{};
-  check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
+  GW_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   EventTimer timer(stream);
   std::string json;
   print_header();
@@ -311,10 +311,10 @@ int run(const Options& o) {
     double copy_gbps = 0;
     {
       void *a = nullptr, *b = nullptr;
-      check(cudaMalloc(&a, n * 4), "cudaMalloc");
-      check(cudaMalloc(&b, n * 4), "cudaMalloc");
+      GW_CHECK(cudaMalloc(&a, n * 4));
+      GW_CHECK(cudaMalloc(&b, n * 4));
       const double ms = timer.median_ms(o.warmup, o.runs, [&] {
-        check(cudaMemcpyAsync(b, a, n * 4, cudaMemcpyDeviceToDevice, stream), "copy");
+        GW_CHECK(cudaMemcpyAsync(b, a, n * 4, cudaMemcpyDeviceToDevice, stream));
       });
       copy_gbps = 8.0 * static_cast<double>(n) / (ms * 1e6);
       cudaFree(a);

@@ -1,4 +1,4 @@
-// Benchmark of K2's kernels against their baselines on one GPU:
+// Benchmark of the Top-K and PowerSGD kernels against their baselines on one GPU:
 //   * Top-K at k = 1% of 2^26 fp32 (default): radix select vs the full
 //     cub::DeviceRadixSort path, and vs torch.topk(x.abs(), k) when
 //     --baselines gives torch_baselines.py's output;
@@ -25,7 +25,8 @@
 #include <utility>
 #include <vector>
 
-#include "bench_util.hpp"
+#include "gradwire/cuda/check.hpp"
+#include "gradwire/cuda/event_timer.hpp"
 #include "gradwire/atomic_file.hpp"
 #include "gradwire/options.hpp"
 #include "gradwire/kernels/powersgd.hpp"
@@ -37,7 +38,6 @@ namespace {
 
 using namespace gw::kernels;
 
-using gw::kernels::bench::check;
 
 struct Options {
   std::size_t n = std::size_t{1} << 26;
@@ -99,7 +99,7 @@ class Timer {
   }
 
  private:
-  gw::kernels::bench::EventTimer timer_;
+  gw::cuda::EventTimer timer_;
   int warmup_, runs_;
 };
 
@@ -140,35 +140,34 @@ void bench_topk(const Options& o, cudaStream_t stream, Timer& timer, Reporter& r
   void *ws = nullptr, *sort_ws = nullptr;
   const std::size_t ws_bytes = topk_workspace_bytes(n);
   const std::size_t sort_bytes = topk_sort_workspace_bytes(n, k);
-  check(cudaMalloc(reinterpret_cast<void**>(&x), n * sizeof(float)), "cudaMalloc");
-  check(cudaMalloc(reinterpret_cast<void**>(&y), n * sizeof(float)), "cudaMalloc");
-  check(cudaMalloc(reinterpret_cast<void**>(&values), k * sizeof(float)), "cudaMalloc");
-  check(cudaMalloc(reinterpret_cast<void**>(&indices), k * sizeof(std::int32_t)), "cudaMalloc");
-  check(cudaMalloc(reinterpret_cast<void**>(&ws), ws_bytes), "cudaMalloc");
-  check(cudaMalloc(reinterpret_cast<void**>(&sort_ws), sort_bytes), "cudaMalloc");
-  check(cudaMemcpy(x, host.data(), n * sizeof(float), cudaMemcpyHostToDevice), "upload");
+  GW_CHECK(cudaMalloc(reinterpret_cast<void**>(&x), n * sizeof(float)));
+  GW_CHECK(cudaMalloc(reinterpret_cast<void**>(&y), n * sizeof(float)));
+  GW_CHECK(cudaMalloc(reinterpret_cast<void**>(&values), k * sizeof(float)));
+  GW_CHECK(cudaMalloc(reinterpret_cast<void**>(&indices), k * sizeof(std::int32_t)));
+  GW_CHECK(cudaMalloc(reinterpret_cast<void**>(&ws), ws_bytes));
+  GW_CHECK(cudaMalloc(reinterpret_cast<void**>(&sort_ws), sort_bytes));
+  GW_CHECK(cudaMemcpy(x, host.data(), n * sizeof(float), cudaMemcpyHostToDevice));
   std::printf("top-k: n = %zu, k = %zu; workspace %zu B (radix select), %zu B (radix sort)\n", n,
               k, ws_bytes, sort_bytes);
 
   const double copy_ms = timer.median_ms([&] {
-    check(cudaMemcpyAsync(y, x, n * sizeof(float), cudaMemcpyDeviceToDevice, stream), "copy");
+    GW_CHECK(cudaMemcpyAsync(y, x, n * sizeof(float), cudaMemcpyDeviceToDevice, stream));
   });
   rep.row("copy", "d2d", n, copy_ms, "reference: one read + one write of x");
   const double select_ms = timer.median_ms([&] {
-    check(topk_encode_cuda(x, n, k, values, indices, ws, ws_bytes, stream), "topk_encode_cuda");
+    GW_CHECK(topk_encode_cuda(x, n, k, values, indices, ws, ws_bytes, stream));
   });
   char note[96];
   std::snprintf(note, sizeof note, "%.0f GB/s counting its 2 full reads of x",
                 2.0 * 4.0 * static_cast<double>(n) / (select_ms * 1e6));
   rep.row("topk", "encode", n, select_ms, note);
   const double sort_ms = timer.median_ms([&] {
-    check(topk_sort_encode_cuda(x, n, k, values, indices, sort_ws, sort_bytes, stream),
-          "topk_sort_encode_cuda");
+    GW_CHECK(topk_sort_encode_cuda(x, n, k, values, indices, sort_ws, sort_bytes, stream));
   });
   rep.row("topk", "encode_radix_sort", n, sort_ms);
   std::printf("%-9s %-26s radix sort / radix select = %.2fx\n", "topk", "", sort_ms / select_ms);
   const double decode_ms = timer.median_ms([&] {
-    check(topk_decode_cuda(values, indices, k, n, y, stream), "topk_decode_cuda");
+    GW_CHECK(topk_decode_cuda(values, indices, k, n, y, stream));
   });
   rep.row("topk", "decode", n, decode_ms);
   cudaFree(x);
@@ -219,33 +218,33 @@ void bench_powersgd(const Options& o, cudaStream_t stream, Timer& timer, Reporte
     for (auto& v : h) v = normal(gen);
     std::vector<float> q(static_cast<std::size_t>(n) * static_cast<std::size_t>(t.r));
     powersgd_init_q(q.data(), n, t.r, 99);
-    check(cudaMalloc(reinterpret_cast<void**>(&t.M), mn * sizeof(float)), "cudaMalloc");
-    check(cudaMalloc(reinterpret_cast<void**>(&t.out), mn * sizeof(float)), "cudaMalloc");
-    check(cudaMalloc(reinterpret_cast<void**>(&t.P), static_cast<std::size_t>(m) * t.r * sizeof(float)), "cudaMalloc");
-    check(cudaMalloc(reinterpret_cast<void**>(&t.Q), q.size() * sizeof(float)), "cudaMalloc");
+    GW_CHECK(cudaMalloc(reinterpret_cast<void**>(&t.M), mn * sizeof(float)));
+    GW_CHECK(cudaMalloc(reinterpret_cast<void**>(&t.out), mn * sizeof(float)));
+    GW_CHECK(cudaMalloc(reinterpret_cast<void**>(&t.P), static_cast<std::size_t>(m) * t.r * sizeof(float)));
+    GW_CHECK(cudaMalloc(reinterpret_cast<void**>(&t.Q), q.size() * sizeof(float)));
     t.ws_bytes = powersgd_workspace_bytes(m, t.r);
-    if (t.ws_bytes > 0) check(cudaMalloc(reinterpret_cast<void**>(&t.ws), t.ws_bytes), "cudaMalloc");
-    check(cudaMemcpy(t.M, h.data(), mn * sizeof(float), cudaMemcpyHostToDevice), "upload");
-    check(cudaMemcpy(t.Q, q.data(), q.size() * sizeof(float), cudaMemcpyHostToDevice), "upload");
+    if (t.ws_bytes > 0) GW_CHECK(cudaMalloc(reinterpret_cast<void**>(&t.ws), t.ws_bytes));
+    GW_CHECK(cudaMemcpy(t.M, h.data(), mn * sizeof(float), cudaMemcpyHostToDevice));
+    GW_CHECK(cudaMemcpy(t.Q, q.data(), q.size() * sizeof(float), cudaMemcpyHostToDevice));
     ts.push_back(t);
   }
   std::printf("powersgd: rank %d over %zu ResNet-50 weight tensors, %zu elements\n", o.rank,
               ts.size(), total);
   PowerSgdBlas blas;
   auto step_p = [&] {
-    for (auto& t : ts) check(powersgd_compute_p_cuda(blas, t.M, t.m, t.n, t.Q, t.r, t.P, stream), "P");
+    for (auto& t : ts) GW_CHECK(powersgd_compute_p_cuda(blas, t.M, t.m, t.n, t.Q, t.r, t.P, stream));
   };
   auto step_o = [&] {
     for (auto& t : ts) {
-      check(powersgd_orthogonalize_p_cuda(t.P, t.m, t.r, 0.0f, t.ws, t.ws_bytes, stream), "GS");
+      GW_CHECK(powersgd_orthogonalize_p_cuda(t.P, t.m, t.r, 0.0f, t.ws, t.ws_bytes, stream));
     }
   };
   auto step_q = [&] {
-    for (auto& t : ts) check(powersgd_compute_q_cuda(blas, t.M, t.m, t.n, t.P, t.r, t.Q, stream), "Q");
+    for (auto& t : ts) GW_CHECK(powersgd_compute_q_cuda(blas, t.M, t.m, t.n, t.P, t.r, t.Q, stream));
   };
   auto step_d = [&] {
     for (auto& t : ts) {
-      check(powersgd_decompress_cuda(blas, t.P, t.Q, t.m, t.n, t.r, t.out, stream), "PQ^T");
+      GW_CHECK(powersgd_decompress_cuda(blas, t.P, t.Q, t.m, t.n, t.r, t.out, stream));
     }
   };
   const std::string tag = "resnet50_r" + std::to_string(o.rank);
@@ -276,12 +275,12 @@ int run(const Options& o) {
     return 1;
   }
   cudaDeviceProp prop{};
-  check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
+  GW_CHECK(cudaGetDeviceProperties(&prop, 0));
   std::printf("device: %s (sm_%d%d, %d SMs)\n", prop.name, prop.major, prop.minor,
               prop.multiProcessorCount);
   const Baselines baselines = load_baselines(o.baselines_path);
   cudaStream_t stream{};
-  check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
+  GW_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   Reporter rep{baselines, o.runs, {}};
   std::printf("%-9s %-26s %11s %12s\n", "kernel", "op", "n", "median(us)");
   {

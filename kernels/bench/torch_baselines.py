@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""PyTorch baselines for gradwire's Top-K and PowerSGD kernels (K2).
+"""PyTorch baselines for gradwire's Top-K and PowerSGD kernels.
 
 Times on the current CUDA device, with torch.cuda.Event and the median of
 --runs (>= 20) runs after --warmup runs:

@@ -1,5 +1,5 @@
 // The state every CPU codec shares (input, decode output, optional
-// error-feedback residual, traffic figures), for K1's and K2's codecs alike.
+// error-feedback residual, traffic figures), for every codec alike.
 #pragma once
 
 #include <algorithm>

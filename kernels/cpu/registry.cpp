@@ -1,12 +1,11 @@
 // The CPU codec table: name -> factory. To add a codec, include its factory
-// declaration and add one line (topk/powersgd are added by their authors).
+// declaration (codec_factories.hpp) and add one line.
 #include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "codecs_cpu.hpp"
-#include "topk_powersgd_codecs.hpp"
+#include "codec_factories.hpp"
 #include "gradwire/kernels/codec.hpp"
 
 namespace gw::kernels {

@@ -6,6 +6,7 @@
 #include "gradwire/kernels/cast_cuda.hpp"
 #include "launch_util.cuh"
 #include "persistent.cuh"
+#include "tuning_policy.cuh"
 
 namespace gw::kernels {
 
@@ -70,9 +71,10 @@ __global__ void cast_encode_kernel(const float* __restrict__ x, std::size_t n, f
 // so every load and every store instruction of a warp is contiguous (256 B
 // loaded, 512 B stored, whole sectors). All loads of a tile are issued before
 // its stores. Persistent grid (all SMs x resident blocks), grid-stride tiles.
-// CS: streaming stores (StoreHint::streaming).
-constexpr int kDecodeThreads = 256;
-constexpr int kDecodeUnroll = 4;
+// CS: streaming stores (StoreHint::streaming). kDecodeThreads, kDecodeUnroll:
+// tuning_policy.cuh.
+using detail::kDecodeThreads;
+using detail::kDecodeUnroll;
 
 template <CastKind K, bool CS>
 __global__ void __launch_bounds__(kDecodeThreads)

@@ -1,6 +1,6 @@
 // The state every CUDA codec shares (device input, decode output, optional
-// error-feedback residual, the stream, traffic figures), for K1's and K2's
-// codecs alike. Host code.
+// error-feedback residual, the stream, traffic figures), for every
+// codec alike. Host code.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -9,14 +9,20 @@
 #include <utility>
 #include <vector>
 
-#include "cuda_check.hpp"
+#include "gradwire/cuda/check.hpp"
+#include "gradwire/cuda/device_buffer.hpp"
 #include "gradwire/kernels/codec.hpp"
 #include "gradwire/kernels/store_hint.hpp"
 #include "gradwire/kernels/traffic.hpp"
 
 namespace gw::kernels::cuda::detail {
 
-using ::gw::kernels::detail::DeviceBuffer;
+/// The store form of a codec's decoder, from its configuration.
+inline StoreHint store_hint(const CodecConfig& cfg) {
+  return cfg.streaming_stores ? StoreHint::streaming : StoreHint::plain;
+}
+
+using ::gw::cuda::DeviceBuffer;
 
 class CudaCodecBase : public Codec {
  public:
@@ -29,11 +35,11 @@ class CudaCodecBase : public Codec {
   std::string name() const override { return name_; }
   std::size_t elements() const override { return n_; }
   void set_input(const float* host_values) override {
-    GW_CUDA_CHECK(cudaMemcpyAsync(x_.get(), host_values, n_ * sizeof(float),
+    GW_CHECK(cudaMemcpyAsync(x_.get(), host_values, n_ * sizeof(float),
                                   cudaMemcpyHostToDevice, stream_));
-    GW_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    GW_CHECK(cudaStreamSynchronize(stream_));
   }
-  void synchronize() override { GW_CUDA_CHECK(cudaStreamSynchronize(stream_)); }
+  void synchronize() override { GW_CHECK(cudaStreamSynchronize(stream_)); }
   std::size_t wire_bytes() const override { return sizes_.wire; }
   double encode_traffic_bytes() const override { return sizes_.encode; }
   double decode_traffic_bytes() const override { return sizes_.decode; }
@@ -43,8 +49,8 @@ class CudaCodecBase : public Codec {
  protected:
   std::vector<float> to_host(const DeviceBuffer<float>& b) {
     std::vector<float> h(b.size());
-    GW_CUDA_CHECK(cudaMemcpyAsync(h.data(), b.get(), b.bytes(), cudaMemcpyDeviceToHost, stream_));
-    GW_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    GW_CHECK(cudaMemcpyAsync(h.data(), b.get(), b.bytes(), cudaMemcpyDeviceToHost, stream_));
+    GW_CHECK(cudaStreamSynchronize(stream_));
     return h;
   }
   std::string name_;

@@ -8,6 +8,7 @@
 #include "gradwire/kernels/int8_cuda.hpp"
 #include "launch_util.cuh"
 #include "persistent.cuh"
+#include "tuning_policy.cuh"
 
 namespace gw::kernels {
 
@@ -15,8 +16,12 @@ namespace {
 
 using detail::load_group;
 using detail::store_group;
-
-constexpr int kRegGroups = 4;  // groups of 4 elements kept per thread
+using detail::kDecodeThreads;
+using detail::kDecodeUnroll;
+using detail::kRegGroups;  // groups of 4 elements kept per thread
+using detail::kWarpChunkMax;
+using detail::kWarpThreads;
+using detail::valid_chunk;
 
 __device__ __forceinline__ float quantize(float x, float inv, bool sr, std::uint64_t key,
                                           std::size_t i) {
@@ -119,9 +124,8 @@ int8_encode_kernel(const float* __restrict__ x, std::size_t n, std::size_t chunk
 // is exact and order-free), then quantizes from registers: no block barrier,
 // no re-read, and 8 warps (8 chunks) per block, persistent over the chunks.
 // Lane l, slot (k, w) holds group g = 256k + 32w + l: every load and store
-// instruction of the warp is contiguous.
-constexpr int kWarpThreads = 256;
-constexpr std::size_t kWarpChunkMax = 2048;
+// instruction of the warp is contiguous. kWarpThreads, kWarpChunkMax:
+// tuning_policy.cuh.
 
 template <bool EF, int R>
 __global__ void __launch_bounds__(kWarpThreads)
@@ -184,9 +188,8 @@ int8_encode_warp_kernel(const float* __restrict__ x, std::size_t n, std::size_t 
 // tile + u*256 + tid, so every warp instruction is contiguous (128 B loaded,
 // 512 B stored). The scale index is a shift for power-of-two chunks (no 64-bit
 // division). Loads (q and scale) of a tile are all issued before its stores.
-// CS: streaming stores (StoreHint::streaming).
-constexpr int kDecodeThreads = 256;
-constexpr int kDecodeUnroll = 4;
+// CS: streaming stores (StoreHint::streaming). kDecodeThreads, kDecodeUnroll:
+// tuning_policy.cuh.
 
 template <bool CS>
 __global__ void __launch_bounds__(kDecodeThreads)
@@ -224,8 +227,6 @@ int8_decode_kernel(const std::int8_t* __restrict__ q, const float* __restrict__ 
   if (i < n) detail::store_out<CS>(y + i, __fmul_rn(static_cast<float>(q[i]), scales[i / chunk]));
 }
 
-bool valid_chunk(std::size_t chunk) { return chunk != 0 && chunk % 32 == 0; }
-
 template <bool EF>
 cudaError_t launch_encode(const float* x, std::size_t n, const Int8Params& p, std::int8_t* q,
                           float* scales, float* r, cudaStream_t stream) {
@@ -237,19 +238,18 @@ cudaError_t launch_encode(const float* x, std::size_t n, const Int8Params& p, st
   const std::size_t chunks = chunk_count(n, p.chunk);
   if (chunks > 0x7fffffffU) return cudaErrorInvalidValue;
   const std::uint64_t key = stream_key(p.seed, kTagStochasticRounding);
-  const std::size_t warp_blocks = (chunks + kWarpThreads / 32 - 1) / (kWarpThreads / 32);
-  if (p.chunk <= kWarpChunkMax / 2) {
-    int8_encode_warp_kernel<EF, 1>
-        <<<detail::persistent_grid<int8_encode_warp_kernel<EF, 1>, kWarpThreads>(warp_blocks),
-           kWarpThreads, 0, stream>>>(x, n, p.chunk, chunks, p.stochastic_rounding, key, q, scales, r);
-  } else if (p.chunk <= kWarpChunkMax) {
-    int8_encode_warp_kernel<EF, 2>
-        <<<detail::persistent_grid<int8_encode_warp_kernel<EF, 2>, kWarpThreads>(warp_blocks),
-           kWarpThreads, 0, stream>>>(x, n, p.chunk, chunks, p.stochastic_rounding, key, q, scales, r);
-  } else {
-    int8_encode_kernel<EF><<<static_cast<unsigned>(chunks), kChunkThreads, 0, stream>>>(
-        x, n, p.chunk, p.stochastic_rounding, key, q, scales, r);
-  }
+  detail::launch_encode_ladder(
+      p.chunk, chunks,
+      [&](auto rounds, std::size_t warp_blocks) {
+        constexpr int R = decltype(rounds)::value;
+        int8_encode_warp_kernel<EF, R>
+            <<<detail::persistent_grid<int8_encode_warp_kernel<EF, R>, kWarpThreads>(warp_blocks),
+               kWarpThreads, 0, stream>>>(x, n, p.chunk, chunks, p.stochastic_rounding, key, q, scales, r);
+      },
+      [&](unsigned blocks) {
+        int8_encode_kernel<EF><<<blocks, kChunkThreads, 0, stream>>>(x, n, p.chunk, p.stochastic_rounding,
+                                                                      key, q, scales, r);
+      });
   return cudaGetLastError();
 }
 

@@ -1,4 +1,4 @@
-// Launch helpers shared by K1's .cu files (grid sizing, alignment checks).
+// Launch helpers shared by the elementwise codecs' .cu files (grid sizing, alignment checks).
 #pragma once
 
 #include <cuda_runtime.h>

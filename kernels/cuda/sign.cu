@@ -10,6 +10,7 @@
 #include "gradwire/kernels/sign_cuda.hpp"
 #include "launch_util.cuh"
 #include "persistent.cuh"
+#include "tuning_policy.cuh"
 
 namespace gw::kernels {
 
@@ -17,8 +18,11 @@ namespace {
 
 using detail::load_group;
 using detail::store_group;
-
-constexpr int kRegGroups = 4;
+using detail::kDecodeThreads;
+using detail::kRegGroups;
+using detail::kWarpChunkMax;
+using detail::kWarpThreads;
+using detail::valid_chunk;
 
 __device__ __forceinline__ std::uint32_t nibble(float4 a, std::size_t g, std::size_t len) {
   const std::size_t e = 4 * g;
@@ -125,8 +129,7 @@ sign_encode_kernel(const float* __restrict__ x, std::size_t n, std::size_t chunk
 // Bits: the same halving with OR over lane bits 2, 1, 0 leaves lane l with
 // the word of virtual warp w = l & 7 at word offset 32k + 4w + (l >> 3);
 // the 32 lanes then store 32 distinct words of one 128-byte line.
-constexpr int kWarpThreads = 256;
-constexpr std::size_t kWarpChunkMax = 2048;
+// kWarpThreads, kWarpChunkMax: tuning_policy.cuh.
 
 template <int M>
 __device__ __forceinline__ void halve_sum(float (&v)[8], unsigned lane, int off) {
@@ -247,7 +250,7 @@ __device__ __forceinline__ float signed_scale(std::uint32_t bit, float s) { retu
 // bytes. kTilesPerIter tiles per iteration: their loads are all issued first.
 // Persistent grid, grid-stride over warp tiles. CS: streaming stores
 // (StoreHint::streaming).
-constexpr int kDecodeThreads = 256;
+// kDecodeThreads: tuning_policy.cuh.
 constexpr int kTilesPerIter = 2;
 
 template <bool CS>
@@ -356,8 +359,6 @@ majority_vote_kernel(const std::uint32_t* __restrict__ words, const float* __res
   }
 }
 
-bool valid_chunk(std::size_t chunk) { return chunk != 0 && chunk % 32 == 0; }
-
 template <bool EF>
 cudaError_t launch_encode(const float* x, std::size_t n, std::size_t chunk, std::uint32_t* words,
                           float* scales, float* r, cudaStream_t stream) {
@@ -366,19 +367,17 @@ cudaError_t launch_encode(const float* x, std::size_t n, std::size_t chunk, std:
   if (!detail::aligned16(x) || (EF && !detail::aligned16(r))) return cudaErrorMisalignedAddress;
   const std::size_t chunks = chunk_count(n, chunk);
   if (chunks > 0x7fffffffU) return cudaErrorInvalidValue;
-  const std::size_t warp_blocks = (chunks + kWarpThreads / 32 - 1) / (kWarpThreads / 32);
-  if (chunk <= kWarpChunkMax / 2) {
-    sign_encode_warp_kernel<EF, 1>
-        <<<detail::persistent_grid<sign_encode_warp_kernel<EF, 1>, kWarpThreads>(warp_blocks),
-           kWarpThreads, 0, stream>>>(x, n, chunk, chunks, words, scales, r);
-  } else if (chunk <= kWarpChunkMax) {
-    sign_encode_warp_kernel<EF, 2>
-        <<<detail::persistent_grid<sign_encode_warp_kernel<EF, 2>, kWarpThreads>(warp_blocks),
-           kWarpThreads, 0, stream>>>(x, n, chunk, chunks, words, scales, r);
-  } else {
-    sign_encode_kernel<EF><<<static_cast<unsigned>(chunks), kChunkThreads, 0, stream>>>(
-        x, n, chunk, words, scales, r);
-  }
+  detail::launch_encode_ladder(
+      chunk, chunks,
+      [&](auto rounds, std::size_t warp_blocks) {
+        constexpr int R = decltype(rounds)::value;
+        sign_encode_warp_kernel<EF, R>
+            <<<detail::persistent_grid<sign_encode_warp_kernel<EF, R>, kWarpThreads>(warp_blocks),
+               kWarpThreads, 0, stream>>>(x, n, chunk, chunks, words, scales, r);
+      },
+      [&](unsigned blocks) {
+        sign_encode_kernel<EF><<<blocks, kChunkThreads, 0, stream>>>(x, n, chunk, words, scales, r);
+      });
   return cudaGetLastError();
 }
 

@@ -10,10 +10,7 @@
 #include "gradwire/options.hpp"
 #include "gradwire/plan/plan_file.hpp"
 #include "gradwire/plan/sweep.hpp"
-#if __has_include("gradwire/replay.hpp")
 #include "gradwire/replay.hpp"
-#define GW_SWEEP_HAVE_REPLAY 1
-#endif
 
 namespace po = boost::program_options;
 
@@ -24,10 +21,8 @@ namespace {
 /// forms) or "simulation" (the SimGrid replay, each point in its own child).
 plan::Evaluator sweep_evaluator(const std::string& name) {
   if (name == "closed-form") return plan::closed_form_iteration;
-#ifdef GW_SWEEP_HAVE_REPLAY
   if (name == "simulation")
     return [](const Scenario& s, const ModelDesc& m, const Profile& p) { return simulate_iteration(s, m, p); };
-#endif
   throw std::invalid_argument("evaluator \"" + name + "\" is not available in this build");
 }
 

@@ -20,35 +20,17 @@ struct Command {
 
 const std::vector<Command>& commands() {
   static const std::vector<Command> table = {
-#ifdef GW_HAVE_CMD_CALIBRATE
       {"calibrate", "measure kernels, NCCL collectives and compute on this machine's GPUs into a profile",
        gw::cli::cmd_calibrate},
-#endif
-#ifdef GW_HAVE_CMD_CHECK
       {"check", "validate scenario files (exit 2 with file, line and field on the first error)", gw::cli::cmd_check},
-#endif
-#ifdef GW_HAVE_CMD_COLLECTIVE
       {"collective", "simulate one collective over a size sweep (nccl-tests style table)", gw::cli::cmd_collective},
-#endif
-#ifdef GW_HAVE_CMD_SIMULATE
       {"simulate", "predict one training iteration of a scenario, with a breakdown and a trace",
        gw::cli::cmd_simulate},
-#endif
-#ifdef GW_HAVE_CMD_SWEEP
       {"sweep", "run a cartesian sweep of scenarios in parallel, resumably", gw::cli::cmd_sweep},
-#endif
-#ifdef GW_HAVE_CMD_MERGE
       {"merge", "merge the results files of sweep shards", gw::cli::cmd_merge},
-#endif
-#ifdef GW_HAVE_CMD_PLAN
       {"plan", "recommend a configuration under a budget and/or a deadline", gw::cli::cmd_plan},
-#endif
-#ifdef GW_HAVE_CMD_REPORT
       {"report", "render plots and an HTML report from sweep results", gw::cli::cmd_report},
-#endif
-#ifdef GW_HAVE_CMD_VALIDATE
       {"validate", "compare predictions with published measurements (validation/)", gw::cli::cmd_validate},
-#endif
   };
   return table;
 }

@@ -13,19 +13,15 @@
 
 #include "gradwire/atomic_file.hpp"
 #include "gradwire/profile.hpp"
+#include "run_util.hpp"
 
 namespace fs = std::filesystem;
 
 namespace {
 
 std::pair<int, std::string> run(const std::string& cmd) {
-  std::array<char, 4096> buf{};
-  std::string out;
-  FILE* f = popen(cmd.c_str(), "r");
-  if (!f) return {-1, ""};
-  while (fgets(buf.data(), static_cast<int>(buf.size()), f)) out += buf.data();
-  const int status = pclose(f);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+  auto r = gw::test::run_command(cmd);
+  return {r.exit_code, std::move(r.out)};
 }
 
 nlohmann::json simulate(const fs::path& scenario, const fs::path& profile) {

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "gradwire/profile.hpp"
+#include "run_util.hpp"
 
 namespace {
 
@@ -22,12 +23,9 @@ struct ToolRun {
 ToolRun run_env(const std::string& env, const std::string& args) {
   ToolRun r;
   const std::string cmd = (env.empty() ? std::string() : "env " + env + " ") + GW_CALIBRATE_EXE + " " + args + " 2>&1";
-  FILE* f = ::popen(cmd.c_str(), "r");
-  if (f == nullptr) return r;
-  std::array<char, 4096> buf{};
-  while (std::fgets(buf.data(), static_cast<int>(buf.size()), f) != nullptr) r.output += buf.data();
-  const int st = ::pclose(f);
-  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  const auto c = gw::test::run_command(cmd);
+  r.status = c.exit_code;
+  r.output = c.out;
   return r;
 }
 

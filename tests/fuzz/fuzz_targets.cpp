@@ -18,12 +18,9 @@
 #include "gradwire/plan/sweep.hpp"
 #include "gradwire/profile.hpp"
 #include "gradwire/scenario.hpp"
+#include "gradwire/scenario_yaml.hpp"
 #include "gradwire/units.hpp"
 #include "gradwire/yaml_reader.hpp"
-
-#ifndef GW_SOURCE_DIR
-#define GW_SOURCE_DIR "."
-#endif
 
 namespace gw::fuzz {
 namespace {

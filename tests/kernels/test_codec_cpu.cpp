@@ -13,7 +13,7 @@ bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-TEST(CodecCpu, RegistryListsK1CodecsAndTheirEfVariants) {
+TEST(CodecCpu, RegistryListsTheElementwiseCodecsAndTheirEfVariants) {
   const auto names = codec_names();
   for (const char* want : {"fp16", "bf16", "int8", "sign", "majority_vote", "randomk", "fp16_ef",
                            "bf16_ef", "int8_ef", "sign_ef", "randomk_ef"}) {

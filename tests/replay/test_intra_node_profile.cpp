@@ -10,6 +10,7 @@
 #include "gradwire/error.hpp"
 #include "gradwire/profile.hpp"
 #include "gradwire/scenario.hpp"
+#include "gradwire/scenario_yaml.hpp"
 #include "gradwire/yaml_reader.hpp"
 
 namespace {

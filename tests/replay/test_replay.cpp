@@ -103,7 +103,7 @@ TEST(Replay, OverlapFollowsTheBucketPipeline) {
   const auto coll = ring_closed_form(c);
   ASSERT_EQ(r.buckets.size(), plan.buckets.size());
   double prev_end = 0;
-  const auto ready = bucket_ready_times(plan.buckets, plan.tensor_backward);
+  const auto ready = test::bucket_ready_times(plan.buckets, plan.tensor_backward);
   for (std::size_t b = 0; b < r.buckets.size(); ++b) {
     SCOPED_TRACE(b);
     const auto& bt = r.buckets[b];

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "gradwire/atomic_file.hpp"
+#include "run_util.hpp"
 
 namespace {
 
@@ -23,15 +24,8 @@ struct Run {
 
 Run run(const std::string& args) {
   const std::string cmd = std::string(GW_GRADWIRE_BIN) + " simulate " + args + " 2>&1";
-  Run r;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  if (!p) return r;
-  std::array<char, 4096> buf{};
-  std::size_t n;
-  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  const int status = ::pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+  const auto c = gw::test::run_command(cmd);
+  return {c.exit_code, c.out};
 }
 
 const std::string kData = GW_REPLAY_TEST_DATA;

@@ -17,7 +17,7 @@ namespace gw::validate {
 namespace {
 namespace fs = std::filesystem;
 
-const std::string kRepo = GW_REPO_DIR;
+const std::string kRepo = GW_SOURCE_DIR;
 
 class TempDir {
  public:

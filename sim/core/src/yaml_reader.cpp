@@ -60,23 +60,37 @@ std::pair<int, int> position_of(const std::string& text, std::size_t at) {
   return {line, static_cast<int>(std::min<std::size_t>(at - line_start, 1'000'000'000)) + 1};
 }
 
+// Lead bytes of the multi-byte UTF-8 sequences (RFC 3629, table 3-7 of the
+// Unicode standard): the range of the lead byte, the sequence length and the
+// range of the second byte (narrowed to exclude overlong forms, surrogates
+// and code points above U+10FFFF); later bytes are 0x80..0xBF.
+struct Utf8Lead {
+  unsigned lo, hi;
+  std::size_t length;
+  unsigned second_lo, second_hi;
+};
+constexpr Utf8Lead kUtf8Leads[] = {
+    {0xC2, 0xDF, 2, 0x80, 0xBF}, {0xE0, 0xE0, 3, 0xA0, 0xBF}, {0xE1, 0xEC, 3, 0x80, 0xBF},
+    {0xED, 0xED, 3, 0x80, 0x9F}, {0xEE, 0xEF, 3, 0x80, 0xBF}, {0xF0, 0xF0, 4, 0x90, 0xBF},
+    {0xF1, 0xF3, 4, 0x80, 0xBF}, {0xF4, 0xF4, 4, 0x80, 0x8F},
+};
+
 // The length of the well-formed UTF-8 sequence at text[i] (RFC 3629: no
 // overlong forms, no surrogates, at most U+10FFFF), or 0.
 std::size_t utf8_length(const std::string& text, std::size_t i) {
   const auto byte = [&](std::size_t k) { return k < text.size() ? static_cast<unsigned char>(text[k]) : 0u; };
   const unsigned c = byte(i);
   if (c < 0x80) return 1;
-  const auto cont = [&](std::size_t k, unsigned lo = 0x80, unsigned hi = 0xBF) {
-    const unsigned b = byte(k);
-    return b >= lo && b <= hi;
-  };
-  if (c >= 0xC2 && c <= 0xDF) return cont(i + 1) ? 2 : 0;
-  if (c == 0xE0) return cont(i + 1, 0xA0, 0xBF) && cont(i + 2) ? 3 : 0;
-  if ((c >= 0xE1 && c <= 0xEC) || c == 0xEE || c == 0xEF) return cont(i + 1) && cont(i + 2) ? 3 : 0;
-  if (c == 0xED) return cont(i + 1, 0x80, 0x9F) && cont(i + 2) ? 3 : 0;
-  if (c == 0xF0) return cont(i + 1, 0x90, 0xBF) && cont(i + 2) && cont(i + 3) ? 4 : 0;
-  if (c >= 0xF1 && c <= 0xF3) return cont(i + 1) && cont(i + 2) && cont(i + 3) ? 4 : 0;
-  if (c == 0xF4) return cont(i + 1, 0x80, 0x8F) && cont(i + 2) && cont(i + 3) ? 4 : 0;
+  for (const Utf8Lead& lead : kUtf8Leads) {
+    if (c < lead.lo || c > lead.hi) continue;
+    const unsigned second = byte(i + 1);
+    if (second < lead.second_lo || second > lead.second_hi) return 0;
+    for (std::size_t k = 2; k < lead.length; ++k) {
+      const unsigned b = byte(i + k);
+      if (b < 0x80 || b > 0xBF) return 0;
+    }
+    return lead.length;
+  }
   return 0;
 }
 
@@ -183,6 +197,34 @@ void check_flow_depth(const std::string& text, const std::string& name) {
 // (`|`, `>`) is skipped. Conservative: it can only count fewer levels than
 // yaml-cpp sees, never more, except for a plain scalar continued over more
 // than 64 ever deeper lines.
+// The levels a structural line opens: the deeper or equal indentations are
+// closed, its own is pushed, and one more per "- " entry marker ("- - x": one
+// level per dash); the markers are removed from `rest`.
+void push_line_levels(std::vector<std::size_t>& stack, std::size_t indent, std::string_view& rest) {
+  while (!stack.empty() && stack.back() >= indent) stack.pop_back();
+  stack.push_back(indent);
+  std::size_t col = indent;
+  while (rest.size() >= 2 && rest[0] == '-' && rest[1] == ' ') {
+    std::size_t skip = 2;
+    while (skip < rest.size() && rest[skip] == ' ') ++skip;
+    col += skip;
+    rest.remove_prefix(skip);
+    stack.push_back(col);
+  }
+}
+
+// A block scalar starts when the line ends in | or > (with chomping or
+// indentation indicators), a comment aside.
+bool starts_block_scalar(std::string_view rest) {
+  std::string_view body = rest;
+  const auto hash = body.find(" #");
+  if (hash != std::string_view::npos) body = body.substr(0, hash);
+  while (!body.empty() && (body.back() == ' ' || body.back() == '\t')) body.remove_suffix(1);
+  std::size_t k = body.size();
+  while (k > 0 && (body[k - 1] == '-' || body[k - 1] == '+' || (body[k - 1] >= '1' && body[k - 1] <= '9'))) --k;
+  return k > 0 && (body[k - 1] == '|' || body[k - 1] == '>') && (k == 1 || body[k - 2] == ' ' || body[k - 2] == ':');
+}
+
 void check_block_depth(const std::string& text, const std::string& name) {
   std::vector<std::size_t> stack;
   bool in_block_scalar = false;
@@ -198,34 +240,15 @@ void check_block_depth(const std::string& text, const std::string& name) {
     while (indent < l.size() && l[indent] == ' ') ++indent;
     std::string_view rest = l.substr(indent);
     const bool blank = rest.empty() || rest.front() == '#';
-    if (!blank && in_block_scalar && indent > block_parent) {
-      // inside a block scalar: text, not structure
-    } else if (!blank) {
+    // Inside a block scalar, deeper lines are text, not structure.
+    if (!blank && !(in_block_scalar && indent > block_parent)) {
       in_block_scalar = false;
-      while (!stack.empty() && stack.back() >= indent) stack.pop_back();
-      stack.push_back(indent);
-      std::size_t col = indent;
-      while (rest.size() >= 2 && rest[0] == '-' && rest[1] == ' ') {  // "- - x": one level per dash
-        std::size_t skip = 2;
-        while (skip < rest.size() && rest[skip] == ' ') ++skip;
-        col += skip;
-        rest.remove_prefix(skip);
-        stack.push_back(col);
-      }
+      push_line_levels(stack, indent, rest);
       if (stack.size() > static_cast<std::size_t>(kMaxFlowDepth))
         throw InputError(name, line, static_cast<int>(indent) + 1, "",
                          "lists and mappings nested more than " + std::to_string(kMaxFlowDepth) +
                              " levels deep; no gradwire file needs that (is this the right file?)");
-      // A block scalar starts when the line ends in | or > (with chomping or
-      // indentation indicators), a comment aside.
-      std::string_view body = rest;
-      const auto hash = body.find(" #");
-      if (hash != std::string_view::npos) body = body.substr(0, hash);
-      while (!body.empty() && (body.back() == ' ' || body.back() == '\t')) body.remove_suffix(1);
-      std::size_t k = body.size();
-      while (k > 0 && (body[k - 1] == '-' || body[k - 1] == '+' || (body[k - 1] >= '1' && body[k - 1] <= '9'))) --k;
-      if (k > 0 && (body[k - 1] == '|' || body[k - 1] == '>') &&
-          (k == 1 || body[k - 2] == ' ' || body[k - 2] == ':')) {
+      if (starts_block_scalar(rest)) {
         in_block_scalar = true;
         block_parent = indent;
       }

@@ -30,7 +30,7 @@ void schedule(const ScheduleInput& in, const EmitPhase& emit) {
 
 }  // namespace
 
-const AlgorithmDescriptor kDirectAllToAll{"direct", CollectiveOp::AllToAll, Algorithm::Direct,
+const AlgorithmDescriptor kDirectAllToAll{CollectiveOp::AllToAll, Algorithm::Direct,
                                           &schedule};
 
 }  // namespace gw::engine::detail

@@ -40,7 +40,7 @@ void schedule(const ScheduleInput& in, const EmitPhase& emit) {
 
 }  // namespace
 
-const AlgorithmDescriptor kHierarchicalAllReduce{"hierarchical", CollectiveOp::AllReduce,
+const AlgorithmDescriptor kHierarchicalAllReduce{CollectiveOp::AllReduce,
                                                  Algorithm::Hierarchical, &schedule};
 
 }  // namespace gw::engine::detail

@@ -39,7 +39,7 @@ void schedule(const ScheduleInput& in, const EmitPhase& emit) {
 
 }  // namespace
 
-const AlgorithmDescriptor kPipelineBroadcast{"ring", CollectiveOp::Broadcast, Algorithm::Ring,
+const AlgorithmDescriptor kPipelineBroadcast{CollectiveOp::Broadcast, Algorithm::Ring,
                                              &schedule};
 
 }  // namespace gw::engine::detail

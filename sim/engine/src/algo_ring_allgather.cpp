@@ -12,7 +12,7 @@ void schedule(const ScheduleInput& in, const EmitPhase& emit) {
 
 }  // namespace
 
-const AlgorithmDescriptor kRingAllGather{"ring", CollectiveOp::AllGather, Algorithm::Ring,
+const AlgorithmDescriptor kRingAllGather{CollectiveOp::AllGather, Algorithm::Ring,
                                          &schedule};
 
 }  // namespace gw::engine::detail

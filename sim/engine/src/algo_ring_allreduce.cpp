@@ -12,7 +12,7 @@ void schedule(const ScheduleInput& in, const EmitPhase& emit) {
 
 }  // namespace
 
-const AlgorithmDescriptor kRingAllReduce{"ring", CollectiveOp::AllReduce, Algorithm::Ring,
+const AlgorithmDescriptor kRingAllReduce{CollectiveOp::AllReduce, Algorithm::Ring,
                                          &schedule};
 
 }  // namespace gw::engine::detail

@@ -12,7 +12,7 @@ void schedule(const ScheduleInput& in, const EmitPhase& emit) {
 
 }  // namespace
 
-const AlgorithmDescriptor kRingReduceScatter{"ring", CollectiveOp::ReduceScatter,
+const AlgorithmDescriptor kRingReduceScatter{CollectiveOp::ReduceScatter,
                                              Algorithm::Ring, &schedule};
 
 }  // namespace gw::engine::detail

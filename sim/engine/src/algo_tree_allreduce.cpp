@@ -58,7 +58,7 @@ void schedule(const ScheduleInput& in, const EmitPhase& emit) {
 
 }  // namespace
 
-const AlgorithmDescriptor kTreeAllReduce{"tree", CollectiveOp::AllReduce, Algorithm::Tree,
+const AlgorithmDescriptor kTreeAllReduce{CollectiveOp::AllReduce, Algorithm::Tree,
                                          &schedule};
 
 }  // namespace gw::engine::detail

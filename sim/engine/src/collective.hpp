@@ -39,7 +39,6 @@ struct ScheduleInput {
 using EmitPhase = std::function<void(Phase&)>;
 
 struct AlgorithmDescriptor {
-  const char* name;
   CollectiveOp op;
   Algorithm algorithm;
   /// Emits the phases of one collective; throws std::invalid_argument when the

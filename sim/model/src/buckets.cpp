@@ -48,21 +48,4 @@ std::vector<double> backward_shares(const ModelDesc& model) {
   return share;
 }
 
-std::vector<double> bucket_ready_times(const std::vector<Bucket>& buckets,
-                                       const std::vector<double>& tensor_backward) {
-  std::vector<double> end(tensor_backward.size());
-  double t = 0;
-  for (std::size_t j = 0; j < tensor_backward.size(); ++j) {
-    t += tensor_backward[j];
-    end[j] = t;
-  }
-  std::vector<double> ready;
-  ready.reserve(buckets.size());
-  for (const auto& b : buckets) {
-    if (b.last_tensor >= end.size()) throw std::invalid_argument("bucket refers to a missing tensor");
-    ready.push_back(end[b.last_tensor]);
-  }
-  return ready;
-}
-
 }  // namespace gw

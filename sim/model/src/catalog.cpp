@@ -7,7 +7,9 @@
 #include <regex>
 #include <set>
 
+#include "gradwire/data_dir.hpp"
 #include "gradwire/scenario.hpp"
+#include "gradwire/yaml_reader.hpp"
 
 namespace gw {
 namespace {
@@ -118,7 +120,7 @@ Catalog load_catalog_file(const std::string& path) {
 
 std::string default_catalog_path() {
   if (const char* env = std::getenv("GRADWIRE_CATALOG"); env != nullptr && *env != '\0') return env;
-  return std::string(GW_SOURCE_DIR) + "/catalog/instances.yaml";
+  return data_dir() + "/catalog/instances.yaml";
 }
 
 const Catalog& default_catalog() {

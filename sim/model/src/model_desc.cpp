@@ -10,13 +10,10 @@
 #include <stdexcept>
 #include <system_error>
 
+#include "gradwire/data_dir.hpp"
 #include "gradwire/error.hpp"
 #include "gradwire/units.hpp"
 #include "gradwire/yaml_reader.hpp"
-
-#ifndef GW_SOURCE_DIR
-#define GW_SOURCE_DIR "."
-#endif
 
 namespace gw {
 namespace {
@@ -112,8 +109,17 @@ std::int64_t gradient_bytes(const ModelDesc& model) {
 
 namespace {
 
-// name, source, the free texts and sequence_length.
-void read_model_identity(const yaml::Node& root, ModelDesc& m) {
+/// The schema first, so a file of a later version gets a clear message
+/// rather than complaints about keys this version does not know; then the
+/// top-level keys, the name, the source and the sequence length.
+void read_header(const yaml::Node& root, ModelDesc& m) {
+  yaml::Node schema = root.required("schema");
+  if (std::string s = schema.as_string(); s != kModelSchema) {
+    schema.fail("unsupported schema \"" + s + "\" (this gradwire reads " + std::string(kModelSchema) + ")");
+  }
+  root.allow_keys({"schema", "name", "description", "source", "parameters", "parameters_source", "input",
+                   "sequence_length", "flops", "activation_bytes_per_sample", "activation_source", "tensors"});
+
   yaml::Node name = root.required("name");
   m.name = name.as_string();
   for (char c : m.name) {
@@ -128,56 +134,39 @@ void read_model_identity(const yaml::Node& root, ModelDesc& m) {
   if (auto s = root.optional("sequence_length")) m.sequence_length = s->as_int(1, kMaxSequence);
 }
 
-struct FlopSums {
+/// Sums over the tensors, checked against the stated totals.
+struct TensorSums {
+  std::int64_t numel = 0;
   double forward = 0, backward = 0;
 };
 
-// The tensors and `parameters`, which must be the sum of their numels.
-FlopSums read_tensors(const yaml::Node& root, ModelDesc& m) {
+TensorSums read_tensors(const yaml::Node& root, ModelDesc& m) {
   yaml::Node tensors = root.required("tensors");
   std::vector<yaml::Node> elems = tensors.elements();
   if (elems.empty()) tensors.fail("a model needs at least one tensor");
   std::map<std::string, int> seen;
-  std::int64_t numel_sum = 0;
-  FlopSums sums;
+  TensorSums sum;
   for (const auto& e : elems) {
     TensorDesc t = load_tensor(e, seen);
-    if (numel_sum > std::numeric_limits<std::int64_t>::max() - t.numel) e.fail("the parameter total overflows");
-    numel_sum += t.numel;
-    sums.forward += t.forward_flops_per_sample;
-    sums.backward += t.backward_flops_per_sample;
+    if (sum.numel > std::numeric_limits<std::int64_t>::max() - t.numel) e.fail("the parameter total overflows");
+    sum.numel += t.numel;
+    sum.forward += t.forward_flops_per_sample;
+    sum.backward += t.backward_flops_per_sample;
     m.tensors.push_back(std::move(t));
   }
+
   yaml::Node params = root.required("parameters");
   m.parameters = params.as_int(1, std::numeric_limits<std::int64_t>::max());
-  if (m.parameters != numel_sum) {
+  if (m.parameters != sum.numel) {
     params.fail("parameters " + std::to_string(m.parameters) + " differs from the sum of the tensor numels (" +
-                std::to_string(numel_sum) + ")");
+                std::to_string(sum.numel) + ")");
   }
-  return sums;
+  return sum;
 }
 
-// `flops`: per sample (checked against the tensors' sums) and per token.
-void read_model_flops(const yaml::Node& root, const FlopSums& sums, ModelDesc& m) {
-  yaml::Node fl = root.required("flops");
-  fl.allow_keys({"convention", "forward_per_sample", "backward_per_sample", "forward_per_token", "backward_per_token"});
-  if (auto c = fl.optional("convention")) c->as_string();
-  yaml::Node fwd = fl.required("forward_per_sample");
-  m.forward_flops_per_sample = flops(fwd, true);
-  if (!close(m.forward_flops_per_sample, sums.forward)) {
-    fwd.fail("forward_per_sample " + num(m.forward_flops_per_sample) +
-             " differs from the sum of the tensors' forward_flops (" + num(sums.forward) + ")");
-  }
-  if (auto bwd = fl.optional("backward_per_sample")) {
-    m.backward_flops_per_sample = flops(*bwd, true);
-    if (!close(m.backward_flops_per_sample, sums.backward)) {
-      bwd->fail("backward_per_sample " + num(m.backward_flops_per_sample) +
-                " differs from the sum of the tensors' backward FLOPs (" + num(sums.backward) +
-                "; a tensor without backward_flops counts 2 x forward_flops)");
-    }
-  } else {
-    m.backward_flops_per_sample = sums.backward;
-  }
+/// forward_per_token / backward_per_token: the per-sample figure over the
+/// sequence length.
+void check_per_token(const yaml::Node& fl, const ModelDesc& m) {
   struct PerToken {
     const char* key;
     double per_sample;
@@ -196,26 +185,39 @@ void read_model_flops(const yaml::Node& root, const FlopSums& sums, ModelDesc& m
   }
 }
 
+void read_flops(const yaml::Node& root, const TensorSums& sum, ModelDesc& m) {
+  yaml::Node fl = root.required("flops");
+  fl.allow_keys({"convention", "forward_per_sample", "backward_per_sample", "forward_per_token", "backward_per_token"});
+  if (auto c = fl.optional("convention")) c->as_string();
+  yaml::Node fwd = fl.required("forward_per_sample");
+  m.forward_flops_per_sample = flops(fwd, true);
+  if (!close(m.forward_flops_per_sample, sum.forward)) {
+    fwd.fail("forward_per_sample " + num(m.forward_flops_per_sample) +
+             " differs from the sum of the tensors' forward_flops (" + num(sum.forward) + ")");
+  }
+  if (auto bwd = fl.optional("backward_per_sample")) {
+    m.backward_flops_per_sample = flops(*bwd, true);
+    if (!close(m.backward_flops_per_sample, sum.backward)) {
+      bwd->fail("backward_per_sample " + num(m.backward_flops_per_sample) +
+                " differs from the sum of the tensors' backward FLOPs (" + num(sum.backward) +
+                "; a tensor without backward_flops counts 2 x forward_flops)");
+    }
+  } else {
+    m.backward_flops_per_sample = sum.backward;
+  }
+  check_per_token(fl, m);
+}
+
 }  // namespace
 
 ModelDesc load_model_file(const std::string& path) {
   yaml::Document doc = yaml::load_file(path);
   yaml::Node root = doc.root();
-
-  // The schema first, so a file of a later version gets a clear message
-  // rather than complaints about keys this version does not know.
-  yaml::Node schema = root.required("schema");
-  if (std::string s = schema.as_string(); s != kModelSchema) {
-    schema.fail("unsupported schema \"" + s + "\" (this gradwire reads " + std::string(kModelSchema) + ")");
-  }
-  root.allow_keys({"schema", "name", "description", "source", "parameters", "parameters_source", "input",
-                   "sequence_length", "flops", "activation_bytes_per_sample", "activation_source", "tensors"});
-
   ModelDesc m;
   m.path = path;
-  read_model_identity(root, m);
-  const FlopSums sums = read_tensors(root, m);
-  read_model_flops(root, sums, m);
+  read_header(root, m);
+  const TensorSums sum = read_tensors(root, m);
+  read_flops(root, sum, m);
 
   // Activation memory: plain bytes, or a size with its unit ("90MiB").
   yaml::Node act = root.required("activation_bytes_per_sample");
@@ -229,7 +231,7 @@ ModelDesc load_model_file(const std::string& path) {
 
 std::string default_models_dir() {
   if (const char* env = std::getenv("GRADWIRE_MODELS"); env != nullptr && *env != '\0') return env;
-  return std::string(GW_SOURCE_DIR) + "/models";
+  return data_dir() + "/models";
 }
 
 std::vector<std::string> list_models(const std::string& dir) {

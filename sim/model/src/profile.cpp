@@ -15,6 +15,7 @@
 #include <stdexcept>
 
 #include "gradwire/compressors.hpp"
+#include "gradwire/data_dir.hpp"
 #include "gradwire/fit.hpp"
 #include "gradwire/yaml_reader.hpp"
 
@@ -396,12 +397,6 @@ Profile load_profile_file(const std::string& path) {
   return read_profile(yaml::load_file(path));
 }
 
-std::string default_profiles_dir() {
-  auto env = split_dirs(std::getenv("GRADWIRE_PROFILES"));
-  if (!env.empty()) return env.front();
-  return std::string(GW_SOURCE_DIR) + "/calibrate/profiles";
-}
-
 // Looks like a calibration profile: its first lines name a profile schema
 // (not a model or catalog one). Keeps "available:" lists to real profiles.
 bool looks_like_profile(const fs::path& f) {
@@ -427,7 +422,7 @@ Profile load_profile(const std::string& name_or_path) {
                        (name_or_path.size() > 5 && name_or_path.compare(name_or_path.size() - 5, 5, ".yaml") == 0);
   if (is_path) return load_profile_file(name_or_path);
   std::vector<std::string> dirs = split_dirs(std::getenv("GRADWIRE_PROFILES"));
-  dirs.push_back(std::string(GW_SOURCE_DIR) + "/calibrate/profiles");
+  dirs.push_back(data_dir() + "/calibrate/profiles");
   std::set<std::string> available;
   for (const auto& d : dirs) {
     fs::path f = fs::path(d) / (name_or_path + ".yaml");

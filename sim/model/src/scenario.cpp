@@ -5,6 +5,7 @@
 
 #include "gradwire/catalog.hpp"
 #include "gradwire/compressors.hpp"
+#include "gradwire/scenario_yaml.hpp"
 
 namespace gw {
 namespace {

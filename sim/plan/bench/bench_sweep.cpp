@@ -1,7 +1,7 @@
 // Sweep throughput: a sweep of 1,000 configurations of a 64-GPU cluster
 // (8 x p4d.24xlarge: 8 compressors x 5 NIC bandwidths x 5 accumulation
 // steps x 5 bucket sizes), run in forked workers with the SimGrid replay
-// (each point its own simulation; the default where the replay is built) or
+// (each point its own simulation; the default) or
 // the closed-form evaluator, each record appended durably. Prints the figures
 // (goal: the whole sweep in at most 60 s on 2 cores).
 //
@@ -17,9 +17,7 @@
 
 #include "gradwire/options.hpp"
 #include "gradwire/plan/sweep.hpp"
-#ifdef GW_BENCH_HAVE_REPLAY
 #include "gradwire/replay.hpp"
-#endif
 
 namespace {
 
@@ -43,15 +41,10 @@ std::string sweep_text(const std::string& model) {
 /// The evaluator named `name`; false (after saying why) when there is none.
 bool pick_evaluator(const std::string& name, gw::plan::Evaluator& evaluate) {
   if (name == "simulation") {
-#ifdef GW_BENCH_HAVE_REPLAY
     evaluate = [](const gw::Scenario& s, const gw::ModelDesc& m, const gw::Profile& p) {
       return gw::simulate_iteration(s, m, p);
     };
     return true;
-#else
-    std::fprintf(stderr, "bench_sweep: the replay is not built here; use --evaluator closed-form\n");
-    return false;
-#endif
   }
   if (name != "closed-form") {
     std::fprintf(stderr, "bench_sweep: unknown evaluator %s\n", name.c_str());
@@ -85,11 +78,7 @@ void print_figures(const std::string& evaluator, const std::string& model, int j
 int main(int argc, char** argv) {
   int jobs = 2;
   std::string model = "bert-base";
-#ifdef GW_BENCH_HAVE_REPLAY
   std::string evaluator = "simulation";
-#else
-  std::string evaluator = "closed-form";
-#endif
   namespace po = boost::program_options;
   po::options_description opts("usage: bench_sweep [-j N] [--model NAME] [--evaluator simulation|closed-form]");
   opts.add_options()("help,h", "this help")("jobs,j", po::value<int>(&jobs)->default_value(jobs),

@@ -16,6 +16,7 @@
 #include "gradwire/model_desc.hpp"
 #include "gradwire/profile.hpp"
 #include "gradwire/scenario_refs.hpp"
+#include "gradwire/scenario_yaml.hpp"
 #include "gradwire/units.hpp"
 #include "gradwire/yaml_reader.hpp"
 

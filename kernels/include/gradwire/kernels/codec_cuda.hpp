@@ -16,7 +16,7 @@ namespace gw::kernels {
 /// count of 0 means "no GPU"; `why` (if given) receives the reason.
 bool cuda_device_available(std::string* why = nullptr);
 
-/// Factory signature of one CUDA codec (registered in kernels/cuda/registry.cu).
+/// Factory signature of one CUDA codec (registered in kernels/cuda/registry.cpp).
 using CudaCodecFactory = std::unique_ptr<Codec> (*)(std::size_t n, const CodecConfig& cfg,
                                                      cudaStream_t stream);
 

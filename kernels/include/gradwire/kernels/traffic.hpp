@@ -1,6 +1,6 @@
 // Minimal device-memory traffic (bytes read + written) and wire sizes of
-// K1's codecs, shared by the CPU and CUDA Codec classes so both report the
-// same numbers.
+// the elementwise codecs (cast, int8, sign, randomk), shared by the CPU and
+// CUDA Codec classes so both report the same numbers.
 #pragma once
 
 #include <cstddef>

@@ -34,9 +34,4 @@ std::vector<Bucket> assign_buckets(const ModelDesc& model, double element_bytes,
 /// the model gives no backward FLOPs). Sums to 1.
 std::vector<double> backward_shares(const ModelDesc& model);
 
-/// Time (from the start of the backward pass) at which each bucket is ready,
-/// given the per-tensor backward times (same order as the tensors).
-std::vector<double> bucket_ready_times(const std::vector<Bucket>& buckets,
-                                       const std::vector<double>& tensor_backward);
-
 }  // namespace gw

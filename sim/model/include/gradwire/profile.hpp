@@ -108,8 +108,5 @@ Profile load_profile(const std::string& name_or_path);
 Profile load_profile_file(const std::string& path);
 /// Serializes a profile to YAML text (schema gradwire-profile/1).
 std::string profile_to_yaml(const Profile& p);
-/// The bundled profiles directory (GW_SOURCE_DIR/calibrate/profiles unless
-/// GRADWIRE_PROFILES is set).
-std::string default_profiles_dir();
 
 }  // namespace gw

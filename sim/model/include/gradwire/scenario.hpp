@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "gradwire/yaml_reader.hpp"
+#include "gradwire/error.hpp"  // gw::InputError, thrown by the loaders
 
 namespace gw {
 
@@ -162,12 +162,7 @@ ClusterSpec resolve_cluster(const Scenario& scenario, const Profile& profile);
 
 /// Loads and validates a scenario file. Throws gw::InputError.
 Scenario load_scenario(const std::string& path);
-/// Validates an already loaded document (used by sweeps after substitution).
-Scenario parse_scenario(const yaml::Document& doc);
-
-/// Section parsers (one per part of the schema).
-ClusterSpec parse_cluster(const yaml::Node& node);
-WorkloadSpec parse_workload(const yaml::Node& node);
-TrainingSpec parse_training(const yaml::Node& node);
+/// parse_scenario (an already loaded YAML document) and the section parsers
+/// are in gradwire/scenario_yaml.hpp, which brings in yaml-cpp.
 
 }  // namespace gw

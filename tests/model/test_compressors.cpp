@@ -11,6 +11,7 @@
 #include "gradwire/compressors.hpp"
 #include "gradwire/error.hpp"
 #include "gradwire/scenario.hpp"
+#include "gradwire/scenario_yaml.hpp"
 
 namespace {
 

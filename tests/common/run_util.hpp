@@ -1,6 +1,8 @@
-// Running the real gradwire binary from the hardening tests: fork/exec with
-// separate stdout and stderr, a wall-clock limit, optional resource limits,
-// and a way to signal a run in flight.
+// Running a real executable (gradwire, gradwire-calibrate) from the tests,
+// the one helper every test area uses: run() forks and execs with separate
+// stdout and stderr, a wall-clock limit, optional resource limits and a way
+// to signal a run in flight; run_command() runs a shell command line and
+// captures its stdout (append " 2>&1" for stderr too).
 #pragma once
 
 #include <fcntl.h>
@@ -10,7 +12,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <array>
 #include <cerrno>
+#include <cstdio>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -108,6 +112,24 @@ inline RunResult run(const std::vector<std::string>& args, const RunOptions& o =
   return r;
 }
 
+struct CommandResult {
+  int exit_code = -1;   ///< exit status, or -1 when it did not exit normally
+  std::string out;      ///< what the command wrote on stdout
+};
+
+/// Runs `command` with /bin/sh and captures its stdout.
+inline CommandResult run_command(const std::string& command) {
+  CommandResult r;
+  FILE* f = ::popen(command.c_str(), "r");
+  if (f == nullptr) return r;
+  std::array<char, 4096> buf{};
+  std::size_t n;
+  while ((n = std::fread(buf.data(), 1, buf.size(), f)) > 0) r.out.append(buf.data(), n);
+  const int status = ::pclose(f);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
 /// True when the text shows a crash rather than a clean refusal.
 inline bool looks_like_crash(const std::string& text) {
   for (const char* bad : {"terminate called", "terminate", "Aborted", "Segmentation fault", "core dumped",
@@ -118,6 +140,7 @@ inline bool looks_like_crash(const std::string& text) {
   return false;
 }
 
+#ifdef GW_HARDENING_SCRATCH
 /// A fresh, empty directory for one test (removed first if it exists).
 inline std::filesystem::path scratch_dir(const std::string& name) {
   const auto dir = std::filesystem::path(GW_HARDENING_SCRATCH) / name;
@@ -125,5 +148,6 @@ inline std::filesystem::path scratch_dir(const std::string& name) {
   std::filesystem::create_directories(dir);
   return dir;
 }
+#endif
 
 }  // namespace gw::test

@@ -8,8 +8,10 @@
 #include <sstream>
 
 #include "gradwire/catalog.hpp"
+#include "gradwire/data_dir.hpp"
 #include "gradwire/error.hpp"
 #include "gradwire/profile.hpp"
+#include "gradwire/scenario_yaml.hpp"
 
 namespace gw {
 namespace {
@@ -25,7 +27,7 @@ TEST(Catalog, BundledCatalogHasTheRequiredInstancesWithProfiles) {
                            "ND96isr_H100_v5"}) {
     const InstanceType* t = c.find(name);
     ASSERT_NE(t, nullptr) << name;
-    EXPECT_TRUE(fs::exists(default_profiles_dir() + "/" + t->gpu + ".yaml")) << name << " -> " << t->gpu;
+    EXPECT_TRUE(fs::exists(data_dir() + "/calibrate/profiles/" + t->gpu + ".yaml")) << name << " -> " << t->gpu;
     EXPECT_GT(t->on_demand, 0);
     if (t->spot) {
       EXPECT_LT(*t->spot, t->on_demand);

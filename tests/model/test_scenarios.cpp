@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "gradwire/scenario.hpp"
+#include "run_util.hpp"
 
 namespace fs = std::filesystem;
 
@@ -51,13 +52,8 @@ std::vector<fs::path> bad_files() {
 }
 
 std::pair<int, std::string> run_capture(const std::string& cmd) {
-  std::array<char, 4096> buf{};
-  std::string out;
-  FILE* f = popen((cmd + " 2>&1").c_str(), "r");
-  if (!f) return {-1, ""};
-  while (fgets(buf.data(), static_cast<int>(buf.size()), f)) out += buf.data();
-  int status = pclose(f);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+  auto r = gw::test::run_command(cmd + " 2>&1");
+  return {r.exit_code, std::move(r.out)};
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "gradwire/buckets.hpp"
 #include "gradwire/iteration_model.hpp"
 #include "gradwire/model_desc.hpp"
 #include "gradwire/scenario.hpp"
@@ -59,6 +60,22 @@ inline DeviceCosts costs(double codec_ns = 1.0) {
     return elements * codec_ns * 1e-9 * (encode ? 1.0 : 0.5);
   };
   return c;
+}
+
+/// Time (from the start of the backward pass) at which each bucket is ready:
+/// the end of the backward of its last tensor, given the per-tensor backward
+/// times (the reference the replay's bucket pipeline is checked against).
+inline std::vector<double> bucket_ready_times(const std::vector<Bucket>& buckets,
+                                              const std::vector<double>& tensor_backward) {
+  std::vector<double> end(tensor_backward.size());
+  double t = 0;
+  for (std::size_t j = 0; j < tensor_backward.size(); ++j) {
+    t += tensor_backward[j];
+    end[j] = t;
+  }
+  std::vector<double> ready;
+  for (const auto& b : buckets) ready.push_back(end.at(b.last_tensor));
+  return ready;
 }
 
 }  // namespace gw::test

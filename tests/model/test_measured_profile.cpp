@@ -5,6 +5,7 @@
 
 #include <filesystem>
 
+#include "gradwire/data_dir.hpp"
 #include "gradwire/fit.hpp"
 #include "gradwire/profile.hpp"
 
@@ -14,7 +15,7 @@ namespace {
 
 std::vector<gw::Profile> measured_profiles() {
   std::vector<gw::Profile> out;
-  for (const auto& e : fs::directory_iterator(gw::default_profiles_dir())) {
+  for (const auto& e : fs::directory_iterator(gw::data_dir() + "/calibrate/profiles")) {
     if (e.path().extension() != ".yaml") continue;
     gw::Profile p = gw::load_profile_file(e.path().string());
     if (p.source == "measured") out.push_back(std::move(p));

@@ -1,13 +1,12 @@
 // The CUDA codec table: name -> factory, in the same order and spelling as
 // kernels/cpu/registry.cpp. To add a codec, include its factory declaration
-// and add one line (topk/powersgd are added by their authors).
+// (codec_factories.hpp) and add one line.
 #include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "codecs_cuda.hpp"
-#include "topk_powersgd_codecs.hpp"
+#include "codec_factories.hpp"
 #include "gradwire/kernels/codec_cuda.hpp"
 
 namespace gw::kernels {

@@ -57,7 +57,7 @@ TEST(Buckets, ReadyWhenLastTensorIsAndBackwardSplitByFlops) {
   ASSERT_EQ(shares.size(), 5u);
   EXPECT_DOUBLE_EQ(shares[3], 4.0 / 11.0);
   const auto b = assign_buckets(m, 4, 1024.0 * 1024, 25.0 * 1024 * 1024);
-  const auto ready = bucket_ready_times(b, {1, 2, 3, 4, 5});
+  const auto ready = test::bucket_ready_times(b, {1, 2, 3, 4, 5});
   EXPECT_EQ(ready, (std::vector<double>{3, 10, 15}));
 }
 

@@ -1,0 +1,24 @@
+// Where the bundled data lives: the model zoo (models/), the calibration
+// profiles (calibrate/profiles/) and the instance catalog (catalog/).
+// Resolved at run time, nothing is compiled in (README.md, "Data files").
+#pragma once
+
+#include <string>
+
+namespace gw {
+
+/// The data root, the directory holding models/, calibrate/profiles/ and
+/// catalog/. In order:
+///   1. the environment variable GRADWIRE_DATA_DIR, when set and not empty;
+///   2. share/gradwire in the parent of the executable's directory (found
+///      through /proc/self/exe) or in one of the two directories above that
+///      one: <prefix>/bin/gradwire finds
+///      <prefix>/share/gradwire; the build tree's share/gradwire is a link
+///      to the source tree, made by CMake, so build/bin/gradwire and the test
+///      executables under build/tests/<area>/ find the sources;
+///   3. "." (the current directory).
+/// Symbolic links are resolved, so in the build tree the answer is the
+/// source directory itself. Computed once per process.
+const std::string& data_dir();
+
+}  // namespace gw

@@ -1,0 +1,144 @@
+// The real `gradwire sweep`: -j 1 / -j 2, shards + merge, SIGTERM and SIGKILL
+// midway followed by a resume (a separate executable, test_sweep_cli, so
+// that test_plan does not need the gradwire binary).
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "gradwire/atomic_file.hpp"
+#include "run_util.hpp"
+#include "sweep_test_util.hpp"
+
+namespace gw::plan {
+namespace {
+
+// --- The real CLI --------------------------------------------------------------
+
+/// The exit status of the command, 128 + the signal when one killed it.
+int run(const std::vector<std::string>& args) {
+  const auto r = gw::test::run(args);
+  return r.signal != 0 ? 128 + r.signal : r.exit_code;
+}
+
+std::size_t count_lines(const std::string& path) {
+  std::ifstream in(path);
+  std::size_t n = 0;
+  std::string l;
+  while (std::getline(in, l)) ++n;
+  return n;
+}
+
+/// A sweep of 3 x 8 x 5 x 5 = 600 points.
+std::string big_sweep() {
+  return "name: big\n"
+         "base:\n"
+         "  cluster: {instance: p4d.24xlarge, nodes: 2}\n"
+         "  workload: {model: resnet50, micro_batch: 32}\n"
+         "  training: {samples: 1000000}\n"
+         "axes:\n"
+         "  cluster.nodes: [1, 2, 4]\n"
+         "  workload.compression: [{kind: none}, {kind: fp16}, {kind: int8}, {kind: sign}, {kind: topk, ratio: 0.01},\n"
+         "                         {kind: randomk, ratio: 0.01}, {kind: powersgd, rank: 1}, {kind: powersgd, rank: 4}]\n"
+         "  cluster.nics.bandwidth: [1Gbps, 10Gbps, 25Gbps, 100Gbps, 400Gbps]\n"
+         "  workload.accumulation: [1, 2, 4, 8, 16]\n";
+}
+
+TEST(SweepCli, OneAndTwoJobsAndMergedShardsGiveTheSameFile) {
+  TempDir d;
+  const std::string sweep = d.file("small.yaml", kSmall);
+  const std::string bin = GW_GRADWIRE_BIN;
+  ASSERT_EQ(run({bin, "sweep", sweep, "-j", "1", "--out", d.file("j1.jsonl")}), 0);
+  ASSERT_EQ(run({bin, "sweep", sweep, "-j", "2", "--out", d.file("j2.jsonl")}), 0);
+  const std::string j1 = read_file(d.file("j1.jsonl"));
+  EXPECT_EQ(count_lines(d.file("j1.jsonl")), 12u);
+  EXPECT_EQ(j1, read_file(d.file("j2.jsonl")));
+  for (int i = 0; i < 3; ++i)
+    ASSERT_EQ(run({bin, "sweep", sweep, "-j", "2", "--shard", std::to_string(i) + "/3", "--out",
+                   d.file("s" + std::to_string(i) + ".jsonl")}),
+              0);
+  EXPECT_EQ(count_lines(d.file("s1.jsonl")), 4u);
+  ASSERT_EQ(run({bin, "merge", d.file("merged.jsonl"), d.file("s2.jsonl"), d.file("s0.jsonl"), d.file("s1.jsonl")}), 0);
+  EXPECT_EQ(read_file(d.file("merged.jsonl")), j1);
+  // A rerun on a complete file runs nothing and leaves it as it was.
+  ASSERT_EQ(run({bin, "sweep", sweep, "-j", "2", "--out", d.file("j1.jsonl")}), 0);
+  EXPECT_EQ(read_file(d.file("j1.jsonl")), j1);
+  // Results of another sweep are refused (exit 2), not mixed.
+  std::string other = kSmall;
+  other.replace(other.find("[1, 2, 4]"), 9, "[1, 2, 8]");
+  EXPECT_EQ(run({bin, "sweep", d.file("other.yaml", other), "--out", d.file("j1.jsonl")}), 2);
+}
+
+/// Not gw::test::run: the test reads the progress lines itself, slowly.
+/// Starts `gradwire sweep --progress lines` with a small stderr pipe that the
+/// test reads slowly, so the sweep cannot run far ahead; sends `sig` after
+/// `after` finished points. Returns the exit status.
+int interrupt_after(const std::string& sweep, const std::string& out, int after, int sig) {
+  int fds[2];
+  if (::pipe(fds) != 0) return -1;
+  ::fcntl(fds[0], F_SETPIPE_SZ, 4096);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::dup2(fds[1], 2);
+    ::close(fds[0]);
+    ::close(fds[1]);
+    const std::string bin = GW_GRADWIRE_BIN;
+    ::execl(bin.c_str(), bin.c_str(), "sweep", sweep.c_str(), "-j", "2", "--progress", "lines", "--out", out.c_str(),
+            static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  ::close(fds[1]);
+  int lines = 0;
+  char c;
+  while (lines < after && ::read(fds[0], &c, 1) == 1)
+    if (c == '\n') ++lines;
+  ::kill(pid, sig);
+  // Drain until the child exits so that it never blocks on a full pipe.
+  char buf[4096];
+  while (::read(fds[0], buf, sizeof buf) > 0) {
+  }
+  ::close(fds[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+TEST(SweepCli, KilledMidwayThenResumedEqualsAnUninterruptedRun) {
+  TempDir d;
+  const std::string sweep = d.file("big.yaml", big_sweep());
+  const std::string bin = GW_GRADWIRE_BIN;
+  ASSERT_EQ(run({bin, "sweep", sweep, "-j", "2", "--out", d.file("ref.jsonl")}), 0);
+  const std::string ref = read_file(d.file("ref.jsonl"));
+  ASSERT_EQ(count_lines(d.file("ref.jsonl")), 600u);
+
+  // SIGTERM: a clean stop with exit 130, the finished points kept.
+  const std::string term = d.file("term.jsonl");
+  EXPECT_EQ(interrupt_after(sweep, term, 40, SIGTERM), 130);
+  const std::size_t kept = count_lines(term);
+  EXPECT_GE(kept, 40u);
+  EXPECT_LT(kept, 600u);
+  ASSERT_EQ(run({bin, "sweep", sweep, "-j", "2", "--out", term}), 0);
+  EXPECT_EQ(read_file(term), ref);
+
+  // SIGKILL, then a torn final record as a crash during the append leaves it.
+  const std::string killed = d.file("kill.jsonl");
+  EXPECT_EQ(interrupt_after(sweep, killed, 60, SIGKILL), 128 + SIGKILL);
+  const std::size_t survived = count_lines(killed);
+  EXPECT_GE(survived, 60u);
+  EXPECT_LT(survived, 600u);
+  {
+    std::ofstream torn(killed, std::ios::app);
+    torn << "{\"index\":599,\"of\":600,\"sweep\":\"tr";
+  }
+  ASSERT_EQ(run({bin, "sweep", sweep, "-j", "1", "--out", killed}), 0);
+  EXPECT_EQ(read_file(killed), ref);
+}
+
+}  // namespace
+}  // namespace gw::plan
