@@ -1,11 +1,7 @@
-// gradwire collective: simulate one collective over a doubling size sweep on a
-// scenario's cluster and print it as nccl-tests does (size, count, type, time,
-// algbw, busbw).
-//
-// All sizes run in ONE child process on ONE simulation, back to back: each
-// collective waits for its last flow, so the next starts on an idle network and
-// its time is the clock difference. (SimGrid allows one engine per process; a
-// child per size would rebuild the platform for every row.)
+// gradwire collective: simulate one collective over a size sweep on a
+// scenario's cluster (engine::collective_times: every size back to back in one
+// simulation) and print it as nccl-tests does (size, count, type, time, algbw,
+// busbw).
 #include <boost/program_options.hpp>
 #include <iomanip>
 #include <iostream>
@@ -217,39 +213,6 @@ Scenario load_cluster_scenario(const std::string& path) {
   return scenario;
 }
 
-// Every size back to back in one simulation (one child): the times.
-std::vector<double> simulate(const Scenario& scenario, const engine::CollectiveRequest& base,
-                             const std::vector<double>& sizes, const std::string& path) {
-  const std::string out = engine::run_in_child([&] {
-    engine::Simulation sim(scenario.cluster);
-    std::vector<double> times;
-    std::string error;
-    sim.add_actor("collective", 0, [&] {
-      try {
-        for (double s : sizes) {
-          auto req = base;
-          req.bytes = s;
-          times.push_back(sim.run_collective(req));
-        }
-      } catch (const std::invalid_argument& e) {
-        error = e.what();
-      }
-    });
-    sim.run();
-    if (!error.empty()) throw InputError(path, 0, 0, "collective", error);
-    std::ostringstream s;
-    s.precision(17);
-    for (double t : times) s << t << ' ';
-    return s.str();
-  });
-  std::istringstream in(out);
-  std::vector<double> times(sizes.size());
-  for (double& t : times) {
-    if (!(in >> t)) throw std::runtime_error("collective: missing simulated time");
-  }
-  return times;
-}
-
 void print(Printer& printer, const Meta& meta, CollectiveOp op, const std::vector<double>& sizes,
            const std::vector<double>& times) {
   const double factor = bus_bandwidth_factor(op, meta.gpus);
@@ -307,7 +270,7 @@ int cmd_collective(int argc, char** argv) {
 
   engine::enable_progress("gradwire collective: simulating " + std::to_string(gpus) +
                           " GPUs");  // stderr, once the run takes long
-  const std::vector<double> times = simulate(scenario, base, sizes, path);
+  const std::vector<double> times = engine::collective_times(scenario.cluster, base, sizes, path);
   const Meta meta{path, to_string(base.op), engine::to_string(base.algorithm), gran, gpus};
   print(*printer, meta, base.op, sizes, times);
   return kExitOk;

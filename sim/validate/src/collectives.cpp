@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "gradwire/collective_model.hpp"
+#include "gradwire/collectives.hpp"
 #include "gradwire/engine.hpp"
 #include "gradwire/error.hpp"
 #include "gradwire/fit.hpp"
@@ -30,17 +30,6 @@ PublishedPoint read_point(const yaml::Node& n, double unit) {
   p.busbw = e[1].as_double(0, 1e5) * unit;
   if (e.size() == 3) p.time = e[2].as_double(0, 1e9) * 1e-6;
   return p;
-}
-
-double busbw_factor(engine::CollectiveOp op, int n) {
-  switch (op) {
-    case engine::CollectiveOp::AllReduce: return collective::allreduce_busbw_factor(n);
-    case engine::CollectiveOp::AllGather: return collective::allgather_busbw_factor(n);
-    case engine::CollectiveOp::ReduceScatter: return collective::reducescatter_busbw_factor(n);
-    case engine::CollectiveOp::Broadcast: return collective::broadcast_busbw_factor(n);
-    case engine::CollectiveOp::AllToAll: return collective::alltoall_busbw_factor(n);
-  }
-  return 1.0;
 }
 
 std::string percent(const std::optional<double>& x) {
@@ -84,7 +73,7 @@ CollectiveCase load_collective_case(const std::string& path) {
   const auto cluster = root.required("cluster");
   c.cluster_file = (fs::path(path).parent_path() / cluster.as_name()).lexically_normal().string();
   const auto op = root.required("op");
-  c.op = op.as_enum({"allreduce", "allgather", "reducescatter", "broadcast", "alltoall"});
+  c.op = op.as_enum(collective_op_names());
   c.algorithm = root.required("algorithm").as_enum({"ring", "tree", "hierarchical", "direct"});
   if (auto a = root.optional("published_algorithm")) c.published_algorithm = a->as_name();
   if (auto g = root.optional("gap")) c.gap = g->as_string();
@@ -116,7 +105,7 @@ CaseResult score_case(const CollectiveCase& c, int gpus, const std::vector<doubl
   CaseResult r;
   r.c = c;
   r.gpus = gpus;
-  const double factor = busbw_factor(engine::parse_op(c.op), gpus);
+  const double factor = bus_bandwidth_factor(parse_collective_op(c.op), gpus);
   std::vector<double> small, large;
   for (std::size_t i = 0; i < c.points.size(); ++i) {
     PointResult p;
@@ -145,7 +134,7 @@ CaseResult run_case(const CollectiveCase& c) {
     throw InputError(c.cluster_file, 0, 0, "cluster.intra_node",
                      "a validation cluster states its intra-node link (as published)");
   engine::CollectiveRequest req;
-  req.op = engine::parse_op(c.op);
+  req.op = parse_collective_op(c.op);
   req.algorithm = engine::parse_algorithm(c.algorithm);
   std::vector<double> sizes;
   for (const auto& p : c.points) sizes.push_back(p.bytes);
