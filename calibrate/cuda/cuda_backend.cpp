@@ -19,8 +19,8 @@
 
 #include "nccl_check.hpp"
 #include "gradwire/cuda/event_timer.hpp"
-#include "gradwire/calibrate.hpp"
-#include "gradwire/compressors.hpp"
+#include "gradwire/calibrate/calibrate.hpp"
+#include "gradwire/model/compressors.hpp"
 #include "nccl_launch.hpp"
 #include "gradwire/calibrate/random_input.hpp"
 #include "gradwire/kernels/codec.hpp"

@@ -25,9 +25,9 @@
 
 #include "nccl_check.hpp"
 #include "gradwire/cuda/event_timer.hpp"
-#include "gradwire/calibrate.hpp"
+#include "gradwire/calibrate/calibrate.hpp"
 #include "gradwire/calibrate/ranks.hpp"
-#include "gradwire/fit.hpp"
+#include "gradwire/model/fit.hpp"
 #include "nccl_launch.hpp"
 
 namespace gw::calibrate {

@@ -8,7 +8,7 @@
 
 #include <cstddef>
 
-#include "gradwire/collectives.hpp"
+#include "gradwire/model/collectives.hpp"
 
 namespace gw::calibrate::detail {
 

@@ -9,12 +9,12 @@
 #include <iostream>
 #include <sstream>
 
-#include "gradwire/atomic_file.hpp"
-#include "gradwire/calibrate.hpp"
+#include "gradwire/core/atomic_file.hpp"
+#include "gradwire/calibrate/calibrate.hpp"
 #include "gradwire/calibrate/ranks.hpp"
-#include "gradwire/compressors.hpp"
-#include "gradwire/error.hpp"
-#include "gradwire/options.hpp"
+#include "gradwire/model/compressors.hpp"
+#include "gradwire/core/error.hpp"
+#include "gradwire/core/options.hpp"
 
 namespace gw::calibrate {
 namespace {

@@ -9,7 +9,7 @@
 #include <stdexcept>
 #include <thread>
 
-#include "gradwire/calibrate.hpp"
+#include "gradwire/calibrate/calibrate.hpp"
 #include "gradwire/calibrate/random_input.hpp"
 #include "gradwire/kernels/codec.hpp"
 

@@ -1,5 +1,5 @@
 // make_cuda_backend in builds without CUDA.
-#include "gradwire/calibrate.hpp"
+#include "gradwire/calibrate/calibrate.hpp"
 
 namespace gw::calibrate {
 

@@ -1,6 +1,6 @@
 // The MPI path in builds without it (MPI not found at configure time, or no
 // CUDA): `--mpi` is refused with a plain message (cli.cpp, exit 2).
-#include "gradwire/calibrate.hpp"
+#include "gradwire/calibrate/calibrate.hpp"
 
 namespace gw::calibrate {
 

@@ -13,11 +13,11 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "gradwire/calibrate.hpp"
-#include "gradwire/compressors.hpp"
-#include "gradwire/fit.hpp"
-#include "gradwire/model_desc.hpp"
-#include "gradwire/units.hpp"
+#include "gradwire/calibrate/calibrate.hpp"
+#include "gradwire/model/compressors.hpp"
+#include "gradwire/model/fit.hpp"
+#include "gradwire/model/model_desc.hpp"
+#include "gradwire/core/units.hpp"
 
 namespace gw::calibrate {
 namespace {

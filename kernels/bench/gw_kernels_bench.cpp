@@ -36,9 +36,9 @@
 #include "gradwire/cuda/event_timer.hpp"
 #include "reference_choice.hpp"
 #include "traffic_reference.hpp"
-#include "gradwire/atomic_file.hpp"
-#include "gradwire/error.hpp"
-#include "gradwire/options.hpp"
+#include "gradwire/core/atomic_file.hpp"
+#include "gradwire/core/error.hpp"
+#include "gradwire/core/options.hpp"
 #include "gradwire/kernels/codec_cuda.hpp"
 #include "gradwire/kernels/counter_rng.hpp"
 

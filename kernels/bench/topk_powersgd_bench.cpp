@@ -27,8 +27,8 @@
 
 #include "gradwire/cuda/check.hpp"
 #include "gradwire/cuda/event_timer.hpp"
-#include "gradwire/atomic_file.hpp"
-#include "gradwire/options.hpp"
+#include "gradwire/core/atomic_file.hpp"
+#include "gradwire/core/options.hpp"
 #include "gradwire/kernels/powersgd.hpp"
 #include "gradwire/kernels/powersgd_cuda.hpp"
 #include "gradwire/kernels/topk.hpp"

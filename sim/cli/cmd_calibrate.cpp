@@ -1,6 +1,6 @@
 // `gradwire calibrate`: the calibrator (calibrate/), same options as gradwire-calibrate.
 #include "commands.hpp"
-#include "gradwire/calibrate.hpp"
+#include "gradwire/calibrate/calibrate.hpp"
 
 namespace gw::cli {
 

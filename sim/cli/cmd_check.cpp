@@ -13,15 +13,15 @@
 #include <vector>
 
 #include "commands.hpp"
-#include "gradwire/catalog.hpp"
-#include "gradwire/error.hpp"
-#include "gradwire/model_desc.hpp"
-#include "gradwire/options.hpp"
+#include "gradwire/model/catalog.hpp"
+#include "gradwire/core/error.hpp"
+#include "gradwire/model/model_desc.hpp"
+#include "gradwire/core/options.hpp"
 #include "gradwire/plan/sweep_spec.hpp"
-#include "gradwire/profile.hpp"
-#include "gradwire/scenario.hpp"
-#include "gradwire/scenario_refs.hpp"
-#include "gradwire/yaml_reader.hpp"
+#include "gradwire/model/profile.hpp"
+#include "gradwire/model/scenario.hpp"
+#include "gradwire/model/scenario_refs.hpp"
+#include "gradwire/core/yaml_reader.hpp"
 
 namespace po = boost::program_options;
 

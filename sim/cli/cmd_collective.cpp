@@ -13,13 +13,13 @@
 #include <vector>
 
 #include "commands.hpp"
-#include "gradwire/collectives.hpp"
-#include "gradwire/engine.hpp"
-#include "gradwire/error.hpp"
-#include "gradwire/options.hpp"
-#include "gradwire/profile.hpp"
-#include "gradwire/scenario.hpp"
-#include "gradwire/units.hpp"
+#include "gradwire/model/collectives.hpp"
+#include "gradwire/engine/engine.hpp"
+#include "gradwire/core/error.hpp"
+#include "gradwire/core/options.hpp"
+#include "gradwire/model/profile.hpp"
+#include "gradwire/model/scenario.hpp"
+#include "gradwire/core/units.hpp"
 
 namespace po = boost::program_options;
 
@@ -152,7 +152,7 @@ std::unique_ptr<Printer> make_printer(const std::string& format) {
   throw std::invalid_argument("--format must be table, csv or json, not '" + format + "'");
 }
 
-// The --sizes grammar of gradwire/units.hpp (bytes, nccl-tests sizes).
+// The --sizes grammar of gradwire/core/units.hpp (bytes, nccl-tests sizes).
 std::vector<double> parse_sizes(const std::string& text) {
   std::string why;
   const auto sizes = units::parse_size_range(text, &why);

@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "commands.hpp"
-#include "gradwire/error.hpp"
-#include "gradwire/options.hpp"
+#include "gradwire/core/error.hpp"
+#include "gradwire/core/options.hpp"
 #include "gradwire/plan/sweep.hpp"
 
 namespace po = boost::program_options;

@@ -9,8 +9,8 @@
 #include <string>
 
 #include "commands.hpp"
-#include "gradwire/error.hpp"
-#include "gradwire/options.hpp"
+#include "gradwire/core/error.hpp"
+#include "gradwire/core/options.hpp"
 #include "gradwire/plan/plan_file.hpp"
 #include "gradwire/plan/planner.hpp"
 

@@ -5,8 +5,8 @@
 #include <string>
 
 #include "commands.hpp"
-#include "gradwire/error.hpp"
-#include "gradwire/options.hpp"
+#include "gradwire/core/error.hpp"
+#include "gradwire/core/options.hpp"
 #include "gradwire/plan/report.hpp"
 
 namespace po = boost::program_options;

@@ -9,16 +9,16 @@
 #include <string>
 
 #include "commands.hpp"
-#include "gradwire/atomic_file.hpp"
-#include "gradwire/engine.hpp"
-#include "gradwire/error.hpp"
-#include "gradwire/model_desc.hpp"
-#include "gradwire/options.hpp"
-#include "gradwire/profile.hpp"
-#include "gradwire/replay.hpp"
-#include "gradwire/report.hpp"
-#include "gradwire/scenario.hpp"
-#include "gradwire/scenario_refs.hpp"
+#include "gradwire/core/atomic_file.hpp"
+#include "gradwire/engine/engine.hpp"
+#include "gradwire/core/error.hpp"
+#include "gradwire/model/model_desc.hpp"
+#include "gradwire/core/options.hpp"
+#include "gradwire/model/profile.hpp"
+#include "gradwire/replay/replay.hpp"
+#include "gradwire/replay/report.hpp"
+#include "gradwire/model/scenario.hpp"
+#include "gradwire/model/scenario_refs.hpp"
 
 namespace po = boost::program_options;
 

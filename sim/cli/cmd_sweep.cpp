@@ -6,11 +6,11 @@
 #include <thread>
 
 #include "commands.hpp"
-#include "gradwire/error.hpp"
-#include "gradwire/options.hpp"
+#include "gradwire/core/error.hpp"
+#include "gradwire/core/options.hpp"
 #include "gradwire/plan/plan_file.hpp"
 #include "gradwire/plan/sweep.hpp"
-#include "gradwire/replay.hpp"
+#include "gradwire/replay/replay.hpp"
 
 namespace po = boost::program_options;
 

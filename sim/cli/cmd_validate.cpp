@@ -4,8 +4,8 @@
 #include <string>
 
 #include "commands.hpp"
-#include "gradwire/error.hpp"
-#include "gradwire/options.hpp"
+#include "gradwire/core/error.hpp"
+#include "gradwire/core/options.hpp"
 #include "gradwire/validate/collectives.hpp"
 
 namespace po = boost::program_options;

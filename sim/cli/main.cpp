@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "commands.hpp"
-#include "gradwire/error.hpp"
+#include "gradwire/core/error.hpp"
 
 namespace {
 

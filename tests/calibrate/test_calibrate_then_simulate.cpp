@@ -11,8 +11,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "gradwire/atomic_file.hpp"
-#include "gradwire/profile.hpp"
+#include "gradwire/core/atomic_file.hpp"
+#include "gradwire/model/profile.hpp"
 #include "run_util.hpp"
 
 namespace fs = std::filesystem;

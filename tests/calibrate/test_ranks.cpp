@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "gradwire/calibrate/ranks.hpp"
-#include "gradwire/fit.hpp"
+#include "gradwire/model/fit.hpp"
 
 namespace r = gw::calibrate::ranks;
 

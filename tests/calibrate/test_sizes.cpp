@@ -5,7 +5,7 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "gradwire/calibrate.hpp"
+#include "gradwire/calibrate/calibrate.hpp"
 
 namespace c = gw::calibrate;
 

@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <string>
 
-#include "gradwire/profile.hpp"
+#include "gradwire/model/profile.hpp"
 #include "run_util.hpp"
 
 namespace {

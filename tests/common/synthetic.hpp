@@ -5,10 +5,10 @@
 #include <string>
 #include <vector>
 
-#include "gradwire/buckets.hpp"
-#include "gradwire/iteration_model.hpp"
-#include "gradwire/model_desc.hpp"
-#include "gradwire/scenario.hpp"
+#include "gradwire/model/buckets.hpp"
+#include "gradwire/model/iteration_model.hpp"
+#include "gradwire/model/model_desc.hpp"
+#include "gradwire/model/scenario.hpp"
 
 namespace gw::test {
 

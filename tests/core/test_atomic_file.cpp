@@ -4,7 +4,7 @@
 
 #include <filesystem>
 
-#include "gradwire/atomic_file.hpp"
+#include "gradwire/core/atomic_file.hpp"
 
 namespace fs = std::filesystem;
 

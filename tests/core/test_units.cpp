@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <limits>
 
-#include "gradwire/units.hpp"
+#include "gradwire/core/units.hpp"
 
 using namespace gw::units;
 

@@ -5,7 +5,7 @@
 #include <limits>
 #include <vector>
 
-#include "gradwire/yaml_reader.hpp"
+#include "gradwire/core/yaml_reader.hpp"
 
 using gw::InputError;
 namespace y = gw::yaml;

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "gradwire/engine.hpp"
+#include "gradwire/engine/engine.hpp"
 
 namespace gw::engine::test {
 

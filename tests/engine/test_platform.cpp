@@ -4,7 +4,7 @@
 #include <sstream>
 
 #include "engine_test_util.hpp"
-#include "gradwire/topology.hpp"
+#include "gradwire/model/topology.hpp"
 
 namespace gw::engine {
 namespace {
@@ -61,7 +61,7 @@ TEST(Platform, FatTreeRoutesCrossTheSpineBetweenLeaves) {
   EXPECT_DOUBLE_EQ(b4, kNicBw);
 }
 
-// The platform follows the topology rules of gradwire/topology.hpp (the ones
+// The platform follows the topology rules of gradwire/model/topology.hpp (the ones
 // the closed form reads): a route between two nodes crosses two uplinks
 // exactly when leaf_of_node differs, and is then capped by the leaf uplink.
 TEST(Platform, FollowsTheTopologyRules) {

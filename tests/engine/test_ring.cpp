@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "engine_test_util.hpp"
-#include "gradwire/collective_model.hpp"
+#include "gradwire/model/collective_model.hpp"
 
 namespace gw::engine {
 namespace {

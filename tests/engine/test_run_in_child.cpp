@@ -14,8 +14,8 @@
 #include <gtest/gtest.h>
 
 #include "engine_test_util.hpp"
-#include "gradwire/child.hpp"
-#include "gradwire/error.hpp"
+#include "gradwire/core/child.hpp"
+#include "gradwire/core/error.hpp"
 
 namespace gw::engine {
 namespace {

@@ -11,16 +11,16 @@
 #include <string>
 #include <string_view>
 
-#include "gradwire/catalog.hpp"
-#include "gradwire/error.hpp"
-#include "gradwire/model_desc.hpp"
+#include "gradwire/model/catalog.hpp"
+#include "gradwire/core/error.hpp"
+#include "gradwire/model/model_desc.hpp"
 #include "gradwire/plan/planner.hpp"
 #include "gradwire/plan/sweep.hpp"
-#include "gradwire/profile.hpp"
-#include "gradwire/scenario.hpp"
-#include "gradwire/scenario_yaml.hpp"
-#include "gradwire/units.hpp"
-#include "gradwire/yaml_reader.hpp"
+#include "gradwire/model/profile.hpp"
+#include "gradwire/model/scenario.hpp"
+#include "gradwire/model/scenario_yaml.hpp"
+#include "gradwire/core/units.hpp"
+#include "gradwire/core/yaml_reader.hpp"
 
 namespace gw::fuzz {
 namespace {

@@ -153,7 +153,7 @@ TEST(InputRules, SecondDocumentAndInvalidUtf8AreRefusedBySimulate) {
 // the profile directories, directories and non-profiles included.
 TEST(InputRules, CalibrateRefusesControlCharactersInTheName) {
   const auto dir = gw::test::scratch_dir("input_rules_calibrate_name");
-  for (const std::string name : {std::string("evil\nname: x"), std::string("a\x1b[2Jb"), std::string()}) {
+  for (const std::string& name : {std::string("evil\nname: x"), std::string("a\x1b[2Jb"), std::string()}) {
     const fs::path out = dir / "p.yaml";
     const auto r = run({kBin, "calibrate", "--device", "cpu", "--quick", "--out", out.string(), "--name", name}, limit(60));
     EXPECT_EQ(r.exit_code, 2) << r.all();

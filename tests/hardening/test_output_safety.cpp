@@ -318,12 +318,16 @@ TEST_P(OutputSafety, NothingButTheIntendedTargetChanges) {
       EXPECT_TRUE(fs::is_symlink(dir / "out")) << "the link itself was replaced\n" << what;
       EXPECT_NE(gw::test::read_text(dir / "behind-link"), precious) << what;
     }
-    if (cmd.target_is_dir) EXPECT_TRUE(fs::exists(fs::path(out) / "index.html")) << what;
+    if (cmd.target_is_dir) {
+      EXPECT_TRUE(fs::exists(fs::path(out) / "index.html")) << what;
+    }
   } else {
     EXPECT_NE(r.exit_code, 0) << what;
     // A refusal is bad input (exit 2); a full file system is a run-time
     // failure (exit 1). Either way nothing changed.
-    if (k.target != Target::FullFs) EXPECT_EQ(r.exit_code, 2) << what;
+    if (k.target != Target::FullFs) {
+      EXPECT_EQ(r.exit_code, 2) << what;
+    }
     EXPECT_TRUE(diff.empty()) << "changed: " << show(diff) << "\n" << what;
     // One clear line (calibrate's progress lines aside).
     std::size_t lines = 0;

@@ -7,11 +7,11 @@
 #include <fstream>
 #include <sstream>
 
-#include "gradwire/catalog.hpp"
-#include "gradwire/data_dir.hpp"
-#include "gradwire/error.hpp"
-#include "gradwire/profile.hpp"
-#include "gradwire/scenario_yaml.hpp"
+#include "gradwire/model/catalog.hpp"
+#include "gradwire/model/data_dir.hpp"
+#include "gradwire/core/error.hpp"
+#include "gradwire/model/profile.hpp"
+#include "gradwire/model/scenario_yaml.hpp"
 
 namespace gw {
 namespace {

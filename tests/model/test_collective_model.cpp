@@ -3,7 +3,7 @@
 
 #include <set>
 
-#include "gradwire/collective_model.hpp"
+#include "gradwire/model/collective_model.hpp"
 
 namespace gw::collective {
 namespace {

@@ -1,4 +1,4 @@
-// The compressor table (gradwire/compressors.hpp): every consumer reads its
+// The compressor table (gradwire/model/compressors.hpp): every consumer reads its
 // rows, so a compressor added as one row is parsed, planned and labelled.
 // The throwaway "test_ternary" row below stands for a new compressor: it is
 // registered at run time, exactly as a row in compressors.cpp would be.
@@ -8,10 +8,10 @@
 #include <cmath>
 #include <string>
 
-#include "gradwire/compressors.hpp"
-#include "gradwire/error.hpp"
-#include "gradwire/scenario.hpp"
-#include "gradwire/scenario_yaml.hpp"
+#include "gradwire/model/compressors.hpp"
+#include "gradwire/core/error.hpp"
+#include "gradwire/model/scenario.hpp"
+#include "gradwire/model/scenario_yaml.hpp"
 
 namespace {
 

@@ -4,8 +4,8 @@
 #include <random>
 #include <stdexcept>
 
-#include "gradwire/collectives.hpp"
-#include "gradwire/fit.hpp"
+#include "gradwire/model/collectives.hpp"
+#include "gradwire/model/fit.hpp"
 
 namespace {
 

@@ -5,10 +5,10 @@
 
 #include <cmath>
 
-#include "gradwire/buckets.hpp"
-#include "gradwire/collective_model.hpp"
-#include "gradwire/compression.hpp"
-#include "gradwire/iteration_model.hpp"
+#include "gradwire/model/buckets.hpp"
+#include "gradwire/model/collective_model.hpp"
+#include "gradwire/model/compression.hpp"
+#include "gradwire/model/iteration_model.hpp"
 #include "synthetic.hpp"
 
 namespace gw {

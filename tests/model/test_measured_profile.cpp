@@ -5,9 +5,9 @@
 
 #include <filesystem>
 
-#include "gradwire/data_dir.hpp"
-#include "gradwire/fit.hpp"
-#include "gradwire/profile.hpp"
+#include "gradwire/model/data_dir.hpp"
+#include "gradwire/model/fit.hpp"
+#include "gradwire/model/profile.hpp"
 
 namespace fs = std::filesystem;
 

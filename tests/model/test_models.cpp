@@ -9,8 +9,8 @@
 #include <set>
 #include <string>
 
-#include "gradwire/error.hpp"
-#include "gradwire/model_desc.hpp"
+#include "gradwire/core/error.hpp"
+#include "gradwire/model/model_desc.hpp"
 
 namespace {
 

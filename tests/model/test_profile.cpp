@@ -9,11 +9,11 @@
 
 #include <unistd.h>
 
-#include "gradwire/atomic_file.hpp"
-#include "gradwire/compressors.hpp"
-#include "gradwire/error.hpp"
-#include "gradwire/fit.hpp"
-#include "gradwire/profile.hpp"
+#include "gradwire/core/atomic_file.hpp"
+#include "gradwire/model/compressors.hpp"
+#include "gradwire/core/error.hpp"
+#include "gradwire/model/fit.hpp"
+#include "gradwire/model/profile.hpp"
 
 namespace {
 

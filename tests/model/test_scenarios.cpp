@@ -12,7 +12,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "gradwire/scenario.hpp"
+#include "gradwire/model/scenario.hpp"
 #include "run_util.hpp"
 
 namespace fs = std::filesystem;
@@ -125,11 +125,13 @@ TEST_P(BadScenario, CliExitsTwoNamingThePosition) {
   EXPECT_EQ(rc, 2) << out;
   std::string where = p.string() + (want.line > 0 ? ":" + std::to_string(want.line) + ":" : ":");
   EXPECT_NE(out.find(where), std::string::npos) << out;
-  if (!want.key.empty()) EXPECT_NE(out.find(want.key + ":"), std::string::npos) << out;
+  if (!want.key.empty()) {
+    EXPECT_NE(out.find(want.key + ":"), std::string::npos) << out;
+  }
   EXPECT_EQ(out.find("terminate"), std::string::npos) << out;
 }
 
 INSTANTIATE_TEST_SUITE_P(Corpus, BadScenario, ::testing::ValuesIn(bad_files()),
-                         [](const ::testing::TestParamInfo<fs::path>& info) {
-                           return info.param.stem().string();
+                         [](const ::testing::TestParamInfo<fs::path>& file) {
+                           return file.param.stem().string();
                          });

@@ -2,7 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "gradwire/plan/memory.hpp"
-#include "gradwire/scenario.hpp"
+#include "gradwire/model/scenario.hpp"
 
 namespace gw::plan {
 namespace {

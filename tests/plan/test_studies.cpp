@@ -10,7 +10,7 @@
 #include <string>
 #include <tuple>
 
-#include "gradwire/atomic_file.hpp"
+#include "gradwire/core/atomic_file.hpp"
 #include "gradwire/plan/report.hpp"
 #include "gradwire/plan/sweep.hpp"
 

@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "gradwire/atomic_file.hpp"
-#include "gradwire/error.hpp"
+#include "gradwire/core/atomic_file.hpp"
+#include "gradwire/core/error.hpp"
 #include "gradwire/plan/planner.hpp"
 #include "gradwire/plan/sweep.hpp"
 #include "sweep_test_util.hpp"

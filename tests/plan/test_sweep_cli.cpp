@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "gradwire/atomic_file.hpp"
+#include "gradwire/core/atomic_file.hpp"
 #include "run_util.hpp"
 #include "sweep_test_util.hpp"
 

@@ -14,9 +14,9 @@
 #include <string>
 #include <vector>
 
-#include "gradwire/atomic_file.hpp"
-#include "gradwire/error.hpp"
-#include "gradwire/key_path.hpp"
+#include "gradwire/core/atomic_file.hpp"
+#include "gradwire/core/error.hpp"
+#include "gradwire/model/key_path.hpp"
 #include "gradwire/plan/sweep.hpp"
 #include "gradwire/plan/worker_pool.hpp"
 

@@ -6,12 +6,12 @@
 #include <cstdio>
 #include <string>
 
-#include "gradwire/engine.hpp"
-#include "gradwire/error.hpp"
-#include "gradwire/profile.hpp"
-#include "gradwire/scenario.hpp"
-#include "gradwire/scenario_yaml.hpp"
-#include "gradwire/yaml_reader.hpp"
+#include "gradwire/engine/engine.hpp"
+#include "gradwire/core/error.hpp"
+#include "gradwire/model/profile.hpp"
+#include "gradwire/model/scenario.hpp"
+#include "gradwire/model/scenario_yaml.hpp"
+#include "gradwire/core/yaml_reader.hpp"
 
 namespace {
 

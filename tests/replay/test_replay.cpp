@@ -11,14 +11,14 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "gradwire/atomic_file.hpp"
-#include "gradwire/closed_form.hpp"
-#include "gradwire/collective_model.hpp"
-#include "gradwire/engine.hpp"
-#include "gradwire/error.hpp"
-#include "gradwire/profile.hpp"
-#include "gradwire/replay.hpp"
-#include "gradwire/report.hpp"
+#include "gradwire/core/atomic_file.hpp"
+#include "gradwire/model/closed_form.hpp"
+#include "gradwire/model/collective_model.hpp"
+#include "gradwire/engine/engine.hpp"
+#include "gradwire/core/error.hpp"
+#include "gradwire/model/profile.hpp"
+#include "gradwire/replay/replay.hpp"
+#include "gradwire/replay/report.hpp"
 #include "synthetic.hpp"
 
 namespace gw {

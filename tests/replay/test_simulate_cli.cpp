@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "gradwire/atomic_file.hpp"
+#include "gradwire/core/atomic_file.hpp"
 #include "run_util.hpp"
 
 namespace {

@@ -8,9 +8,9 @@
 #include <fstream>
 #include <sstream>
 
-#include "gradwire/collective_model.hpp"
-#include "gradwire/error.hpp"
-#include "gradwire/scenario.hpp"
+#include "gradwire/model/collective_model.hpp"
+#include "gradwire/core/error.hpp"
+#include "gradwire/model/scenario.hpp"
 #include "gradwire/validate/collectives.hpp"
 
 namespace gw::validate {

@@ -1,4 +1,4 @@
-#include "gradwire/atomic_file.hpp"
+#include "gradwire/core/atomic_file.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -13,7 +13,7 @@
 #include <limits>
 #include <stdexcept>
 
-#include "gradwire/error.hpp"
+#include "gradwire/core/error.hpp"
 
 namespace gw {
 namespace {

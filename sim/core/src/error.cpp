@@ -1,4 +1,4 @@
-#include "gradwire/error.hpp"
+#include "gradwire/core/error.hpp"
 
 namespace gw {
 

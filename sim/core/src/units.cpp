@@ -1,4 +1,4 @@
-#include "gradwire/units.hpp"
+#include "gradwire/core/units.hpp"
 
 #include <algorithm>
 #include <array>

@@ -1,4 +1,4 @@
-#include "gradwire/yaml_reader.hpp"
+#include "gradwire/core/yaml_reader.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -8,8 +8,8 @@
 #include <set>
 #include <sstream>
 
-#include "gradwire/atomic_file.hpp"
-#include "gradwire/units.hpp"
+#include "gradwire/core/atomic_file.hpp"
+#include "gradwire/core/units.hpp"
 
 namespace gw::yaml {
 namespace {

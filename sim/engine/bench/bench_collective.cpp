@@ -19,9 +19,9 @@
 #include <string>
 #include <vector>
 
-#include "gradwire/collective_model.hpp"
-#include "gradwire/engine.hpp"
-#include "gradwire/options.hpp"
+#include "gradwire/model/collective_model.hpp"
+#include "gradwire/engine/engine.hpp"
+#include "gradwire/core/options.hpp"
 
 namespace {
 

@@ -6,7 +6,7 @@
 // Closed form (both): pipeline_broadcast_time().
 #include "collective.hpp"
 
-#include "gradwire/collective_model.hpp"
+#include "gradwire/model/collective_model.hpp"
 
 namespace gw::engine::detail {
 namespace {

@@ -9,7 +9,7 @@
 // plus R-1 latency steps. Closed form: collective::tree_allreduce_time().
 #include "collective.hpp"
 
-#include "gradwire/collective_model.hpp"
+#include "gradwire/model/collective_model.hpp"
 
 namespace gw::engine::detail {
 namespace {

@@ -14,7 +14,7 @@
 #include <functional>
 #include <vector>
 
-#include "gradwire/engine.hpp"
+#include "gradwire/engine/engine.hpp"
 
 namespace gw::engine::detail {
 

@@ -6,8 +6,8 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "gradwire/engine.hpp"
-#include "gradwire/error.hpp"
+#include "gradwire/engine/engine.hpp"
+#include "gradwire/core/error.hpp"
 
 namespace gw::engine {
 

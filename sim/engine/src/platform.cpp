@@ -12,14 +12,14 @@
 //     nodes_per_leaf x node bandwidth / oversubscription with latency
 //     fabric.latency (the leaf's gateway router sits in a zone of its own, see
 //     build_platform). Linear placement puts node k on leaf k / nodes_per_leaf,
-//     interleaved on leaf k mod leaves (the rules: gradwire/topology.hpp).
+//     interleaved on leaf k mod leaves (the rules: gradwire/model/topology.hpp).
 #include "platform.hpp"
 
 #include <cmath>
 #include <stdexcept>
 #include <string>
 
-#include "gradwire/topology.hpp"
+#include "gradwire/model/topology.hpp"
 
 namespace gw::engine::detail {
 namespace s4u = simgrid::s4u;

@@ -5,7 +5,7 @@
 
 #include <simgrid/s4u.hpp>
 
-#include "gradwire/scenario.hpp"
+#include "gradwire/model/scenario.hpp"
 
 namespace gw::engine::detail {
 

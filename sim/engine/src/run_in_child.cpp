@@ -29,9 +29,9 @@
 #include <string>
 #include <typeinfo>
 
-#include "gradwire/child.hpp"
-#include "gradwire/engine.hpp"
-#include "gradwire/error.hpp"
+#include "gradwire/core/child.hpp"
+#include "gradwire/engine/engine.hpp"
+#include "gradwire/core/error.hpp"
 
 namespace gw::engine {
 

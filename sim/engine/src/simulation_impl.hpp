@@ -6,7 +6,7 @@
 
 #include <simgrid/s4u.hpp>
 
-#include "gradwire/engine.hpp"
+#include "gradwire/engine/engine.hpp"
 
 namespace gw::engine {
 

@@ -1,4 +1,4 @@
-#include "gradwire/buckets.hpp"
+#include "gradwire/model/buckets.hpp"
 
 #include <stdexcept>
 

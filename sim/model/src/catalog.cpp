@@ -1,4 +1,4 @@
-#include "gradwire/catalog.hpp"
+#include "gradwire/model/catalog.hpp"
 
 #include <cstdlib>
 #include <map>
@@ -7,9 +7,9 @@
 #include <regex>
 #include <set>
 
-#include "gradwire/data_dir.hpp"
-#include "gradwire/scenario.hpp"
-#include "gradwire/yaml_reader.hpp"
+#include "gradwire/model/data_dir.hpp"
+#include "gradwire/model/scenario.hpp"
+#include "gradwire/core/yaml_reader.hpp"
 
 namespace gw {
 namespace {

@@ -1,9 +1,9 @@
-#include "gradwire/closed_form.hpp"
+#include "gradwire/model/closed_form.hpp"
 
 #include <algorithm>
 
-#include "gradwire/collective_model.hpp"
-#include "gradwire/topology.hpp"
+#include "gradwire/model/collective_model.hpp"
+#include "gradwire/model/topology.hpp"
 
 namespace gw {
 

@@ -2,9 +2,9 @@
 #include <cmath>
 #include <sstream>
 
-#include "gradwire/error.hpp"
-#include "gradwire/profile.hpp"
-#include "gradwire/scenario.hpp"
+#include "gradwire/core/error.hpp"
+#include "gradwire/model/profile.hpp"
+#include "gradwire/model/scenario.hpp"
 
 namespace gw {
 

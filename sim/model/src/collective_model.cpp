@@ -1,6 +1,6 @@
 // Closed forms of the simulated collectives (see collective_model.hpp and
 // docs/engine.md).
-#include "gradwire/collective_model.hpp"
+#include "gradwire/model/collective_model.hpp"
 
 #include <algorithm>
 #include <cmath>

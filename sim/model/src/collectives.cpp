@@ -1,10 +1,10 @@
-// The collective vocabulary (gradwire/collectives.hpp). The bus-bandwidth
+// The collective vocabulary (gradwire/model/collectives.hpp). The bus-bandwidth
 // factors are the closed forms of collective_model.hpp.
-#include "gradwire/collectives.hpp"
+#include "gradwire/model/collectives.hpp"
 
 #include <stdexcept>
 
-#include "gradwire/collective_model.hpp"
+#include "gradwire/model/collective_model.hpp"
 
 namespace gw {
 

@@ -1,10 +1,10 @@
-#include "gradwire/compression.hpp"
+#include "gradwire/model/compression.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
-#include "gradwire/compressors.hpp"
+#include "gradwire/model/compressors.hpp"
 
 namespace gw {
 namespace {

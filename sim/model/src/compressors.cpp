@@ -1,12 +1,12 @@
-// The compressor table (gradwire/compressors.hpp): one row per compressor.
+// The compressor table (gradwire/model/compressors.hpp): one row per compressor.
 // Each row's wire plan is the formula documented in docs/model.md.
-#include "gradwire/compressors.hpp"
+#include "gradwire/model/compressors.hpp"
 
 #include <algorithm>
 #include <cstdio>
 #include <stdexcept>
 
-#include "gradwire/scenario.hpp"
+#include "gradwire/model/scenario.hpp"
 
 namespace gw {
 namespace {

@@ -1,4 +1,4 @@
-#include "gradwire/data_dir.hpp"
+#include "gradwire/model/data_dir.hpp"
 
 #include <cstdlib>
 #include <filesystem>

@@ -1,4 +1,4 @@
-#include "gradwire/fit.hpp"
+#include "gradwire/model/fit.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "gradwire/iteration_model.hpp"
+#include "gradwire/model/iteration_model.hpp"
 
 #include <algorithm>
 #include <stdexcept>

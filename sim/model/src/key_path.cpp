@@ -1,4 +1,4 @@
-#include "gradwire/key_path.hpp"
+#include "gradwire/model/key_path.hpp"
 
 namespace gw {
 

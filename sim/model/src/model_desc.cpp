@@ -1,4 +1,4 @@
-#include "gradwire/model_desc.hpp"
+#include "gradwire/model/model_desc.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -10,10 +10,10 @@
 #include <stdexcept>
 #include <system_error>
 
-#include "gradwire/data_dir.hpp"
-#include "gradwire/error.hpp"
-#include "gradwire/units.hpp"
-#include "gradwire/yaml_reader.hpp"
+#include "gradwire/model/data_dir.hpp"
+#include "gradwire/core/error.hpp"
+#include "gradwire/core/units.hpp"
+#include "gradwire/core/yaml_reader.hpp"
 
 namespace gw {
 namespace {

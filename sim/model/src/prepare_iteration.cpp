@@ -1,9 +1,9 @@
 // Scenario -> (cluster, iteration plan): the one path of both evaluators.
 #include <stdexcept>
 
-#include "gradwire/error.hpp"
-#include "gradwire/iteration_model.hpp"
-#include "gradwire/profile.hpp"
+#include "gradwire/core/error.hpp"
+#include "gradwire/model/iteration_model.hpp"
+#include "gradwire/model/profile.hpp"
 
 namespace gw {
 

@@ -1,6 +1,6 @@
 // Loading and writing calibration profiles (schema gradwire-profile/1, see
 // docs/profiles.md).
-#include "gradwire/profile.hpp"
+#include "gradwire/model/profile.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -14,10 +14,10 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "gradwire/compressors.hpp"
-#include "gradwire/data_dir.hpp"
-#include "gradwire/fit.hpp"
-#include "gradwire/yaml_reader.hpp"
+#include "gradwire/model/compressors.hpp"
+#include "gradwire/model/data_dir.hpp"
+#include "gradwire/model/fit.hpp"
+#include "gradwire/core/yaml_reader.hpp"
 
 namespace gw {
 namespace {

@@ -2,8 +2,8 @@
 // so code that builds DeviceCosts by hand does not need the profile library.
 #include <stdexcept>
 
-#include "gradwire/iteration_model.hpp"
-#include "gradwire/profile.hpp"
+#include "gradwire/model/iteration_model.hpp"
+#include "gradwire/model/profile.hpp"
 
 namespace gw {
 

@@ -1,11 +1,11 @@
-#include "gradwire/scenario.hpp"
+#include "gradwire/model/scenario.hpp"
 
 #include <algorithm>
 #include <cmath>
 
-#include "gradwire/catalog.hpp"
-#include "gradwire/compressors.hpp"
-#include "gradwire/scenario_yaml.hpp"
+#include "gradwire/model/catalog.hpp"
+#include "gradwire/model/compressors.hpp"
+#include "gradwire/model/scenario_yaml.hpp"
 
 namespace gw {
 namespace {

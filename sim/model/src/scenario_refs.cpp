@@ -1,9 +1,9 @@
-#include "gradwire/scenario_refs.hpp"
+#include "gradwire/model/scenario_refs.hpp"
 
 #include <filesystem>
 
-#include "gradwire/key_path.hpp"
-#include "gradwire/yaml_reader.hpp"
+#include "gradwire/model/key_path.hpp"
+#include "gradwire/core/yaml_reader.hpp"
 
 namespace gw {
 namespace {

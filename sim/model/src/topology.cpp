@@ -1,4 +1,4 @@
-#include "gradwire/topology.hpp"
+#include "gradwire/model/topology.hpp"
 
 namespace gw {
 

@@ -15,9 +15,9 @@
 #include <string>
 #include <unistd.h>
 
-#include "gradwire/options.hpp"
+#include "gradwire/core/options.hpp"
 #include "gradwire/plan/sweep.hpp"
-#include "gradwire/replay.hpp"
+#include "gradwire/replay/replay.hpp"
 
 namespace {
 

@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <stdexcept>
 
-#include "gradwire/error.hpp"
+#include "gradwire/core/error.hpp"
 #include "gradwire/plan/cost.hpp"
 
 namespace gw::plan {

@@ -4,8 +4,8 @@
 #include <stdexcept>
 #include <vector>
 
-#include "gradwire/scenario.hpp"
-#include "gradwire/units.hpp"
+#include "gradwire/model/scenario.hpp"
+#include "gradwire/core/units.hpp"
 
 namespace gw::plan {
 

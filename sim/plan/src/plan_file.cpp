@@ -2,8 +2,8 @@
 
 #include <filesystem>
 
-#include "gradwire/atomic_file.hpp"
-#include "gradwire/yaml_reader.hpp"
+#include "gradwire/core/atomic_file.hpp"
+#include "gradwire/core/yaml_reader.hpp"
 
 namespace gw::plan {
 namespace {

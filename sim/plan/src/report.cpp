@@ -17,9 +17,9 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "gradwire/atomic_file.hpp"
-#include "gradwire/child.hpp"
-#include "gradwire/error.hpp"
+#include "gradwire/core/atomic_file.hpp"
+#include "gradwire/core/child.hpp"
+#include "gradwire/core/error.hpp"
 #include "gradwire/plan/planner.hpp"
 #include "gradwire/plan/results_file.hpp"
 

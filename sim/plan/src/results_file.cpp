@@ -14,8 +14,8 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "gradwire/atomic_file.hpp"
-#include "gradwire/error.hpp"
+#include "gradwire/core/atomic_file.hpp"
+#include "gradwire/core/error.hpp"
 
 namespace gw::plan {
 namespace {

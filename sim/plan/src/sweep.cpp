@@ -11,8 +11,8 @@
 #include <set>
 #include <stdexcept>
 
-#include "gradwire/atomic_file.hpp"
-#include "gradwire/error.hpp"
+#include "gradwire/core/atomic_file.hpp"
+#include "gradwire/core/error.hpp"
 #include "gradwire/plan/worker_pool.hpp"
 
 namespace gw::plan {

@@ -9,16 +9,16 @@
 #include <set>
 #include <stdexcept>
 
-#include "gradwire/atomic_file.hpp"
-#include "gradwire/catalog.hpp"
-#include "gradwire/error.hpp"
-#include "gradwire/key_path.hpp"
-#include "gradwire/model_desc.hpp"
-#include "gradwire/profile.hpp"
-#include "gradwire/scenario_refs.hpp"
-#include "gradwire/scenario_yaml.hpp"
-#include "gradwire/units.hpp"
-#include "gradwire/yaml_reader.hpp"
+#include "gradwire/core/atomic_file.hpp"
+#include "gradwire/model/catalog.hpp"
+#include "gradwire/core/error.hpp"
+#include "gradwire/model/key_path.hpp"
+#include "gradwire/model/model_desc.hpp"
+#include "gradwire/model/profile.hpp"
+#include "gradwire/model/scenario_refs.hpp"
+#include "gradwire/model/scenario_yaml.hpp"
+#include "gradwire/core/units.hpp"
+#include "gradwire/core/yaml_reader.hpp"
 
 namespace gw::plan {
 namespace {

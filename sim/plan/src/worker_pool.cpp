@@ -9,7 +9,7 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "gradwire/child.hpp"
+#include "gradwire/core/child.hpp"
 
 namespace gw::plan {
 namespace {

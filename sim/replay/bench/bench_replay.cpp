@@ -10,10 +10,10 @@
 #include <iostream>
 #include <string>
 
-#include "gradwire/model_desc.hpp"
-#include "gradwire/options.hpp"
-#include "gradwire/profile.hpp"
-#include "gradwire/replay.hpp"
+#include "gradwire/model/model_desc.hpp"
+#include "gradwire/core/options.hpp"
+#include "gradwire/model/profile.hpp"
+#include "gradwire/replay/replay.hpp"
 
 int main(int argc, char** argv) {
   namespace po = boost::program_options;

@@ -1,8 +1,8 @@
-#include "gradwire/replay.hpp"
+#include "gradwire/replay/replay.hpp"
 
 #include <stdexcept>
 
-#include "gradwire/error.hpp"
+#include "gradwire/core/error.hpp"
 
 namespace gw {
 namespace {

@@ -1,10 +1,10 @@
-#include "gradwire/report.hpp"
+#include "gradwire/replay/report.hpp"
 
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
 
-#include "gradwire/units.hpp"
+#include "gradwire/core/units.hpp"
 
 namespace gw {
 namespace {

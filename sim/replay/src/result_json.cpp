@@ -1,6 +1,6 @@
 #include <nlohmann/json.hpp>
 
-#include "gradwire/replay.hpp"
+#include "gradwire/replay/replay.hpp"
 
 namespace gw {
 namespace {

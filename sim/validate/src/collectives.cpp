@@ -7,12 +7,12 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "gradwire/collectives.hpp"
-#include "gradwire/engine.hpp"
-#include "gradwire/error.hpp"
-#include "gradwire/fit.hpp"
-#include "gradwire/scenario.hpp"
-#include "gradwire/yaml_reader.hpp"
+#include "gradwire/model/collectives.hpp"
+#include "gradwire/engine/engine.hpp"
+#include "gradwire/core/error.hpp"
+#include "gradwire/model/fit.hpp"
+#include "gradwire/model/scenario.hpp"
+#include "gradwire/core/yaml_reader.hpp"
 
 namespace gw::validate {
 namespace fs = std::filesystem;

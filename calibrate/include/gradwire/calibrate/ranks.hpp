@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "gradwire/collectives.hpp"
+#include "gradwire/model/collectives.hpp"
 
 namespace gw::calibrate::ranks {
 

@@ -13,9 +13,9 @@
 #include <optional>
 #include <string>
 
-#include "gradwire/catalog.hpp"
-#include "gradwire/model_desc.hpp"
-#include "gradwire/scenario.hpp"
+#include "gradwire/model/catalog.hpp"
+#include "gradwire/model/model_desc.hpp"
+#include "gradwire/model/scenario.hpp"
 
 namespace gw::plan {
 

@@ -13,14 +13,14 @@
 #include <utility>
 #include <vector>
 
-#include "gradwire/catalog.hpp"
-#include "gradwire/closed_form.hpp"
-#include "gradwire/iteration_model.hpp"
-#include "gradwire/model_desc.hpp"
+#include "gradwire/model/catalog.hpp"
+#include "gradwire/model/closed_form.hpp"
+#include "gradwire/model/iteration_model.hpp"
+#include "gradwire/model/model_desc.hpp"
 #include "gradwire/plan/memory.hpp"
 #include "gradwire/plan/result_record.hpp"
-#include "gradwire/profile.hpp"
-#include "gradwire/scenario.hpp"
+#include "gradwire/model/profile.hpp"
+#include "gradwire/model/scenario.hpp"
 
 namespace gw::plan {
 
@@ -28,7 +28,7 @@ namespace gw::plan {
 /// closed_form_iteration below, or gw::simulate_iteration (the replay).
 using Evaluator = std::function<IterationResult(const Scenario&, const ModelDesc&, const Profile&)>;
 
-/// The closed-form evaluator lives in the model (gradwire/closed_form.hpp).
+/// The closed-form evaluator lives in the model (gradwire/model/closed_form.hpp).
 using gw::closed_form_collective_time;
 using gw::closed_form_iteration;
 

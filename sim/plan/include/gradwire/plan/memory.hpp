@@ -18,9 +18,9 @@
 
 #include <string>
 
-#include "gradwire/iteration_model.hpp"
-#include "gradwire/model_desc.hpp"
-#include "gradwire/scenario.hpp"
+#include "gradwire/model/iteration_model.hpp"
+#include "gradwire/model/model_desc.hpp"
+#include "gradwire/model/scenario.hpp"
 
 namespace gw::plan {
 

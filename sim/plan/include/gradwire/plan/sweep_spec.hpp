@@ -14,7 +14,7 @@
 
 #include "gradwire/plan/evaluate.hpp"
 #include "gradwire/plan/results_file.hpp"
-#include "gradwire/scenario.hpp"
+#include "gradwire/model/scenario.hpp"
 
 namespace gw::plan {
 

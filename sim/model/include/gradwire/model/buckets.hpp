@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "gradwire/model_desc.hpp"
+#include "gradwire/model/model_desc.hpp"
 
 namespace gw {
 

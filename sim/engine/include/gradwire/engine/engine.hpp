@@ -13,12 +13,12 @@
 #include <string>
 #include <vector>
 
-#include "gradwire/collectives.hpp"
-#include "gradwire/scenario.hpp"
+#include "gradwire/model/collectives.hpp"
+#include "gradwire/model/scenario.hpp"
 
 namespace gw::engine {
 
-/// The collectives: the model's vocabulary (gradwire/collectives.hpp).
+/// The collectives: the model's vocabulary (gradwire/model/collectives.hpp).
 using CollectiveOp = gw::CollectiveOp;
 /// ring, tree (NCCL double binary tree, all-reduce only), hierarchical
 /// (all-reduce: intra-node reduce-scatter, inter-node all-reduce among peers of

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "gradwire/collectives.hpp"
+#include "gradwire/model/collectives.hpp"
 
 namespace gw {
 
@@ -78,7 +78,7 @@ struct Profile {
   std::map<std::string, std::vector<CurvePoint>> gemm_points;
   double copy_bandwidth = 0;   ///< device-to-device copy, bytes read+written per s
   /// Codec costs by codec name: a codec key of the compressor table
-  /// (gradwire/compressors.hpp), optionally with the suffix _ef.
+  /// (gradwire/model/compressors.hpp), optionally with the suffix _ef.
   std::map<std::string, CodecCost> codecs;
   std::vector<CollectiveCost> collectives;
   std::string path;            ///< where it was loaded from

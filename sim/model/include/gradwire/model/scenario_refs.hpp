@@ -9,10 +9,10 @@
 #include <optional>
 #include <string>
 
-#include "gradwire/error.hpp"
-#include "gradwire/model_desc.hpp"
-#include "gradwire/profile.hpp"
-#include "gradwire/scenario.hpp"
+#include "gradwire/core/error.hpp"
+#include "gradwire/model/model_desc.hpp"
+#include "gradwire/model/profile.hpp"
+#include "gradwire/model/scenario.hpp"
 
 namespace gw {
 

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "gradwire/collectives.hpp"
-#include "gradwire/profile.hpp"
+#include "gradwire/model/collectives.hpp"
+#include "gradwire/model/profile.hpp"
 
 namespace gw::calibrate {
 

@@ -5,7 +5,7 @@
 // them. Plain C++, no SimGrid.
 #pragma once
 
-#include "gradwire/scenario.hpp"
+#include "gradwire/model/scenario.hpp"
 
 namespace gw {
 

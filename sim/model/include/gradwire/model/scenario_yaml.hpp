@@ -1,10 +1,10 @@
 // The scenario parser on an already loaded YAML document. Apart from
-// gradwire/scenario.hpp so that yaml-cpp reaches only the translation units
+// gradwire/model/scenario.hpp so that yaml-cpp reaches only the translation units
 // that read YAML themselves (the sweep, `gradwire check`, tests).
 #pragma once
 
-#include "gradwire/scenario.hpp"
-#include "gradwire/yaml_reader.hpp"
+#include "gradwire/model/scenario.hpp"
+#include "gradwire/core/yaml_reader.hpp"
 
 namespace gw {
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "gradwire/profile.hpp"
+#include "gradwire/model/profile.hpp"
 
 namespace gw::fit {
 
@@ -64,6 +64,6 @@ double median(std::vector<double> values);
 AlphaBetaFit fit_alpha_beta(const std::vector<CurvePoint>& points);
 
 // The nccl-tests bus-bandwidth factors: gw::bus_bandwidth_factor
-// (gradwire/collectives.hpp).
+// (gradwire/model/collectives.hpp).
 
 }  // namespace gw::fit

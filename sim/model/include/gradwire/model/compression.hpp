@@ -2,7 +2,7 @@
 // ordered steps of its communication (codec work and dependent collectives),
 // the bytes of each collective and the compressor's memory. Plain C++, no
 // SimGrid. Every formula is documented, with its source, in docs/model.md;
-// each compressor's row (its wire plan) is in gradwire/compressors.hpp.
+// each compressor's row (its wire plan) is in gradwire/model/compressors.hpp.
 //
 //   none          all-reduce of n e bytes (e = gradient bytes per element)
 //   fp16 / bf16   all-reduce of 2n bytes (PyTorch fp16/bf16_compress_hook)
@@ -23,9 +23,9 @@
 #include <string>
 #include <vector>
 
-#include "gradwire/buckets.hpp"
-#include "gradwire/model_desc.hpp"
-#include "gradwire/scenario.hpp"
+#include "gradwire/model/buckets.hpp"
+#include "gradwire/model/model_desc.hpp"
+#include "gradwire/model/scenario.hpp"
 
 namespace gw {
 
@@ -64,7 +64,7 @@ struct BucketComm {
 };
 
 /// The compressor names gradwire models: the names of the compressor table
-/// (gradwire/compressors.hpp), in its order.
+/// (gradwire/model/compressors.hpp), in its order.
 const std::vector<std::string>& compressor_names();
 
 /// Elements kept by Top-K / Random-K: clamp(ceil(ratio n), 1, n).

@@ -4,9 +4,9 @@
 // ("Closed-form evaluator") and docs/model.md section 6.
 #pragma once
 
-#include "gradwire/iteration_model.hpp"
-#include "gradwire/model_desc.hpp"
-#include "gradwire/scenario.hpp"
+#include "gradwire/model/iteration_model.hpp"
+#include "gradwire/model/model_desc.hpp"
+#include "gradwire/model/scenario.hpp"
 
 namespace gw {
 

@@ -22,10 +22,10 @@
 #include <string>
 #include <vector>
 
-#include "gradwire/buckets.hpp"
-#include "gradwire/compression.hpp"
-#include "gradwire/model_desc.hpp"
-#include "gradwire/scenario.hpp"
+#include "gradwire/model/buckets.hpp"
+#include "gradwire/model/compression.hpp"
+#include "gradwire/model/model_desc.hpp"
+#include "gradwire/model/scenario.hpp"
 
 namespace gw {
 

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "gradwire/iteration_model.hpp"
+#include "gradwire/model/iteration_model.hpp"
 
 namespace gw {
 

@@ -24,7 +24,7 @@
 #include <string_view>
 #include <vector>
 
-#include "gradwire/compression.hpp"
+#include "gradwire/model/compression.hpp"
 
 namespace gw {
 

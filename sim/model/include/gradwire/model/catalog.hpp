@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "gradwire/scenario.hpp"
+#include "gradwire/model/scenario.hpp"
 
 namespace gw {
 

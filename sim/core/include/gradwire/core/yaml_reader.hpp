@@ -17,7 +17,7 @@
 #include <string_view>
 #include <vector>
 
-#include "gradwire/error.hpp"
+#include "gradwire/core/error.hpp"
 
 namespace gw::yaml {
 

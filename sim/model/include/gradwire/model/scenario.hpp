@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "gradwire/error.hpp"  // gw::InputError, thrown by the loaders
+#include "gradwire/core/error.hpp"  // gw::InputError, thrown by the loaders
 
 namespace gw {
 
@@ -90,7 +90,7 @@ double bytes_per_element(Precision p);
 
 /// Gradient compression applied to each bucket (see docs/model.md). The
 /// kinds, the parameters each takes and their ranges: the compressor table
-/// (gradwire/compressors.hpp).
+/// (gradwire/model/compressors.hpp).
 struct CompressionSpec {
   std::string kind = "none";    ///< a compressor table name
   double ratio = 0.01;          ///< topk / randomk: fraction of elements kept
@@ -163,6 +163,6 @@ ClusterSpec resolve_cluster(const Scenario& scenario, const Profile& profile);
 /// Loads and validates a scenario file. Throws gw::InputError.
 Scenario load_scenario(const std::string& path);
 /// parse_scenario (an already loaded YAML document) and the section parsers
-/// are in gradwire/scenario_yaml.hpp, which brings in yaml-cpp.
+/// are in gradwire/model/scenario_yaml.hpp, which brings in yaml-cpp.
 
 }  // namespace gw

@@ -1,5 +1,5 @@
 // Replay of one data-parallel training iteration on the engine (SimGrid
-// behind gradwire/engine.hpp). The iteration model (iteration_model.hpp)
+// behind gradwire/engine/engine.hpp). The iteration model (iteration_model.hpp)
 // gives the plan; two actors on a representative rank execute it:
 //   compute : sleeps through the forward pass, then the backward pass tensor
 //             by tensor, releasing a signal each time a bucket's last
@@ -16,11 +16,11 @@
 
 #include <string>
 
-#include "gradwire/engine.hpp"
-#include "gradwire/iteration_model.hpp"
-#include "gradwire/model_desc.hpp"
-#include "gradwire/profile.hpp"
-#include "gradwire/scenario.hpp"
+#include "gradwire/engine/engine.hpp"
+#include "gradwire/model/iteration_model.hpp"
+#include "gradwire/model/model_desc.hpp"
+#include "gradwire/model/profile.hpp"
+#include "gradwire/model/scenario.hpp"
 
 namespace gw {
 
