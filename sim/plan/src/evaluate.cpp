@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "gradwire/core/error.hpp"
+#include "gradwire/model/compressors.hpp"
 #include "gradwire/plan/cost.hpp"
 
 namespace gw::plan {
@@ -20,16 +21,6 @@ std::string num(double v) {
 std::string profile_name(const Scenario& s) { return s.profile.empty() ? s.cluster.gpu : s.profile; }
 
 }  // namespace
-
-std::string compression_label(const CompressionSpec& c) {
-  if (c.kind == "none") return "uncompressed";
-  if (c.kind == "powersgd") return "PowerSGD rank " + std::to_string(c.rank);
-  if (c.kind == "topk") return "Top-K " + num(c.ratio * 100) + "%";
-  if (c.kind == "randomk") return "Random-K " + num(c.ratio * 100) + "%";
-  if (c.kind == "sign") return "signSGD";
-  if (c.kind == "majority_vote") return "majority vote";
-  return c.kind;
-}
 
 PointEvaluator::PointEvaluator(PointOptions options, Evaluator evaluator, std::string evaluator_name)
     : options_(std::move(options)), evaluator_(std::move(evaluator)), evaluator_name_(std::move(evaluator_name)) {}
@@ -195,7 +186,7 @@ ResultRecord PointEvaluator::evaluate(std::size_t index, std::size_t total, cons
     return r;
   }
   r.model = s.workload->model;
-  r.compression = compression_label(s.workload->compression);
+  r.compression = compressor_label(s.workload->compression);
   r.compression_kind = s.workload->compression.kind;
   r.evaluator = evaluator_name_;
   try {

@@ -32,9 +32,6 @@ using Evaluator = std::function<IterationResult(const Scenario&, const ModelDesc
 using gw::closed_form_collective_time;
 using gw::closed_form_iteration;
 
-/// "uncompressed", "fp16", "PowerSGD rank 4", "Top-K 1%", ...
-std::string compression_label(const CompressionSpec& c);
-
 struct PointOptions {
   std::optional<long long> global_batch;   ///< micro_batch := global_batch / (world x k)
   bool fit_accumulation = false;           ///< choose the smallest k that fits (needs global_batch)
