@@ -33,7 +33,7 @@ cmake -S "$ROOT" -B "$WORK" -G Ninja \
   -DCMAKE_CUDA_ARCHITECTURES="$ARCH"
 
 targets=(test_kernels_gpu test_kernels_cpu gw_kernels_bench)
-targets+=(gw_topk_powersgd_bench)  # K2: Top-K / PowerSGD vs radix sort and PyTorch
+targets+=(gw_topk_powersgd_bench)  # Top-K / PowerSGD vs radix sort and PyTorch
 if ninja -C "$WORK" -t targets all 2>/dev/null | grep -q '^gradwire-calibrate:'; then
   targets+=(gradwire-calibrate)
 else

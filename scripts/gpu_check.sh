@@ -164,7 +164,7 @@ if wanted tests; then
     ${GW_CHECK_TEST_FILTER:+--gtest_filter="$GW_CHECK_TEST_FILTER"}
 fi
 
-# --- PyTorch baselines (K2's script) ------------------------------------------
+# --- PyTorch baselines (kernels/bench/torch_baselines.py) ------------------------------------------
 BASELINE_ARGS=()
 if ! wanted torch; then
   log "torch baselines not requested"
@@ -194,13 +194,13 @@ cat "$OUT/bench.txt" >> "$LOG"
 log "step bench: exit $rc"
 fi
 
-# --- K2: Top-K radix select vs radix sort / torch.topk, PowerSGD ResNet-50 vs PyTorch (table in log.txt)
+# --- Top-K radix select vs radix sort / torch.topk, PowerSGD ResNet-50 vs PyTorch (table in log.txt)
 if ! wanted topk; then
   log "Top-K/PowerSGD benchmark not requested"
 elif [[ -x "$BIN/gw_topk_powersgd_bench" ]]; then
   step topk-powersgd-bench 60 "$BIN/gw_topk_powersgd_bench" "${BASELINE_ARGS[@]}"
 else
-  log "no build-gpu/bin/gw_topk_powersgd_bench: K2 benchmark skipped"
+  log "no build-gpu/bin/gw_topk_powersgd_bench: Top-K/PowerSGD benchmark skipped"
 fi
 
 # --- calibrator hook (the calibration engineer adjusts the flags) -------------
