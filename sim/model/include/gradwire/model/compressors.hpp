@@ -12,7 +12,7 @@
 //
 // Adding a compressor outside kernels/: a row in compressors.cpp, its line in
 // docs/model.md, its codec entries in the profiles (profiles/
-// make_datasheet_profiles.py) and a test. tests/scenarios/test_compressors.cpp
+// make_datasheet_profiles.py) and a test. tests/model/test_compressors.cpp
 // registers a throwaway row at run time and runs it through the parser, the
 // wire plan and the label.
 #pragma once
