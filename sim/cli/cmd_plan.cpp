@@ -19,12 +19,6 @@ namespace po = boost::program_options;
 namespace gw::cli {
 namespace {
 
-std::string f(const char* fmt, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, fmt, v);
-  return buf;
-}
-
 /// A constraint must be finite and greater than 0 ("at most $nan" is no rule).
 double positive(const char* name, double v) {
   if (!std::isfinite(v) || v <= 0) {
@@ -63,8 +57,8 @@ int print_plan(const std::string& results, const plan::PlanRequest& req) {
   }
   std::cout << "recommendation: " << rec.reason << "\n";
   if (rec.baseline && rec.baseline->index != rec.choice.index) {
-    std::cout << "baseline (#" << rec.baseline->index << "): " << plan::describe(*rec.baseline) << ": "
-              << f("%.4g", rec.baseline->hours) << " h, $" << f("%.2f", rec.baseline->cost) << "\n";
+    std::printf("baseline (#%zu): %s: %.4g h, $%.2f\n", rec.baseline->index, plan::describe(*rec.baseline).c_str(),
+                rec.baseline->hours, rec.baseline->cost);
   }
   return kExitOk;
 }
