@@ -13,6 +13,16 @@
 
 namespace gw::kernels::test {
 
+/// n values drawn from N(0, 1) by std::mt19937 seeded with `seed`.
+inline std::vector<float> gaussian(std::size_t n, std::uint32_t seed) {
+  std::mt19937 gen(seed);
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  std::vector<float> x(n);
+  for (auto& v : x) v = dist(gen);
+  return x;
+}
+
+
 /// Normally distributed values with a few exact zeros, negative zeros and a
 /// spread of magnitudes, like gradients.
 inline std::vector<float> random_gradient(std::size_t n, std::uint32_t seed, float sigma = 1.0f) {

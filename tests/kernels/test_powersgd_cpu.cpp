@@ -8,18 +8,12 @@
 #include <vector>
 
 #include "gradwire/kernels/powersgd.hpp"
+#include "kernel_test_util.hpp"
 
 namespace {
 
 using namespace gw::kernels;
-
-std::vector<float> gaussian(std::size_t n, std::uint32_t seed) {
-  std::mt19937 gen(seed);
-  std::normal_distribution<float> dist(0.0f, 1.0f);
-  std::vector<float> x(n);
-  for (auto& v : x) v = dist(gen);
-  return x;
-}
+using gw::kernels::test::gaussian;
 
 template <class T>
 double max_orthonormality_error(const std::vector<T>& P, std::int64_t m, int r) {

@@ -13,6 +13,7 @@
 #include "gradwire/kernels/powersgd.hpp"
 #include "gradwire/kernels/powersgd_cuda.hpp"
 #include "kernel_test_util.hpp"
+#include "kernel_test_util_gpu.hpp"
 
 namespace {
 
@@ -20,15 +21,6 @@ using namespace gw::kernels;
 
 constexpr double kTolerance = 1e-4;  // relative Frobenius error vs the double reference
 
-bool have_gpu() {
-  int count = 0;
-  return cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
-}
-
-#define SKIP_WITHOUT_GPU() \
-  if (!have_gpu()) GTEST_SKIP() << "no usable CUDA device"
-
-#define CUDA_OK(call) ASSERT_EQ((call), cudaSuccess) << #call
 
 struct DevF {
   float* p = nullptr;
@@ -83,12 +75,12 @@ void check_shape(std::int64_t m, std::int64_t n, int rank, std::uint32_t seed) {
 
   PowerSgdBlas blas;
   cudaStream_t stream = nullptr;
-  CUDA_OK(cudaStreamCreate(&stream));
+  GW_CUDA_OK(cudaStreamCreate(&stream));
   DevF dM(M.size()), dP(static_cast<std::size_t>(m * r)), dQ(q0.size()), dOut(M.size());
   void* ws = nullptr;
   const std::size_t ws_bytes = powersgd_workspace_bytes(m, r);
   if (ws_bytes > 0) {
-    CUDA_OK(cudaMalloc(&ws, ws_bytes));
+    GW_CUDA_OK(cudaMalloc(&ws, ws_bytes));
   }
   dM.upload(M);
   dQ.upload(q0);
@@ -98,11 +90,11 @@ void check_shape(std::int64_t m, std::int64_t n, int rank, std::uint32_t seed) {
   for (int iter = 0; iter < 2; ++iter) {
     dP.poison();
     dOut.poison();
-    CUDA_OK(powersgd_compute_p_cuda(blas, dM.p, m, n, dQ.p, r, dP.p, stream));
-    CUDA_OK(powersgd_orthogonalize_p_cuda(dP.p, m, r, 0.0f, ws, ws_bytes, stream));
-    CUDA_OK(powersgd_compute_q_cuda(blas, dM.p, m, n, dP.p, r, dQ.p, stream));
-    CUDA_OK(powersgd_decompress_cuda(blas, dP.p, dQ.p, m, n, r, dOut.p, stream));
-    CUDA_OK(cudaStreamSynchronize(stream));
+    GW_CUDA_OK(powersgd_compute_p_cuda(blas, dM.p, m, n, dQ.p, r, dP.p, stream));
+    GW_CUDA_OK(powersgd_orthogonalize_p_cuda(dP.p, m, r, 0.0f, ws, ws_bytes, stream));
+    GW_CUDA_OK(powersgd_compute_q_cuda(blas, dM.p, m, n, dP.p, r, dQ.p, stream));
+    GW_CUDA_OK(powersgd_decompress_cuda(blas, dP.p, dQ.p, m, n, r, dOut.p, stream));
+    GW_CUDA_OK(cudaStreamSynchronize(stream));
     powersgd_step_cpu(Md.data(), m, n, r, Pd.data(), Qd.data(), Od.data());
     const auto P = dP.download();
     EXPECT_LT(orthonormality_error(P, m, r), 1e-5) << "iteration " << iter;
@@ -115,7 +107,7 @@ void check_shape(std::int64_t m, std::int64_t n, int rank, std::uint32_t seed) {
 }
 
 TEST(PowersgdGpu, MatchesDoubleReferenceOnAwkwardShapes) {
-  SKIP_WITHOUT_GPU();
+  GW_SKIP_WITHOUT_GPU();
   check_shape(1, 1, 4, 1);            // 1 element, rank clamps to 1
   check_shape(7, 1, 4, 2);            // 7 elements, a column
   check_shape(1, 7, 4, 3);            // a row
@@ -128,7 +120,7 @@ TEST(PowersgdGpu, MatchesDoubleReferenceOnAwkwardShapes) {
 }
 
 TEST(PowersgdGpu, RecoversRankRMatrix) {
-  SKIP_WITHOUT_GPU();
+  GW_SKIP_WITHOUT_GPU();
   const std::int64_t m = 300, n = 200;
   const int r = 4;
   const auto A = test::random_gradient(static_cast<std::size_t>(m * r), 31);
@@ -150,17 +142,17 @@ TEST(PowersgdGpu, RecoversRankRMatrix) {
   dM.upload(M);
   dQ.upload(q0);
   for (int iter = 0; iter < 3; ++iter) {
-    CUDA_OK(powersgd_compute_p_cuda(blas, dM.p, m, n, dQ.p, r, dP.p, nullptr));
-    CUDA_OK(powersgd_orthogonalize_p_cuda(dP.p, m, r, 0.0f, nullptr, 0, nullptr));
-    CUDA_OK(powersgd_compute_q_cuda(blas, dM.p, m, n, dP.p, r, dQ.p, nullptr));
-    CUDA_OK(powersgd_decompress_cuda(blas, dP.p, dQ.p, m, n, r, dOut.p, nullptr));
+    GW_CUDA_OK(powersgd_compute_p_cuda(blas, dM.p, m, n, dQ.p, r, dP.p, nullptr));
+    GW_CUDA_OK(powersgd_orthogonalize_p_cuda(dP.p, m, r, 0.0f, nullptr, 0, nullptr));
+    GW_CUDA_OK(powersgd_compute_q_cuda(blas, dM.p, m, n, dP.p, r, dQ.p, nullptr));
+    GW_CUDA_OK(powersgd_decompress_cuda(blas, dP.p, dQ.p, m, n, r, dOut.p, nullptr));
   }
-  CUDA_OK(cudaDeviceSynchronize());
+  GW_CUDA_OK(cudaDeviceSynchronize());
   EXPECT_LT(rel_error(dOut.download(), Mref), 1e-5);
 }
 
 TEST(PowersgdGpu, RejectsBadArguments) {
-  SKIP_WITHOUT_GPU();
+  GW_SKIP_WITHOUT_GPU();
   PowerSgdBlas blas;
   DevF d(64);
   EXPECT_EQ(powersgd_compute_p_cuda(blas, d.p, 4, 4, d.p, 5, d.p, nullptr), cudaErrorInvalidValue);
@@ -176,7 +168,7 @@ TEST(PowersgdGpu, RejectsBadArguments) {
 namespace {
 
 TEST(PowersgdGpu, CudaCodecMatchesCpuCodecWithinTolerance) {
-  SKIP_WITHOUT_GPU();
+  GW_SKIP_WITHOUT_GPU();
   CodecConfig cfg;
   cfg.rank = 4;
   cfg.rows = 301;

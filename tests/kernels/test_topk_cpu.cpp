@@ -12,11 +12,13 @@
 #include <vector>
 
 #include "gradwire/kernels/topk.hpp"
+#include "kernel_test_util.hpp"
 
 namespace {
 
 using gw::kernels::topk_encode_cpu;
 using gw::kernels::topk_key;
+using gw::kernels::test::gaussian;
 
 // Brute force: sort all indices by (|x| key descending, index ascending),
 // keep the first k, return them by ascending index.
@@ -51,14 +53,6 @@ void expect_matches_reference(const std::vector<float>& x, std::size_t k) {
               topk_key(ref_values[i]) | (std::signbit(ref_values[i]) ? 0x80000000u : 0u))
         << "position " << i;
   }
-}
-
-std::vector<float> gaussian(std::size_t n, std::uint32_t seed) {
-  std::mt19937 gen(seed);
-  std::normal_distribution<float> dist(0.0f, 1.0f);
-  std::vector<float> x(n);
-  for (auto& v : x) v = dist(gen);
-  return x;
 }
 
 TEST(TopkCpu, MatchesBruteForceOnAwkwardSizes) {

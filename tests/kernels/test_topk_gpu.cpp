@@ -15,20 +15,12 @@
 #include "gradwire/kernels/topk.hpp"
 #include "gradwire/kernels/topk_cuda.hpp"
 #include "kernel_test_util.hpp"
+#include "kernel_test_util_gpu.hpp"
 
 namespace {
 
 using namespace gw::kernels;
 
-bool have_gpu() {
-  int count = 0;
-  return cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
-}
-
-#define SKIP_WITHOUT_GPU() \
-  if (!have_gpu()) GTEST_SKIP() << "no usable CUDA device"
-
-#define CUDA_OK(call) ASSERT_EQ((call), cudaSuccess) << #call
 
 template <class T>
 struct Dev {
@@ -82,8 +74,8 @@ void check_against_cpu(const std::vector<float>& x, std::size_t k, const std::st
 
   dv.poison();
   di.poison();
-  CUDA_OK(topk_encode_cuda(dx.p, n, k, dv.p, di.p, ws.p, ws.count, nullptr));
-  CUDA_OK(cudaDeviceSynchronize());
+  GW_CUDA_OK(topk_encode_cuda(dx.p, n, k, dv.p, di.p, ws.p, ws.count, nullptr));
+  GW_CUDA_OK(cudaDeviceSynchronize());
   const auto gi = di.download();
   ASSERT_EQ(first_mismatch(gi, ref_i), k) << "indices differ from the CPU twin";
   EXPECT_EQ(bits(dv.download()), bits(ref_v));
@@ -92,8 +84,8 @@ void check_against_cpu(const std::vector<float>& x, std::size_t k, const std::st
   dv.poison();
   di.poison();
   dr.poison();
-  CUDA_OK(topk_encode_ef_cuda(dx.p, n, k, dv.p, di.p, dr.p, ws.p, ws.count, nullptr));
-  CUDA_OK(cudaDeviceSynchronize());
+  GW_CUDA_OK(topk_encode_ef_cuda(dx.p, n, k, dv.p, di.p, dr.p, ws.p, ws.count, nullptr));
+  GW_CUDA_OK(cudaDeviceSynchronize());
   ASSERT_EQ(first_mismatch(di.download(), ref_i), k) << "EF indices differ";
   EXPECT_EQ(bits(dv.download()), bits(ref_v));
   const auto gr = dr.download();
@@ -110,8 +102,8 @@ void check_against_cpu(const std::vector<float>& x, std::size_t k, const std::st
     Dev<unsigned char> sws(topk_sort_workspace_bytes(n, k));
     dv.poison();
     di.poison();
-    CUDA_OK(topk_sort_encode_cuda(dx.p, n, k, dv.p, di.p, sws.p, sws.count, nullptr));
-    CUDA_OK(cudaDeviceSynchronize());
+    GW_CUDA_OK(topk_sort_encode_cuda(dx.p, n, k, dv.p, di.p, sws.p, sws.count, nullptr));
+    GW_CUDA_OK(cudaDeviceSynchronize());
     ASSERT_EQ(first_mismatch(di.download(), ref_i), k) << "radix-sort baseline differs";
     EXPECT_EQ(bits(dv.download()), bits(ref_v));
   }
@@ -120,7 +112,7 @@ void check_against_cpu(const std::vector<float>& x, std::size_t k, const std::st
 std::size_t one_percent(std::size_t n) { return n == 0 ? 0 : std::max<std::size_t>(1, (n + 99) / 100); }
 
 TEST(TopkGpu, MatchesCpuTwinOnAwkwardSizes) {
-  SKIP_WITHOUT_GPU();
+  GW_SKIP_WITHOUT_GPU();
   const std::size_t sizes[] = {1, 7, 4097, (std::size_t{1} << 20) + 3, std::size_t{1} << 26};
   std::uint32_t seed = 1;
   for (const std::size_t n : sizes) {
@@ -136,7 +128,7 @@ TEST(TopkGpu, MatchesCpuTwinOnAwkwardSizes) {
 }
 
 TEST(TopkGpu, KZeroWritesNothingAndCopiesResidual) {
-  SKIP_WITHOUT_GPU();
+  GW_SKIP_WITHOUT_GPU();
   const auto x = test::random_gradient(1000, 3);
   Dev<float> dx(1000), dr(1000), dv(1);
   Dev<std::int32_t> di(1);
@@ -145,8 +137,8 @@ TEST(TopkGpu, KZeroWritesNothingAndCopiesResidual) {
   dv.poison();
   di.poison();
   dr.poison();
-  CUDA_OK(topk_encode_ef_cuda(dx.p, 1000, 0, dv.p, di.p, dr.p, ws.p, ws.count, nullptr));
-  CUDA_OK(cudaDeviceSynchronize());
+  GW_CUDA_OK(topk_encode_ef_cuda(dx.p, 1000, 0, dv.p, di.p, dr.p, ws.p, ws.count, nullptr));
+  GW_CUDA_OK(cudaDeviceSynchronize());
   EXPECT_EQ(bits(dr.download()), bits(x));
   EXPECT_EQ(di.download()[0], -1);  // untouched poison
   EXPECT_EQ(topk_encode_cuda(dx.p, 1000, 1001, dv.p, di.p, ws.p, ws.count, nullptr),
@@ -157,7 +149,7 @@ TEST(TopkGpu, KZeroWritesNothingAndCopiesResidual) {
 }
 
 TEST(TopkGpu, TieHeavyInputs) {
-  SKIP_WITHOUT_GPU();
+  GW_SKIP_WITHOUT_GPU();
   // Magnitudes from 5 values, both signs and +-0: ties straddle the threshold.
   for (const std::size_t n : {std::size_t{4097}, (std::size_t{1} << 20) + 3, std::size_t{5} << 20}) {
     std::mt19937 gen(static_cast<std::uint32_t>(n));
@@ -179,7 +171,7 @@ TEST(TopkGpu, TieHeavyInputs) {
 }
 
 TEST(TopkGpu, NanAndInfinityFollowTheKeyOrder) {
-  SKIP_WITHOUT_GPU();
+  GW_SKIP_WITHOUT_GPU();
   auto x = test::random_gradient(100003, 5);
   const float nan = std::numeric_limits<float>::quiet_NaN();
   const float inf = std::numeric_limits<float>::infinity();
@@ -192,7 +184,7 @@ TEST(TopkGpu, NanAndInfinityFollowTheKeyOrder) {
 }
 
 TEST(TopkGpu, DecodersMatchCpu) {
-  SKIP_WITHOUT_GPU();
+  GW_SKIP_WITHOUT_GPU();
   const std::size_t n = (std::size_t{1} << 20) + 3, k = one_percent(n), workers = 4;
   std::vector<float> values;
   std::vector<std::int32_t> indices;
@@ -211,14 +203,14 @@ TEST(TopkGpu, DecodersMatchCpu) {
   std::vector<float> ref(n);
 
   dy.poison();
-  CUDA_OK(topk_decode_cuda(dv.p, di.p, k, n, dy.p, nullptr));
-  CUDA_OK(cudaDeviceSynchronize());
+  GW_CUDA_OK(topk_decode_cuda(dv.p, di.p, k, n, dy.p, nullptr));
+  GW_CUDA_OK(cudaDeviceSynchronize());
   topk_decode_cpu(values.data(), indices.data(), k, n, ref.data());
   EXPECT_EQ(bits(dy.download()), bits(ref));
 
   dy.poison();
-  CUDA_OK(topk_decode_gathered_cuda(dv.p, di.p, workers, k, n, dy.p, nullptr));
-  CUDA_OK(cudaDeviceSynchronize());
+  GW_CUDA_OK(topk_decode_gathered_cuda(dv.p, di.p, workers, k, n, dy.p, nullptr));
+  GW_CUDA_OK(cudaDeviceSynchronize());
   topk_decode_gathered_cpu(values.data(), indices.data(), workers, k, n, ref.data());
   EXPECT_EQ(bits(dy.download()), bits(ref));
 }
