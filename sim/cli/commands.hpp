@@ -18,6 +18,7 @@ int cmd_plan(int argc, char** argv);
 int cmd_report(int argc, char** argv);
 int cmd_check(int argc, char** argv);
 int cmd_validate(int argc, char** argv);
+int cmd_list(int argc, char** argv);
 
 // Shared by the commands that run or validate a sweep.
 

@@ -31,6 +31,7 @@ const std::vector<Command>& commands() {
       {"plan", "recommend a configuration under a budget and/or a deadline", gw::cli::cmd_plan},
       {"report", "render plots and an HTML report from sweep results", gw::cli::cmd_report},
       {"validate", "compare predictions with published measurements (validation/)", gw::cli::cmd_validate},
+      {"list", "list the bundled models, profiles, instances and compressors", gw::cli::cmd_list},
   };
   return table;
 }
@@ -42,7 +43,25 @@ void usage(std::ostream& os) {
     name.resize(12, ' ');
     os << "  " << name << c.summary << "\n";
   }
-  os << "\n`gradwire <command> --help` describes a command's options.\n";
+  os << "\n`gradwire help <command>` (or `gradwire <command> --help`) describes a command's options.\n";
+}
+
+// gradwire help [COMMAND]: the overview, or COMMAND's --help.
+int help(int argc, char** argv) {
+  if (argc < 3) {
+    usage(std::cout);
+    return gw::kExitOk;
+  }
+  for (const auto& c : commands()) {
+    if (std::strcmp(argv[2], c.name) == 0) {
+      char flag[] = "--help";
+      char* args[] = {argv[2], flag, nullptr};
+      return c.run(2, args);
+    }
+  }
+  std::cerr << "gradwire help: unknown command \"" << argv[2] << "\"\n\n";
+  usage(std::cerr);
+  return gw::kExitInput;
 }
 
 }  // namespace
@@ -52,6 +71,7 @@ int main(int argc, char** argv) {
     usage(argc < 2 ? std::cerr : std::cout);
     return argc < 2 ? gw::kExitInput : gw::kExitOk;
   }
+  if (std::strcmp(argv[1], "help") == 0) return help(argc, argv);
   if (std::strcmp(argv[1], "--version") == 0) {
     std::cout << "gradwire " << GW_VERSION << "\n";
     return gw::kExitOk;

@@ -412,6 +412,25 @@ bool looks_like_profile(const fs::path& f) {
   return false;
 }
 
+std::vector<std::string> profile_search_dirs() {
+  std::vector<std::string> dirs = split_dirs(std::getenv("GRADWIRE_PROFILES"));
+  dirs.push_back(data_dir() + "/calibrate/profiles");
+  return dirs;
+}
+
+std::vector<std::string> list_profiles() {
+  std::set<std::string> available;
+  for (const auto& d : profile_search_dirs()) {
+    std::error_code ec;
+    for (auto it = fs::directory_iterator(d, ec); !ec && it != fs::directory_iterator(); it.increment(ec)) {
+      if (it->path().extension() == ".yaml" && looks_like_profile(it->path())) {
+        available.insert(it->path().stem().string());
+      }
+    }
+  }
+  return {available.begin(), available.end()};
+}
+
 Profile load_profile(const std::string& name_or_path) {
   if (name_or_path.empty() || name_or_path.find_first_of(" \t\r\n") != std::string::npos ||
       std::any_of(name_or_path.begin(), name_or_path.end(), [](unsigned char c) { return c < 0x20 || c == 0x7F; })) {
@@ -421,9 +440,7 @@ Profile load_profile(const std::string& name_or_path) {
   const bool is_path = name_or_path.find('/') != std::string::npos ||
                        (name_or_path.size() > 5 && name_or_path.compare(name_or_path.size() - 5, 5, ".yaml") == 0);
   if (is_path) return load_profile_file(name_or_path);
-  std::vector<std::string> dirs = split_dirs(std::getenv("GRADWIRE_PROFILES"));
-  dirs.push_back(data_dir() + "/calibrate/profiles");
-  std::set<std::string> available;
+  const std::vector<std::string> dirs = profile_search_dirs();
   for (const auto& d : dirs) {
     fs::path f = fs::path(d) / (name_or_path + ".yaml");
     std::error_code ec;
@@ -435,15 +452,10 @@ Profile load_profile(const std::string& name_or_path) {
       }
       return p;
     }
-    for (auto it = fs::directory_iterator(d, ec); !ec && it != fs::directory_iterator(); it.increment(ec)) {
-      if (it->path().extension() == ".yaml" && looks_like_profile(it->path())) {
-        available.insert(it->path().stem().string());
-      }
-    }
   }
   std::string dl, al;
   for (const auto& d : dirs) dl += (dl.empty() ? "" : ", ") + d;
-  for (const auto& a : available) al += (al.empty() ? "" : ", ") + a;
+  for (const auto& a : list_profiles()) al += (al.empty() ? "" : ", ") + a;
   throw InputError(name_or_path, 0, 0, "", "no profile named \"" + name_or_path + "\" in " + dl +
                                                " (available: " + (al.empty() ? "none" : al) + ")");
 }

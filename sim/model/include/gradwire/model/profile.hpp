@@ -105,6 +105,13 @@ struct Profile {
 /// env GRADWIRE_PROFILES) or by path. Throws gw::InputError (unknown schema
 /// version, missing field, ... with file, line and key).
 Profile load_profile(const std::string& name_or_path);
+/// Where load_profile looks for a profile given by name, in order: each
+/// directory of $GRADWIRE_PROFILES (colon-separated), then the bundled
+/// calibrate/profiles/ (data_dir()).
+std::vector<std::string> profile_search_dirs();
+/// The names of the profiles found there (files whose schema line names a
+/// profile), sorted, without duplicates.
+std::vector<std::string> list_profiles();
 Profile load_profile_file(const std::string& path);
 /// Serializes a profile to YAML text (schema gradwire-profile/1).
 std::string profile_to_yaml(const Profile& p);
