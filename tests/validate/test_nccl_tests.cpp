@@ -1,15 +1,18 @@
 // nccl-tests logs in and out: the parser on the committed real logs
 // (tests/data/nccl-tests/) and on malformed ones, the layout round trip of
-// `gradwire collective` and `--compare` on a real log.
+// `gradwire collective`, `--compare` on a real log and `gradwire calibrate
+// --from-nccl-tests` into a profile that `simulate` loads.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 
 #include "gradwire/core/error.hpp"
 #include "gradwire/model/nccl_tests_log.hpp"
+#include "gradwire/model/profile.hpp"
 #include "run_util.hpp"
 
 namespace fs = std::filesystem;
@@ -197,4 +200,37 @@ TEST(CollectiveCli, CompareOnARealLog) {
   const auto malformed = gradwire({"collective", "--scenario", small, "--compare", kData + "bad/garbage-row.log"});
   EXPECT_EQ(malformed.exit_code, 2);
   EXPECT_NE(malformed.err.find("garbage-row.log:13:"), std::string::npos) << malformed.err;
+}
+
+TEST(CalibrateFromNcclTests, FitsLoadAndSimulate) {
+  const fs::path dir = fs::temp_directory_path() / ("gw-nccl-tests-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string out = (dir / "fitted.yaml").string();
+  const auto r = gradwire({"calibrate", "--from-nccl-tests", kA3, k2080Reduce, k2080Gather, "--profile", "h100", "--out", out});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const Profile p = load_profile_file(out);
+  const CollectiveCost* multi = p.collective(CollectiveOp::AllReduce, 16, 2);
+  ASSERT_NE(multi, nullptr);
+  EXPECT_EQ(multi->points.size(), 31u);
+  EXPECT_GT(multi->fit.alpha, 50e-6);   // the log's ~120 us floor
+  EXPECT_GT(multi->fit.beta, 100e9);    // ~180 GB/s algbw at 8 GiB
+  EXPECT_GT(multi->fit.max_rel_residual, 0);
+  ASSERT_NE(p.collective(CollectiveOp::AllReduce, 2), nullptr);
+  ASSERT_NE(p.collective(CollectiveOp::AllGather, 2), nullptr);
+  EXPECT_EQ(p.collective(CollectiveOp::AllGather, 2)->points.size(), 26u);  // the 0 B rows left out
+  const auto sim = gradwire({"simulate", "--profile", out, std::string(GW_SOURCE_DIR) + "/scenarios/default.yaml"});
+  EXPECT_EQ(sim.exit_code, 0) << sim.err;
+  // Never over an input; a log without a simulated op is refused with its name.
+  EXPECT_EQ(gradwire({"calibrate", "--from-nccl-tests", kA3, "--profile", "h100", "--out", kA3}).exit_code, 2);
+  const std::string reduce = (dir / "x.log").string();
+  {
+    std::ofstream f(reduce);
+    f << "# Collective test starting: reduce_perf\n"
+         "           8             2     float     sum       0    10.39    0.00    0.00      0     9.88    0.00    0.00      0\n";
+  }
+  const auto refused = gradwire({"calibrate", "--from-nccl-tests", reduce, "--profile", "h100", "--out", out + "2"});
+  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_NE(refused.err.find("reduce_perf is not a collective gradwire simulates"), std::string::npos) << refused.err;
+  EXPECT_EQ(gradwire({"calibrate", "--from-nccl-tests", kA3, "--out", out + "3"}).exit_code, 2);  // no --profile
+  fs::remove_all(dir);
 }

@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "gradwire/model/collectives.hpp"
+#include "gradwire/model/profile.hpp"
 
 namespace gw::nccl_tests {
 
@@ -84,6 +85,19 @@ struct Log {
 Log parse_log(std::string_view text, const std::string& file);
 /// Reads and parses a file (InputError when it cannot be read).
 Log load_log(const std::string& path);
+
+/// A profile's collective fits from logs (`gradwire calibrate
+/// --from-nccl-tests`): one CollectiveCost per (op, ranks, nodes) of the logs,
+/// its points the sizes above 0 B with out-of-place and in-place time as two
+/// samples (fit::summarize: median and spread), fitted with
+/// fit::fit_alpha_beta (max_rel_residual kept). Logs of the same (op, ranks,
+/// nodes) are pooled (fit::normalize_points: median per size). Throws
+/// gw::InputError naming the log when its op is unknown or not one gradwire
+/// simulates, it ran on one rank, or its times cannot be fitted.
+std::vector<CollectiveCost> collective_fits(const std::vector<Log>& logs);
+/// Puts `fits` into `profile`, replacing its entries of the same (op, gpus,
+/// nodes), with a note per fit naming its logs.
+void add_collective_fits(Profile& profile, const std::vector<CollectiveCost>& fits, const std::vector<Log>& logs);
 
 /// nccl-tests' own size grammar (-b/-e): a number with an optional K, M or G
 /// suffix, powers of 1024 ("8", "128K", "8G", "1.5M"). nullopt if malformed.
