@@ -378,6 +378,9 @@ int cmd_collective(int argc, char** argv) {
     sizes = requested_sizes(vm);
     printer = make_printer(format);
     if (vm.count("compare") && format == "csv") throw std::invalid_argument("--compare prints a table or json");
+    if (vm.count("compare") && (vm.count("gpus") || vm.count("minbytes") || vm.count("maxbytes") ||
+                                vm.count("stepfactor") || !vm["sizes"].defaulted()))
+      throw std::invalid_argument("--compare takes the sizes and the GPU count from the log");
   } catch (const std::invalid_argument& e) {
     return usage_error(e.what(), opts);
   }

@@ -190,6 +190,7 @@ TEST(CollectiveCli, CompareOnARealLog) {
   EXPECT_NEAR(doc[0]["points"][30]["published_busbw"].get<double>() / 1e9, 338.8, 0.2);
   EXPECT_GT(doc[0]["points"][30]["predicted_busbw"].get<double>(), 0);
   // An op that contradicts the log, and a log larger than the cluster.
+  EXPECT_EQ(gradwire({"collective", "--scenario", cluster, "--compare", kA3, "-g", "8"}).exit_code, 2);
   const auto wrong_op = gradwire({"collective", "--scenario", cluster, "--compare", kA3, "--op", "allgather"});
   EXPECT_EQ(wrong_op.exit_code, 2);
   const std::string small = std::string(GW_SOURCE_DIR) + "/validation/clusters/rtx2080ti-pcie-1x2.yaml";

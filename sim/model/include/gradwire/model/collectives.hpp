@@ -1,7 +1,9 @@
 // The collective vocabulary: the five collectives gradwire simulates and
-// calibrates, each with its name, its nccl-tests bus-bandwidth factor and the
-// size convention of its "size". Parsed and printed here only; the engine,
-// `gradwire collective`, the profile loader and the calibrator use it.
+// calibrates, each with its name, its nccl-tests bus-bandwidth factor, the
+// size convention of its "size", its default algorithm and how nccl-tests
+// names and prints it (binary, redop, root). Parsed and printed here only; the
+// engine, `gradwire collective`, the nccl-tests log reader, the profile loader
+// and the calibrator use it.
 // Plain C++, no SimGrid.
 #pragma once
 
