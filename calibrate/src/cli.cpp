@@ -15,6 +15,7 @@
 #include "gradwire/model/compressors.hpp"
 #include "gradwire/core/error.hpp"
 #include "gradwire/core/options.hpp"
+#include "gradwire/model/nccl_tests_log.hpp"
 
 namespace gw::calibrate {
 namespace {
@@ -119,6 +120,8 @@ int run_mpi(const Options& opt) {
 /// What the command line gave besides Options' own fields.
 struct RawOptions {
   std::string sizes, codecs, collectives;
+  std::vector<std::string> logs;   ///< --from-nccl-tests
+  std::string base;                ///< --profile
 };
 
 po::options_description describe(Options& opt, RawOptions& raw) {
@@ -144,7 +147,11 @@ po::options_description describe(Options& opt, RawOptions& raw) {
       ("max-seconds", po::value<double>(&opt.max_seconds), "time budget in seconds (default 110 cuda, 15 cpu)")
       ("quick", po::bool_switch(&opt.quick), "fewer sizes and repeats (smoke test)")
       ("mpi", po::bool_switch(&opt.mpi), "collectives over all ranks of an MPI job, across nodes (mpirun -np N, one rank "
-                                          "per GPU; rank 0 writes the profile); needs a build with MPI");
+                                          "per GPU; rank 0 writes the profile); needs a build with MPI")
+      ("from-nccl-tests", po::value<std::vector<std::string>>(&raw.logs)->multitoken(),
+       "measure nothing: fit the collectives of existing nccl-tests logs (any *_perf output; per op, GPU count "
+       "and node count) into a copy of --profile")
+      ("profile", po::value<std::string>(&raw.base), "with --from-nccl-tests: the profile to start from (name or path)");
   return desc;
 }
 
@@ -196,6 +203,32 @@ void validate(const po::variables_map& vm, const RawOptions& raw, Options& opt) 
   opt.collectives = parse_collectives(raw.collectives);
 }
 
+/// --from-nccl-tests: the base profile with the logs' collective fits.
+int run_from_logs(const Options& opt, const RawOptions& raw) {
+  try {
+    Profile p = load_profile(raw.base);
+    std::vector<std::string> inputs = raw.logs;
+    inputs.push_back(p.path);
+    checked_output_path(opt.out, inputs);  // never over a log or the base profile
+    std::vector<nccl_tests::Log> logs;
+    for (const auto& f : raw.logs) logs.push_back(nccl_tests::load_log(f));
+    const auto fits = nccl_tests::collective_fits(logs);
+    nccl_tests::add_collective_fits(p, fits, logs);
+    p.name = opt.name.empty() ? p.name + "-nccl-tests" : opt.name;
+    p.command = opt.command;
+    write_profile(opt.out, profile_to_yaml(p));
+    std::cerr << "gradwire calibrate: wrote " << opt.out << " (" << fits.size() << " collective fits from "
+              << logs.size() << " nccl-tests logs over " << raw.base << ")\n";
+    return kExitOk;
+  } catch (const InputError& e) {
+    std::cerr << "gradwire calibrate: " << e.what() << "\n";
+    return kExitInput;
+  } catch (const std::exception& e) {
+    std::cerr << "gradwire calibrate: " << e.what() << "\n";
+    return kExitFailure;
+  }
+}
+
 /// One process on this machine's GPUs (or the CPU twins).
 int run_local(const Options& opt) {
   try {
@@ -238,6 +271,9 @@ int run_cli(int argc, char** argv) {
     const auto vm = parse_options(argc, argv, desc);
     if (!vm) return kExitOk;   // --help
     validate(*vm, raw, opt);
+    if (raw.logs.empty() != raw.base.empty())
+      throw std::invalid_argument("--from-nccl-tests LOG... and --profile BASE go together");
+    if (!raw.logs.empty() && opt.mpi) throw std::invalid_argument("--from-nccl-tests measures nothing: no --mpi");
   } catch (const InputError& e) {  // a refused --out: one line
     std::cerr << "gradwire calibrate: " << e.what() << "\n";
     return kExitInput;
@@ -251,6 +287,7 @@ int run_cli(int argc, char** argv) {
   }
 
   install_stop_handlers();
+  if (!raw.logs.empty()) return run_from_logs(opt, raw);
   if (opt.mpi) return run_mpi(opt);
   return run_local(opt);
 }

@@ -1,7 +1,9 @@
 // gradwire collective: simulate one collective over a size sweep on a
 // scenario's cluster (engine::collective_times: every size back to back in one
-// simulation) and print it as nccl-tests does (size, count, type, time, algbw,
-// busbw).
+// simulation) and print it in nccl-tests' own layout
+// (gradwire/model/nccl_tests_log.hpp), or as CSV/JSON; with --compare LOG,
+// simulate what a real nccl-tests log measured and print both
+// (gradwire/validate/nccl_log.hpp).
 #include <boost/program_options.hpp>
 #include <iomanip>
 #include <iostream>
@@ -20,6 +22,8 @@
 #include "gradwire/model/profile.hpp"
 #include "gradwire/model/scenario.hpp"
 #include "gradwire/core/units.hpp"
+#include "gradwire/model/nccl_tests_log.hpp"
+#include "gradwire/validate/nccl_log.hpp"
 
 namespace po = boost::program_options;
 
@@ -39,6 +43,9 @@ struct Row {
 struct Meta {
   std::string scenario, op, algorithm, granularity;
   int gpus = 0;
+  CollectiveOp collective = CollectiveOp::AllReduce;
+  const ClusterSpec* cluster = nullptr;
+  std::vector<double> sizes;
 };
 
 // One column description shared by every format: key (CSV/JSON), the two
@@ -79,25 +86,53 @@ class Printer {
   virtual void end() = 0;
 };
 
+// nccl-tests' layout: its header, one "#  Rank" line per simulated GPU, its
+// column groups (both groups the same simulated time; #wrong N/A) and footer.
 class TablePrinter : public Printer {
  public:
   void begin(const Meta& m) override {
-    std::cout << "# gradwire collective: " << m.op << " / " << m.algorithm << " / "
-              << m.granularity << " on " << m.gpus << " GPUs of " << m.scenario
-              << " (simulated)\n";
-    for (int line = 0; line < 2; ++line) {
-      std::cout << "#";
-      for (const auto& c : kColumns)
-        std::cout << std::setw(c.width) << (line == 0 ? c.title : c.unit) << " ";
-      std::cout << "\n";
-    }
+    std::cout << "# gradwire collective: " << m.op << " / " << m.algorithm << " / " << m.granularity << " on "
+              << m.gpus << " GPUs of " << m.scenario << " (simulated)\n";
+    nccl_tests::Header h;
+    h.ranks = m.gpus;
+    h.min_bytes = m.sizes.front();
+    h.max_bytes = m.sizes.back();
+    h.step = step_text(m.sizes);
+    const int per_node = m.cluster->gpus_per_node;
+    for (int r = 0; r < m.gpus; ++r)
+      h.devices.push_back({r, "node" + std::to_string(r / per_node), r % per_node, m.cluster->gpu});
+    std::cout << nccl_tests::format_header(h);
+    const auto& info = collective_info(m.collective);
+    redop_ = info.nccl_tests_redop;
+    root_ = info.nccl_tests_root;
+    per_rank_ = info.size == SizeConvention::Total ? m.gpus : 1;
   }
   void row(const Row& r) override {
-    std::cout << " ";
-    for (const auto& c : kColumns) std::cout << std::setw(c.width) << cell(c, r) << " ";
-    std::cout << "\n";
+    nccl_tests::Result res;
+    res.time = r.time;
+    res.algbw = r.algbw;
+    res.busbw = r.busbw;
+    std::cout << nccl_tests::format_row(r.bytes, std::floor(r.bytes / 4 / per_rank_), redop_, root_, res);
+    busbw_sum_ += r.busbw;
+    ++rows_;
   }
-  void end() override {}
+  void end() override { std::cout << nccl_tests::format_footer(rows_ ? busbw_sum_ / rows_ : 0); }
+
+ private:
+  // "2(factor)" when the sizes grow by one whole factor, else the byte step.
+  static std::string step_text(const std::vector<double>& s) {
+    if (s.size() < 2) return "1048576(bytes)";
+    const double f = s[1] / s[0];
+    bool geometric = f >= 2 && f == std::floor(f);
+    for (std::size_t i = 1; geometric && i < s.size(); ++i) geometric = s[i] == s[i - 1] * f;
+    if (geometric) return std::to_string(static_cast<long long>(f)) + "(factor)";
+    return std::to_string(static_cast<long long>(s[1] - s[0])) + "(bytes)";
+  }
+  std::string redop_;
+  int root_ = -1;
+  double per_rank_ = 1;
+  double busbw_sum_ = 0;
+  int rows_ = 0;
 };
 
 class CsvPrinter : public Printer {
@@ -152,19 +187,51 @@ std::unique_ptr<Printer> make_printer(const std::string& format) {
   throw std::invalid_argument("--format must be table, csv or json, not '" + format + "'");
 }
 
+// Beyond 1 PiB per rank the byte and element counts no longer fit the
+// table's integer columns and SimGrid's clock saturates: refuse.
+void check_max_size(const std::vector<double>& sizes, const char* option) {
+  constexpr double kMaxBytes = 1125899906842624.0;  // 1 PiB
+  if (sizes.back() > kMaxBytes) {
+    throw std::invalid_argument(std::string(option) + ": '" + units::format_size(sizes.back()) +
+                                "' is more than the 1PiB a rank may send");
+  }
+}
+
 // The --sizes grammar of gradwire/core/units.hpp (bytes, nccl-tests sizes).
 std::vector<double> parse_sizes(const std::string& text) {
   std::string why;
   const auto sizes = units::parse_size_range(text, &why);
   if (!sizes) throw std::invalid_argument("--sizes: " + why);
-  // Beyond 1 PiB per rank the byte and element counts no longer fit the
-  // table's integer columns and SimGrid's clock saturates: refuse.
-  constexpr double kMaxBytes = 1125899906842624.0;  // 1 PiB
-  if (sizes->back() > kMaxBytes) {
-    throw std::invalid_argument("--sizes: '" + units::format_size(sizes->back()) +
-                                "' is more than the 1PiB a rank may send");
-  }
+  check_max_size(*sizes, "--sizes");
   return *sizes;
+}
+
+// nccl-tests' -b MIN -e MAX -f FACTOR (K/M/G: powers of 1024; -e defaults to
+// -b, -f to 2, -b to 8).
+std::vector<double> nccl_tests_sizes(const po::variables_map& vm) {
+  auto size = [&](const char* key, double fallback) {
+    if (!vm.count(key)) return fallback;
+    const std::string text = vm[key].as<std::string>();
+    const auto v = nccl_tests::parse_size(text);
+    if (!v || *v < 1) throw std::invalid_argument(std::string("--") + key + ": '" + text + "' is not a size (8, 128K, 8G)");
+    return *v;
+  };
+  const double min = size("minbytes", 8);
+  const double max = size("maxbytes", min);
+  const long long factor = vm.count("stepfactor") ? vm["stepfactor"].as<long long>() : 2;
+  if (max < min) throw std::invalid_argument("-e/--maxbytes must not be below -b/--minbytes");
+  if (factor < 2 || factor > 1024) throw std::invalid_argument("-f/--stepfactor must be a whole number in 2..1024");
+  std::vector<double> sizes;
+  for (double b = min; b <= max; b *= static_cast<double>(factor)) sizes.push_back(b);
+  check_max_size(sizes, "-e/--maxbytes");
+  return sizes;
+}
+
+std::vector<double> requested_sizes(const po::variables_map& vm) {
+  const bool nccl_style = vm.count("minbytes") || vm.count("maxbytes") || vm.count("stepfactor");
+  if (nccl_style && !vm["sizes"].defaulted())
+    throw std::invalid_argument("give the sizes either as --sizes or as -b/-e/-f, not both");
+  return nccl_style ? nccl_tests_sizes(vm) : parse_sizes(vm["sizes"].as<std::string>());
 }
 
 int usage_error(const std::string& msg, const po::options_description& opts) {
@@ -175,23 +242,32 @@ int usage_error(const std::string& msg, const po::options_description& opts) {
 po::options_description options() {
   static const std::string op_help = collective_op_list();
   po::options_description opts(
-      "gradwire collective --scenario FILE [options]: simulate one collective over a size sweep");
+      "gradwire collective --scenario FILE [options]: simulate one collective over a size sweep and print it as "
+      "nccl-tests does");
   // clang-format off
   opts.add_options()
       ("help,h", "show this help")
       ("scenario", po::value<std::string>(), "scenario file (its cluster is simulated)")
       ("op", po::value<std::string>()->default_value("allreduce"), op_help.c_str())
-      ("algo", po::value<std::string>()->default_value("ring"),
-       "ring, tree (allreduce), hierarchical (allreduce), direct (alltoall)")
+      ("algo", po::value<std::string>(),
+       "ring, tree (allreduce), hierarchical (allreduce), direct (alltoall); default: the op's own "
+       "(ring; direct for alltoall)")
       ("sizes", po::value<std::string>()->default_value("8B:1GiB"),
        "bytes: MIN:MAX[:FACTOR] (MIN, MIN x FACTOR, ... while <= MAX; FACTOR 2 when left out), "
        "one size or a comma list (nccl-tests sizes: per-rank buffer for allreduce/broadcast, total "
        "for allgather/reducescatter/alltoall); 1GB = 1e9 B, 1GiB = 2^30 B")
+      ("minbytes,b", po::value<std::string>(), "nccl-tests style: smallest size (8, 128K, 1M, 8G: K/M/G powers of 1024)")
+      ("maxbytes,e", po::value<std::string>(), "nccl-tests style: largest size (default: -b)")
+      ("stepfactor,f", po::value<long long>(), "nccl-tests style: size factor (default 2)")
       ("granularity", po::value<std::string>()->default_value("aggregated"),
        "aggregated (one flow per edge) or per-step (every chunk a message; slow beyond a few "
        "hundred GPUs)")
-      ("format", po::value<std::string>()->default_value("table"), "table, csv or json")
-      ("gpus", po::value<int>(), "use only the first N ranks (default: all)");
+      ("format", po::value<std::string>()->default_value("table"),
+       "table (nccl-tests' layout), csv or json (with --compare: table or json)")
+      ("gpus,g", po::value<int>(), "use only the first N ranks (default: all)")
+      ("compare", po::value<std::string>(),
+       "an nccl-tests log (any *_perf output): simulate its op at its sizes on its GPU count and print "
+       "measured vs predicted");
   // clang-format on
   return opts;
 }
@@ -229,6 +305,52 @@ void print(Printer& printer, const Meta& meta, CollectiveOp op, const std::vecto
   printer.end();
 }
 
+// The op a log measured: the log's own, checked against an explicit --op.
+CollectiveOp log_op(const nccl_tests::Log& log, const po::variables_map& vm) {
+  const bool named = !vm["op"].defaulted();
+  if (!log.op) {
+    if (!named)
+      throw std::invalid_argument(log.file + ": the log does not say which collective it measured (" +
+                                  (log.binary.empty() ? std::string("no binary name") : log.binary) +
+                                  "): name it with --op");
+    return parse_collective_op(vm["op"].as<std::string>());
+  }
+  if (named && parse_collective_op(vm["op"].as<std::string>()) != *log.op)
+    throw std::invalid_argument("--op " + vm["op"].as<std::string>() + " but " + log.file + " measured " +
+                                to_string(*log.op));
+  return *log.op;
+}
+
+// --compare LOG: the log's op at its sizes on its rank count.
+int compare(const po::variables_map& vm, const Scenario& scenario, const std::string& path,
+            engine::CollectiveRequest base, const std::string& format) {
+  const nccl_tests::Log log = nccl_tests::load_log(vm["compare"].as<std::string>());  // InputError: exit 2
+  base.op = log_op(log, vm);
+  if (!vm.count("algo")) base.algorithm = engine::parse_algorithm(collective_info(base.op).default_algorithm);
+  const int gpus = log.world_size();
+  if (gpus < 2 || gpus > scenario.cluster.world_size())
+    throw std::invalid_argument(log.file + " ran on " + std::to_string(gpus) + " ranks; the cluster of " + path +
+                                " has " + std::to_string(scenario.cluster.world_size()));
+  for (int r = 0; r < gpus; ++r) base.ranks.push_back(r);
+  const validate::CollectiveCase c =
+      validate::case_from_log(log, base.op, gpus, path, engine::to_string(base.algorithm));
+  if (c.points.empty()) throw std::invalid_argument(log.file + ": no size above 0 B with a time");
+  std::vector<double> sizes;
+  for (const auto& p : c.points) sizes.push_back(p.bytes);
+  const auto result = validate::score_case(c, gpus, engine::collective_times(scenario.cluster, base, sizes, path));
+  if (format == "json") {
+    std::cout << validate::render_json({result});
+    return kExitOk;
+  }
+  const int nodes = (gpus + scenario.cluster.gpus_per_node - 1) / scenario.cluster.gpus_per_node;
+  std::cout << "# gradwire collective --compare " << log.file << ": " << to_string(base.op) << " on " << gpus
+            << " GPUs (" << log.nodes() << " node(s) measured" << (log.gpu().empty() ? "" : ", " + log.gpu())
+            << "), simulated as " << engine::to_string(base.algorithm) << " on the first " << gpus << " GPUs ("
+            << nodes << " node(s)) of " << path << "\n"
+            << validate::render_comparison(result);
+  return kExitOk;
+}
+
 }  // namespace
 
 int cmd_collective(int argc, char** argv) {
@@ -247,18 +369,32 @@ int cmd_collective(int argc, char** argv) {
   std::vector<double> sizes;
   std::unique_ptr<Printer> printer;
   const std::string gran = vm["granularity"].as<std::string>();
+  const std::string format = vm["format"].as<std::string>();
   try {
     base.op = parse_collective_op(vm["op"].as<std::string>());
-    base.algorithm = engine::parse_algorithm(vm["algo"].as<std::string>());
+    base.algorithm = engine::parse_algorithm(vm.count("algo") ? vm["algo"].as<std::string>()
+                                                              : collective_info(base.op).default_algorithm);
     base.granularity = parse_granularity(gran);
-    sizes = parse_sizes(vm["sizes"].as<std::string>());
-    printer = make_printer(vm["format"].as<std::string>());
+    sizes = requested_sizes(vm);
+    printer = make_printer(format);
+    if (vm.count("compare") && format == "csv") throw std::invalid_argument("--compare prints a table or json");
+    if (vm.count("compare") && (vm.count("gpus") || vm.count("minbytes") || vm.count("maxbytes") ||
+                                vm.count("stepfactor") || !vm["sizes"].defaulted()))
+      throw std::invalid_argument("--compare takes the sizes and the GPU count from the log");
   } catch (const std::invalid_argument& e) {
     return usage_error(e.what(), opts);
   }
 
   const std::string path = vm["scenario"].as<std::string>();
   const Scenario scenario = load_cluster_scenario(path);
+  if (vm.count("compare")) {
+    try {
+      return compare(vm, scenario, path, base, format);
+    } catch (const std::invalid_argument& e) {
+      std::cerr << kCmd << ": " << e.what() << "\n";
+      return kExitInput;
+    }
+  }
   const int world = scenario.cluster.world_size();
   int gpus = world;
   if (vm.count("gpus")) {
@@ -271,7 +407,15 @@ int cmd_collective(int argc, char** argv) {
   engine::enable_progress("gradwire collective: simulating " + std::to_string(gpus) +
                           " GPUs");  // stderr, once the run takes long
   const std::vector<double> times = engine::collective_times(scenario.cluster, base, sizes, path);
-  const Meta meta{path, to_string(base.op), engine::to_string(base.algorithm), gran, gpus};
+  Meta meta;
+  meta.scenario = path;
+  meta.op = to_string(base.op);
+  meta.algorithm = engine::to_string(base.algorithm);
+  meta.granularity = gran;
+  meta.gpus = gpus;
+  meta.collective = base.op;
+  meta.cluster = &scenario.cluster;
+  meta.sizes = sizes;
   print(*printer, meta, base.op, sizes, times);
   return kExitOk;
 }

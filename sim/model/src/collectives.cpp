@@ -10,11 +10,16 @@ namespace gw {
 
 const std::vector<CollectiveInfo>& collective_ops() {
   static const std::vector<CollectiveInfo> ops{
-      {CollectiveOp::AllReduce, "allreduce", SizeConvention::PerRank, &collective::allreduce_busbw_factor},
-      {CollectiveOp::AllGather, "allgather", SizeConvention::Total, &collective::allgather_busbw_factor},
-      {CollectiveOp::ReduceScatter, "reducescatter", SizeConvention::Total, &collective::reducescatter_busbw_factor},
-      {CollectiveOp::Broadcast, "broadcast", SizeConvention::PerRank, &collective::broadcast_busbw_factor},
-      {CollectiveOp::AllToAll, "alltoall", SizeConvention::Total, &collective::alltoall_busbw_factor},
+      {CollectiveOp::AllReduce, "allreduce", SizeConvention::PerRank, &collective::allreduce_busbw_factor,
+       "ring", "all_reduce_perf", "sum", -1},
+      {CollectiveOp::AllGather, "allgather", SizeConvention::Total, &collective::allgather_busbw_factor,
+       "ring", "all_gather_perf", "none", -1},
+      {CollectiveOp::ReduceScatter, "reducescatter", SizeConvention::Total, &collective::reducescatter_busbw_factor,
+       "ring", "reduce_scatter_perf", "sum", -1},
+      {CollectiveOp::Broadcast, "broadcast", SizeConvention::PerRank, &collective::broadcast_busbw_factor,
+       "ring", "broadcast_perf", "none", 0},
+      {CollectiveOp::AllToAll, "alltoall", SizeConvention::Total, &collective::alltoall_busbw_factor,
+       "direct", "alltoall_perf", "none", -1},
   };
   return ops;
 }
@@ -50,6 +55,13 @@ std::string collective_op_list(std::string_view sep) {
   std::string out;
   for (const auto& i : collective_ops()) out += (out.empty() ? "" : std::string(sep)) + i.name;
   return out;
+}
+
+std::optional<CollectiveOp> find_nccl_tests_op(std::string_view binary) {
+  for (const auto& i : collective_ops()) {
+    if (binary == i.nccl_tests_binary) return i.op;
+  }
+  return std::nullopt;
 }
 
 double bus_bandwidth_factor(CollectiveOp op, int n) { return collective_info(op).busbw_factor(n); }

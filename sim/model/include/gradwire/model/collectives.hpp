@@ -1,7 +1,9 @@
 // The collective vocabulary: the five collectives gradwire simulates and
-// calibrates, each with its name, its nccl-tests bus-bandwidth factor and the
-// size convention of its "size". Parsed and printed here only; the engine,
-// `gradwire collective`, the profile loader and the calibrator use it.
+// calibrates, each with its name, its nccl-tests bus-bandwidth factor, the
+// size convention of its "size", its default algorithm and how nccl-tests
+// names and prints it (binary, redop, root). Parsed and printed here only; the
+// engine, `gradwire collective`, the nccl-tests log reader, the profile loader
+// and the calibrator use it.
 // Plain C++, no SimGrid.
 #pragma once
 
@@ -28,6 +30,14 @@ struct CollectiveInfo {
   /// allreduce 2(n-1)/n; allgather, reducescatter, alltoall (n-1)/n;
   /// broadcast 1. Throws std::invalid_argument for n < 1.
   double (*busbw_factor)(int n);
+  /// The algorithm `gradwire collective` and the validation use when none is
+  /// named: one the engine has for this op (ring; direct for alltoall).
+  const char* default_algorithm;
+  /// The nccl-tests binary that measures it ("all_reduce_perf", ...).
+  const char* nccl_tests_binary;
+  /// What nccl-tests prints in its redop and root columns for it.
+  const char* nccl_tests_redop;
+  int nccl_tests_root;
 };
 
 /// The five collectives, in this order: allreduce, allgather, reducescatter,
@@ -45,6 +55,10 @@ CollectiveOp parse_collective_op(std::string_view name);
 std::vector<std::string> collective_op_names();
 /// The names joined with `sep` ("allreduce, allgather, ...").
 std::string collective_op_list(std::string_view sep = ", ");
+
+/// The op an nccl-tests binary measures ("all_reduce_perf" -> AllReduce), or
+/// nullopt (reduce_perf, sendrecv_perf, ...: not simulated).
+std::optional<CollectiveOp> find_nccl_tests_op(std::string_view binary);
 
 /// nccl-tests bus-bandwidth factor of `op` at n ranks.
 double bus_bandwidth_factor(CollectiveOp op, int n);

@@ -1,0 +1,237 @@
+// nccl-tests logs in and out: the parser on the committed real logs
+// (tests/data/nccl-tests/) and on malformed ones, the layout round trip of
+// `gradwire collective`, `--compare` on a real log and `gradwire calibrate
+// --from-nccl-tests` into a profile that `simulate` loads.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "gradwire/core/error.hpp"
+#include "gradwire/model/nccl_tests_log.hpp"
+#include "gradwire/model/profile.hpp"
+#include "run_util.hpp"
+
+namespace fs = std::filesystem;
+using namespace gw;
+
+namespace {
+
+const std::string kData = std::string(GW_SOURCE_DIR) + "/tests/data/nccl-tests/";
+const std::string kA3 = kData + "a3mega-2x8-h100-all_reduce_perf.log";
+const std::string k2080Reduce = kData + "rtx2080ti-1x2-all_reduce_perf.log";
+const std::string k2080Gather = kData + "rtx2080ti-1x2-all_gather_perf.log";
+
+test::RunResult gradwire(std::vector<std::string> args) {
+  args.insert(args.begin(), GW_GRADWIRE_BIN);
+  return test::run(args);
+}
+
+std::string parse_error(const std::string& text, const std::string& file) {
+  try {
+    nccl_tests::parse_log(text, file);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST(NcclTestsLog, MultiNodeMultiProcessLog) {
+  const auto log = nccl_tests::load_log(kA3);
+  EXPECT_EQ(log.world_size(), 16);  // 16 "# Rank" lines, nGpus 1 per process
+  EXPECT_EQ(log.gpus_per_thread, 1);
+  EXPECT_EQ(log.nodes(), 2);        // two hosts
+  EXPECT_EQ(log.gpu(), "NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(log.iters, 20);
+  ASSERT_TRUE(log.op);
+  EXPECT_EQ(*log.op, CollectiveOp::AllReduce);
+  ASSERT_EQ(log.rows.size(), 31u);  // 8 B .. 8 GiB
+  EXPECT_EQ(log.rows.front().bytes, 8);
+  EXPECT_DOUBLE_EQ(log.rows.front().out_of_place.time, 135.8e-6);
+  EXPECT_DOUBLE_EQ(log.rows.front().in_place.time, 123.5e-6);
+  EXPECT_EQ(log.rows.back().bytes, 8589934592.0);
+  EXPECT_EQ(log.rows.back().count, 2147483648.0);
+  EXPECT_DOUBLE_EQ(log.rows.back().out_of_place.busbw, 338.82e9);
+  EXPECT_DOUBLE_EQ(log.rows.back().in_place.algbw, 179.92e9);
+  EXPECT_EQ(log.rows.back().redop, "sum");
+  EXPECT_EQ(log.rows.back().root, -1);
+  ASSERT_TRUE(log.avg_busbw);
+  EXPECT_DOUBLE_EQ(*log.avg_busbw, 70.742e9);
+}
+
+TEST(NcclTestsLog, SingleProcessLogs) {
+  const auto ar = nccl_tests::load_log(k2080Reduce);
+  EXPECT_EQ(ar.world_size(), 2);
+  EXPECT_EQ(ar.gpus_per_thread, 2);
+  EXPECT_EQ(ar.nodes(), 1);
+  EXPECT_EQ(ar.rows.size(), 28u);
+  EXPECT_DOUBLE_EQ(ar.rows.back().out_of_place.time, 268588e-6);
+  const auto ag = nccl_tests::load_log(k2080Gather);
+  ASSERT_TRUE(ag.op);
+  EXPECT_EQ(*ag.op, CollectiveOp::AllGather);  // from the file name
+  EXPECT_EQ(ag.rows.front().bytes, 0);         // sizes below one element per rank print as 0
+  EXPECT_EQ(ag.rows.front().redop, "none");
+}
+
+TEST(NcclTestsLog, OpFromTheBinaryLineOrTheRows) {
+  const std::string row = "        1024           256     float     sum      -1    16.38    0.06    0.11      0    15.71    0.07    0.11      0\n";
+  EXPECT_EQ(nccl_tests::parse_log(row, "x.log").op, CollectiveOp::AllReduce);  // count x 4 B = size
+  const std::string rs = "        1024            32     float     sum      -1    16.38    0.06    0.11      0    15.71    0.07    0.11      0\n";
+  EXPECT_FALSE(nccl_tests::parse_log(rs, "x.log").op);  // a reducescatter-like row: not guessed
+  const auto named = nccl_tests::parse_log("# Collective test starting: reduce_scatter_perf\n" + rs, "x.log");
+  EXPECT_EQ(named.op, CollectiveOp::ReduceScatter);
+  const auto reduce = nccl_tests::parse_log("# Collective test starting: reduce_perf\n" + row, "x.log");
+  EXPECT_EQ(reduce.binary, "reduce_perf");
+  EXPECT_FALSE(reduce.op);  // measured, but not one gradwire simulates
+}
+
+TEST(NcclTestsLog, OldLayoutAndNcclLines) {
+  // nccl-tests before 2.10: no Group, no root column, an "error" column.
+  const std::string text =
+      "# nThread 1 nGpus 1 minBytes 4 maxBytes 1024 step: 2(factor) warmup iters: 5 iters: 20 validation: 1\n"
+      "#   Rank  0 Pid   1320 on ip-172-31-20-228 device  0 [0x00] Tesla V100-SXM2-16GB\n"
+      "#   Rank  1 Pid   2066 on ip-172-31-22-230 device  0 [0x00] Tesla V100-SXM2-16GB\n"
+      "NCCL version 2.4.8+cuda10.1\n"
+      "host:1234:1234 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>\n"
+      "           4             1     float     sum    47.54    0.00    0.00  0e+00    49.35    0.00    0.00  4e-07\n";
+  const auto log = nccl_tests::parse_log(text, "old.log");
+  EXPECT_EQ(log.world_size(), 2);
+  EXPECT_EQ(log.nodes(), 2);
+  EXPECT_EQ(log.gpu(), "Tesla V100-SXM2-16GB");
+  ASSERT_EQ(log.rows.size(), 1u);
+  EXPECT_FALSE(log.rows[0].root);
+  EXPECT_EQ(log.rows[0].in_place.wrong, "4e-07");
+  EXPECT_DOUBLE_EQ(log.rows[0].out_of_place.time, 47.54e-6);
+}
+
+TEST(NcclTestsLog, MalformedLinesNameFileAndLine) {
+  EXPECT_NE(parse_error(test::read_text(kData + "bad/garbage-row.log"), "garbage-row.log").find("garbage-row.log:13:"),
+            std::string::npos);
+  const std::string shortrow = parse_error(test::read_text(kData + "bad/short-row.log"), "short-row.log");
+  EXPECT_NE(shortrow.find("short-row.log:10:"), std::string::npos) << shortrow;
+  EXPECT_NE(shortrow.find("11 to 13 columns"), std::string::npos) << shortrow;
+  EXPECT_NE(parse_error("# hello\nsome words here\n", "p.log").find("p.log:2:1"), std::string::npos);
+  EXPECT_NE(parse_error("# only comments\n", "c.log").find("no result rows"), std::string::npos);
+  EXPECT_NE(parse_error("#  Rank x Group 0\n8 2 float sum -1 1 0 0 0 1 0 0 0\n", "r.log").find("r.log:1:"),
+            std::string::npos);
+  EXPECT_THROW(nccl_tests::load_log(kData + "missing.log"), InputError);
+}
+
+TEST(NcclTestsLog, SizeGrammarIsNcclTests) {
+  EXPECT_EQ(nccl_tests::parse_size("8"), 8);
+  EXPECT_EQ(nccl_tests::parse_size("128K"), 131072);
+  EXPECT_EQ(nccl_tests::parse_size("8G"), 8589934592.0);
+  EXPECT_EQ(nccl_tests::parse_size("1250M"), 1310720000.0);
+  EXPECT_FALSE(nccl_tests::parse_size("8X"));
+  EXPECT_FALSE(nccl_tests::parse_size(""));
+}
+
+// What `gradwire collective` prints, our parser reads back: sizes, counts,
+// times (to the printed precision) and the rank count.
+TEST(CollectiveCli, LayoutRoundTrip) {
+  const std::string scenario = std::string(GW_SOURCE_DIR) + "/scenarios/default.yaml";
+  const auto table = gradwire({"collective", "--scenario", scenario, "-b", "8", "-e", "64M", "-f", "8"});
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  const auto json = gradwire({"collective", "--scenario", scenario, "-b", "8", "-e", "64M", "-f", "8", "--format", "json"});
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  const auto log = nccl_tests::parse_log(table.out, "collective.out");
+  const auto doc = nlohmann::json::parse(json.out);
+  const auto& results = doc["results"];
+  ASSERT_EQ(log.rows.size(), results.size());
+  EXPECT_EQ(log.world_size(), doc["gpus"].get<int>());
+  EXPECT_EQ(log.op, CollectiveOp::AllReduce);
+  for (std::size_t i = 0; i < log.rows.size(); ++i) {
+    const auto& row = log.rows[i];
+    EXPECT_EQ(row.bytes, results[i]["size_B"].get<double>());
+    EXPECT_EQ(row.bytes, 8 * std::pow(8.0, static_cast<double>(i)));
+    EXPECT_EQ(row.count, row.bytes / 4);
+    const double us = results[i]["time_us"].get<double>();
+    EXPECT_NEAR(row.out_of_place.time * 1e6, us, us >= 100 ? 0.05 : 0.005);
+    EXPECT_EQ(row.in_place.time, row.out_of_place.time);
+    EXPECT_EQ(row.out_of_place.wrong, "N/A");
+  }
+  EXPECT_NE(table.out.find("# Avg bus bandwidth    : "), std::string::npos);
+  EXPECT_NE(table.out.find("#       size         count      type   redop    root     time   algbw   busbw #wrong"),
+            std::string::npos);
+}
+
+TEST(CollectiveCli, NcclTestsOptionsAndOpDefaults) {
+  const std::string scenario = std::string(GW_SOURCE_DIR) + "/scenarios/default.yaml";
+  const auto both = gradwire({"collective", "--scenario", scenario, "-b", "8", "--sizes", "8B:1KiB"});
+  EXPECT_EQ(both.exit_code, 2);
+  const auto bad = gradwire({"collective", "--scenario", scenario, "-b", "8Q"});
+  EXPECT_EQ(bad.exit_code, 2);
+  // alltoall has no ring: its default algorithm is direct.
+  const auto a2a = gradwire({"collective", "--scenario", scenario, "--op", "alltoall", "-b", "1M", "-g", "4"});
+  ASSERT_EQ(a2a.exit_code, 0) << a2a.err;
+  EXPECT_NE(a2a.out.find("alltoall / direct"), std::string::npos);
+  const auto log = nccl_tests::parse_log(a2a.out, "a2a.out");
+  EXPECT_EQ(log.world_size(), 4);
+  EXPECT_EQ(log.rows.at(0).count, 1048576.0 / 4 / 4);  // per rank, as nccl-tests counts
+}
+
+TEST(CollectiveCli, CompareOnARealLog) {
+  const std::string cluster = std::string(GW_SOURCE_DIR) + "/validation/clusters/h100-a3-mega-2x8.yaml";
+  const auto r = gradwire({"collective", "--scenario", cluster, "--compare", kA3});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("allreduce on 16 GPUs (2 node(s) measured"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("8589934592"), std::string::npos);
+  EXPECT_NE(r.out.find("median |error| below 1 MiB"), std::string::npos);
+  const auto json = gradwire({"collective", "--scenario", cluster, "--compare", kA3, "--format", "json"});
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  const auto doc = nlohmann::json::parse(json.out);
+  ASSERT_EQ(doc[0]["points"].size(), 31u);
+  // The measured busbw is the log's own (from its time): 338.82 GB/s at 8 GiB.
+  EXPECT_NEAR(doc[0]["points"][30]["published_busbw"].get<double>() / 1e9, 338.8, 0.2);
+  EXPECT_GT(doc[0]["points"][30]["predicted_busbw"].get<double>(), 0);
+  // An op that contradicts the log, and a log larger than the cluster.
+  EXPECT_EQ(gradwire({"collective", "--scenario", cluster, "--compare", kA3, "-g", "8"}).exit_code, 2);
+  const auto wrong_op = gradwire({"collective", "--scenario", cluster, "--compare", kA3, "--op", "allgather"});
+  EXPECT_EQ(wrong_op.exit_code, 2);
+  const std::string small = std::string(GW_SOURCE_DIR) + "/validation/clusters/rtx2080ti-pcie-1x2.yaml";
+  EXPECT_EQ(gradwire({"collective", "--scenario", small, "--compare", kA3}).exit_code, 2);
+  const auto ag = gradwire({"collective", "--scenario", small, "--compare", k2080Gather});
+  EXPECT_EQ(ag.exit_code, 0) << ag.err;
+  EXPECT_NE(ag.out.find("allgather on 2 GPUs"), std::string::npos);
+  const auto malformed = gradwire({"collective", "--scenario", small, "--compare", kData + "bad/garbage-row.log"});
+  EXPECT_EQ(malformed.exit_code, 2);
+  EXPECT_NE(malformed.err.find("garbage-row.log:13:"), std::string::npos) << malformed.err;
+}
+
+TEST(CalibrateFromNcclTests, FitsLoadAndSimulate) {
+  const fs::path dir = fs::temp_directory_path() / ("gw-nccl-tests-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string out = (dir / "fitted.yaml").string();
+  const auto r = gradwire({"calibrate", "--from-nccl-tests", kA3, k2080Reduce, k2080Gather, "--profile", "h100", "--out", out});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const Profile p = load_profile_file(out);
+  const CollectiveCost* multi = p.collective(CollectiveOp::AllReduce, 16, 2);
+  ASSERT_NE(multi, nullptr);
+  EXPECT_EQ(multi->points.size(), 31u);
+  EXPECT_GT(multi->fit.alpha, 50e-6);   // the log's ~120 us floor
+  EXPECT_GT(multi->fit.beta, 100e9);    // ~180 GB/s algbw at 8 GiB
+  EXPECT_GT(multi->fit.max_rel_residual, 0);
+  ASSERT_NE(p.collective(CollectiveOp::AllReduce, 2), nullptr);
+  ASSERT_NE(p.collective(CollectiveOp::AllGather, 2), nullptr);
+  EXPECT_EQ(p.collective(CollectiveOp::AllGather, 2)->points.size(), 26u);  // the 0 B rows left out
+  const auto sim = gradwire({"simulate", "--profile", out, std::string(GW_SOURCE_DIR) + "/scenarios/default.yaml"});
+  EXPECT_EQ(sim.exit_code, 0) << sim.err;
+  // Never over an input; a log without a simulated op is refused with its name.
+  EXPECT_EQ(gradwire({"calibrate", "--from-nccl-tests", kA3, "--profile", "h100", "--out", kA3}).exit_code, 2);
+  const std::string reduce = (dir / "x.log").string();
+  {
+    std::ofstream f(reduce);
+    f << "# Collective test starting: reduce_perf\n"
+         "           8             2     float     sum       0    10.39    0.00    0.00      0     9.88    0.00    0.00      0\n";
+  }
+  const auto refused = gradwire({"calibrate", "--from-nccl-tests", reduce, "--profile", "h100", "--out", out + "2"});
+  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_NE(refused.err.find("reduce_perf is not a collective gradwire simulates"), std::string::npos) << refused.err;
+  EXPECT_EQ(gradwire({"calibrate", "--from-nccl-tests", kA3, "--out", out + "3"}).exit_code, 2);  // no --profile
+  fs::remove_all(dir);
+}
