@@ -138,6 +138,20 @@ TEST(MpiCalibration, GradwireCalibrateMpiHandsOverToGradwireCalibrate) {
   fs::remove_all(dir);
 }
 
+TEST(MpiCalibration, GradwireWithoutACalibratorBesideItSaysHowToRunIt) {
+  if (std::string(GW_GRADWIRE_BIN).empty()) GTEST_SKIP() << "GPU-only build: no gradwire executable";
+  const fs::path dir = temp_dir();
+  const fs::path alone = dir / "gradwire";
+  fs::copy_file(GW_GRADWIRE_BIN, alone);
+  const auto r = gw::test::run({alone.string(), "calibrate", "--mpi", "--device", "cpu", "--out",
+                                (dir / "p.yaml").string()});
+  EXPECT_EQ(r.exit_code, 2) << r.all();
+  EXPECT_NE(r.err.find("--mpi runs in gradwire-calibrate"), std::string::npos) << r.all();
+  EXPECT_NE(r.err.find("mpirun -np 4 gradwire-calibrate --mpi"), std::string::npos) << r.all();
+  EXPECT_FALSE(fs::exists(dir / "p.yaml"));
+  fs::remove_all(dir);
+}
+
 TEST(MpiCalibration, NoImageHoldsBothSimGridAndMpi) {
   // gradwire (SimGrid, which carries SMPI's MPI_Init) must not link MPI;
   // gradwire-calibrate (MPI) must not link SimGrid.
