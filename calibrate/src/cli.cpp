@@ -146,7 +146,7 @@ po::options_description describe(Options& opt, RawOptions& raw) {
                                                     "4KiB:256MiB:16; cpu --mpi 1KiB:64MiB:4, quick 4KiB:4MiB:4)")
       ("repeats", po::value<int>(&opt.repeats), "timed repeats per point (default 20 cuda, 5 cpu)")
       ("warmup", po::value<int>(&opt.warmup), "untimed warm-up runs per point (default 5 cuda, 1 cpu)")
-      ("max-seconds", po::value<double>(&opt.max_seconds), "time budget in seconds (default 110 cuda, 15 cpu)")
+      ("max-seconds", po::value<double>(&opt.max_seconds), "time budget in seconds (default 110 cuda, 15 cpu, 25 cpu --mpi)")
       ("quick", po::bool_switch(&opt.quick), "fewer sizes and repeats (smoke test)")
       ("mpi", po::bool_switch(&opt.mpi), "collectives over all ranks of an MPI job, across nodes (mpirun/srun -n N "
                                           "gradwire-calibrate --mpi ...; one rank per GPU, or per process with --device "
