@@ -27,7 +27,7 @@ packages=(
   build-essential cmake ninja-build pkg-config git python3
   libsimgrid-dev libyaml-cpp-dev libboost-program-options-dev
   nlohmann-json3-dev libfmt-dev libgtest-dev googletest
-  gnuplot-nox libopenmpi-dev
+  gnuplot-nox libopenmpi-dev openmpi-bin
 )
 
 missing=()

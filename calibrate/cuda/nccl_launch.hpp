@@ -1,6 +1,6 @@
 // One NCCL collective as nccl-tests launches it: the one launch of both
 // calibration paths (cuda_backend.cpp, one process over all local GPUs, and
-// mpi_collectives.cpp, one rank per GPU across nodes). Host-only.
+// nccl_collectives.cpp, one rank per GPU across nodes). Host-only.
 #pragma once
 
 #include <cuda_runtime_api.h>

@@ -86,11 +86,13 @@ void write_profile(const std::string& path, const std::string& text) {
 
 /// --mpi: every rank of the job runs this; rank 0 calibrates and writes the
 /// profile, the other ranks take part in its collectives (docs/calibrate.md).
-int run_mpi(const Options& opt) {
+/// `mpi_start` null (gradwire): hands the same command line to gradwire-calibrate.
+int run_mpi(const Options& opt, MpiStart mpi_start, int argc, char** argv) {
+  if (mpi_start == nullptr) return exec_calibrator(argc, argv);
   std::string why;
   std::unique_ptr<MpiRun> run;
   try {
-    run = start_mpi_run(&why);   // ends the whole job itself on an error after MPI_Init
+    run = mpi_start(opt, &why);   // ends the whole job itself on an error after MPI_Init
   } catch (const std::exception& e) {
     std::cerr << "gradwire calibrate: " << e.what() << "\n";
     return kExitFailure;
@@ -119,7 +121,7 @@ int run_mpi(const Options& opt) {
 
 /// What the command line gave besides Options' own fields.
 struct RawOptions {
-  std::string sizes, codecs, collectives;
+  std::string sizes, codecs, collectives, collective_sizes;
   std::vector<std::string> logs;   ///< --from-nccl-tests
   std::string base;                ///< --profile
 };
@@ -142,12 +144,17 @@ po::options_description describe(Options& opt, RawOptions& raw) {
                                                     "4KiB:1MiB on cpu: 2^10..2^28 and 2^10..2^18 elements)")
       ("codecs", po::value<std::string>(&raw.codecs), codecs_help.c_str())
       ("collectives", po::value<std::string>(&raw.collectives), collectives_help.c_str())
+      ("collective-sizes", po::value<std::string>(&raw.collective_sizes), "collective sizes in bytes (nccl-tests "
+                                                    "\"size\"), same grammar as --sizes (default 1KiB:1GiB:4, quick "
+                                                    "4KiB:256MiB:16; cpu --mpi 1KiB:64MiB:4, quick 4KiB:4MiB:4)")
       ("repeats", po::value<int>(&opt.repeats), "timed repeats per point (default 20 cuda, 5 cpu)")
       ("warmup", po::value<int>(&opt.warmup), "untimed warm-up runs per point (default 5 cuda, 1 cpu)")
-      ("max-seconds", po::value<double>(&opt.max_seconds), "time budget in seconds (default 110 cuda, 15 cpu)")
+      ("max-seconds", po::value<double>(&opt.max_seconds), "time budget in seconds (default 110 cuda, 15 cpu, 25 cpu --mpi)")
       ("quick", po::bool_switch(&opt.quick), "fewer sizes and repeats (smoke test)")
-      ("mpi", po::bool_switch(&opt.mpi), "collectives over all ranks of an MPI job, across nodes (mpirun -np N, one rank "
-                                          "per GPU; rank 0 writes the profile); needs a build with MPI")
+      ("mpi", po::bool_switch(&opt.mpi), "collectives over all ranks of an MPI job, across nodes (mpirun/srun -n N "
+                                          "gradwire-calibrate --mpi ...; one rank per GPU, or per process with --device "
+                                          "cpu, which times MPI's own collectives; rank 0 writes the profile); needs a "
+                                          "build with MPI")
       ("from-nccl-tests", po::value<std::vector<std::string>>(&raw.logs)->multitoken(),
        "measure nothing: fit the collectives of existing nccl-tests logs (any *_perf output; per op, GPU count "
        "and node count) into a copy of --profile")
@@ -164,8 +171,6 @@ void check_name(const std::string& name) {
 }
 
 void check_launch(const Options& opt) {
-  if (opt.mpi && opt.device != "cuda") throw std::invalid_argument("--mpi needs --device cuda (CPU mode has no collectives)");
-  if (opt.mpi && !mpi_built()) throw std::invalid_argument("--mpi: this gradwire-calibrate was built without MPI");
   if (opt.mpi) return;
   // Started by mpirun without --mpi, every rank would calibrate on its own
   // and write the same file.
@@ -199,6 +204,7 @@ void validate(const po::variables_map& vm, const RawOptions& raw, Options& opt) 
   if (vm.count("warmup") && (opt.warmup < 0 || opt.warmup > 10000)) throw std::invalid_argument("--warmup must be in 0..10000");
   if (vm.count("max-seconds") && !(opt.max_seconds > 0)) throw std::invalid_argument("--max-seconds must be positive");
   if (!raw.sizes.empty()) opt.sizes = codec_sizes(raw.sizes);
+  if (!raw.collective_sizes.empty()) opt.collective_sizes = collective_byte_sizes(raw.collective_sizes);
   opt.codecs = split_list(raw.codecs);
   opt.collectives = parse_collectives(raw.collectives);
 }
@@ -263,7 +269,7 @@ int run_local(const Options& opt) {
 
 }  // namespace
 
-int run_cli(int argc, char** argv) {
+int run_cli(int argc, char** argv, MpiStart mpi_start) {
   Options opt;
   RawOptions raw;
   const po::options_description desc = describe(opt, raw);
@@ -288,7 +294,7 @@ int run_cli(int argc, char** argv) {
 
   install_stop_handlers();
   if (!raw.logs.empty()) return run_from_logs(opt, raw);
-  if (opt.mpi) return run_mpi(opt);
+  if (opt.mpi) return run_mpi(opt, mpi_start, argc, argv);
   return run_local(opt);
 }
 

@@ -146,19 +146,29 @@ struct Settings {
   int repeats = 0;
   int warmup = 0;
   std::vector<double> sizes;   ///< codec sizes, elements
+  std::vector<double> col_sizes;   ///< collective sizes, bytes
 };
 
 Settings settings(const Options& opt) {
   Settings s;
   s.gpu = opt.device == "cuda";
   const bool gpu = s.gpu;
-  s.budget = opt.max_seconds > 0 ? opt.max_seconds : (gpu ? (opt.quick ? 30.0 : 110.0) : (opt.quick ? 5.0 : 15.0));
+  // CPU: a few seconds of codecs; an MPI job's collectives (--mpi) get 10 s more.
+  const double cpu_budget = (opt.quick ? 5.0 : 15.0) + (opt.mpi ? 10.0 : 0.0);
+  s.budget = opt.max_seconds > 0 ? opt.max_seconds : (gpu ? (opt.quick ? 30.0 : 110.0) : cpu_budget);
   s.repeats = opt.repeats > 0 ? opt.repeats : (opt.quick ? (gpu ? 5 : 3) : (gpu ? 20 : 5));
   s.warmup = opt.warmup >= 0 ? opt.warmup : (opt.quick ? 1 : (gpu ? 5 : 1));
   s.sizes = opt.sizes;
   if (s.sizes.empty()) {
     // 2^10 .. 2^28 elements on a GPU, 2^10 .. 2^18 on the CPU (x4 steps when quick).
     s.sizes = codec_sizes(gpu ? (opt.quick ? "4KiB:64MiB:4" : "4KiB:1GiB") : (opt.quick ? "4KiB:256KiB:4" : "4KiB:1MiB"));
+  }
+  s.col_sizes = opt.collective_sizes;
+  if (s.col_sizes.empty()) {
+    // NCCL: 2^12 .. 2^28 B in x16 steps when quick, else 2^10 .. 2^30 in x4
+    // steps; MPI on host buffers (--mpi --device cpu): up to 4 MiB / 64 MiB.
+    s.col_sizes = collective_byte_sizes(gpu ? (opt.quick ? "4KiB:256MiB:16" : "1KiB:1GiB:4")
+                                            : (opt.quick ? "4KiB:4MiB:4" : "1KiB:64MiB:4"));
   }
   return s;
 }
@@ -183,8 +193,11 @@ Profile profile_header(const Options& opt, Backend& backend, const Settings& s, 
   p.references = {"measured with gradwire calibrate (docs/calibrate.md)"};
   p.nccl_env = backend.nccl_env();
   if (!s.gpu) {
-    p.notes.push_back("CPU mode (--device cpu): codec costs are the CPU twins timed on the host (std::chrono), not GPU kernels; "
-                      "GEMM throughput is a simple blocked fp32 CPU GEMM; copy bandwidth is memcpy; no collectives. "
+    p.notes.push_back(std::string("CPU mode (--device cpu): codec costs are the CPU twins timed on the host (std::chrono), "
+                                  "not GPU kernels; GEMM throughput is a simple blocked fp32 CPU GEMM; copy bandwidth is "
+                                  "memcpy; ") +
+                      (opt.mpi ? "collectives are the MPI library's own between the ranks' processes (--mpi), not NCCL. "
+                               : "no collectives. ") +
                       "For exercising the tool, not for predictions.");
   }
   std::ostringstream cfg;
@@ -330,9 +343,10 @@ void measure_compute(const Options& opt, const Settings& s, Backend& backend, Pr
 
 // ---- 3. collectives -------------------------------------------------------------
 
-std::string where(Backend& backend, int g) {
+std::string where(Backend& backend, int g, const Settings& s) {
   const int nodes = backend.collective_nodes(g);
-  return std::to_string(g) + " GPUs" + (nodes > 1 ? " on " + std::to_string(nodes) + " nodes" : std::string());
+  return std::to_string(g) + (s.gpu ? " GPUs" : " ranks") +
+         (nodes > 1 ? " on " + std::to_string(nodes) + " nodes" : std::string());
 }
 
 /// One op at g GPUs over the sizes (bytes) until `col_end`; adds the fit
@@ -344,30 +358,33 @@ void measure_collective(CollectiveOp op, int g, const std::vector<double>& col_s
   cc.op = op;
   cc.gpus = g;
   cc.nodes = backend.collective_nodes(g);
-  const int col_repeats = std::max(3, s.repeats / 2);
+  // MPI's own collectives on the CPU (--mpi --device cpu) cost micro- to
+  // milliseconds at these sizes: more repeats, so that the median is not one
+  // scheduler time slice when the ranks outnumber the cores.
+  const int col_repeats = s.gpu ? std::max(3, s.repeats / 2) : std::max(15, 3 * s.repeats);
   for (double bytes : col_sizes) {
     if (progress.elapsed() > col_end) break;
     // Whole fp32 elements per rank.
     const double unit = kElementBytes * g;
     const double b = std::max(unit, std::floor(bytes / unit) * unit);
-    progress.step(name + " " + where(backend, g) + " " + size_label(bytes) + " B");
+    progress.step(name + " " + where(backend, g, s) + " " + size_label(bytes) + " B");
     cc.points.push_back(point(b, backend.time_collective(op, g, b, s.warmup, col_repeats)));
   }
   if (cc.points.size() < 2) {
-    p.notes.push_back(name + " on " + where(backend, g) + " not measured (time budget)");
+    p.notes.push_back(name + " on " + where(backend, g, s) + " not measured (time budget)");
     return;
   }
   cc.points = fit::normalize_points(cc.points);
   try {
     cc.fit = fit::fit_alpha_beta(cc.points);
   } catch (const std::invalid_argument& e) {
-    p.notes.push_back(name + " on " + where(backend, g) + ": no alpha-beta fit (" + e.what() + ")");
+    p.notes.push_back(name + " on " + where(backend, g, s) + ": no alpha-beta fit (" + e.what() + ")");
     return;
   }
   const auto& last = cc.points.back();
   std::ostringstream os;
   os.precision(4);
-  os << name << " " << where(backend, g) << ": largest size algbw " << last.x / last.seconds / 1e9 << " GB/s, busbw "
+  os << name << " " << where(backend, g, s) << ": largest size algbw " << last.x / last.seconds / 1e9 << " GB/s, busbw "
      << last.x / last.seconds * bus_bandwidth_factor(op, g) / 1e9 << " GB/s";
   p.notes.push_back(os.str());
   p.collectives.push_back(std::move(cc));
@@ -378,21 +395,20 @@ void measure_collective(CollectiveOp op, int g, const std::vector<double>& col_s
 void measure_collectives(const Options& opt, const Settings& s, Backend& backend, Progress& progress, Profile& p) {
   const std::vector<int> gpu_counts = backend.collective_gpu_counts();
   if (gpu_counts.empty()) {
+    if (opt.mpi) return;   // an MPI job of 1 rank: the run's own notes say so
     const int gpus_max = backend.collective_gpus();
     p.notes.push_back(s.gpu ? "multi-GPU collectives not measured: " + std::to_string(gpus_max) + " GPU visible"
-                            : "collectives not measured: CPU mode has no NCCL");
+                            : "collectives not measured: CPU mode has no NCCL (--mpi under mpirun times MPI's own)");
     return;
   }
   std::vector<CollectiveOp> ops = opt.collectives;
   if (ops.empty()) {
     for (const auto& c : collective_ops()) ops.push_back(c.op);
   }
-  // Bytes: 2^12 .. 2^28 in x16 steps when quick, else 2^10 .. 2^30 in x4 steps.
-  std::string why;
-  const std::vector<double> col_sizes = *units::parse_size_range(opt.quick ? "4KiB:256MiB:16" : "1KiB:1GiB:4", &why);
+  const std::vector<double>& col_sizes = s.col_sizes;
   progress.phase("collectives: " + std::to_string(ops.size()) + " ops on " +
-                 (gpu_counts.size() == 1 ? where(backend, gpu_counts.front())
-                                         : std::to_string(gpu_counts.front()) + ".." + where(backend, gpu_counts.back())));
+                 (gpu_counts.size() == 1 ? where(backend, gpu_counts.front(), s)
+                                         : std::to_string(gpu_counts.front()) + ".." + where(backend, gpu_counts.back(), s)));
   const double col_end = s.budget * 0.97;
   for (int g : gpu_counts) {
     for (CollectiveOp op : ops) measure_collective(op, g, col_sizes, col_end, s, backend, progress, p);
@@ -416,6 +432,17 @@ std::vector<double> codec_sizes(const std::string& bytes_spec) {
     elements.push_back(n);
   }
   return elements;
+}
+
+std::vector<double> collective_byte_sizes(const std::string& bytes_spec) {
+  std::string why;
+  const auto bytes = units::parse_size_range(bytes_spec, &why);
+  if (!bytes) throw std::invalid_argument("--collective-sizes: " + why);
+  if (bytes->front() < kElementBytes) {
+    throw std::invalid_argument("--collective-sizes: " + units::format_size(bytes->front()) +
+                                " is less than one 4-byte fp32 element");
+  }
+  return *bytes;
 }
 
 Profile run_calibration(const Options& opt, Backend& backend) {

@@ -112,29 +112,40 @@ TEST(CalibrateTool, CodecAndSizeSelection) {
   EXPECT_EQ(run("--device cpu --out " + out + " --codecs qsgd").status, 2);
 }
 
-TEST(CalibrateTool, MpiNeedsCudaAndABuildWithMpi) {
+TEST(CalibrateTool, MpiWithoutALauncherIsAOneRankJob) {
   const std::string out = temp_path("mpi.yaml");
-  ToolRun cpu = run("--device cpu --mpi --out " + out);
-  EXPECT_EQ(cpu.status, 2) << cpu.output;
-  EXPECT_NE(cpu.output.find("--mpi needs --device cuda"), std::string::npos) << cpu.output;
-  EXPECT_FALSE(std::filesystem::exists(out));
   EXPECT_NE(run("--help").output.find("--mpi"), std::string::npos);
-  if (GW_HAVE_MPI_BUILD) {
-    // A single rank (no mpirun: MPI singleton) on a machine without a GPU
-    // fails plainly and writes nothing; with a GPU it is a tiny 1-rank run.
-    ToolRun r = run_env("", "--mpi --out " + out + " --codecs fp16 --sizes 4KiB --max-seconds 5 --collectives allreduce");
-    if (r.status == 0) {
-      std::filesystem::remove(out);
-      GTEST_SKIP() << "a GPU is present here (exercise --mpi under mpirun)";
-    }
-    EXPECT_EQ(r.status, 1) << r.output;
-    EXPECT_NE(r.output.find("no CUDA GPU visible to this rank"), std::string::npos) << r.output;
+  if (!GW_HAVE_MPI_BUILD) {
+    ToolRun r = run("--mpi --device cpu --out " + out + " --quick");
+    EXPECT_EQ(r.status, 2) << r.output;
+    EXPECT_NE(r.output.find("this gradwire-calibrate was built without MPI"), std::string::npos) << r.output;
     EXPECT_FALSE(std::filesystem::exists(out));
     return;
   }
-  ToolRun r = run("--mpi --out " + out + " --quick");
-  EXPECT_EQ(r.status, 2) << r.output;
-  EXPECT_NE(r.output.find("this gradwire-calibrate was built without MPI"), std::string::npos) << r.output;
+  // No mpirun: an MPI singleton; on the CPU a profile without collectives
+  // that says why (tests/calibrate/test_mpi.cpp runs 4 ranks).
+  ToolRun cpu = run("--mpi --device cpu --out " + out + " --codecs fp16 --sizes 4KiB,16KiB --repeats 2");
+  ASSERT_EQ(cpu.status, 0) << cpu.output;
+  const gw::Profile p = gw::load_profile_file(out);
+  EXPECT_TRUE(p.collectives.empty());
+  bool noted = false;
+  for (const auto& n : p.notes) noted = noted || n.find("MPI job of 1 rank: no collectives") != std::string::npos;
+  EXPECT_TRUE(noted);
+  std::filesystem::remove(out);
+  // --device cuda: NCCL over the ranks' GPUs, which a build without CUDA
+  // refuses before MPI starts and a machine without a GPU fails plainly.
+  ToolRun r = run("--mpi --out " + out + " --codecs fp16 --sizes 4KiB --max-seconds 5 --collectives allreduce");
+  if (r.status == 0) {
+    std::filesystem::remove(out);
+    GTEST_SKIP() << "a GPU is present here (exercise --mpi under mpirun)";
+  }
+  if (GW_HAVE_CUDA_BUILD) {
+    EXPECT_EQ(r.status, 1) << r.output;
+    EXPECT_NE(r.output.find("no CUDA GPU visible to this rank"), std::string::npos) << r.output;
+  } else {
+    EXPECT_EQ(r.status, 2) << r.output;
+    EXPECT_NE(r.output.find("built without CUDA: use --device cpu"), std::string::npos) << r.output;
+  }
   EXPECT_FALSE(std::filesystem::exists(out));
 }
 

@@ -18,13 +18,14 @@ struct Options {
   std::string out;                      ///< profile path (written atomically)
   std::string name;                     ///< profile name; default "<device>-measured-<date>"
   std::vector<double> sizes;            ///< codec sizes in elements; empty = device default
+  std::vector<double> collective_sizes; ///< collective sizes in bytes (nccl-tests "size"); empty = default
   std::vector<std::string> codecs;      ///< empty = every codec of the compressor table the backend has
   std::vector<CollectiveOp> collectives;  ///< empty = all five
   int repeats = 0;                      ///< 0 = device default
   int warmup = -1;                      ///< -1 = device default
   double max_seconds = 0;               ///< total budget; 0 = device default
   bool quick = false;
-  bool mpi = false;                     ///< --mpi: collectives across the ranks of an MPI job
+  bool mpi = false;                     ///< --mpi: collectives across the ranks of an MPI job (cuda: NCCL; cpu: MPI's own)
   std::string command;                  ///< the command line, recorded in the profile
 };
 
@@ -81,16 +82,18 @@ class Backend {
   virtual std::vector<std::string> run_notes() { return {}; }
 };
 
-/// One process of an MPI calibration (gradwire-calibrate --mpi under mpirun):
-/// MPI initialized, one GPU per rank (the local rank), an NCCL communicator
-/// over all ranks. Rank 0 runs the pipeline on backend(); every other rank
-/// calls follow() and takes part in rank 0's collectives until finish().
+/// One process of an MPI calibration (gradwire-calibrate --mpi under mpirun
+/// or srun): MPI initialized; with --device cuda one GPU per rank (the local
+/// rank) and an NCCL communicator over all ranks, with --device cpu MPI's own
+/// collectives between the ranks' processes. Rank 0 runs the pipeline on
+/// backend(); every other rank calls follow() and takes part in rank 0's
+/// collectives until finish().
 class MpiRun {
  public:
   virtual ~MpiRun() = default;   ///< finalizes MPI
   virtual int rank() const = 0;
   virtual int world_size() const = 0;
-  /// Rank 0: codecs, GEMM and copy on its own GPU; collectives over all ranks.
+  /// Rank 0: codecs, GEMM and copy on its own device; collectives over all ranks.
   virtual Backend& backend() = 0;
   /// Ranks other than 0: runs the collectives rank 0 asks for; returns when
   /// rank 0 calls finish(), true when rank 0 finished without error.
@@ -102,11 +105,23 @@ class MpiRun {
   [[noreturn]] virtual void abort(int code) = 0;
 };
 
-/// Whether this build has the MPI path (MPI found at configure time, and CUDA).
-bool mpi_built();
-/// Initializes MPI and NCCL over all ranks; nullptr with *why set when this
-/// build has no MPI path. Throws std::runtime_error on MPI/CUDA/NCCL errors.
-std::unique_ptr<MpiRun> start_mpi_run(std::string* why);
+/// Initializes MPI (and NCCL over all ranks for --device cuda); nullptr with
+/// *why set when this build cannot (no MPI; cuda without CUDA). On an error
+/// after MPI_Init it ends the whole job. Defined in gw_calibrate_mpi, which
+/// only gradwire-calibrate links: gradwire links SimGrid, whose SMPI defines
+/// MPI_Init too, so no image may hold both (docs/calibrate.md).
+std::unique_ptr<MpiRun> start_mpi_run(const Options& opt, std::string* why);
+
+/// How an executable runs --mpi: start_mpi_run (gradwire-calibrate), or
+/// nullptr (gradwire): the options are checked, then the process is replaced
+/// by gradwire-calibrate beside it with the same arguments (exec_calibrator).
+using MpiStart = std::unique_ptr<MpiRun> (*)(const Options& opt, std::string* why);
+
+/// Replaces this process by the gradwire-calibrate next to the running
+/// executable, with argv[1..] (so under mpirun every rank becomes a rank of
+/// gradwire-calibrate before MPI starts). Returns only when it cannot: then
+/// it has said how to run it by hand and the result is exit code 2.
+int exec_calibrator(int argc, char** argv);
 
 std::unique_ptr<Backend> make_cpu_backend();
 /// The CUDA backend, or nullptr with *why set when no GPU can be used (or the
@@ -122,13 +137,18 @@ inline constexpr double kElementBytes = 4;
 /// every size a whole number of kElementBytes-byte elements. Throws
 /// std::invalid_argument naming the problem.
 std::vector<double> codec_sizes(const std::string& bytes_spec);
+/// Collective sizes in bytes (nccl-tests "size") from a --collective-sizes
+/// text of the same grammar; each at least one fp32 element. Throws
+/// std::invalid_argument naming the problem.
+std::vector<double> collective_byte_sizes(const std::string& bytes_spec);
 
 /// Runs the whole pipeline on `backend` and returns the profile (not written).
 /// Progress goes to stderr (one updating line on a terminal).
 Profile run_calibration(const Options& opt, Backend& backend);
 
 /// `gradwire-calibrate` / `gradwire calibrate`: parses options, runs, writes.
+/// `mpi_start`: how this executable runs --mpi (MpiStart).
 /// Exit codes: 0 ok, 1 failure (no GPU, a kernel mismatch, I/O), 2 bad options.
-int run_cli(int argc, char** argv);
+int run_cli(int argc, char** argv, MpiStart mpi_start);
 
 }  // namespace gw::calibrate

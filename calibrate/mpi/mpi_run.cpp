@@ -1,37 +1,30 @@
-// MPI path of the CUDA calibrator (gradwire-calibrate --mpi under mpirun, one
-// rank per GPU, across nodes), built when CMake finds MPI, as nccl-tests does.
-// Each rank takes the GPU of its local rank on its node; rank 0 creates the
-// NCCL unique id and broadcasts it over MPI; ncclCommInitRank joins all ranks
-// in one communicator. Rank 0 runs the whole pipeline (codecs, GEMM, copy on
-// its own GPU through the ordinary CUDA backend) and, for each collective
-// point, broadcasts a command; every rank then times the collective with CUDA
-// events after an MPI barrier, rank 0 gathers the timings and keeps the
-// slowest rank's time per repeat (ranks.hpp). Host-only C++ over MPI, the
-// CUDA runtime and NCCL.
-#include <cuda_runtime_api.h>
-#include <mpi.h>
-#include <nccl.h>
+// The MPI calibration job (gradwire-calibrate --mpi under mpirun or srun):
+// MPI start-up, the ranks' places and hosts, rank 0's backend and the
+// command loop of the other ranks. Rank 0 runs the whole pipeline (codecs,
+// GEMM, copy on its own device through the ordinary CPU or CUDA backend) and,
+// for each collective point, broadcasts a command; every rank then times the
+// collective (RankCollectives: MPI's own on the CPU, NCCL on GPUs), rank 0
+// gathers the timings and keeps the slowest rank's time per repeat
+// (ranks.hpp). Only gradwire-calibrate links this (gw_calibrate_mpi):
+// gradwire links SimGrid, whose SMPI defines the MPI symbols too.
+#include <time.h>
 
 #include <algorithm>
+#include <cstring>
 #include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
 #include <map>
-#include <memory>
-#include <optional>
 #include <sstream>
 #include <stdexcept>
 
-#include "nccl_check.hpp"
-#include "gradwire/cuda/event_timer.hpp"
 #include "gradwire/calibrate/calibrate.hpp"
-#include "gradwire/calibrate/ranks.hpp"
 #include "gradwire/model/fit.hpp"
-#include "nccl_launch.hpp"
+#include "mpi_rank.hpp"
 
 namespace gw::calibrate {
-namespace {
+namespace mpi {
 
 void check_mpi(int rc, const char* what, const char* file, int line) {
   if (rc != MPI_SUCCESS) {
@@ -42,78 +35,27 @@ void check_mpi(int rc, const char* what, const char* file, int line) {
                              std::string(text, static_cast<std::size_t>(std::max(0, len))));
   }
 }
-#define GW_MPI(x) check_mpi((x), #x, __FILE__, __LINE__)
+
+std::vector<std::string> allgather_strings(const std::string& mine, int world) {
+  constexpr int kLen = 256;
+  char buf[kLen] = {0};
+  mine.copy(buf, kLen - 1);
+  std::vector<char> all(static_cast<std::size_t>(kLen) * static_cast<std::size_t>(world));
+  GW_MPI(MPI_Allgather(buf, kLen, MPI_CHAR, all.data(), kLen, MPI_CHAR, MPI_COMM_WORLD));
+  std::vector<std::string> out;
+  for (int r = 0; r < world; ++r) out.emplace_back(all.data() + static_cast<std::ptrdiff_t>(r) * kLen);
+  return out;
+}
+
+}  // namespace mpi
+
+namespace {
 
 using ranks::Command;
 
-/// The NCCL communicator over all ranks, this rank's GPU, stream and buffers.
-class Collectives {
- public:
-  Collectives(int rank, int world, int device, const ncclUniqueId& id) : world_(world), device_(device) {
-    GW_CHECK(cudaSetDevice(device_));
-    GW_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
-    timer_.emplace(stream_);
-    GW_CHECK(ncclCommInitRank(&comm_, world, id, rank));
-  }
-  ~Collectives() {
-    cudaSetDevice(device_);
-    if (comm_ != nullptr) ncclCommDestroy(comm_);
-    if (send_ != nullptr) cudaFree(send_);
-    if (recv_ != nullptr) cudaFree(recv_);
-    cudaStreamDestroy(stream_);
-  }
-  Collectives(const Collectives&) = delete;
-  Collectives& operator=(const Collectives&) = delete;
-
-  /// This rank's own event time of each timed repeat of the command's collective.
-  std::vector<double> run(const Command& c) {
-    GW_CHECK(cudaSetDevice(device_));
-    const auto total = static_cast<std::size_t>(c.bytes);
-    const std::size_t count = total / 4;   // fp32 elements of the nccl-tests "size"
-    ensure(std::max<std::size_t>(total, 4));
-    auto launch = [&] { detail::launch_nccl(c.op, send_, recv_, count, world_, comm_, stream_); };
-    for (int i = 0; i < std::max(1, c.warmup); ++i) launch();
-    GW_CHECK(cudaStreamSynchronize(stream_));
-    std::vector<double> out;
-    out.reserve(static_cast<std::size_t>(c.repeats));
-    for (int i = 0; i < c.repeats; ++i) {
-      // Start the ranks together: a rank that arrives late would otherwise
-      // count as the collective's own time on the ranks waiting for it.
-      GW_MPI(MPI_Barrier(MPI_COMM_WORLD));
-      timer_->start();
-      launch();
-      timer_->stop();
-      out.push_back(1e-3 * timer_->elapsed_ms());
-    }
-    return out;
-  }
-
- private:
-  void ensure(std::size_t bytes) {
-    if (bytes <= bytes_) return;
-    if (send_ != nullptr) GW_CHECK(cudaFree(send_));
-    if (recv_ != nullptr) GW_CHECK(cudaFree(recv_));
-    send_ = recv_ = nullptr;
-    bytes_ = 0;
-    GW_CHECK(cudaMalloc(&send_, bytes));
-    GW_CHECK(cudaMalloc(&recv_, bytes));
-    GW_CHECK(cudaMemset(send_, 0, bytes));
-    bytes_ = bytes;
-  }
-
-  int world_;
-  int device_;
-  ncclComm_t comm_ = nullptr;
-  cudaStream_t stream_ = nullptr;
-  std::optional<gw::cuda::EventTimer> timer_;   ///< on stream_, made once it exists
-  void* send_ = nullptr;
-  void* recv_ = nullptr;
-  std::size_t bytes_ = 0;
-};
-
 class MpiRunImpl;
 
-/// Rank 0's backend: the ordinary CUDA backend for codecs, GEMM and copy;
+/// Rank 0's backend: the ordinary backend for codecs, GEMM and copy;
 /// collectives over all ranks of the MPI job.
 class RootBackend final : public Backend {
  public:
@@ -146,26 +88,35 @@ class RootBackend final : public Backend {
 };
 
 std::string trimmed_first_line(const char* s, int len) {
-  std::string t(s, static_cast<std::size_t>(std::max(0, len)));
+  // Open MPI counts the terminating NUL in len.
+  std::string t(s, ::strnlen(s, static_cast<std::size_t>(std::max(0, len))));
   t = t.substr(0, t.find('\n'));
   while (!t.empty() && (t.back() == ' ' || t.back() == '\r' || t.back() == '\t')) t.pop_back();
   return t;
 }
 
-std::vector<std::string> allgather_strings(const std::string& mine, int world) {
-  constexpr int kLen = 256;
-  char buf[kLen] = {0};
-  mine.copy(buf, kLen - 1);
-  std::vector<char> all(static_cast<std::size_t>(kLen) * static_cast<std::size_t>(world));
-  GW_MPI(MPI_Allgather(buf, kLen, MPI_CHAR, all.data(), kLen, MPI_CHAR, MPI_COMM_WORLD));
-  std::vector<std::string> out;
-  for (int r = 0; r < world; ++r) out.emplace_back(all.data() + static_cast<std::ptrdiff_t>(r) * kLen);
-  return out;
+/// The command from rank 0 (every rank calls it). A non-blocking broadcast
+/// polled with short sleeps: the ranks waiting while rank 0 times its codecs
+/// and GEMMs leave the CPU to it instead of spinning in MPI_Bcast (on a CPU
+/// run, or with more ranks than cores, a spinning rank would slow rank 0).
+void broadcast_command(std::array<double, ranks::kCommandDoubles>& msg, bool root) {
+  MPI_Request req = MPI_REQUEST_NULL;
+  GW_MPI(MPI_Ibcast(msg.data(), ranks::kCommandDoubles, MPI_DOUBLE, 0, MPI_COMM_WORLD, &req));
+  if (root) {
+    GW_MPI(MPI_Wait(&req, MPI_STATUS_IGNORE));
+    return;
+  }
+  const timespec nap{0, 200'000};   // 0.2 ms
+  for (int done = 0;;) {
+    GW_MPI(MPI_Test(&req, &done, MPI_STATUS_IGNORE));
+    if (done) return;
+    nanosleep(&nap, nullptr);
+  }
 }
 
 class MpiRunImpl final : public MpiRun {
  public:
-  MpiRunImpl() {
+  explicit MpiRunImpl(std::string device) : device_(std::move(device)) {
     int inited = 0;
     GW_MPI(MPI_Initialized(&inited));
     if (!inited) {
@@ -176,42 +127,28 @@ class MpiRunImpl final : public MpiRun {
 
   /// Everything after MPI_Init; an exception here ends the job (abort()).
   void start() {
-    GW_MPI(MPI_Comm_rank(MPI_COMM_WORLD, &rank_));
-    GW_MPI(MPI_Comm_size(MPI_COMM_WORLD, &world_));
-    GW_MPI(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node_comm_));
-    GW_MPI(MPI_Comm_rank(node_comm_, &local_rank_));
-    GW_MPI(MPI_Comm_size(node_comm_, &local_size_));
+    GW_MPI(MPI_Comm_rank(MPI_COMM_WORLD, &place_.rank));
+    GW_MPI(MPI_Comm_size(MPI_COMM_WORLD, &place_.world));
+    GW_MPI(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, place_.rank, MPI_INFO_NULL, &node_comm_));
+    GW_MPI(MPI_Comm_rank(node_comm_, &place_.local_rank));
+    GW_MPI(MPI_Comm_size(node_comm_, &place_.local_size));
     char name[MPI_MAX_PROCESSOR_NAME] = {0};
     int len = 0;
     GW_MPI(MPI_Get_processor_name(name, &len));
-    host_ = std::string(name, static_cast<std::size_t>(std::max(0, len)));
-    hosts_ = allgather_strings(host_, world_);
+    place_.host = std::string(name, static_cast<std::size_t>(std::max(0, len)));
+    hosts_ = mpi::allgather_strings(place_.host, place_.world);
     nodes_ = ranks::distinct_hosts(hosts_);
-
-    int visible = 0;
-    if (cudaGetDeviceCount(&visible) != cudaSuccess) visible = 0;
-    device_ = ranks::local_device(local_rank_, local_size_, visible, host_);
-    GW_CHECK(cudaSetDevice(device_));
-    cudaDeviceProp prop{};
-    GW_CHECK(cudaGetDeviceProperties(&prop, device_));
-    gpu_names_ = allgather_strings(prop.name, world_);
-    devices_ = allgather_strings(std::to_string(device_), world_);
-
-    ncclUniqueId id{};
-    if (rank_ == 0) GW_CHECK(ncclGetUniqueId(&id));
-    GW_MPI(MPI_Bcast(&id, static_cast<int>(sizeof id), MPI_BYTE, 0, MPI_COMM_WORLD));
-    coll_ = std::make_unique<Collectives>(rank_, world_, device_, id);
-
-    if (rank_ == 0) {
+    coll_ = device_ == "cpu" ? mpi::make_host_collectives(place_) : mpi::make_nccl_collectives(place_);
+    if (place_.rank == 0) {
       std::string why;
-      auto local = make_cuda_backend(&why);
+      auto local = device_ == "cpu" ? make_cpu_backend() : make_cuda_backend(&why);
       if (!local) throw std::runtime_error("rank 0: no usable CUDA GPU: " + why);
       root_ = std::make_unique<RootBackend>(*this, std::move(local));
     }
   }
 
   ~MpiRunImpl() override {
-    if (rank_ == 0 && !finished_ && coll_) {
+    if (place_.rank == 0 && !finished_ && coll_) {
       try {
         finish(false);
       } catch (...) {
@@ -225,8 +162,8 @@ class MpiRunImpl final : public MpiRun {
   MpiRunImpl(const MpiRunImpl&) = delete;
   MpiRunImpl& operator=(const MpiRunImpl&) = delete;
 
-  int rank() const override { return rank_; }
-  int world_size() const override { return world_; }
+  int rank() const override { return place_.rank; }
+  int world_size() const override { return place_.world; }
   Backend& backend() override {
     if (!root_) throw std::logic_error("MpiRun::backend() on a rank other than 0");
     return *root_;
@@ -235,10 +172,9 @@ class MpiRunImpl final : public MpiRun {
   bool follow() override {
     for (;;) {
       std::array<double, ranks::kCommandDoubles> msg{};
-      Command c;
       try {
-        GW_MPI(MPI_Bcast(msg.data(), ranks::kCommandDoubles, MPI_DOUBLE, 0, MPI_COMM_WORLD));
-        c = ranks::decode(msg);
+        broadcast_command(msg, false);
+        const Command c = ranks::decode(msg);
         if (c.kind != Command::kCollective) return c.kind == Command::kStopOk;
         const auto mine = coll_->run(c);
         GW_MPI(MPI_Gather(mine.data(), c.repeats, MPI_DOUBLE, nullptr, c.repeats, MPI_DOUBLE, 0, MPI_COMM_WORLD));
@@ -249,12 +185,12 @@ class MpiRunImpl final : public MpiRun {
   }
 
   void finish(bool ok) override {
-    if (rank_ != 0 || finished_) return;
+    if (place_.rank != 0 || finished_) return;
     finished_ = true;
     Command c;
     c.kind = ok ? Command::kStopOk : Command::kStopFailed;
     auto msg = ranks::encode(c);
-    GW_MPI(MPI_Bcast(msg.data(), ranks::kCommandDoubles, MPI_DOUBLE, 0, MPI_COMM_WORLD));
+    broadcast_command(msg, true);
   }
 
   [[noreturn]] void abort(int code) override {
@@ -265,8 +201,8 @@ class MpiRunImpl final : public MpiRun {
 
   [[noreturn]] void fail_in_collective(const std::exception& e) {
     // One write, so that the ranks' messages do not interleave.
-    std::cerr << ("gradwire calibrate: rank " + std::to_string(rank_) + " on " + host_ + " (GPU " +
-                  std::to_string(device_) + "): " + e.what() +
+    std::cerr << ("gradwire calibrate: rank " + std::to_string(place_.rank) + " on " + place_.host + " (" +
+                  coll_->where() + "): " + e.what() +
                   "\n(ending the MPI job: the other ranks may be waiting in the collective)\n")
               << std::flush;
     abort(kExitFailureCode);
@@ -276,12 +212,12 @@ class MpiRunImpl final : public MpiRun {
   std::vector<double> collective(const Command& c, std::vector<double>* imbalance) {
     try {
       auto msg = ranks::encode(c);
-      GW_MPI(MPI_Bcast(msg.data(), ranks::kCommandDoubles, MPI_DOUBLE, 0, MPI_COMM_WORLD));
+      broadcast_command(msg, true);
       const auto mine = coll_->run(c);
-      std::vector<double> all(static_cast<std::size_t>(world_) * static_cast<std::size_t>(c.repeats));
+      std::vector<double> all(static_cast<std::size_t>(place_.world) * static_cast<std::size_t>(c.repeats));
       GW_MPI(MPI_Gather(mine.data(), c.repeats, MPI_DOUBLE, all.data(), c.repeats, MPI_DOUBLE, 0, MPI_COMM_WORLD));
-      if (imbalance != nullptr) *imbalance = ranks::rank_imbalance(all, world_, c.repeats);
-      return ranks::max_over_ranks(all, world_, c.repeats);
+      if (imbalance != nullptr) *imbalance = ranks::rank_imbalance(all, place_.world, c.repeats);
+      return ranks::max_over_ranks(all, place_.world, c.repeats);
     } catch (const std::exception& e) {
       fail_in_collective(e);
     }
@@ -298,23 +234,14 @@ class MpiRunImpl final : public MpiRun {
     MPI_Get_version(&major, &minor);
     out.push_back("MPI: " + trimmed_first_line(lib, len) + " (MPI standard " + std::to_string(major) + "." +
                   std::to_string(minor) + ")");
-    out.push_back("MPI run (--mpi): " + std::to_string(world_) + " ranks, one GPU each (the local rank), on " +
+    out.push_back("MPI run (--mpi --device " + device_ + "): " + std::to_string(place_.world) + (place_.world == 1 ? " rank, " : " ranks, ") +
+                  (device_ == "cpu" ? "one process each" : "one GPU each (the local rank)") + ", on " +
                   ranks::hosts_summary(hosts_));
-    std::string mapping = "MPI ranks' GPUs (rank: device index, name):";
-    bool same = true;
-    for (int r = 0; r < world_; ++r) {
-      const auto ri = static_cast<std::size_t>(r);
-      mapping += (r > 0 ? "; " : " ") + std::to_string(r) + ": " + devices_[ri] + ", " + gpu_names_[ri];
-      same = same && gpu_names_[ri] == gpu_names_[0];
-    }
-    out.push_back(mapping);
-    if (!same) out.push_back("warning: the ranks' GPUs are not all of one type; codec and GEMM figures are rank 0's");
-    out.push_back("MPI collectives: one NCCL communicator over all ranks (ncclCommInitRank); per point, after an "
-                  "MPI_Barrier, each rank times the call with CUDA events on its own stream; a repeat's time is the "
-                  "slowest rank's (gathered on rank 0), the point is the median of the repeats. Codecs, GEMM and "
-                  "copy bandwidth are rank 0's GPU only; NCCL_* variables recorded are rank 0's");
-    if (world_ < 2) {
-      out.push_back("MPI job of 1 rank: no collectives (start one rank per GPU, e.g. mpirun -np 16 -npernode 8)");
+    for (auto& n : coll_->notes()) out.push_back(std::move(n));
+    if (place_.world < 2) {
+      out.push_back("MPI job of 1 rank: no collectives (start one rank per " +
+                    std::string(device_ == "cpu" ? "process, e.g. mpirun -np 4" : "GPU, e.g. mpirun -np 16 -npernode 8") +
+                    ")");
     }
     return out;
   }
@@ -322,13 +249,14 @@ class MpiRunImpl final : public MpiRun {
   static constexpr int kExitFailureCode = 1;
 
  private:
+  std::string device_;
   bool owns_mpi_ = false;
   bool finished_ = false;
-  int rank_ = 0, world_ = 1, local_rank_ = 0, local_size_ = 1, device_ = 0, nodes_ = 1;
+  mpi::RankPlace place_;
+  int nodes_ = 1;
   MPI_Comm node_comm_ = MPI_COMM_NULL;
-  std::string host_;
-  std::vector<std::string> hosts_, gpu_names_, devices_;
-  std::unique_ptr<Collectives> coll_;
+  std::vector<std::string> hosts_;
+  std::unique_ptr<mpi::RankCollectives> coll_;
   std::unique_ptr<RootBackend> root_;
 };
 
@@ -374,10 +302,13 @@ std::vector<std::string> RootBackend::run_notes() {
 
 }  // namespace
 
-bool mpi_built() { return true; }
-
-std::unique_ptr<MpiRun> start_mpi_run(std::string* /*why*/) {
-  auto run = std::make_unique<MpiRunImpl>();
+std::unique_ptr<MpiRun> start_mpi_run(const Options& opt, std::string* why) {
+  if (opt.device == "cuda" && !mpi::nccl_collectives_built()) {
+    // Refused before MPI starts: every rank says so and exits 2.
+    if (why) *why = "this gradwire-calibrate was built without CUDA: use --device cpu (MPI's own collectives)";
+    return nullptr;
+  }
+  auto run = std::make_unique<MpiRunImpl>(opt.device);
   try {
     run->start();
   } catch (const std::exception& e) {

@@ -1,0 +1,172 @@
+// The MPI calibration for real: `mpirun -np 4 gradwire-calibrate --mpi
+// --device cpu --quick` on this machine (MPI's own collectives over shared
+// memory), its profile loaded by `gradwire simulate`; `gradwire calibrate
+// --mpi` handing over to gradwire-calibrate; and the rule that no image
+// holds both SimGrid (whose SMPI defines MPI_Init) and MPI.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "gradwire/model/profile.hpp"
+#include "run_util.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+/// mpirun's path, or empty when it is not installed.
+std::string find_mpirun() {
+  auto r = gw::test::run_command("command -v mpirun 2>/dev/null");
+  while (!r.out.empty() && (r.out.back() == '\n' || r.out.back() == ' ')) r.out.pop_back();
+  return r.exit_code == 0 ? r.out : std::string();
+}
+
+/// mpirun -np 4 (more ranks than cores is fine here) with `args`, its
+/// session files under `dir` (two jobs creating Open MPI's shared session
+/// folder in /tmp at once can fail).
+gw::test::RunResult mpirun4(const std::string& mpirun, const fs::path& dir, std::vector<std::string> args) {
+  std::vector<std::string> cmd = {mpirun, "-np", "4", "--oversubscribe"};
+  if (::getuid() == 0) cmd.push_back("--allow-run-as-root");   // Open MPI refuses root otherwise
+  cmd.insert(cmd.end(), args.begin(), args.end());
+  gw::test::RunOptions o;
+  o.timeout_s = 120;
+  o.env = {"TMPDIR=" + dir.string()};
+  return gw::test::run(cmd, o);
+}
+
+fs::path temp_dir() {
+  const fs::path dir = fs::temp_directory_path() / ("gw-mpi-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  return dir;
+}
+
+std::string all_notes(const gw::Profile& p) {
+  std::string out;
+  for (const auto& n : p.notes) out += n + "\n";
+  return out;
+}
+
+bool has_note(const gw::Profile& p, const std::string& text) {
+  for (const auto& n : p.notes) {
+    if (n.find(text) != std::string::npos) return true;
+  }
+  return false;
+}
+
+/// The checks every 4-rank CPU profile passes: the five collectives over 4
+/// ranks on 1 node, and notes saying what was measured.
+void expect_cpu_mpi_profile(const fs::path& path) {
+  const gw::Profile p = gw::load_profile_file(path.string());
+  EXPECT_EQ(p.source, "measured");
+  EXPECT_EQ(p.device.rfind("CPU", 0), 0u) << p.device;
+  EXPECT_NE(p.command.find("--mpi"), std::string::npos) << p.command;
+  for (const auto& info : gw::collective_ops()) {
+    SCOPED_TRACE(info.name);
+    const gw::CollectiveCost* c = nullptr;
+    for (const auto& e : p.collectives) c = e.op == info.op ? &e : c;
+    if (c == nullptr) {
+      // With more ranks than cores on a loaded machine the small sizes can
+      // take a scheduler time slice each, and the fit is refused: then the
+      // profile says so, and nothing is invented.
+      EXPECT_TRUE(has_note(p, std::string(info.name) + " on 4 ranks: no alpha-beta fit")) << all_notes(p);
+      continue;
+    }
+    EXPECT_EQ(c->gpus, 4);
+    EXPECT_EQ(c->nodes, 1);
+    // --quick on the CPU: 4 KiB .. 4 MiB in x4 steps.
+    ASSERT_EQ(c->points.size(), 6u);
+    EXPECT_EQ(c->points.front().x, 4096);
+    EXPECT_EQ(c->points.back().x, 4194304);
+    EXPECT_GT(c->fit.beta, 0);   // the fit exists only where time grows with size
+  }
+  ASSERT_FALSE(p.collectives.empty()) << all_notes(p);
+  EXPECT_TRUE(has_note(p, "MPI: ")) << "the MPI library and version";
+  EXPECT_TRUE(has_note(p, "(--mpi --device cpu): 4 ranks, one process each, on 1 node"));
+  EXPECT_TRUE(has_note(p, "MPI_Reduce_scatter_block"));
+  EXPECT_TRUE(has_note(p, "collectives are the MPI library's own"));
+}
+
+}  // namespace
+
+TEST(MpiCalibration, FourRanksOnTheCpuWriteAProfileThatSimulateLoads) {
+  const std::string mpirun = find_mpirun();
+  if (mpirun.empty()) GTEST_SKIP() << "mpirun not found (install openmpi-bin, as setup.sh does)";
+  if (!GW_HAVE_MPI_BUILD) GTEST_SKIP() << "this build has no MPI path (MPI not found at configure time)";
+  const fs::path dir = temp_dir();
+  const fs::path profile = dir / "P.yaml";
+  const auto r = mpirun4(mpirun, dir, {GW_CALIBRATE_EXE, "--mpi", "--device", "cpu", "--quick", "--out", profile.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.all();
+  EXPECT_LT(r.seconds, 60) << "the CPU MPI calibration should take seconds";
+  EXPECT_NE(r.err.find("collective fits over 4 MPI ranks"), std::string::npos) << r.err;
+  expect_cpu_mpi_profile(profile);
+
+  if (std::string(GW_GRADWIRE_BIN).empty()) return;   // GPU-only build: no simulator
+  const auto sim = gw::test::run({GW_GRADWIRE_BIN, "simulate", GW_SOURCE_DIR "/scenarios/default.yaml", "--profile",
+                                  profile.string(), "--format", "json"});
+  EXPECT_EQ(sim.exit_code, 0) << sim.all();
+  EXPECT_NE(sim.out.find("\"source\": \"measured\""), std::string::npos) << sim.out;
+  fs::remove_all(dir);
+}
+
+TEST(MpiCalibration, GradwireCalibrateMpiHandsOverToGradwireCalibrate) {
+  if (std::string(GW_GRADWIRE_BIN).empty()) GTEST_SKIP() << "GPU-only build: no gradwire executable";
+  const std::string mpirun = find_mpirun();
+  if (mpirun.empty()) GTEST_SKIP() << "mpirun not found (install openmpi-bin, as setup.sh does)";
+  if (!GW_HAVE_MPI_BUILD) GTEST_SKIP() << "this build has no MPI path";
+  const fs::path dir = temp_dir();
+  const fs::path profile = dir / "via-gradwire.yaml";
+  // Every rank of gradwire replaces itself by gradwire-calibrate before MPI starts.
+  const auto r = mpirun4(mpirun, dir, {GW_GRADWIRE_BIN, "calibrate", "--mpi", "--device", "cpu", "--quick", "--codecs",
+                                  "fp16", "--collectives", "allreduce", "--collective-sizes", "4KiB:1MiB:16", "--out",
+                                  profile.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.all();
+  const gw::Profile p = gw::load_profile_file(profile.string());
+  EXPECT_NE(p.command.find("gradwire-calibrate"), std::string::npos) << p.command;
+  EXPECT_TRUE(has_note(p, "(--mpi --device cpu): 4 ranks, one process each")) << r.all();
+  for (const auto& c : p.collectives) {   // the fit of a 3-size curve may be refused on a loaded machine
+    EXPECT_EQ(c.op, gw::CollectiveOp::AllReduce);
+    EXPECT_EQ(c.points.size(), 3u);   // --collective-sizes 4KiB, 64KiB, 1MiB
+  }
+  // Bad options are refused by gradwire itself, before any hand-over.
+  const auto bad = gw::test::run({GW_GRADWIRE_BIN, "calibrate", "--mpi", "--device", "cpu", "--out",
+                                  (dir / "x.yaml").string(), "--collective-sizes", "2B"});
+  EXPECT_EQ(bad.exit_code, 2) << bad.all();
+  EXPECT_NE(bad.err.find("less than one 4-byte fp32 element"), std::string::npos) << bad.all();
+  fs::remove_all(dir);
+}
+
+TEST(MpiCalibration, GradwireWithoutACalibratorBesideItSaysHowToRunIt) {
+  if (std::string(GW_GRADWIRE_BIN).empty()) GTEST_SKIP() << "GPU-only build: no gradwire executable";
+  const fs::path dir = temp_dir();
+  const fs::path alone = dir / "gradwire";
+  fs::copy_file(GW_GRADWIRE_BIN, alone);
+  const auto r = gw::test::run({alone.string(), "calibrate", "--mpi", "--device", "cpu", "--out",
+                                (dir / "p.yaml").string()});
+  EXPECT_EQ(r.exit_code, 2) << r.all();
+  EXPECT_NE(r.err.find("--mpi runs in gradwire-calibrate"), std::string::npos) << r.all();
+  EXPECT_NE(r.err.find("mpirun -np 4 gradwire-calibrate --mpi"), std::string::npos) << r.all();
+  EXPECT_FALSE(fs::exists(dir / "p.yaml"));
+  fs::remove_all(dir);
+}
+
+TEST(MpiCalibration, NoImageHoldsBothSimGridAndMpi) {
+  // gradwire (SimGrid, which carries SMPI's MPI_Init) must not link MPI;
+  // gradwire-calibrate (MPI) must not link SimGrid.
+  const auto libs = [](const std::string& exe) { return gw::test::run_command("ldd '" + exe + "' 2>&1").out; };
+  const std::string calibrate = libs(GW_CALIBRATE_EXE);
+  EXPECT_EQ(calibrate.find("libsimgrid"), std::string::npos) << calibrate;
+  if (GW_HAVE_MPI_BUILD) {
+    EXPECT_NE(calibrate.find("libmpi"), std::string::npos) << calibrate;
+  }
+  if (std::string(GW_GRADWIRE_BIN).empty()) return;
+  const std::string gradwire = libs(GW_GRADWIRE_BIN);
+  EXPECT_NE(gradwire.find("libsimgrid"), std::string::npos) << gradwire;
+  EXPECT_EQ(gradwire.find("libmpi"), std::string::npos) << gradwire;
+  // Nor any MPI function left for the loader to find (in SimGrid's SMPI).
+  const auto undefined = gw::test::run_command("nm -D --undefined-only '" + std::string(GW_GRADWIRE_BIN) +
+                                               "' | grep -c ' MPI_' ; true");
+  EXPECT_EQ(undefined.out, "0\n") << "gradwire refers to MPI functions";
+}
