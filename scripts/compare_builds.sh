@@ -61,8 +61,8 @@ run_all() {
     n=$(basename "$s" .yaml)
     cmd "sweep-$n" sweep "$s" -j "$jobs" --progress none --out "$o/$n.jsonl"
     cmd "plan-$n" plan "$o/$n.jsonl"
-    cmd "plan-$n-deadline" plan "$o/$n.jsonl" --deadline 10 --budget 500
-    cmd "plan-$n-spot" plan "$o/$n.jsonl" --deadline 100 --spot
+    cmd "plan-$n-deadline" plan "$o/$n.jsonl" --deadline 10h --budget 500
+    cmd "plan-$n-spot" plan "$o/$n.jsonl" --deadline 100h --spot
     cmd "report-$n" report "$o/$n.jsonl" --out "$o/report-$n"
     rm -f "$o/report-$n"/*.png "$o/report-$n"/*.svg  # gnuplot's own renderings (its version, fonts)
   done

@@ -274,7 +274,10 @@ int run_cli(int argc, char** argv, MpiStart mpi_start) {
   RawOptions raw;
   const po::options_description desc = describe(opt, raw);
   try {
-    const auto vm = parse_options(argc, argv, desc);
+    // The cuda example needs an NVIDIA GPU (tests/cli skips it without one).
+    const auto vm = parse_options(argc, argv, desc, {},
+                                  "\nExample: gradwire calibrate --device cpu --quick --out /tmp/cpu-profile.yaml\n"
+                                  "Example: gradwire calibrate --out /tmp/my-gpu.yaml\n");
     if (!vm) return kExitOk;   // --help
     validate(*vm, raw, opt);
     if (raw.logs.empty() != raw.base.empty())

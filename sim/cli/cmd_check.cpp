@@ -113,7 +113,9 @@ int cmd_check(int argc, char** argv) {
   pos.add("file", -1);
   std::optional<po::variables_map> parsed;
   try {
-    parsed = gw::parse_options(argc, argv, opts, pos, "");
+    parsed = gw::parse_options(argc, argv, opts, pos,
+                               "\nExample: gradwire check scenarios/default.yaml scenarios/study-compression.yaml\n"
+                               "Example: gradwire check --kind model models/gpt2.yaml\n");
   } catch (const po::error& e) {
     std::cerr << "gradwire check: " << e.what() << "\n" << opts;
     return kExitInput;

@@ -31,6 +31,9 @@ namespace gw::cli {
 namespace {
 
 constexpr const char* kCmd = "gradwire collective";
+constexpr const char* kExamples =
+    "\nExample: gradwire collective scenarios/resnet50-8xa100.yaml --sizes 1MiB:256MiB:4\n"
+    "Example: gradwire collective scenarios/default.yaml --op allgather --algo ring -g 8 --format csv\n";
 
 struct Row {
   double bytes = 0;
@@ -242,12 +245,12 @@ int usage_error(const std::string& msg, const po::options_description& opts) {
 po::options_description options() {
   static const std::string op_help = collective_op_list();
   po::options_description opts(
-      "gradwire collective --scenario FILE [options]: simulate one collective over a size sweep and print it as "
-      "nccl-tests does");
+      "gradwire collective SCENARIO [options]: simulate one collective over a size sweep on SCENARIO's cluster "
+      "and print it as nccl-tests does");
   // clang-format off
   opts.add_options()
       ("help,h", "show this help")
-      ("scenario", po::value<std::string>(), "scenario file (its cluster is simulated)")
+      ("scenario", po::value<std::string>(), "the scenario file, as an option (the older spelling of SCENARIO)")
       ("op", po::value<std::string>()->default_value("allreduce"), op_help.c_str())
       ("algo", po::value<std::string>(),
        "ring, tree (allreduce), hierarchical (allreduce), direct (alltoall); default: the op's own "
@@ -355,15 +358,21 @@ int compare(const po::variables_map& vm, const Scenario& scenario, const std::st
 
 int cmd_collective(int argc, char** argv) {
   const po::options_description opts = options();
+  po::options_description hidden;
+  hidden.add_options()("input", po::value<std::string>());
+  po::positional_options_description pos;
+  pos.add("input", 1);
   po::variables_map vm;
   try {
-    auto parsed = parse_options(argc, argv, opts, {}, "");
+    auto parsed = parse_options(argc, argv, opts, hidden, pos, "", kExamples);
     if (!parsed) return kExitOk;  // --help
     vm = std::move(*parsed);
   } catch (const po::error& e) {
     return usage_error(e.what(), opts);
   }
-  if (!vm.count("scenario")) return usage_error("--scenario FILE is required", opts);
+  if (vm.count("input") && vm.count("scenario"))
+    return usage_error("give the scenario once: SCENARIO or --scenario FILE, not both", opts);
+  if (!vm.count("input") && !vm.count("scenario")) return usage_error("a scenario file is required", opts);
 
   engine::CollectiveRequest base;
   std::vector<double> sizes;
@@ -385,7 +394,7 @@ int cmd_collective(int argc, char** argv) {
     return usage_error(e.what(), opts);
   }
 
-  const std::string path = vm["scenario"].as<std::string>();
+  const std::string path = vm[vm.count("input") ? "input" : "scenario"].as<std::string>();
   const Scenario scenario = load_cluster_scenario(path);
   if (vm.count("compare")) {
     try {

@@ -85,8 +85,8 @@ int cmd_list(int argc, char** argv) {
   try {
     vm = parse_options(argc, argv, opts, hidden, pos,
                        "usage: gradwire list models|profiles|instances|compressors\n"
-                       "Lists what a scenario can name. Example: gradwire list profiles\n\n",
-                       "");
+                       "Lists what a scenario can name.\n\n",
+                       "\nExample: gradwire list profiles\n");
   } catch (const po::error& e) {
     std::cerr << "gradwire list: " << e.what() << "\n" << usage;
     return kExitInput;

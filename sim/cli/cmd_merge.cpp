@@ -25,7 +25,9 @@ int cmd_merge(int argc, char** argv) {
   try {
     vm = parse_options(argc, argv, opts, hidden, pos,
                        "gradwire merge OUT SHARD... : merge sweep shard results into OUT (sorted by index)\n\n",
-                       "");
+                       "\nExample: gradwire sweep scenarios/study-compression.yaml --shard 0/2 -o /tmp/shard0.jsonl && "
+                       "gradwire sweep scenarios/study-compression.yaml --shard 1/2 -o /tmp/shard1.jsonl\n"
+                       "Example: gradwire merge /tmp/all.jsonl /tmp/shard0.jsonl /tmp/shard1.jsonl\n");
   } catch (const po::error& e) {
     std::cerr << "gradwire merge: " << e.what() << "\nusage: gradwire merge OUT SHARD...\n";
     return kExitInput;

@@ -1,5 +1,5 @@
 // gradwire plan PLAN.yaml | SWEEP.yaml [RESULTS] | RESULTS [--budget USD]
-// [--deadline HOURS] [--spot]: the Pareto front of (time-to-train, cost) and a
+// [--deadline DURATION] [--spot]: the Pareto front of (time-to-train, cost) and a
 // recommendation with its reason (rule in docs/planning.md).
 #include <cmath>
 #include <cstdio>
@@ -32,7 +32,11 @@ double positive(const char* name, double v) {
 /// The command line's options over the input file's.
 void apply_options(const po::variables_map& vm, plan::PlanRequest& req) {
   if (vm.count("budget")) req.budget = positive("--budget", vm["budget"].as<double>());
-  if (vm.count("deadline")) req.deadline_hours = positive("--deadline", vm["deadline"].as<double>());
+  if (vm.count("deadline")) {
+    std::string why;
+    req.deadline_hours = plan::parse_deadline_hours(vm["deadline"].as<std::string>(), &why);
+    if (!req.deadline_hours) throw std::invalid_argument("--deadline: " + why);
+  }
   if (vm["jobs"].as<int>() < 0) throw std::invalid_argument("-j must be 0 (one per CPU) or more");
 }
 
@@ -67,18 +71,21 @@ int print_plan(const std::string& results, const plan::PlanRequest& req) {
 
 int cmd_plan(int argc, char** argv) {
   po::options_description opts(
-      "gradwire plan PLAN.yaml | SWEEP.yaml [RESULTS] | RESULTS [--budget USD] [--deadline HOURS] [--spot]");
+      "gradwire plan PLAN.yaml | SWEEP.yaml [RESULTS] | RESULTS [--budget USD] [--deadline DURATION] [--spot]");
   opts.add_options()("help,h", "show this help")("input", po::value<std::string>(), "plan, sweep or results file")(
       "results", po::value<std::string>(), "results file of the sweep (default: SWEEP.results.jsonl)")(
       "budget", po::value<double>(), "largest acceptable cost, USD")(
-      "deadline", po::value<double>(), "latest acceptable time-to-train, hours")(
+      "deadline", po::value<std::string>(),
+      "latest acceptable time-to-train: a duration with its unit (10h, 90min, 3600s), as in plan files")(
       "spot", "price at spot rates (points without a spot price are left out)")(
       "jobs,j", po::value<int>()->default_value(0), "workers when the sweep has to be run");
   po::positional_options_description pos;
   pos.add("input", 1).add("results", 1);
   std::optional<po::variables_map> vm;
   try {
-    vm = gw::parse_options(argc, argv, opts, pos, "");
+    vm = gw::parse_options(argc, argv, opts, pos,
+                           "\nExample: gradwire plan scenarios/study-accumulation.yaml /tmp/accumulation.jsonl --deadline 10h\n"
+                           "Example: gradwire plan /tmp/accumulation.jsonl --deadline 600min --budget 1000\n");
   } catch (const po::error& e) {
     std::cerr << "gradwire plan: " << e.what() << "\n" << opts;
     return kExitInput;

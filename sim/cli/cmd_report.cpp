@@ -22,7 +22,9 @@ int cmd_report(int argc, char** argv) {
   pos.add("results", 1);
   std::optional<po::variables_map> parsed;
   try {
-    parsed = gw::parse_options(argc, argv, opts, pos, "");
+    parsed = gw::parse_options(argc, argv, opts, pos,
+                               "\nExample: gradwire sweep scenarios/study-accumulation.yaml -o /tmp/accumulation.jsonl\n"
+                               "Example: gradwire report /tmp/accumulation.jsonl -o /tmp/accumulation-report\n");
   } catch (const po::error& e) {
     std::cerr << "gradwire report: " << e.what() << "\n" << opts;
     return kExitInput;

@@ -55,7 +55,8 @@ int cmd_simulate(int argc, char** argv) {
     parsed = parse_options(argc, argv, opts, hidden, pos,
                            "usage: gradwire simulate SCENARIO [options]\n"
                            "Predicts one data-parallel training iteration (PyTorch DDP) of the scenario.\n\n",
-                           "");
+                           "\nExample: gradwire simulate scenarios/default.yaml\n"
+                           "Example: gradwire simulate scenarios/gpt2-topk-lowbw.yaml --format json --trace /tmp/gpt2.trace.json\n");
   } catch (const po::error& e) {
     return usage_error(e.what(), opts);
   }

@@ -82,7 +82,8 @@ int cmd_sweep(int argc, char** argv) {
   pos.add("sweep", 1);
   std::optional<po::variables_map> parsed;
   try {
-    parsed = gw::parse_options(argc, argv, opts, pos, "");
+    parsed = gw::parse_options(argc, argv, opts, pos,
+                               "\nExample: gradwire sweep scenarios/study-compression.yaml -j 4 -o /tmp/compression.jsonl\n");
   } catch (const po::error& e) {
     std::cerr << "gradwire sweep: " << e.what() << "\n" << opts;
     return kExitInput;

@@ -28,7 +28,9 @@ int cmd_validate(int argc, char** argv) {
   pos.add("what", 1);
   std::optional<po::variables_map> vm;
   try {
-    vm = parse_options(argc, argv, opts, pos);
+    vm = parse_options(argc, argv, opts, pos,
+                       "\nExample: gradwire validate collectives\n"
+                       "Example: gradwire validate collectives --format markdown\n");
   } catch (const po::error& e) {
     std::cerr << "gradwire validate: " << e.what() << "\n" << opts;
     return kExitInput;

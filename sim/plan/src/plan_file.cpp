@@ -3,10 +3,13 @@
 #include <filesystem>
 
 #include "gradwire/core/atomic_file.hpp"
+#include "gradwire/core/units.hpp"
 #include "gradwire/core/yaml_reader.hpp"
 
 namespace gw::plan {
 namespace {
+
+constexpr double kMaxDeadlineSeconds = 1e9;
 
 void read_constraints(const yaml::Node& root, PlanRequest& req) {
   if (auto b = root.optional("budget")) {
@@ -14,8 +17,9 @@ void read_constraints(const yaml::Node& root, PlanRequest& req) {
     if (!(*req.budget > 0)) b->fail("the budget must be greater than 0");
   }
   if (auto d = root.optional("deadline")) {
-    req.deadline_hours = d->as_time(0, 1e9) / 3600.0;
-    if (!(*req.deadline_hours > 0)) d->fail("the deadline must be greater than 0");
+    std::string why;
+    req.deadline_hours = parse_deadline_hours(d->as_string(), &why);
+    if (!req.deadline_hours) d->fail(why);
   }
   if (auto p = root.optional("pricing")) req.spot = p->as_enum({"on_demand", "spot"}) == "spot";
 }
@@ -52,6 +56,20 @@ PlanRequest read_plan_input(const std::string& input) {
   if (req.sweep.empty() && req.results.empty()) root.fail("give `sweep` (a sweep file) or `results` (a results file)");
   read_constraints(root, req);
   return req;
+}
+
+std::optional<double> parse_deadline_hours(const std::string& text, std::string* why) {
+  std::string reason;
+  const auto seconds = units::parse_time(text, &reason);
+  if (!seconds) {
+    if (why) *why = "the deadline is a duration with its unit, such as 10h, 90min or 3600s: " + reason;
+    return std::nullopt;
+  }
+  if (!(*seconds > 0) || *seconds > kMaxDeadlineSeconds) {
+    if (why) *why = "the deadline must be greater than 0 and at most 1e9 s (got \"" + text + "\")";
+    return std::nullopt;
+  }
+  return *seconds / 3600.0;
 }
 
 std::string default_results_path(const std::string& sweep) {

@@ -27,6 +27,12 @@ bool looks_like_results(const std::string& path);
 /// plan file's line for a bad field.
 PlanRequest read_plan_input(const std::string& input);
 
+/// A deadline as the command line and plan files both write it: a duration
+/// with its unit (units::parse_time: "10h", "90min", "3600s", "1.5h"), greater
+/// than 0 and at most 1e9 s. A bare number is refused in both places (no
+/// implicit hours). Returns hours; nullopt with *why on an error.
+std::optional<double> parse_deadline_hours(const std::string& text, std::string* why = nullptr);
+
 /// The default results file of a sweep: SWEEP without its extension, plus
 /// .results.jsonl, beside it.
 std::string default_results_path(const std::string& sweep);

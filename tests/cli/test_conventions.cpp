@@ -1,0 +1,200 @@
+// The command-line conventions (issue 16, item 7): every command's --help
+// has examples that work from the repository root; `collective` takes its
+// scenario as a positional argument like every other command; --deadline
+// and a plan file's `deadline` read one duration grammar; `cmake --install`
+// gives an executable that finds its data beside it.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "run_util.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string kBin = GW_GRADWIRE_BIN;
+
+/// A fresh directory for one test, under the system's temporary directory.
+fs::path scratch(const std::string& name) {
+  const fs::path dir = fs::temp_directory_path() / ("gradwire-conv-" + std::to_string(::getpid())) / name;
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+void write(const fs::path& p, const std::string& text) { std::ofstream(p) << text; }
+
+std::string sh_quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+/// The commands `gradwire --help` lists (the lines under "commands:").
+std::vector<std::string> commands() {
+  const auto r = gw::test::run({kBin, "--help"});
+  std::vector<std::string> names;
+  std::istringstream in(r.out);
+  std::string line;
+  bool listing = false;
+  while (std::getline(in, line)) {
+    if (line == "commands:") {
+      listing = true;
+    } else if (listing && line.rfind("  ", 0) == 0) {
+      names.push_back(line.substr(2, line.find(' ', 2) - 2));
+    } else if (listing) {
+      break;
+    }
+  }
+  return names;
+}
+
+/// The "Example: ..." lines of `gradwire CMD --help`, without the prefix.
+std::vector<std::string> examples(const std::string& cmd) {
+  const auto r = gw::test::run({kBin, cmd, "--help"});
+  EXPECT_EQ(r.exit_code, 0) << cmd << ": " << r.err;
+  std::vector<std::string> lines;
+  std::istringstream in(r.out);
+  std::string line;
+  const std::string prefix = "Example: ";
+  while (std::getline(in, line))
+    if (line.rfind(prefix, 0) == 0) lines.push_back(line.substr(prefix.size()));
+  return lines;
+}
+
+bool has_gpu() {
+#ifdef GW_TEST_HAVE_CUDA
+  return gw::test::run_command("nvidia-smi -L >/dev/null 2>&1").exit_code == 0;
+#else
+  return false;  // a build without CUDA has no GPU path
+#endif
+}
+
+TEST(HelpExamples, EveryCommandHasExamplesThatRunFromTheRepositoryRoot) {
+  const auto names = commands();
+  ASSERT_GE(names.size(), 10u);
+  // The examples write under /tmp; here they write into a scratch folder, so
+  // that concurrent runs do not share files.
+  const fs::path tmp = scratch("examples");
+  const std::string bin_dir = fs::path(kBin).parent_path().string();
+  for (const auto& cmd : names) {
+    const auto lines = examples(cmd);
+    EXPECT_FALSE(lines.empty()) << "gradwire " << cmd << " --help has no \"Example:\" line";
+    for (std::string line : lines) {
+      EXPECT_EQ(line.rfind("gradwire ", 0), 0u) << line;
+      if (cmd == "calibrate" && line.find("--device cpu") == std::string::npos && !has_gpu()) {
+        std::cout << "skipped (no GPU in this build or machine): " << line << "\n";
+        continue;
+      }
+      for (std::size_t at = line.find("/tmp/"); at != std::string::npos; at = line.find("/tmp/", at))
+        line.replace(at, 5, tmp.string() + "/"), at += tmp.string().size() + 1;
+      const std::string shell = "cd " + sh_quote(GW_SOURCE_DIR) + " && PATH=" + sh_quote(bin_dir) +
+                                ":\"$PATH\" sh -c " + sh_quote(line) + " >/dev/null 2>&1";
+      EXPECT_EQ(gw::test::run_command(shell).exit_code, 0) << cmd << ": " << line;
+    }
+  }
+  fs::remove_all(tmp.parent_path());
+}
+
+const std::string kScenario = std::string(GW_SOURCE_DIR) + "/scenarios/resnet50-8xa100.yaml";
+
+TEST(Collective, TheScenarioIsPositionalAndTheOldOptionAnAlias) {
+  const auto positional = gw::test::run({kBin, "collective", kScenario, "--sizes", "1MiB:16MiB"});
+  ASSERT_EQ(positional.exit_code, 0) << positional.err;
+  EXPECT_NE(positional.out.find("16777216"), std::string::npos) << positional.out;
+  const auto option = gw::test::run({kBin, "collective", "--scenario", kScenario, "--sizes", "1MiB:16MiB"});
+  ASSERT_EQ(option.exit_code, 0) << option.err;
+  EXPECT_EQ(positional.out, option.out);
+
+  const auto both = gw::test::run({kBin, "collective", kScenario, "--scenario", kScenario});
+  EXPECT_EQ(both.exit_code, 2);
+  EXPECT_NE(both.err.find("not both"), std::string::npos) << both.err;
+  const auto none = gw::test::run({kBin, "collective", "--sizes", "1MiB"});
+  EXPECT_EQ(none.exit_code, 2);
+  EXPECT_NE(none.err.find("a scenario file is required"), std::string::npos) << none.err;
+}
+
+/// A small results file (2 points with a time-to-train and a price).
+fs::path results(const fs::path& dir) {
+  write(dir / "c.sweep.yaml", "base:\n  cluster: {instance: p4d.24xlarge, nodes: 2}\n"
+                              "  workload: {model: resnet50, micro_batch: 32}\n"
+                              "  training: {samples: 100000000}\n"
+                              "axes:\n  cluster.nodes: [1, 2]\n");
+  const fs::path out = dir / "c.jsonl";
+  const auto r = gw::test::run({kBin, "sweep", (dir / "c.sweep.yaml").string(), "-o", out.string(), "--progress",
+                                "none"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return out;
+}
+
+std::string rule_line(const std::string& out) {
+  const auto at = out.find("rule: ");
+  return at == std::string::npos ? "" : out.substr(at, out.find('\n', at) - at);
+}
+
+TEST(Deadline, OneDurationGrammarOnTheCommandLineAndInPlanFiles) {
+  const fs::path dir = scratch("deadline");
+  const fs::path res = results(dir);
+  const auto hours = gw::test::run({kBin, "plan", res.string(), "--deadline", "1000h"});
+  ASSERT_EQ(hours.exit_code, 0) << hours.err;
+  EXPECT_NE(rule_line(hours.out).find("within 1000 h"), std::string::npos) << hours.out;
+  // The same deadline in minutes and seconds, and in a plan file.
+  for (const char* same : {"60000min", "3600000s"}) {
+    const auto r = gw::test::run({kBin, "plan", res.string(), "--deadline", same});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(rule_line(r.out), rule_line(hours.out)) << same;
+  }
+  write(dir / "p.yaml", "results: c.jsonl\ndeadline: 1000h\n");
+  const auto file = gw::test::run({kBin, "plan", (dir / "p.yaml").string()});
+  EXPECT_EQ(file.exit_code, 0) << file.err;
+  EXPECT_EQ(rule_line(file.out), rule_line(hours.out));
+
+  // A bare number is refused in both places, with the grammar in the message.
+  const auto bare = gw::test::run({kBin, "plan", res.string(), "--deadline", "10"});
+  EXPECT_EQ(bare.exit_code, 2);
+  EXPECT_NE(bare.err.find("--deadline"), std::string::npos) << bare.err;
+  EXPECT_NE(bare.err.find("10h"), std::string::npos) << bare.err;
+  write(dir / "bare.yaml", "results: c.jsonl\ndeadline: 10\n");
+  const auto bare_file = gw::test::run({kBin, "plan", (dir / "bare.yaml").string()});
+  EXPECT_EQ(bare_file.exit_code, 2);
+  EXPECT_NE(bare_file.err.find("bare.yaml:2:"), std::string::npos) << bare_file.err;
+  EXPECT_NE(bare_file.err.find("10h"), std::string::npos) << bare_file.err;
+  fs::remove_all(dir.parent_path());
+}
+
+TEST(Install, TheInstalledBinaryFindsItsDataBesideIt) {
+  const fs::path prefix = scratch("install");
+  const auto inst = gw::test::run_command(sh_quote(GW_CMAKE_COMMAND) + " --install " + sh_quote(GW_BINARY_DIR) +
+                                          " --prefix " + sh_quote(prefix.string()) + " 2>&1");
+  ASSERT_EQ(inst.exit_code, 0) << inst.out;
+  for (const char* f : {"bin/gradwire", "bin/gradwire-calibrate", "share/gradwire/models/resnet50.yaml",
+                        "share/gradwire/calibrate/profiles/a100-80gb.yaml", "share/gradwire/catalog/instances.yaml",
+                        "share/gradwire/scenarios/default.yaml"})
+    EXPECT_TRUE(fs::exists(prefix / f)) << f;
+
+  // From another directory, with no data variable: the model and profile the
+  // bundled scenario names are found beside the binary.
+  const fs::path elsewhere = scratch("elsewhere");
+  fs::copy_file(prefix / "share/gradwire/scenarios/default.yaml", elsewhere / "default.yaml");
+  auto simulate = [&](const std::string& bin) {
+    return gw::test::run_command("cd " + sh_quote(elsewhere.string()) +
+                                 " && env -u GRADWIRE_DATA_DIR -u GRADWIRE_MODELS -u GRADWIRE_PROFILES "
+                                 "-u GRADWIRE_CATALOG " +
+                                 sh_quote(bin) + " simulate default.yaml 2>&1");
+  };
+  const auto installed = simulate((prefix / "bin/gradwire").string());
+  EXPECT_EQ(installed.exit_code, 0) << installed.out;
+  EXPECT_EQ(installed.out, simulate(kBin).out);  // the build tree's binary says the same
+  // Without its share folder, the installed binary finds no model.
+  fs::remove_all(prefix / "share");
+  EXPECT_EQ(simulate((prefix / "bin/gradwire").string()).exit_code, 2);
+  fs::remove_all(prefix.parent_path());
+}
+
+}  // namespace
