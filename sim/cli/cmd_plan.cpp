@@ -42,7 +42,9 @@ void apply_options(const po::variables_map& vm, plan::PlanRequest& req) {
 
 int print_plan(const std::string& results, const plan::PlanRequest& req) {
   const auto lines = plan::read_results(results);
-  const auto points = plan::plan_points(lines, req.spot.value_or(false) ? plan::Pricing::Spot : plan::Pricing::OnDemand);
+  plan::Exclusions excluded;
+  const auto points =
+      plan::plan_points(lines, req.spot.value_or(false) ? plan::Pricing::Spot : plan::Pricing::OnDemand, &excluded);
   std::cout << "results: " << results << " (" << lines.size() << " points, " << points.size()
             << " with a time-to-train and a " << (req.spot.value_or(false) ? "spot" : "on-demand") << " cost)\n\n";
   const auto front = plan::pareto_front(points);
@@ -53,8 +55,9 @@ int print_plan(const std::string& results, const plan::PlanRequest& req) {
     std::printf("  %6zu  %-52s %12.4g %12.4g %14.2f\n", p.index, plan::describe(p).c_str(), p.iteration * 1e3, p.hours,
                 p.cost);
   }
-  const auto rec = plan::recommend(points, req.budget, req.deadline_hours);
+  const auto rec = plan::recommend(points, req.budget, req.deadline_hours, excluded);
   std::cout << "\nrule: " << rec.rule << "\n";
+  if (rec.excluded.total() > 0) std::cout << "excluded: " << plan::describe(rec.excluded) << "\n";
   if (!rec.found) {
     std::cout << "no recommendation: " << rec.reason << "\n";
     return kExitFailure;

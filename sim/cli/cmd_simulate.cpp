@@ -3,7 +3,11 @@
 // Predicts one training iteration of the scenario's workload on its cluster
 // (docs/model.md) and prints the breakdown; --trace writes a Chrome/Perfetto
 // trace of the representative rank. Bad input: a message naming the file,
-// line and key, exit 2 (thrown as gw::InputError, mapped by main.cpp).
+// line and key, exit 2 (thrown as gw::InputError, mapped by main.cpp). A
+// configuration whose per-GPU memory (gw::scenario_memory, the sweep's model)
+// exceeds the GPU's: one line, exit 3 (kExitNoFit), unless
+// --allow-oversubscribed-memory.
+#include <algorithm>
 #include <iostream>
 #include <optional>
 #include <string>
@@ -12,8 +16,10 @@
 #include "gradwire/core/atomic_file.hpp"
 #include "gradwire/engine/engine.hpp"
 #include "gradwire/core/error.hpp"
+#include "gradwire/model/memory.hpp"
 #include "gradwire/model/model_desc.hpp"
 #include "gradwire/core/options.hpp"
+#include "gradwire/core/units.hpp"
 #include "gradwire/model/profile.hpp"
 #include "gradwire/replay/replay.hpp"
 #include "gradwire/replay/report.hpp"
@@ -32,6 +38,30 @@ int usage_error(const std::string& msg, const po::options_description& opts) {
   return kExitInput;
 }
 
+/// "needs 878 GiB per GPU, 80 GiB available (parameters 25.1 GiB, ...)"
+std::string memory_verdict(const MemoryBreakdown& m) {
+  std::string terms;
+  for (const auto& [name, bytes] : memory_terms(m)) {
+    if (bytes <= 0) continue;
+    std::string label = name;
+    std::replace(label.begin(), label.end(), '_', ' ');
+    terms += (terms.empty() ? "" : ", ") + label + " " + units::format_size(bytes);
+  }
+  return "needs " + units::format_size(m.total) + " per GPU, " + units::format_size(m.capacity) + " available (" +
+         terms + ")";
+}
+
+/// True (after one line on stderr) when the scenario does not fit and that is
+/// not allowed; when it is allowed, a warning and false.
+bool refuse_oversubscribed(const MemoryBreakdown& memory, const std::string& path, bool allowed) {
+  if (memory.fits()) return false;
+  std::cerr << kCmd << ": " << (allowed ? "warning: " : "") << path
+            << " does not fit in GPU memory: " << memory_verdict(memory)
+            << (allowed ? "; simulated anyway (--allow-oversubscribed-memory)\n"
+                        : "; not simulated (--allow-oversubscribed-memory simulates it anyway)\n");
+  return !allowed;
+}
+
 }  // namespace
 
 int cmd_simulate(int argc, char** argv) {
@@ -44,7 +74,9 @@ int cmd_simulate(int argc, char** argv) {
        "write a Chrome/Perfetto trace-event JSON to FILE (a new or regular file, replaced atomically; "
        "- writes the trace to standard output instead of the breakdown)")
       ("profile", po::value<std::string>(),
-       "calibration profile (name in calibrate/profiles or a path); overrides the scenario's");
+       "calibration profile (name in calibrate/profiles or a path); overrides the scenario's")
+      ("allow-oversubscribed-memory",
+       "simulate a configuration that does not fit in GPU memory (the output says it does not fit)");
   // clang-format on
   po::options_description hidden;
   hidden.add_options()("scenario", po::value<std::string>());
@@ -79,6 +111,8 @@ int cmd_simulate(int argc, char** argv) {
   const ScenarioRefs refs = resolve_scenario_references(scenario, path, profile_override);
   const ModelDesc& model = *refs.model;
   const Profile& profile = refs.profile;
+  const MemoryBreakdown memory = scenario_memory(scenario, model, profile);
+  if (refuse_oversubscribed(memory, path, vm.count("allow-oversubscribed-memory") > 0)) return kExitNoFit;
 
   engine::enable_progress(std::string(kCmd) + ": simulating " + std::to_string(scenario.cluster.world_size()) +
                           " GPUs");  // stderr, once the run takes long
@@ -98,11 +132,11 @@ int cmd_simulate(int argc, char** argv) {
   }
   if (!trace.empty()) write_file_atomic(trace, chrome_trace(result), {path, model.path, profile.path});
   if (format == "json") {
-    std::cout << result_to_json(result) << "\n";
+    std::cout << result_to_json(result, 2, &memory) << "\n";
   } else if (format == "csv") {
-    std::cout << csv_header() << csv_row(result);
+    std::cout << csv_header(true) << csv_row(result, &memory);
   } else {
-    std::cout << format_table(result);
+    std::cout << format_table(result, &memory);
     if (!trace.empty()) std::cout << "\ntrace: " << trace << "\n";
   }
   return kExitOk;

@@ -1,7 +1,7 @@
 // The per-GPU memory model against hand-computed totals.
 #include <gtest/gtest.h>
 
-#include "gradwire/plan/memory.hpp"
+#include "gradwire/model/memory.hpp"
 #include "gradwire/model/scenario.hpp"
 
 namespace gw::plan {

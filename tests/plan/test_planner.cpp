@@ -60,8 +60,34 @@ TEST(Planner, BothConstraintsAndNoConstraint) {
   const auto none = recommend(cases(), 50.0, 5.0);
   EXPECT_FALSE(none.found);
   EXPECT_NE(none.reason.find("nothing meets"), std::string::npos);
+  // Each point counted once: over the deadline first, else over the budget.
+  EXPECT_EQ(none.excluded.over_deadline, 5u);
+  EXPECT_EQ(none.excluded.over_budget, 0u);
+  EXPECT_NE(none.reason.find("all 5 points finish after the deadline"), std::string::npos) << none.reason;
   const auto self = recommend(cases(), 100.0, 10.0);
   EXPECT_NE(self.reason.find("baseline is itself"), std::string::npos) << self.reason;
+}
+
+TEST(Planner, ExclusionsAreCountedAndNamedWhenNothingQualifies) {
+  const auto both = recommend(cases(), 65.0, 11.0);
+  EXPECT_EQ(both.excluded.over_deadline, 2u);  // points 3 (12 h) and 4 (20 h)
+  EXPECT_EQ(both.excluded.over_budget, 3u);    // within 11 h, all above $65: 0, 1 and 2
+  EXPECT_FALSE(both.found);
+  Exclusions all_no_fit;
+  all_no_fit.no_fit = 12;
+  const auto r = recommend({}, std::nullopt, std::nullopt, all_no_fit);
+  EXPECT_FALSE(r.found);
+  EXPECT_EQ(r.reason, "all 12 points need more memory than the GPUs have");
+  Exclusions mixed;
+  mixed.no_fit = 8;
+  mixed.failed = 4;
+  EXPECT_EQ(recommend({}, std::nullopt, std::nullopt, mixed).reason,
+            "no point qualifies: 8 need more memory than the GPUs have, 4 failed");
+  Exclusions no_cost;
+  no_cost.no_cost = 3;
+  EXPECT_NE(recommend({}, std::nullopt, std::nullopt, no_cost).reason.find("3 points have no time-to-train and cost"),
+            std::string::npos);
+  EXPECT_EQ(describe(Exclusions{}), "");
 }
 
 }  // namespace

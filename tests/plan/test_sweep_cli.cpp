@@ -140,5 +140,30 @@ TEST(SweepCli, KilledMidwayThenResumedEqualsAnUninterruptedRun) {
   EXPECT_EQ(read_file(killed), ref);
 }
 
+TEST(SweepCli, PlanSaysWhyNothingQualifiesWhenNoPointFits) {
+  // Llama-2-7B under plain DDP on p4d.24xlarge (8 x 40 GB): every point needs
+  // far more memory than the GPUs have (issue 16: plan used to blame "no
+  // time-to-train and cost").
+  TempDir d;
+  const std::string sweep = d.file("llama.yaml",
+                                   "name: llama\n"
+                                   "base:\n"
+                                   "  cluster: {instance: p4d.24xlarge, nodes: 1}\n"
+                                   "  workload: {model: llama2-7b, micro_batch: 8, optimizer: {kind: adam}}\n"
+                                   "  training: {samples: 1000000}\n"
+                                   "axes:\n"
+                                   "  cluster.nodes: [1, 2]\n"
+                                   "  workload.micro_batch: [1, 4, 8]\n");
+  const std::string bin = GW_GRADWIRE_BIN;
+  const std::string results = d.file("llama.jsonl");
+  ASSERT_EQ(run({bin, "sweep", sweep, "-j", "1", "--out", results}), 0);
+  const auto r = gw::test::run({bin, "plan", results});
+  EXPECT_EQ(r.exit_code, 1) << r.all();
+  EXPECT_NE(r.out.find("excluded: 6 need more memory than the GPUs have\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("no recommendation: all 6 points need more memory than the GPUs have\n"), std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find("no time-to-train"), std::string::npos) << r.out;
+}
+
 }  // namespace
 }  // namespace gw::plan

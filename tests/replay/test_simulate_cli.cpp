@@ -1,5 +1,6 @@
 // `gradwire simulate` end to end: table, JSON, CSV and trace outputs of a small
-// scenario, and exit code 2 with the position for bad input.
+// scenario, exit code 2 with the position for bad input, and the memory
+// verdict (exit code 3 for a configuration that does not fit).
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -13,6 +14,10 @@
 #include <string>
 
 #include "gradwire/core/atomic_file.hpp"
+#include "gradwire/core/error.hpp"
+#include "gradwire/model/memory.hpp"
+#include "gradwire/model/scenario.hpp"
+#include "gradwire/model/scenario_refs.hpp"
 #include "run_util.hpp"
 
 namespace {
@@ -25,6 +30,12 @@ struct Run {
 Run run(const std::string& args) {
   const std::string cmd = std::string(GW_GRADWIRE_BIN) + " simulate " + args + " 2>&1";
   const auto c = gw::test::run_command(cmd);
+  return {c.exit_code, c.out};
+}
+
+/// Standard output only (stderr dropped).
+Run run_stdout(const std::string& args) {
+  const auto c = gw::test::run_command(std::string(GW_GRADWIRE_BIN) + " simulate " + args + " 2>/dev/null");
   return {c.exit_code, c.out};
 }
 
@@ -82,6 +93,66 @@ TEST(SimulateCli, BadInputExitsTwoWithFileLineAndKey) {
   EXPECT_EQ(r.code, 2) << r.out;
   r = run(kData + "/tiny-8gpu.yaml --format xml");
   EXPECT_EQ(r.code, 2) << r.out;
+}
+
+/// The per-GPU memory of a scenario file, from the model the sweep uses.
+gw::MemoryBreakdown expected_memory(const std::string& path) {
+  const gw::Scenario s = gw::load_scenario(path);
+  const gw::ScenarioRefs refs = gw::resolve_scenario_references(s, path, std::nullopt);
+  const gw::WorkloadSpec& w = *s.workload;
+  return gw::memory_per_gpu(*refs.model, w, gw::compressor_memory(w, s.cluster, *refs.model, refs.profile),
+                            refs.profile.memory_bytes);
+}
+
+const std::string kLlama = kData + "/llama2-7b-ddp-80gb.yaml";
+
+TEST(SimulateCli, ConfigurationThatDoesNotFitIsRefusedWithNeedAndAvailable) {
+  const auto m = expected_memory(kLlama);
+  ASSERT_FALSE(m.fits());
+  ASSERT_GT(m.total, 800.0 * (1ull << 30));  // 16 B/parameter + 8 samples of ~97 GiB activations
+  const auto r = run(kLlama);
+  EXPECT_EQ(r.code, gw::kExitNoFit) << r.out;
+  EXPECT_EQ(gw::kExitNoFit, 3);
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;  // one line, nothing simulated
+  EXPECT_NE(r.out.find("does not fit in GPU memory: needs "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("80.0 GiB available"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("--allow-oversubscribed-memory"), std::string::npos) << r.out;
+}
+
+TEST(SimulateCli, OversubscribedMemoryIsSimulatedOnRequestAndSaysItDoesNotFit) {
+  auto r = run(kLlama + " --allow-oversubscribed-memory");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("warning: "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("DOES NOT FIT"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("memory per GPU"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("optimizer states"), std::string::npos) << r.out;
+  r = run_stdout(kLlama + " --allow-oversubscribed-memory --format csv");
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 2) << r.out;
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find(",buckets,memory_parameters_bytes,"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(",memory_capacity_bytes,memory_fits\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(",false\n"), std::string::npos) << r.out;
+}
+
+TEST(SimulateCli, JsonMemoryFieldsAreTheMemoryModels) {
+  for (const std::string& file : {kLlama, kData + "/tiny-8gpu.yaml"}) {
+    const auto m = expected_memory(file);
+    const auto r = run_stdout(file + " --format json --allow-oversubscribed-memory");
+    ASSERT_EQ(r.code, 0) << r.out;
+    const auto j = nlohmann::json::parse(r.out).at("memory_per_gpu");
+    EXPECT_DOUBLE_EQ(j.at("parameters_bytes").get<double>(), m.parameters);
+    EXPECT_DOUBLE_EQ(j.at("gradients_bytes").get<double>(), m.gradients);
+    EXPECT_DOUBLE_EQ(j.at("optimizer_states_bytes").get<double>(), m.optimizer_states);
+    EXPECT_DOUBLE_EQ(j.at("activations_bytes").get<double>(), m.activations);
+    EXPECT_DOUBLE_EQ(j.at("error_feedback_bytes").get<double>(), m.error_feedback);
+    EXPECT_DOUBLE_EQ(j.at("compressor_state_bytes").get<double>(), m.compressor_state);
+    EXPECT_DOUBLE_EQ(j.at("gather_buffer_bytes").get<double>(), m.gather_buffer);
+    EXPECT_DOUBLE_EQ(j.at("buckets_bytes").get<double>(), m.buckets);
+    EXPECT_DOUBLE_EQ(j.at("reserve_bytes").get<double>(), m.reserve);
+    EXPECT_DOUBLE_EQ(j.at("total_bytes").get<double>(), m.total);
+    EXPECT_DOUBLE_EQ(j.at("capacity_bytes").get<double>(), m.capacity);
+    EXPECT_EQ(j.at("fits").get<bool>(), m.fits()) << file;
+  }
 }
 
 }  // namespace

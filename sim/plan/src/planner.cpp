@@ -30,18 +30,62 @@ std::string relative(double mine, double base, const char* less, const char* mor
   return fmt("%.0f%% ", std::fabs(r) * 100) + (r < 0 ? less : more);
 }
 
+/// The counter of a point left out for its status or for lacking a cost;
+/// nullptr when it has a time-to-train and a price.
+std::size_t* exclusion_of(const ResultRecord& r, Pricing pricing, Exclusions& e) {
+  if (r.status == "no_fit") return &e.no_fit;
+  if (r.status == "invalid") return &e.invalid;
+  if (r.status != "ok") return &e.failed;
+  if (!r.training || !r.cost) return &e.no_cost;
+  const std::optional<double> price = pricing == Pricing::Spot ? r.cost->spot : r.cost->on_demand;
+  return price ? nullptr : &e.no_cost;
+}
+
+/// Why nothing qualified: "all 12 points need more memory than the GPUs have"
+/// or "no point qualifies: 8 need more memory than the GPUs have, 4 failed".
+std::string nothing_qualifies(const Exclusions& e) {
+  const std::size_t n = e.total();
+  if (n == 0) return "the results hold no point";
+  const std::string counts = describe(e);
+  for (std::size_t part : {e.no_fit, e.failed, e.invalid, e.no_cost, e.over_deadline, e.over_budget}) {
+    if (part == n) {
+      // Every point for the same reason: "all 12 points need ...".
+      if (n > 1) return "all " + std::to_string(n) + " points " + counts.substr(counts.find(' ') + 1);
+    }
+  }
+  return "no point qualifies: " + counts;
+}
+
 }  // namespace
 
-std::vector<PlanPoint> plan_points(const std::vector<ResultLine>& results, Pricing pricing) {
+std::string describe(const Exclusions& e) {
+  std::string out;
+  const auto add = [&](std::size_t n, const char* what) {
+    if (n == 0) return;
+    out += (out.empty() ? "" : ", ") + std::to_string(n) + " " + what;
+  };
+  add(e.no_fit, "need more memory than the GPUs have");
+  add(e.over_deadline, "finish after the deadline");
+  add(e.over_budget, "cost more than the budget");
+  add(e.failed, "failed");
+  add(e.invalid, "are invalid");
+  add(e.no_cost, "have no time-to-train and cost (a training target and a priced instance are needed)");
+  return out;
+}
+
+std::vector<PlanPoint> plan_points(const std::vector<ResultLine>& results, Pricing pricing, Exclusions* excluded) {
   std::vector<PlanPoint> out;
+  Exclusions ignored;
   for (const auto& l : results) {
     // Checked again here (types, finite and non-negative numbers, ...):
     // InputError at the record's FILE:LINE, never a raw JSON error or a
     // negative cost recommended.
     const ResultRecord r = from_json(l.text, l.file.empty() ? std::string("results") : l.file, l.line);
-    if (r.status != "ok" || !r.training || !r.cost) continue;
-    const std::optional<double> price = pricing == Pricing::Spot ? r.cost->spot : r.cost->on_demand;
-    if (!price) continue;
+    if (std::size_t* counter = exclusion_of(r, pricing, excluded != nullptr ? *excluded : ignored)) {
+      ++*counter;
+      continue;
+    }
+    const double price = *(pricing == Pricing::Spot ? r.cost->spot : r.cost->on_demand);
     PlanPoint p;
     p.index = r.index;
     p.key = r.key;
@@ -56,7 +100,7 @@ std::vector<PlanPoint> plan_points(const std::vector<ResultLine>& results, Prici
     p.accumulation = r.accumulation.value_or(0);
     p.iteration = r.iteration.value_or(0.0);
     p.hours = r.training->hours;
-    p.cost = *price;
+    p.cost = price;
     out.push_back(std::move(p));
   }
   return out;
@@ -85,8 +129,9 @@ std::string describe(const PlanPoint& p) {
 }
 
 Recommendation recommend(const std::vector<PlanPoint>& points, std::optional<double> budget,
-                         std::optional<double> deadline) {
+                         std::optional<double> deadline, const Exclusions& excluded) {
   Recommendation r;
+  r.excluded = excluded;
   const bool by_cost = deadline.has_value() || !budget.has_value();
   if (deadline && budget) {
     r.rule = "the cheapest configuration that finishes within " + fmt("%g", *deadline) + " h and costs at most $" +
@@ -100,20 +145,26 @@ Recommendation recommend(const std::vector<PlanPoint>& points, std::optional<dou
   }
   const PlanPoint* best = nullptr;
   for (const auto& p : points) {
-    if (deadline && p.hours > *deadline) continue;
-    if (budget && p.cost > *budget) continue;
+    if (deadline && p.hours > *deadline) {
+      ++r.excluded.over_deadline;
+      continue;
+    }
+    if (budget && p.cost > *budget) {
+      ++r.excluded.over_budget;
+      continue;
+    }
     if (best == nullptr || better(p, *best, by_cost)) best = &p;
   }
   if (best == nullptr) {
     if (points.empty()) {
-      r.reason = "no point of the results has a time-to-train and a cost (a training target and an instance are needed)";
+      r.reason = nothing_qualifies(r.excluded);
       return r;
     }
     const auto fastest = *std::min_element(points.begin(), points.end(),
                                            [](const auto& a, const auto& b) { return better(a, b, false); });
     const auto cheapest = *std::min_element(points.begin(), points.end(),
                                             [](const auto& a, const auto& b) { return better(a, b, true); });
-    r.reason = "nothing meets the constraints: the fastest configuration (" + describe(fastest) + ") takes " +
+    r.reason = "nothing meets the constraints (" + nothing_qualifies(r.excluded) + "): the fastest configuration (" + describe(fastest) + ") takes " +
                fmt("%.3g", fastest.hours) + " h for $" + fmt("%.2f", fastest.cost) + ", the cheapest (" +
                describe(cheapest) + ") costs $" + fmt("%.2f", cheapest.cost) + " in " + fmt("%.3g", cheapest.hours) +
                " h";

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "gradwire/core/units.hpp"
@@ -27,9 +29,34 @@ std::string csv_quote(const std::string& s) {
   return out + "\"";
 }
 
+std::string memory_table(const MemoryBreakdown& m) {
+  std::string o = "\nmemory per GPU (docs/planning.md, \"Memory model\"):\n";
+  for (const auto& [name, bytes] : memory_terms(m)) {
+    std::string label = name;
+    std::replace(label.begin(), label.end(), '_', ' ');
+    o += fmt::format("  {:<30}{:>12}\n", label, units::format_size(bytes));
+  }
+  o += fmt::format("  {:<30}{:>12} of {} per GPU: {}\n", "total", units::format_size(m.total),
+                   units::format_size(m.capacity),
+                   m.fits() ? "fits" : "DOES NOT FIT (simulated anyway: --allow-oversubscribed-memory)");
+  return o;
+}
+
 }  // namespace
 
-std::string format_table(const IterationResult& r) {
+std::vector<std::pair<std::string, double>> memory_terms(const MemoryBreakdown& m) {
+  return {{"parameters", m.parameters},
+          {"gradients", m.gradients},
+          {"optimizer_states", m.optimizer_states},
+          {"activations", m.activations},
+          {"error_feedback", m.error_feedback},
+          {"compressor_state", m.compressor_state},
+          {"gather_buffer", m.gather_buffer},
+          {"buckets", m.buckets},
+          {"reserve", m.reserve}};
+}
+
+std::string format_table(const IterationResult& r, const MemoryBreakdown* memory) {
   std::string o;
   o += fmt::format("scenario: {}   model: {}   GPUs: {}\n", r.scenario.empty() ? "-" : r.scenario, r.model,
                    r.world_size);
@@ -75,23 +102,35 @@ std::string format_table(const IterationResult& r) {
   }
   if (r.buckets.size() > kTableBuckets)
     o += fmt::format("  ... {} more (--format json lists every bucket)\n", r.buckets.size() - kTableBuckets);
+  if (memory != nullptr) o += memory_table(*memory);
   return o;
 }
 
-std::string csv_header() {
+std::string csv_header(bool with_memory) {
+  std::string memory;
+  if (with_memory) {
+    for (const auto& term : memory_terms(MemoryBreakdown{})) memory += ",memory_" + term.first + "_bytes";
+    memory += ",memory_total_bytes,memory_capacity_bytes,memory_fits";
+  }
   return "scenario,model,profile,profile_source,world_size,micro_batch,accumulation,global_batch,"
          "compression,allreduce_algorithm,overlap,forward_s,backward_s,encode_s,decode_s,"
          "exposed_communication_s,optimizer_s,total_s,samples_per_second,wire_bytes_per_gpu,"
-         "error_feedback_bytes_per_gpu,buckets\n";
+         "error_feedback_bytes_per_gpu,buckets" + memory + "\n";
 }
 
-std::string csv_row(const IterationResult& r) {
-  return fmt::format("{},{},{},{},{},{},{},{:g},{},{},{},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{:.6g},{:.6g},{:.6g},{}\n",
+std::string csv_row(const IterationResult& r, const MemoryBreakdown* m) {
+  std::string memory;
+  if (m != nullptr) {
+    for (const auto& term : memory_terms(*m)) memory += fmt::format(",{:.17g}", term.second);
+    memory += fmt::format(",{:.17g},{:.17g},{}", m->total, m->capacity, m->fits() ? "true" : "false");
+  }
+  return fmt::format("{},{},{},{},{},{},{},{:g},{},{},{},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{:.6g},{:.6g},{:.6g},{}",
                      csv_quote(r.scenario), csv_quote(r.model), csv_quote(r.profile_name),
                      csv_quote(r.profile_source), r.world_size, r.micro_batch, r.accumulation, r.global_batch,
                      r.compression, r.allreduce_algorithm, r.overlap ? "true" : "false", r.forward, r.backward,
                      r.encode, r.decode, r.exposed_communication, r.optimizer, r.total, r.samples_per_second,
-                     r.wire_bytes_per_gpu, r.error_feedback_bytes, r.buckets.size());
+                     r.wire_bytes_per_gpu, r.error_feedback_bytes, r.buckets.size()) +
+         memory + "\n";
 }
 
 std::string chrome_trace(const IterationResult& r) {

@@ -1,6 +1,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gradwire/replay/replay.hpp"
+#include "gradwire/replay/report.hpp"
 
 namespace gw {
 namespace {
@@ -15,7 +16,7 @@ CommStep::Kind kind_from(const std::string& s) {
 
 }  // namespace
 
-std::string result_to_json(const IterationResult& r, int indent) {
+std::string result_to_json(const IterationResult& r, int indent, const MemoryBreakdown* memory) {
   json j;
   j["schema"] = "gradwire-iteration/1";
   j["scenario"] = r.scenario;
@@ -73,6 +74,14 @@ std::string result_to_json(const IterationResult& r, int indent) {
                        {"steps", steps}});
   }
   j["buckets"] = buckets;
+  if (memory != nullptr) {
+    json m;
+    for (const auto& [name, bytes] : memory_terms(*memory)) m[name + "_bytes"] = bytes;
+    m["total_bytes"] = memory->total;
+    m["capacity_bytes"] = memory->capacity;
+    m["fits"] = memory->fits();
+    j["memory_per_gpu"] = m;
+  }
   return j.dump(indent);
 }
 

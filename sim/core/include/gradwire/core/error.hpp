@@ -10,6 +10,7 @@ namespace gw {
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailure = 1;      ///< a run-time failure (I/O, no GPU, ...)
 inline constexpr int kExitInput = 2;        ///< bad input: file, line and field are named
+inline constexpr int kExitNoFit = 3;        ///< valid input that does not fit in GPU memory (simulate)
 inline constexpr int kExitInterrupted = 130;///< stopped by SIGINT/SIGTERM, finished work kept
 
 /// Bad input. Names the file, the 1-based line and column (0 when unknown), the

@@ -17,7 +17,7 @@
 #include "gradwire/model/closed_form.hpp"
 #include "gradwire/model/iteration_model.hpp"
 #include "gradwire/model/model_desc.hpp"
-#include "gradwire/plan/memory.hpp"
+#include "gradwire/model/memory.hpp"
 #include "gradwire/plan/result_record.hpp"
 #include "gradwire/model/profile.hpp"
 #include "gradwire/model/scenario.hpp"

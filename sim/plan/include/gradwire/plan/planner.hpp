@@ -34,9 +34,21 @@ struct PlanPoint {
 
 enum class Pricing { OnDemand, Spot };
 
+/// Why points of a results file were left out of the plan, each point counted
+/// once: by its status (no_fit, error, invalid), for lacking a time-to-train
+/// or a price, then (recommend) over the deadline, else over the budget.
+struct Exclusions {
+  std::size_t no_fit = 0, failed = 0, invalid = 0, no_cost = 0, over_deadline = 0, over_budget = 0;
+  std::size_t total() const { return no_fit + failed + invalid + no_cost + over_deadline + over_budget; }
+};
+/// "8 need more memory than the GPUs have, 4 failed"; empty when none.
+std::string describe(const Exclusions& e);
+
 /// The points of a results file that have a time-to-train and a cost at
-/// `pricing` (status ok, a training target, an instance; a spot price for Spot).
-std::vector<PlanPoint> plan_points(const std::vector<ResultLine>& results, Pricing pricing);
+/// `pricing` (status ok, a training target, an instance; a spot price for
+/// Spot); the others are counted in `excluded` when given.
+std::vector<PlanPoint> plan_points(const std::vector<ResultLine>& results, Pricing pricing,
+                                   Exclusions* excluded = nullptr);
 
 /// Indices (into `points`) of the Pareto-optimal points, by increasing time:
 /// no other point is both at least as fast and at least as cheap, and better in one.
@@ -48,10 +60,13 @@ struct Recommendation {
   std::optional<PlanPoint> baseline;   ///< uncompressed, k = 1, same cluster
   std::string rule;                    ///< the rule that was applied
   std::string reason;                  ///< one sentence for people
+  Exclusions excluded;                 ///< plan_points' counts and the constraints'
 };
 
+/// `excluded`: plan_points' counts; the points over the deadline or the budget
+/// are added. When nothing qualifies the reason names why every point was left out.
 Recommendation recommend(const std::vector<PlanPoint>& points, std::optional<double> budget,
-                         std::optional<double> deadline_hours);
+                         std::optional<double> deadline_hours, const Exclusions& excluded = {});
 
 /// "PowerSGD rank 4, k = 4 on 16 x p4d.24xlarge"
 std::string describe(const PlanPoint& p);

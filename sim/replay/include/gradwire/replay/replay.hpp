@@ -18,6 +18,7 @@
 
 #include "gradwire/engine/engine.hpp"
 #include "gradwire/model/iteration_model.hpp"
+#include "gradwire/model/memory.hpp"
 #include "gradwire/model/model_desc.hpp"
 #include "gradwire/model/profile.hpp"
 #include "gradwire/model/scenario.hpp"
@@ -41,8 +42,11 @@ IterationResult simulate_iteration(const Scenario& scenario, const ModelDesc& mo
 IterationResult simulate_plan(const ClusterSpec& cluster, const IterationPlan& plan,
                               const ReplayOptions& options = {});
 
-/// JSON form of a result (the `--format json` output), and back.
-std::string result_to_json(const IterationResult& result, int indent = 2);
+/// JSON form of a result (the `--format json` output), and back. With
+/// `memory`, a "memory_per_gpu" object (bytes, capacity, fits) is added after
+/// the other fields (result_from_json ignores it).
+std::string result_to_json(const IterationResult& result, int indent = 2,
+                           const MemoryBreakdown* memory = nullptr);
 IterationResult result_from_json(const std::string& text);
 
 }  // namespace gw

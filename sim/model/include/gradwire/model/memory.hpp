@@ -13,16 +13,17 @@
 //   activations       activation_bytes_per_sample x micro_batch
 //   reserve           CUDA context, cuBLAS/NCCL workspaces, allocator slack
 //                     (default 2 GiB; MemoryOptions::reserve)
-// Plain C++.
+// Plain C++ (in sim/model so that the sweep, `simulate` and its reports share it).
 #pragma once
 
 #include <string>
 
 #include "gradwire/model/iteration_model.hpp"
 #include "gradwire/model/model_desc.hpp"
+#include "gradwire/model/profile.hpp"
 #include "gradwire/model/scenario.hpp"
 
-namespace gw::plan {
+namespace gw {
 
 struct MemoryOptions {
   double reserve = 2.0 * 1024 * 1024 * 1024;  ///< bytes per GPU
@@ -38,6 +39,12 @@ struct CompressorMemory {
 };
 /// Reads the compressor terms of an iteration plan.
 CompressorMemory compressor_memory(const IterationPlan& plan);
+/// The compressor terms of a workload on a cluster (its iteration plan).
+CompressorMemory compressor_memory(const WorkloadSpec& workload, const ClusterSpec& cluster, const ModelDesc& model,
+                                   const Profile& profile);
+/// Memory of one GPU of the cluster: the instance type's GPU memory (the
+/// catalog), else the profile's.
+double gpu_capacity(const ClusterSpec& cluster, const Profile& profile);
 
 struct MemoryBreakdown {
   double parameters = 0, gradients = 0, optimizer_states = 0, error_feedback = 0, buckets = 0,
@@ -54,6 +61,11 @@ MemoryBreakdown memory_per_gpu(const ModelDesc& model, const WorkloadSpec& workl
                                const CompressorMemory& compressor, double capacity,
                                const MemoryOptions& options = {});
 
+/// The per-GPU memory of a scenario's workload (micro_batch as given) against
+/// gpu_capacity: what the sweep computes for a point, for `simulate`.
+MemoryBreakdown scenario_memory(const Scenario& scenario, const ModelDesc& model, const Profile& profile,
+                                const MemoryOptions& options = {});
+
 struct FitChoice {
   bool found = false;
   int micro_batch = 0;
@@ -69,4 +81,4 @@ FitChoice smallest_fitting_accumulation(const ModelDesc& model, WorkloadSpec wor
                                         long long global_batch, int world,
                                         const MemoryOptions& options = {});
 
-}  // namespace gw::plan
+}  // namespace gw

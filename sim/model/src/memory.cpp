@@ -1,13 +1,14 @@
-#include "gradwire/plan/memory.hpp"
+#include "gradwire/model/memory.hpp"
 
 #include <algorithm>
 #include <stdexcept>
 #include <vector>
 
+#include "gradwire/model/catalog.hpp"
 #include "gradwire/model/scenario.hpp"
 #include "gradwire/core/units.hpp"
 
-namespace gw::plan {
+namespace gw {
 
 CompressorMemory compressor_memory(const IterationPlan& plan) {
   CompressorMemory m;
@@ -20,6 +21,22 @@ CompressorMemory compressor_memory(const IterationPlan& plan) {
     }
   }
   return m;
+}
+
+CompressorMemory compressor_memory(const WorkloadSpec& w, const ClusterSpec& c, const ModelDesc& m,
+                                   const Profile& p) {
+  return compressor_memory(plan_iteration(w, c, m, device_costs(p, w.precision)));
+}
+
+double gpu_capacity(const ClusterSpec& c, const Profile& p) {
+  const InstanceType* type = c.instance ? default_catalog().find(*c.instance) : nullptr;
+  return type != nullptr ? type->gpu_memory : p.memory_bytes;
+}
+
+MemoryBreakdown scenario_memory(const Scenario& s, const ModelDesc& m, const Profile& p, const MemoryOptions& o) {
+  if (!s.workload) throw std::invalid_argument("the scenario has no workload");
+  const WorkloadSpec& w = *s.workload;
+  return memory_per_gpu(m, w, compressor_memory(w, s.cluster, m, p), gpu_capacity(s.cluster, p), o);
 }
 
 int optimizer_state_count(const std::string& kind) {
@@ -97,4 +114,4 @@ FitChoice smallest_fitting_accumulation(const ModelDesc& model, WorkloadSpec w, 
   return f;
 }
 
-}  // namespace gw::plan
+}  // namespace gw
