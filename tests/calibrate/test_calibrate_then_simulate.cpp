@@ -19,16 +19,11 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::pair<int, std::string> run(const std::string& cmd) {
-  auto r = gw::test::run_command(cmd);
-  return {r.exit_code, std::move(r.out)};
-}
-
 nlohmann::json simulate(const fs::path& scenario, const fs::path& profile) {
-  auto [rc, out] = run(std::string(GW_GRADWIRE_BIN) + " simulate '" + scenario.string() + "' --profile '" +
-                       profile.string() + "' --format json");
-  EXPECT_EQ(rc, 0) << out;
-  return nlohmann::json::parse(out);
+  const auto r = gw::test::run({GW_GRADWIRE_BIN, "simulate", scenario.string(), "--profile", profile.string(),
+                                 "--format", "json"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return nlohmann::json::parse(r.out);
 }
 
 }  // namespace
@@ -37,9 +32,8 @@ TEST(CalibrateThenSimulate, CpuProfileDrivesThePredictionAndItsCodecCosts) {
   const fs::path dir = fs::temp_directory_path() / ("gw-cal-sim-" + std::to_string(::getpid()));
   fs::create_directories(dir);
   const fs::path profile = dir / "cpu.yaml";
-  auto [rc, out] = run(std::string(GW_GRADWIRE_BIN) + " calibrate --device cpu --quick --out '" +
-                       profile.string() + "' 2>&1");
-  ASSERT_EQ(rc, 0) << out;
+  const auto cal = gw::test::run({GW_GRADWIRE_BIN, "calibrate", "--device", "cpu", "--quick", "--out", profile.string()});
+  ASSERT_EQ(cal.exit_code, 0) << cal.all();
   const gw::Profile p = gw::load_profile_file(profile.string());
   EXPECT_EQ(p.source, "measured");
   ASSERT_TRUE(p.codecs.count("int8"));

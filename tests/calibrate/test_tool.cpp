@@ -22,10 +22,11 @@ struct ToolRun {
 /// The tool with `env` (VAR=value ...) added to its environment.
 ToolRun run_env(const std::string& env, const std::string& args) {
   ToolRun r;
-  const std::string cmd = (env.empty() ? std::string() : "env " + env + " ") + GW_CALIBRATE_EXE + " " + args + " 2>&1";
-  const auto c = gw::test::run_command(cmd);
+  gw::test::RunOptions o;
+  o.env = gw::test::words(env);
+  const auto c = gw::test::run(gw::test::argv_of(GW_CALIBRATE_EXE, args), o);
   r.status = c.exit_code;
-  r.output = c.out;
+  r.output = c.all();
   return r;
 }
 

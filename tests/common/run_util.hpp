@@ -112,12 +112,35 @@ inline RunResult run(const std::vector<std::string>& args, const RunOptions& o =
   return r;
 }
 
+/// The words of `text` split at spaces, for tests that spell a command's
+/// arguments on one line (no quoting: an argument never holds a space).
+inline std::vector<std::string> words(const std::string& text) {
+  std::vector<std::string> out;
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const std::size_t j = text.find(' ', i);
+    const std::size_t end = j == std::string::npos ? text.size() : j;
+    if (end > i) out.push_back(text.substr(i, end - i));
+    i = end + 1;
+  }
+  return out;
+}
+
+/// `program` followed by words(args).
+inline std::vector<std::string> argv_of(const std::string& program, const std::string& args) {
+  std::vector<std::string> argv{program};
+  for (auto& w : words(args)) argv.push_back(std::move(w));
+  return argv;
+}
+
 struct CommandResult {
   int exit_code = -1;   ///< exit status, or -1 when it did not exit normally
   std::string out;      ///< what the command wrote on stdout
 };
 
-/// Runs `command` with /bin/sh and captures its stdout.
+/// Runs `command` with /bin/sh and captures its stdout: only for what is
+/// itself a shell command line (a --help example, `command -v`); run a
+/// program with its arguments through run() above.
 inline CommandResult run_command(const std::string& command) {
   CommandResult r;
   FILE* f = ::popen(command.c_str(), "r");

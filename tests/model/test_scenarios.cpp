@@ -51,10 +51,6 @@ std::vector<fs::path> bad_files() {
   return out;
 }
 
-std::pair<int, std::string> run_capture(const std::string& cmd) {
-  auto r = gw::test::run_command(cmd + " 2>&1");
-  return {r.exit_code, std::move(r.out)};
-}
 
 }  // namespace
 
@@ -121,7 +117,9 @@ TEST_P(BadScenario, RejectedWithFileLineColumnAndKey) {
 TEST_P(BadScenario, CliExitsTwoNamingThePosition) {
   const fs::path p = GetParam();
   Expectation want = read_expectation(p);
-  auto [rc, out] = run_capture(std::string(GW_GRADWIRE_BIN) + " check '" + p.string() + "'");
+  const auto r = gw::test::run({GW_GRADWIRE_BIN, "check", p.string()});
+  const int rc = r.exit_code;
+  const std::string out = r.all();
   EXPECT_EQ(rc, 2) << out;
   std::string where = p.string() + (want.line > 0 ? ":" + std::to_string(want.line) + ":" : ":");
   EXPECT_NE(out.find(where), std::string::npos) << out;

@@ -28,15 +28,14 @@ struct Run {
 };
 
 Run run(const std::string& args) {
-  const std::string cmd = std::string(GW_GRADWIRE_BIN) + " simulate " + args + " 2>&1";
-  const auto c = gw::test::run_command(cmd);
-  return {c.exit_code, c.out};
+  const auto r = gw::test::run(gw::test::argv_of(GW_GRADWIRE_BIN, "simulate " + args));
+  return {r.exit_code, r.all()};
 }
 
 /// Standard output only (stderr dropped).
 Run run_stdout(const std::string& args) {
-  const auto c = gw::test::run_command(std::string(GW_GRADWIRE_BIN) + " simulate " + args + " 2>/dev/null");
-  return {c.exit_code, c.out};
+  const auto r = gw::test::run(gw::test::argv_of(GW_GRADWIRE_BIN, "simulate " + args));
+  return {r.exit_code, r.out};
 }
 
 const std::string kData = GW_REPLAY_TEST_DATA;
