@@ -82,6 +82,10 @@ TEST(Platform, FollowsTheTopologyRules) {
         auto [lat, bw] = route_of(c, a * c.gpus_per_node, b * c.gpus_per_node);
         EXPECT_DOUBLE_EQ(lat, 2 * kIntraLat + 2 * (kNicLat + kFabricLat) + (cross ? 2 * kFabricLat : 0))
             << a << " -> " << b;
+        // The closed form's alpha is the worst such route.
+        if (cross) {
+          EXPECT_DOUBLE_EQ(lat, route_latency(c, true)) << a << " -> " << b;
+        }
         EXPECT_DOUBLE_EQ(bw, cross ? leaf_uplink_bandwidth(c) : kNicBw) << a << " -> " << b;
       }
     }
@@ -91,6 +95,7 @@ TEST(Platform, FollowsTheTopologyRules) {
   EXPECT_EQ(leaf_count(c), 1);
   EXPECT_FALSE(crosses_spine(c));
   EXPECT_DOUBLE_EQ(node_fabric_bandwidth(c), kNicBw);
+  EXPECT_DOUBLE_EQ(route_of(c, 0, c.gpus_per_node).first, route_latency(c, true));
   EXPECT_EQ(leaf_count(switch_cluster(6)), 1);
   EXPECT_EQ(leaf_of_node(switch_cluster(6), 5), 0);
 }

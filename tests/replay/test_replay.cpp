@@ -324,6 +324,29 @@ TEST(ReplayProfile, BothEvaluatorsSharePrepareIteration) {
   }
 }
 
+// Across nodes too: with one GPU per node every ring hop has a NIC to itself,
+// so the closed form (alpha = the platform's route latency) and the replay
+// agree, on a switch and across a fat-tree spine.
+TEST(ReplayProfile, ClosedFormMatchesTheReplayAcrossNodes) {
+  const Profile p = load_profile("h100");
+  const auto m = tiny_convnet();
+  for (const bool spine : {false, true}) {
+    for (const std::string kind : {"none", "topk"}) {
+      Scenario s = scenario_for(kind);
+      s.cluster = test::cluster(4, 1);
+      s.cluster.gpu = "h100";
+      if (spine) {
+        s.cluster.fabric.topology = FabricTopology::FatTree;
+        s.cluster.fabric.nodes_per_leaf = 2;
+      }
+      const auto sim = simulate_iteration(s, m, p);
+      const auto closed = closed_form_iteration(s, m, p);
+      EXPECT_GT(closed.exposed_communication + closed.backward, 0);
+      EXPECT_NEAR(closed.total, sim.total, 5e-9) << kind << (spine ? " across the spine" : " on a switch");
+    }
+  }
+}
+
 TEST(ReplayOutput, JsonRoundTripAndTraceTracks) {
   const auto c = test::cluster(1, 8);
   const auto plan = plan_iteration(workload(true, 2, "powersgd"), c, tiny_convnet(), slow_costs());

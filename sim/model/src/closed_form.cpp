@@ -9,10 +9,9 @@ namespace gw {
 
 CollectiveTimeFn closed_form_collective_time(const ClusterSpec& c) {
   const int n = c.world_size(), g = c.gpus_per_node, m = c.nodes;
-  const double hops = crosses_spine(c) ? 3.0 : 1.0;
   const double node_bw = node_fabric_bandwidth(c);
-  const collective::AlphaBeta intra{2 * c.intra_node.latency, c.intra_node.bandwidth};
-  const double alpha_o = 2 * c.intra_node.latency + 2 * c.nic.latency + hops * c.fabric.latency;
+  const collective::AlphaBeta intra{route_latency(c, false), c.intra_node.bandwidth};
+  const double alpha_o = route_latency(c, true);
   const collective::AlphaBeta flat{m > 1 ? alpha_o : intra.alpha,
                                    m > 1 ? std::min(c.intra_node.bandwidth, node_bw) : c.intra_node.bandwidth};
   const collective::AlphaBeta inter{alpha_o, std::min(c.intra_node.bandwidth, node_bw / g)};

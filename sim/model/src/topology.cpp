@@ -22,4 +22,10 @@ double node_fabric_bandwidth(const ClusterSpec& c) {
   return c.node_bandwidth() / (crosses_spine(c) ? c.fabric.oversubscription : 1.0);
 }
 
+double route_latency(const ClusterSpec& c, bool across_nodes) {
+  const double intra = 2 * c.intra_node.latency;
+  if (!across_nodes) return intra;
+  return intra + 2 * (c.nic.latency + c.fabric.latency) + (crosses_spine(c) ? 2 * c.fabric.latency : 0.0);
+}
+
 }  // namespace gw

@@ -12,12 +12,12 @@ namespace gw {
 
 struct Profile;
 
-/// Alpha-beta collective times on a cluster: intra-node route alpha = 2 x
-/// intra latency; inter-node alpha = 2 x intra + 2 x NIC latency + fabric
-/// hops x fabric latency (3 hops across the spine, 1 otherwise); an
-/// inter-node flow gets min(intra bandwidth, node fabric bandwidth / g) in the
-/// hierarchical all-reduce and min(intra, node fabric bandwidth) in flat
-/// rings and all-gathers (node fabric bandwidth: topology.hpp).
+/// Alpha-beta collective times on a cluster: alpha is the platform's route
+/// latency (topology.hpp, route_latency: within a node 2 x intra latency;
+/// between nodes 2 x intra + 2 x (NIC + fabric latency), + 2 x fabric latency
+/// across the spine); an inter-node flow gets min(intra bandwidth, node
+/// fabric bandwidth / g) in the hierarchical all-reduce and min(intra, node
+/// fabric bandwidth) in flat rings and all-gathers (topology.hpp).
 CollectiveTimeFn closed_form_collective_time(const ClusterSpec& cluster);
 
 /// One iteration of `scenario`: prepare_iteration, then evaluate_closed_form

@@ -21,5 +21,12 @@ double leaf_uplink_bandwidth(const ClusterSpec& c);
 /// One node's share of the fabric: its NIC bandwidth, divided by the
 /// oversubscription when traffic crosses the spine.
 double node_fabric_bandwidth(const ClusterSpec& c);
+/// One-way latency of the platform's route between two GPUs:
+///   same node   : 2 x intra latency (one GPU link up, one down);
+///   other node  : 2 x intra + 2 x (NIC + fabric latency) (each node's NIC link
+///                 carries nic.latency + fabric.latency), plus 2 x fabric latency
+///                 (two leaf uplinks) when the cluster crosses the spine: the
+///                 worst inter-node route, the one a ring's step waits for.
+double route_latency(const ClusterSpec& c, bool across_nodes);
 
 }  // namespace gw
