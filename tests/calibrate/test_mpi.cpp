@@ -34,6 +34,7 @@ gw::test::RunResult mpirun4(const std::string& mpirun, const fs::path& dir, std:
   gw::test::RunOptions o;
   o.timeout_s = 120;
   o.env = {"TMPDIR=" + dir.string()};
+  for (auto& e : gw::test::mpi_child_env()) o.env.push_back(std::move(e));
   return gw::test::run(cmd, o);
 }
 

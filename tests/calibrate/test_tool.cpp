@@ -24,6 +24,10 @@ ToolRun run_env(const std::string& env, const std::string& args) {
   ToolRun r;
   gw::test::RunOptions o;
   o.env = gw::test::words(env);
+  // --mpi starts MPI (a singleton without a launcher): see mpi_child_env.
+  if (args.find("--mpi") != std::string::npos) {
+    for (auto& e : gw::test::mpi_child_env()) o.env.push_back(std::move(e));
+  }
   const auto c = gw::test::run(gw::test::argv_of(GW_CALIBRATE_EXE, args), o);
   r.status = c.exit_code;
   r.output = c.all();
