@@ -10,6 +10,7 @@
 #include "gradwire/model/collectives.hpp"
 #include "gradwire/engine/engine.hpp"
 #include "gradwire/core/error.hpp"
+#include "gradwire/core/units.hpp"
 #include "gradwire/model/fit.hpp"
 #include "gradwire/model/scenario.hpp"
 #include "gradwire/core/yaml_reader.hpp"
@@ -38,16 +39,6 @@ std::string percent(const std::optional<double>& x) {
 
 std::string signed_percent(const std::optional<double>& x) {
   return x ? fmt::format("{:+.1f}%", 100 * *x) : std::string("(rounded to 0)");
-}
-
-std::string size_label(double b) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  int u = 0;
-  while (b >= 1024 && u < 4 && std::fmod(b, 1024) == 0) {
-    b /= 1024;
-    ++u;
-  }
-  return fmt::format("{:g} {}", b, units[u]);
 }
 
 std::string verdict(const CaseResult& r) {
@@ -159,7 +150,7 @@ std::string render_markdown(const std::vector<CaseResult>& results) {
                        r.gpus, r.c.op, r.c.algorithm,
                        r.c.published_algorithm.empty() ? "not stated" : r.c.published_algorithm,
                        percent(r.median_small), percent(r.median_large), percent(r.worst),
-                       size_label(r.worst_bytes), verdict(r));
+                       units::format_size(r.worst_bytes), verdict(r));
   for (const auto& r : results) {
     out += fmt::format("\n### {} `{}`\n\n", r.c.devset, r.c.name);
     out += fmt::format("{} GPUs, {} simulated as `{}` on `{}`; published: {} (confidence: {}).\n", r.gpus,
@@ -168,7 +159,7 @@ std::string render_markdown(const std::vector<CaseResult>& results) {
     out += "\n| size | published busbw (GB/s) | predicted busbw (GB/s) | predicted time (us) | error |\n"
            "|---|---|---|---|---|\n";
     for (const auto& p : r.points)
-      out += fmt::format("| {} | {:.2f} | {:.2f} | {:.2f} | {} |\n", size_label(p.published.bytes),
+      out += fmt::format("| {} | {:.2f} | {:.2f} | {:.2f} | {} |\n", units::format_size(p.published.bytes),
                          p.published.busbw / 1e9, p.predicted_busbw / 1e9, p.predicted_time * 1e6,
                          signed_percent(p.error));
   }
