@@ -28,14 +28,6 @@ void parse_transport(const yaml::Node& n, TransportPlace place, LinkSpec& l) {
 
 }  // namespace
 
-std::vector<std::string> transport_names_with_connection_limit() {
-  std::vector<std::string> names;
-  for (const auto& row : transports()) {
-    if (row.per_connection > 0) names.emplace_back(row.name);
-  }
-  return names;
-}
-
 LinkSpec make_link(double bandwidth, double latency, Transport t) {
   const TransportInfo& row = transport_info(t);
   LinkSpec l;

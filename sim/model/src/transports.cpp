@@ -85,12 +85,25 @@ const TransportInfo* find_transport(const std::string& name, TransportPlace plac
   return nullptr;
 }
 
-std::vector<std::string> transport_names(TransportPlace place) {
+namespace {
+
+template <class Keep>
+std::vector<std::string> names_where(Keep keep) {
   std::vector<std::string> names;
   for (const auto& row : kTable) {
-    if (row.place == place) names.emplace_back(row.name);
+    if (keep(row)) names.emplace_back(row.name);
   }
   return names;
+}
+
+}  // namespace
+
+std::vector<std::string> transport_names(TransportPlace place) {
+  return names_where([&](const TransportInfo& row) { return row.place == place; });
+}
+
+std::vector<std::string> transport_names_with_connection_limit() {
+  return names_where([](const TransportInfo& row) { return row.per_connection > 0; });
 }
 
 }  // namespace gw

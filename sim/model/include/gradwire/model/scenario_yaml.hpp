@@ -23,8 +23,6 @@ LinkSpec parse_link(const yaml::Node& node, TransportPlace place, std::vector<st
 /// overridden by a scenario). A new transport resets the table's figures.
 void override_link(const yaml::Node& node, TransportPlace place, std::vector<std::string> extra_keys,
                    LinkSpec& link);
-/// The transports with a per-connection limit (for errors).
-std::vector<std::string> transport_names_with_connection_limit();
 
 /// Section parsers (one per part of the schema).
 ClusterSpec parse_cluster(const yaml::Node& node);

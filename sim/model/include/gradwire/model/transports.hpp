@@ -64,5 +64,7 @@ const TransportInfo& transport_info(Transport t);
 const TransportInfo* find_transport(const std::string& name, TransportPlace place);
 /// The names usable at `place` (for errors and --help).
 std::vector<std::string> transport_names(TransportPlace place);
+/// The names of the transports with a per-connection limit (for errors).
+std::vector<std::string> transport_names_with_connection_limit();
 
 }  // namespace gw
