@@ -21,6 +21,7 @@
 #include "gradwire/core/options.hpp"
 #include "gradwire/model/profile.hpp"
 #include "gradwire/model/scenario.hpp"
+#include "gradwire/model/topology.hpp"
 #include "gradwire/core/units.hpp"
 #include "gradwire/model/nccl_tests_log.hpp"
 #include "gradwire/validate/nccl_log.hpp"
@@ -95,7 +96,7 @@ class TablePrinter : public Printer {
  public:
   void begin(const Meta& m) override {
     std::cout << "# gradwire collective: " << m.op << " / " << m.algorithm << " / " << m.granularity << " on "
-              << m.gpus << " GPUs of " << m.scenario << " (simulated)\n";
+              << m.gpus << " GPUs of " << m.scenario << " (simulated)\n# " << describe_network(*m.cluster) << "\n";
     nccl_tests::Header h;
     h.ranks = m.gpus;
     h.min_bytes = m.sizes.front();

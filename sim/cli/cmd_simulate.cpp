@@ -24,6 +24,7 @@
 #include "gradwire/replay/replay.hpp"
 #include "gradwire/replay/report.hpp"
 #include "gradwire/model/scenario.hpp"
+#include "gradwire/model/topology.hpp"
 #include "gradwire/model/scenario_refs.hpp"
 
 namespace po = boost::program_options;
@@ -136,7 +137,7 @@ int cmd_simulate(int argc, char** argv) {
   } else if (format == "csv") {
     std::cout << csv_header(true) << csv_row(result, &memory);
   } else {
-    std::cout << format_table(result, &memory);
+    std::cout << format_table(result, &memory) << describe_network(resolve_cluster(scenario, profile)) << "\n";
     if (!trace.empty()) std::cout << "\ntrace: " << trace << "\n";
   }
   return kExitOk;

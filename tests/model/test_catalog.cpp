@@ -73,7 +73,11 @@ TEST(Catalog, ScenarioNamesAnInstance) {
   EXPECT_EQ(s.cluster.world_size(), 128);
   EXPECT_EQ(s.cluster.gpu, "a100-40gb");
   EXPECT_EQ(s.cluster.nic_count, 4);
+  // 4 x 100 Gbps EFA: the transport's achievable fraction of the line rate.
+  EXPECT_EQ(s.cluster.nic.transport, Transport::EFA);
+  EXPECT_EQ(s.cluster.intra_node.transport, Transport::NVSwitch);
   EXPECT_DOUBLE_EQ(s.cluster.node_bandwidth(), 400e9 / 8);
+  EXPECT_DOUBLE_EQ(s.cluster.usable_node_bandwidth(), 400e9 / 8 * transport_info(Transport::EFA).fraction);
   ASSERT_TRUE(s.cluster.instance.has_value());
   EXPECT_EQ(*s.cluster.instance, "p4d.24xlarge");
   // Overrides: one NIC field, the fabric, the placement.

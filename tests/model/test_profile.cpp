@@ -78,6 +78,9 @@ std::string temp_path(const std::string& name) {
 
 TEST(Profile, RoundTripIsExact) {
   gw::Profile p = sample_profile();
+  // Measured transport figures (docs/profiles.md), each optional.
+  p.transports["socket"] = {0.9, 3e-05, 1.5e9};
+  p.transports["nvswitch"] = {0.82, std::nullopt, std::nullopt};
   const std::string path = temp_path("roundtrip.yaml");
   gw::write_file_atomic(path, gw::profile_to_yaml(p));
   gw::Profile q = gw::load_profile_file(path);
@@ -86,6 +89,7 @@ TEST(Profile, RoundTripIsExact) {
   EXPECT_EQ(q.codecs.at("fp16").encode, p.codecs.at("fp16").encode);
   EXPECT_EQ(q.collectives, p.collectives);
   EXPECT_EQ(q.copy_bandwidth, p.copy_bandwidth);
+  EXPECT_EQ(q.transports, p.transports);
   EXPECT_TRUE(q == p);
   // And the text is a fixed point.
   EXPECT_EQ(gw::profile_to_yaml(q), gw::profile_to_yaml(p));

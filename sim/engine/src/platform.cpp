@@ -1,11 +1,16 @@
 // Platform construction: hosts are GPUs; every link is split-duplex.
 //
-//   a node: each GPU's intra-node link (intra_node bandwidth and latency) to
-//     the node's switch, and one link of the node's aggregate NIC bandwidth
-//     (nic.bandwidth x nic_count: NCCL stripes its channels over all NICs)
-//     with latency nic.latency + fabric.latency. A GPU's route out of the node
-//     is [its intra link, the NIC link]; between two GPUs of one node a bypass
-//     route [intra link of one, intra link of the other] (see build_node).
+//   a node: each GPU's intra-node link (intra_node usable bandwidth: line
+//     rate x the transport's achievable fraction, transports.hpp; latency) to
+//     the node's switch, and one link of the node's aggregate usable NIC
+//     bandwidth (nic_count x usable nic bandwidth: NCCL stripes its channels
+//     over all NICs) with latency nic.latency + fabric.latency. A GPU's route
+//     out of the node is [its intra link, the NIC link], with the GPU's own
+//     connection link (per_connection x connections) between them when the NIC
+//     transport limits connections (TCP sockets); between two GPUs of one node
+//     a bypass route [intra link of one, intra link of the other], through the
+//     node's shared host-memory link when the intra-node transport is
+//     host-staged (PCIe without P2P) (see build_node).
 //   fabric, Switch: one non-blocking star zone holding every node's GPUs.
 //   fabric, FatTree: a spine star zone over leaf star zones; each leaf holds
 //     the GPUs of its nodes as above; each leaf hangs on the spine by an uplink of
@@ -54,25 +59,37 @@ void attach(s4u::NetZone* parent, s4u::NetZone* child, s4u::Link* link,
 void build_node(const ClusterSpec& c, int node, s4u::NetZone* zone, s4u::Link* nic,
                 std::vector<s4u::Host*>& hosts) {
   const int g = c.gpus_per_node;
+  const double intra_bw = c.intra_node.usable_bandwidth();
+  const double conn_cap = c.nic.connection_limit();
   std::vector<s4u::Link*> intra(g);
   for (int j = 0; j < g; ++j) {
     const int rank = node * g + j;
     const std::string host = "gpu-" + std::to_string(rank);
     auto* h = zone->create_host(host, kHostSpeed);
-    intra[j] = duplex(zone, host + "-intra", c.intra_node.bandwidth, c.intra_node.latency);
-    zone->add_route(h->get_netpoint(), nullptr, nullptr, nullptr,
-                    {s4u::LinkInRoute(intra[j], s4u::LinkInRoute::Direction::UP),
-                     s4u::LinkInRoute(nic, s4u::LinkInRoute::Direction::UP)},
-                    true);
+    intra[j] = duplex(zone, host + "-intra", intra_bw, c.intra_node.latency);
+    std::vector<s4u::LinkInRoute> out{s4u::LinkInRoute(intra[j], s4u::LinkInRoute::Direction::UP)};
+    if (conn_cap > 0) {  // the NIC transport's per-connection limit on this GPU's flows out of the node
+      out.emplace_back(duplex(zone, host + "-conn", conn_cap, 0), s4u::LinkInRoute::Direction::UP);
+    }
+    out.emplace_back(nic, s4u::LinkInRoute::Direction::UP);
+    zone->add_route(h->get_netpoint(), nullptr, nullptr, nullptr, out, true);
     hosts[rank] = h;
   }
+  // Host-staged copies (PCIe without P2P) all cross the node's one path
+  // through host memory, shared by every copy of the node.
+  s4u::Link* staging = nullptr;
+  if (c.intra_node.host_staged() && g > 1) {
+    staging = zone->create_link("node-" + std::to_string(node) + "-host", intra_bw)->set_latency(0)->seal();
+  }
   for (int a = 0; a < g; ++a)
-    for (int b = 0; b < g; ++b)
-      if (a != b)
-        zone->add_bypass_route(hosts[node * g + a]->get_netpoint(),
-                               hosts[node * g + b]->get_netpoint(), nullptr, nullptr,
-                               {s4u::LinkInRoute(intra[a], s4u::LinkInRoute::Direction::UP),
-                                s4u::LinkInRoute(intra[b], s4u::LinkInRoute::Direction::DOWN)});
+    for (int b = 0; b < g; ++b) {
+      if (a == b) continue;
+      std::vector<s4u::LinkInRoute> route{s4u::LinkInRoute(intra[a], s4u::LinkInRoute::Direction::UP)};
+      if (staging != nullptr) route.emplace_back(staging);
+      route.emplace_back(intra[b], s4u::LinkInRoute::Direction::DOWN);
+      zone->add_bypass_route(hosts[node * g + a]->get_netpoint(), hosts[node * g + b]->get_netpoint(), nullptr,
+                             nullptr, route);
+    }
 }
 
 }  // namespace
@@ -102,7 +119,7 @@ void configure_network(const NetworkModelSpec& net) {
 
 std::vector<s4u::Host*> build_platform(const ClusterSpec& c) {
   std::vector<s4u::Host*> hosts(static_cast<std::size_t>(c.world_size()));
-  const double node_bw = c.node_bandwidth();
+  const double node_bw = c.usable_node_bandwidth();
   const double nic_lat = c.nic.latency + c.fabric.latency;
   if (c.fabric.topology == FabricTopology::Switch) {
     auto* fabric = s4u::create_star_zone("fabric");

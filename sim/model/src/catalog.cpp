@@ -9,18 +9,11 @@
 
 #include "gradwire/model/data_dir.hpp"
 #include "gradwire/model/scenario.hpp"
+#include "gradwire/model/scenario_yaml.hpp"
 #include "gradwire/core/yaml_reader.hpp"
 
 namespace gw {
 namespace {
-
-LinkSpec read_link(const yaml::Node& n) {
-  n.allow_keys({"bandwidth", "latency"});
-  LinkSpec l;
-  l.bandwidth = n.required("bandwidth").as_bandwidth(kMinLinkBandwidth, kMaxLinkBandwidth);
-  l.latency = n.required("latency").as_time(0, kMaxLinkLatency);
-  return l;
-}
 
 BillingSpec read_billing(const yaml::Node& n, BillingSpec b) {
   n.allow_keys({"granularity", "minimum"});
@@ -95,12 +88,10 @@ Catalog load_catalog_file(const std::string& path) {
     t.gpu = e.required("gpu").as_enum({"v100", "a100-40gb", "a100-80gb", "h100", "h200", "a10g", "l4"});
     t.gpus = static_cast<int>(e.required("gpus").as_int(1, 64));
     t.gpu_memory = e.required("gpu_memory").as_size(1e9, 1e13);
-    t.intra_node = read_link(e.required("intra_node"));
+    t.intra_node = parse_link(e.required("intra_node"), TransportPlace::IntraNode);
     auto nics = e.required("nics");
-    nics.allow_keys({"count", "bandwidth", "latency"});
+    t.nic = parse_link(nics, TransportPlace::Network, {"count"});
     t.nic_count = static_cast<int>(nics.required("count").as_int(1, 64));
-    t.nic.bandwidth = nics.required("bandwidth").as_bandwidth(kMinLinkBandwidth, kMaxLinkBandwidth);
-    t.nic.latency = nics.required("latency").as_time(0, kMaxLinkLatency);
     t.fabric_latency = e.optional("fabric_latency") ? e.required("fabric_latency").as_time(0, kMaxLinkLatency) : 0.0;
     auto p = e.required("price");
     p.allow_keys({"on_demand", "spot"});

@@ -7,10 +7,27 @@
 #include "gradwire/model/scenario.hpp"
 
 namespace gw {
+namespace {
+
+// The profile's measured figures for the link's transport replace the table's.
+void apply_measured(const Profile& profile, LinkSpec& l) {
+  auto it = profile.transports.find(transport_info(l.transport).name);
+  if (it == profile.transports.end()) return;
+  const TransportFigures& f = it->second;
+  if (f.fraction) l.fraction = *f.fraction;
+  if (f.latency) l.latency = *f.latency;
+  if (f.per_connection) l.per_connection = *f.per_connection;
+}
+
+}  // namespace
 
 ClusterSpec resolve_cluster(const Scenario& scenario, const Profile& profile) {
   ClusterSpec c = scenario.cluster;
-  if (!c.intra_node_from_profile) return c;
+  apply_measured(profile, c.nic);
+  if (!c.intra_node_from_profile) {
+    apply_measured(profile, c.intra_node);
+    return c;
+  }
   const int g = c.gpus_per_node;
   const CollectiveCost* fit = profile.collective(CollectiveOp::AllReduce, g);
   if (fit == nullptr || !(fit->fit.beta > 0) || !std::isfinite(fit->fit.alpha) || fit->fit.alpha < 0) {

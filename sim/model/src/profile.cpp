@@ -17,6 +17,8 @@
 #include "gradwire/model/compressors.hpp"
 #include "gradwire/model/data_dir.hpp"
 #include "gradwire/model/fit.hpp"
+#include "gradwire/model/scenario.hpp"
+#include "gradwire/model/transports.hpp"
 #include "gradwire/core/yaml_reader.hpp"
 
 namespace gw {
@@ -261,16 +263,39 @@ void read_collectives(const yaml::Node& cols, Profile& p) {
   }
 }
 
+// `transports:` a map from a transport name to its measured figures.
+std::map<std::string, TransportFigures> read_transports(const yaml::Node& n) {
+  n.expect_map();
+  std::vector<std::string> names;
+  for (const auto& row : transports()) names.emplace_back(row.name);
+  std::map<std::string, TransportFigures> out;
+  for (const auto& k : n.keys()) {
+    yaml::Node v = n.required(k);
+    if (std::find(names.begin(), names.end(), k) == names.end()) {
+      v.fail("not a transport (known: " + join_names(names) + ")");
+    }
+    v.allow_keys({"fraction", "latency", "per_connection"});
+    TransportFigures f;
+    if (auto x = v.optional("fraction")) f.fraction = x->as_double(0.01, 1.0);
+    if (auto x = v.optional("latency")) f.latency = x->as_time(0, kMaxLinkLatency);
+    if (auto x = v.optional("per_connection")) f.per_connection = x->as_bandwidth(kMinLinkBandwidth, kMaxLinkBandwidth);
+    out[k] = f;
+  }
+  return out;
+}
+
 Profile read_profile(const yaml::Document& doc) {
   const yaml::Node root = doc.root();
   root.allow_keys({"schema", "source", "name", "device", "sm_count", "memory", "driver", "cuda", "nccl", "date",
-                   "host", "command", "references", "notes", "nccl_env", "compute", "codecs", "collectives"});
+                   "host", "command", "references", "notes", "nccl_env", "transports", "compute", "codecs",
+                   "collectives"});
   Profile p;
   p.path = doc.file();
   read_schema(root);
   p.schema_version = 1;
   read_identity(doc, root, p);
   if (auto n = root.optional("nccl_env")) p.nccl_env = read_nccl_env(*n);
+  if (auto n = root.optional("transports")) p.transports = read_transports(*n);
   read_compute(root.required("compute"), p);
   read_codecs(root.required("codecs"), p);
   if (auto cols = root.optional("collectives")) read_collectives(*cols, p);
@@ -483,6 +508,15 @@ std::string profile_to_yaml(const Profile& p) {
   if (!p.nccl_env.empty()) {
     os << "nccl_env:\n";
     for (const auto& [k, v] : p.nccl_env) os << "  " << k << ": " << quote(v) << "\n";
+  }
+  if (!p.transports.empty()) {
+    os << "transports:\n";
+    for (const auto& [name, f] : p.transports) {
+      os << "  " << name << ":" << (f.fraction || f.latency || f.per_connection ? "" : " {}") << "\n";
+      if (f.fraction) os << "    fraction: " << num(*f.fraction) << "\n";
+      if (f.latency) os << "    latency: " << num(*f.latency) << "s\n";
+      if (f.per_connection) os << "    per_connection: " << num(*f.per_connection) << "B/s\n";
+    }
   }
   os << "compute:\n";
   for (const auto& [prec, f] : p.gemm_flops) os << "  " << prec << "_flops: " << num(f) << "\n";

@@ -10,13 +10,59 @@
 namespace gw {
 namespace {
 
-LinkSpec parse_link(const yaml::Node& n) {
-  n.allow_keys({"bandwidth", "latency"});
+// `transport:` (a row of the table usable at `place`) and `connections:` (only
+// for a transport with a per-connection limit) of a link section.
+void parse_transport(const yaml::Node& n, TransportPlace place, LinkSpec& l) {
+  if (auto t = n.optional("transport")) {
+    const TransportInfo* row = find_transport(t->as_enum(transport_names(place)), place);
+    l = make_link(l.bandwidth, l.latency, row->id);
+  }
+  if (auto x = n.optional("connections")) {
+    if (l.per_connection <= 0) {
+      x->fail(std::string("only used by a transport with a per-connection limit (") +
+              join_names(transport_names_with_connection_limit()) + ")");
+    }
+    l.connections = static_cast<int>(x->as_int(1, 1024));
+  }
+}
+
+}  // namespace
+
+LinkSpec make_link(double bandwidth, double latency, Transport t) {
+  const TransportInfo& row = transport_info(t);
   LinkSpec l;
-  l.bandwidth = n.required("bandwidth").as_bandwidth(kMinLinkBandwidth, kMaxLinkBandwidth);
-  l.latency = n.required("latency").as_time(0, kMaxLinkLatency);
+  l.bandwidth = bandwidth;
+  l.latency = latency;
+  l.transport = t;
+  l.fraction = row.fraction;
+  l.per_connection = row.per_connection;
+  l.connections = row.connections;
   return l;
 }
+
+std::vector<std::string> link_keys(std::vector<std::string> extra) {
+  for (const char* k : {"bandwidth", "latency", "transport", "connections"}) extra.emplace_back(k);
+  return extra;
+}
+
+LinkSpec parse_link(const yaml::Node& n, TransportPlace place, std::vector<std::string> extra_keys) {
+  n.allow_keys(link_keys(std::move(extra_keys)));
+  LinkSpec l = make_link(n.required("bandwidth").as_bandwidth(kMinLinkBandwidth, kMaxLinkBandwidth),
+                         n.required("latency").as_time(0, kMaxLinkLatency),
+                         place == TransportPlace::IntraNode ? Transport::GpuLink : Transport::Network);
+  parse_transport(n, place, l);
+  return l;
+}
+
+void override_link(const yaml::Node& n, TransportPlace place, std::vector<std::string> extra_keys, LinkSpec& l) {
+  n.allow_keys(link_keys(std::move(extra_keys)));
+  if (auto x = n.optional("bandwidth")) l.bandwidth = x->as_bandwidth(kMinLinkBandwidth, kMaxLinkBandwidth);
+  if (auto x = n.optional("latency")) l.latency = x->as_time(0, kMaxLinkLatency);
+  parse_transport(n, place, l);
+}
+
+namespace {
+
 
 // nodes x gpus_per_node within the simulated GPUs; reported at gpus_per_node.
 void check_world_size(const ClusterSpec& c, const yaml::Node& gpus_per_node) {
@@ -90,10 +136,8 @@ ClusterSpec parse_instance_cluster(const yaml::Node& n) {
   if (auto fabric = n.optional("fabric")) parse_fabric(*fabric, c);  // fabric.latency: as given (0 if left out)
   parse_placement_network(n, c);
   if (auto nics = n.optional("nics")) {
-    nics->allow_keys({"count", "bandwidth", "latency"});
+    override_link(*nics, TransportPlace::Network, {"count"}, c.nic);
     if (auto x = nics->optional("count")) c.nic_count = static_cast<int>(x->as_int(1, 64));
-    if (auto x = nics->optional("bandwidth")) c.nic.bandwidth = x->as_bandwidth(kMinLinkBandwidth, kMaxLinkBandwidth);
-    if (auto x = nics->optional("latency")) c.nic.latency = x->as_time(0, kMaxLinkLatency);
   }
   return c;
 }
@@ -160,17 +204,15 @@ ClusterSpec parse_cluster(const yaml::Node& n) {
   c.line = n.line();
   c.column = n.column();
   if (auto in = n.optional("intra_node")) {
-    c.intra_node = parse_link(*in);
+    c.intra_node = parse_link(*in, TransportPlace::IntraNode);
   } else if (c.gpus_per_node > 1) {
     c.intra_node_from_profile = true;  // resolve_cluster() takes it from the profile
   } else {
     c.intra_node = LinkSpec{1e12, 0};  // unused with one GPU per node
   }
   auto nics = n.required("nics");
-  nics.allow_keys({"count", "bandwidth", "latency"});
+  c.nic = parse_link(nics, TransportPlace::Network, {"count"});
   c.nic_count = static_cast<int>(nics.required("count").as_int(1, 64));
-  c.nic.bandwidth = nics.required("bandwidth").as_bandwidth(kMinLinkBandwidth, kMaxLinkBandwidth);
-  c.nic.latency = nics.required("latency").as_time(0, kMaxLinkLatency);
 
   parse_fabric(n.required("fabric"), c);
   parse_placement_network(n, c);

@@ -1,5 +1,11 @@
 #include "gradwire/model/topology.hpp"
 
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "gradwire/core/units.hpp"
+
 namespace gw {
 
 int leaf_count(const ClusterSpec& c) {
@@ -15,17 +21,63 @@ int leaf_of_node(const ClusterSpec& c, int node) {
 bool crosses_spine(const ClusterSpec& c) { return leaf_count(c) > 1; }
 
 double leaf_uplink_bandwidth(const ClusterSpec& c) {
-  return c.fabric.nodes_per_leaf * c.node_bandwidth() / c.fabric.oversubscription;
+  return c.fabric.nodes_per_leaf * c.usable_node_bandwidth() / c.fabric.oversubscription;
 }
 
 double node_fabric_bandwidth(const ClusterSpec& c) {
-  return c.node_bandwidth() / (crosses_spine(c) ? c.fabric.oversubscription : 1.0);
+  return c.usable_node_bandwidth() / (crosses_spine(c) ? c.fabric.oversubscription : 1.0);
+}
+
+double intra_flow_bandwidth(const ClusterSpec& c, int flows) {
+  const double bw = c.intra_node.usable_bandwidth();
+  return c.intra_node.host_staged() ? bw / std::max(1, flows) : bw;
+}
+
+int ring_intra_flows(const ClusterSpec& c) { return c.nodes > 1 ? c.gpus_per_node - 1 : c.gpus_per_node; }
+
+double connection_limit(const ClusterSpec& c) {
+  const double cap = c.nic.connection_limit();
+  return cap > 0 ? cap : std::numeric_limits<double>::infinity();
 }
 
 double route_latency(const ClusterSpec& c, bool across_nodes) {
   const double intra = 2 * c.intra_node.latency;
   if (!across_nodes) return intra;
   return intra + 2 * (c.nic.latency + c.fabric.latency) + (crosses_spine(c) ? 2 * c.fabric.latency : 0.0);
+}
+
+namespace {
+
+// "<rate> <transport>" and, when the transport takes a share or limits
+// connections, "(NN% usable: <rate>[, <rate> per connection x k])".
+std::string describe_link(const LinkSpec& l, double count) {
+  const TransportInfo& row = transport_info(l.transport);
+  const bool ideal = l.transport == Transport::GpuLink || l.transport == Transport::Network;
+  std::string s = units::format_bandwidth(l.bandwidth) + (ideal ? "" : std::string(" ") + row.label);
+  std::string extra;
+  if (l.fraction != 1.0) {
+    extra = std::to_string(static_cast<int>(std::lround(l.fraction * 100))) +
+            "% usable: " + units::format_bandwidth(l.usable_bandwidth() * count);
+  }
+  if (l.per_connection > 0) {
+    extra += (extra.empty() ? "" : ", ") + units::format_bandwidth(l.per_connection) + " per connection x " +
+             std::to_string(l.connections) + " per GPU";
+  }
+  if (row.host_staged) extra += (extra.empty() ? "" : ", ") + std::string("copies staged through host memory");
+  return extra.empty() ? s : s + " (" + extra + ")";
+}
+
+}  // namespace
+
+std::string describe_network(const ClusterSpec& c) {
+  std::string s = "network: ";
+  s += c.nodes > 1 ? std::to_string(c.nic_count) + " x " + describe_link(c.nic, c.nic_count) + " per node, " +
+                         std::to_string(c.nodes) + " nodes"
+                   : std::string("one node");
+  if (c.gpus_per_node > 1) {
+    s += "; " + std::to_string(c.gpus_per_node) + " GPUs per node, each " + describe_link(c.intra_node, 1);
+  }
+  return s;
 }
 
 }  // namespace gw

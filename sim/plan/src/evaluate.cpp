@@ -64,7 +64,12 @@ void describe_cluster(const ClusterSpec& c, ResultRecord& r) {
   char buf[160];
   std::snprintf(buf, sizeof buf, "%s|%d|%dx%s|%.6g|%.6g", c.instance ? c.instance->c_str() : "-", c.nodes,
                 c.gpus_per_node, c.gpu.c_str(), c.node_bandwidth(), c.intra_node.bandwidth);
-  r.cluster_key = buf;
+  std::string key = buf;
+  if (!c.ideal_transports()) {  // clusters that differ only by transport stay apart
+    key += std::string("|") + transport_info(c.intra_node.transport).name + "/" +
+                     transport_info(c.nic.transport).name + "x" + std::to_string(c.nic.connections);
+  }
+  r.cluster_key = key;
 }
 
 /// What the point needs besides the scenario: its model and profile, the

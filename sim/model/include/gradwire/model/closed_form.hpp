@@ -15,9 +15,12 @@ struct Profile;
 /// Alpha-beta collective times on a cluster: alpha is the platform's route
 /// latency (topology.hpp, route_latency: within a node 2 x intra latency;
 /// between nodes 2 x intra + 2 x (NIC + fabric latency), + 2 x fabric latency
-/// across the spine); an inter-node flow gets min(intra bandwidth, node
-/// fabric bandwidth / g) in the hierarchical all-reduce and min(intra, node
-/// fabric bandwidth) in flat rings and all-gathers (topology.hpp).
+/// across the spine); an inter-node flow gets min(intra bandwidth, connection
+/// limit, node fabric bandwidth / g) in the hierarchical all-reduce and
+/// min(intra, connection limit, node fabric bandwidth) in flat rings and
+/// all-gathers; bandwidths are usable ones (line rate x transport fraction),
+/// and a host-staged intra-node link is shared by the ring's concurrent
+/// intra-node flows (topology.hpp, transports.hpp).
 CollectiveTimeFn closed_form_collective_time(const ClusterSpec& cluster);
 
 /// One iteration of `scenario`: prepare_iteration, then evaluate_closed_form

@@ -62,6 +62,16 @@ struct CollectiveCost {
   bool operator==(const CollectiveCost&) const = default;
 };
 
+/// Measured figures of one transport (a name of gradwire/model/transports.hpp)
+/// that replace the table's for clusters run with this profile
+/// (resolve_cluster): each optional.
+struct TransportFigures {
+  std::optional<double> fraction;        ///< achievable fraction of the line rate
+  std::optional<double> latency;         ///< s, one way, per link
+  std::optional<double> per_connection;  ///< B/s one connection reaches
+  bool operator==(const TransportFigures&) const = default;
+};
+
 struct Profile {
   int schema_version = 1;
   std::string source;      ///< "measured" or "datasheet"
@@ -87,6 +97,8 @@ struct Profile {
   std::vector<std::string> notes;
   /// NCCL_* environment variables in effect during a measured calibration.
   std::map<std::string, std::string> nccl_env;
+  /// Measured transport figures by transport name (docs/profiles.md).
+  std::map<std::string, TransportFigures> transports;
 
   bool operator==(const Profile&) const = default;
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "gradwire/core/error.hpp"  // gw::InputError, thrown by the loaders
+#include "gradwire/model/transports.hpp"
 
 namespace gw {
 
@@ -30,11 +31,29 @@ inline constexpr double kMinComputeEfficiency = 0.01;
 inline constexpr double kMaxOptimizerStep = 60.0;   ///< s
 inline constexpr double kMinCompressionRatio = 1e-6;
 
-/// One kind of link: bandwidth in bytes/s, latency in seconds.
+/// One kind of link: line-rate bandwidth in bytes/s, latency in seconds, and
+/// the transport that carries it (transports.hpp). The transport's figures are
+/// copied here when the scenario is read (fraction, per-connection limit,
+/// connections), so that a profile's measured figures can replace them in one
+/// place (resolve_cluster). The defaults (fraction 1, no limit) are the ideal
+/// link the scenario's numbers describe.
 struct LinkSpec {
   double bandwidth = 0;
   double latency = 0;
+  Transport transport = Transport::GpuLink;
+  double fraction = 1.0;        ///< achievable fraction of the line rate
+  double per_connection = 0;    ///< B/s one connection reaches; 0 = no limit
+  int connections = 1;          ///< connections per peer link (NSOCKS_PERTHREAD x SOCKET_NTHREADS)
+
+  /// What flows can use: bandwidth x fraction.
+  double usable_bandwidth() const { return bandwidth * fraction; }
+  /// The rate one GPU's peer link reaches through its connections; 0 = no limit.
+  double connection_limit() const { return per_connection > 0 ? per_connection * connections : 0.0; }
+  bool host_staged() const { return transport_info(transport).host_staged; }
 };
+
+/// A link of `bandwidth` and `latency` carried by `t`, with the table's figures.
+LinkSpec make_link(double bandwidth, double latency, Transport t);
 
 enum class FabricTopology { Switch, FatTree };
 
@@ -72,15 +91,21 @@ struct ClusterSpec {
   bool intra_node_from_profile = false;
   int line = 0, column = 0;  ///< position of the cluster section, for errors
   int nic_count = 1;      ///< NICs per node
-  LinkSpec nic;           ///< one NIC
+  LinkSpec nic{0, 0, Transport::Network};  ///< one NIC
   FabricSpec fabric;
   NetworkModelSpec network;
   Placement placement = Placement::Linear;
   std::optional<std::string> instance;  ///< cloud instance this cluster was derived from
 
   int world_size() const { return nodes * gpus_per_node; }
-  /// Aggregate NIC bandwidth of one node (NCCL stripes its channels over all NICs).
+  /// Aggregate NIC line rate of one node (NCCL stripes its channels over all NICs).
   double node_bandwidth() const { return nic.bandwidth * nic_count; }
+  /// What flows can use of it: count x line rate x the transport's achievable fraction.
+  double usable_node_bandwidth() const { return nic.usable_bandwidth() * nic_count; }
+  /// True when both links are the ideal defaults (no `transport:`).
+  bool ideal_transports() const {
+    return intra_node.transport == Transport::GpuLink && nic.transport == Transport::Network;
+  }
 };
 
 enum class Precision { FP32, BF16, FP16 };
@@ -150,7 +175,9 @@ struct Scenario {
 
 struct Profile;
 
-/// The cluster with every profile-derived part filled in. When intra_node was
+/// The cluster with every profile-derived part filled in. A link whose
+/// transport the profile measured (Profile::transports) takes the profile's
+/// fraction, latency and per-connection rate over the table's. When intra_node was
 /// left out, the per-GPU intra-node link is set so that a ring all-reduce over
 /// the gpus_per_node GPUs of a node reproduces the profile's measured (or
 /// datasheet) all-reduce fit t = alpha + S / beta at that GPU count:

@@ -6,10 +6,23 @@
 #include "gradwire/model/scenario.hpp"
 #include "gradwire/core/yaml_reader.hpp"
 
+#include <string>
+#include <vector>
+
 namespace gw {
 
 /// Validates an already loaded document (used by sweeps after substitution).
 Scenario parse_scenario(const yaml::Document& doc);
+
+/// A link section: bandwidth, latency (both required), and optionally
+/// `transport` (a row of transports.hpp usable at `place`; default: the ideal
+/// link) and `connections` (transports with a per-connection limit only).
+/// `extra_keys` are the section's other keys, read by the caller.
+LinkSpec parse_link(const yaml::Node& node, TransportPlace place, std::vector<std::string> extra_keys = {});
+/// The same keys, each optional, over an existing link (an instance's NICs
+/// overridden by a scenario). A new transport resets the table's figures.
+void override_link(const yaml::Node& node, TransportPlace place, std::vector<std::string> extra_keys,
+                   LinkSpec& link);
 
 /// Section parsers (one per part of the schema).
 ClusterSpec parse_cluster(const yaml::Node& node);
