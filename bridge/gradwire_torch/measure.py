@@ -351,7 +351,10 @@ def to_yaml(doc: dict) -> str:
     if doc.get("cuda"):
         versions += f", cuda: {_q(doc['cuda'])}"
     lines += [versions + "}", f"timer: {doc['timer']}", f"model: {_q(doc['model'])}",
-              f"parameters: {doc['parameters']}", f"micro_batch: {doc['micro_batch']}",
+              f"parameters: {doc['parameters']}"]
+    if doc.get("sequence_length"):
+        lines.append(f"sequence_length: {doc['sequence_length']}")
+    lines += [f"micro_batch: {doc['micro_batch']}",
               f"compute_precision: {doc['compute_precision']}",
               f"gradient_precision: {doc['gradient_precision']}",
               f"repeats: {doc['repeats']}", f"warmup: {doc['warmup']}",
@@ -406,7 +409,7 @@ def measure(spec: str, *, sets=None, input_shape=None, seq_len=None, batch: int,
             "cuda": torch.version.cuda if device == "cuda" else None, "timer": clock.name,
             "model": name or resolved.name,
             "parameters": sum(p.numel() for p in module.parameters()),
-            "micro_batch": batch, "compute_precision": precision,
+            "sequence_length": resolved.sequence_length, "micro_batch": batch, "compute_precision": precision,
             "gradient_precision": _DTYPE_NAMES.get(first.dtype, "fp32"),
             "repeats": repeats, "warmup": warmup, "optimizer_name": optimizer, **step, **local}
 

@@ -65,11 +65,13 @@ TEST(MeasuredCompute, WritesWhatItReadsBack) {
   MeasuredCompute m = load_measured_compute(kFixture);
   m.host = "node \"7\": a # b";
   m.cuda_version = "13.0";
+  m.sequence_length = 512;
   const std::string path = write_temp("roundtrip.yaml", measured_compute_yaml(m));
   const MeasuredCompute back = load_measured_compute(path);
   EXPECT_EQ(measured_compute_yaml(back), measured_compute_yaml(m));
   EXPECT_EQ(back.host, m.host);
   EXPECT_EQ(back.cuda_version, "13.0");
+  EXPECT_EQ(back.sequence_length, 512);
   EXPECT_DOUBLE_EQ(back.tensors[3].ready.median, m.tensors[3].ready.median);
   EXPECT_DOUBLE_EQ(back.optimizer_step.median, m.optimizer_step.median);
   fs::remove(path);
@@ -137,6 +139,9 @@ TEST(MeasuredCompute, MatchNamesTheFirstDifference) {
               std::string::npos)
         << e.what();
   }
+  ModelDesc longer = model;
+  longer.sequence_length = 128;  // measured as an image model
+  EXPECT_THROW(check_measured_matches(m, longer, w), std::invalid_argument);
   ModelDesc fewer = model;
   fewer.tensors.pop_back();
   EXPECT_THROW(check_measured_matches(m, fewer, w), std::invalid_argument);

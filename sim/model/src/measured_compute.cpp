@@ -16,6 +16,7 @@ namespace {
 constexpr double kMaxSeconds = 1e6;
 constexpr std::int64_t kMaxParameters = std::int64_t{1} << 50;
 constexpr std::int64_t kMaxBatch = 1 << 24;
+constexpr std::int64_t kMaxSequence = std::int64_t{1} << 24;
 constexpr std::int64_t kMaxRepeats = 1'000'000;
 
 std::string num(double v) {
@@ -37,7 +38,7 @@ void read_header(const yaml::Node& root, MeasuredCompute& m) {
   if (std::string s = schema.as_string(); s != kComputeSchema)
     schema.fail("unsupported schema \"" + s + "\" (this gradwire reads " + std::string(kComputeSchema) + ")");
   root.allow_keys({"schema", "device", "date", "host", "tool", "versions", "timer", "model", "parameters",
-                   "micro_batch", "compute_precision", "gradient_precision", "repeats", "warmup", "forward",
+                   "sequence_length", "micro_batch", "compute_precision", "gradient_precision", "repeats", "warmup", "forward",
                    "backward", "optimizer", "ddp_overheads", "comm_hooks", "tensors"});
   m.device = root.required("device").as_name();
   m.date = root.required("date").as_name();
@@ -51,6 +52,7 @@ void read_header(const yaml::Node& root, MeasuredCompute& m) {
   m.model = root.required("model").as_name();
   m.parameters = root.required("parameters").as_int(1, kMaxParameters);
   m.micro_batch = static_cast<int>(root.required("micro_batch").as_int(1, kMaxBatch));
+  if (auto q = root.optional("sequence_length")) m.sequence_length = q->as_int(1, kMaxSequence);
   m.compute_precision = root.required("compute_precision").as_enum({"fp32", "tf32", "fp16", "bf16", "amp-fp16", "amp-bf16"});
   m.gradient_precision = root.required("gradient_precision").as_enum({"fp32", "bf16", "fp16"});
   m.repeats = static_cast<int>(root.required("repeats").as_int(1, kMaxRepeats));
@@ -140,7 +142,9 @@ std::string measured_compute_yaml(const MeasuredCompute& m) {
   o += "tool: " + quoted(m.tool) + "\nversions: {torch: " + quoted(m.torch_version);
   if (!m.cuda_version.empty()) o += ", cuda: " + quoted(m.cuda_version);
   o += "}\ntimer: " + m.timer + "\nmodel: " + quoted(m.model) + "\n";
-  o += "parameters: " + std::to_string(m.parameters) + "\nmicro_batch: " + std::to_string(m.micro_batch) +
+  o += "parameters: " + std::to_string(m.parameters) + "\n";
+  if (m.sequence_length > 0) o += "sequence_length: " + std::to_string(m.sequence_length) + "\n";
+  o += "micro_batch: " + std::to_string(m.micro_batch) +
        "\ncompute_precision: " + m.compute_precision + "\ngradient_precision: " + m.gradient_precision + "\n";
   o += "repeats: " + std::to_string(m.repeats) + "\nwarmup: " + std::to_string(m.warmup) + "\n";
   o += "forward: " + timing_text(m.forward) + "\nbackward: " + timing_text(m.backward) + "\n";
@@ -167,6 +171,9 @@ void check_measured_matches(const MeasuredCompute& m, const ModelDesc& model, co
   if (m.model != model.name || m.parameters != model.parameters)
     mismatch("model " + m.model + " (" + std::to_string(m.parameters) + " parameters), the scenario's is " +
              model.name + " (" + std::to_string(model.parameters) + " parameters)");
+  if (m.sequence_length != model.sequence_length)
+    mismatch("sequence length " + std::to_string(m.sequence_length) + ", the model's is " +
+             std::to_string(model.sequence_length) + " (0: not a sequence model)");
   if (m.micro_batch != w.micro_batch)
     mismatch("micro-batch " + std::to_string(m.micro_batch) + ", the scenario's is " + std::to_string(w.micro_batch));
   if (m.gradient_precision != to_string(w.precision))

@@ -42,6 +42,7 @@ struct MeasuredCompute {
   std::string model;
   std::int64_t parameters = 0;
   int micro_batch = 1;
+  std::int64_t sequence_length = 0;  ///< tokens per sample of a sequence model, else 0
   std::string compute_precision;     ///< fp32, tf32, fp16, bf16, amp-fp16, amp-bf16
   std::string gradient_precision;    ///< fp32, bf16, fp16 (the parameters' gradients)
   int repeats = 0, warmup = 0;
@@ -70,8 +71,8 @@ std::string measured_compute_yaml(const MeasuredCompute& m);
 struct ModelDesc;
 struct WorkloadSpec;
 
-/// Checks that `m` was measured for this model and workload (model name and
-/// parameter count, micro-batch, gradient precision, tensor names, optimizer
+/// Checks that `m` was measured for this model and workload (model name,
+/// parameter count and sequence length, micro-batch, gradient precision, tensor names, optimizer
 /// when measured). Throws std::invalid_argument naming the first mismatch.
 void check_measured_matches(const MeasuredCompute& m, const ModelDesc& model, const WorkloadSpec& workload);
 
