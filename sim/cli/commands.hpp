@@ -19,6 +19,7 @@ int cmd_report(int argc, char** argv);
 int cmd_check(int argc, char** argv);
 int cmd_validate(int argc, char** argv);
 int cmd_list(int argc, char** argv);
+int cmd_model(int argc, char** argv);
 
 // Shared by the commands that run or validate a sweep.
 

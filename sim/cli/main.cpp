@@ -31,6 +31,8 @@ const std::vector<Command>& commands() {
       {"plan", "recommend a configuration under a budget and/or a deadline", gw::cli::cmd_plan},
       {"report", "render plots and an HTML report from sweep results", gw::cli::cmd_report},
       {"validate", "compare predictions with published measurements (validation/)", gw::cli::cmd_validate},
+      {"model", "export a PyTorch model to a gradwire model file (needs ./setup.sh --with-torch)",
+       gw::cli::cmd_model},
       {"list", "list the bundled models, profiles, instances and compressors", gw::cli::cmd_list},
   };
   return table;

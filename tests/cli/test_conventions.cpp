@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -76,6 +77,14 @@ bool has_gpu() {
 #endif
 }
 
+/// `gradwire model` runs PyTorch: the Python it would use (cmd_model.cpp) exists.
+bool has_torch() {
+  const char* env = std::getenv("GRADWIRE_PYTHON");
+  const std::string python =
+      (env != nullptr && *env != '\0') ? std::string(env) : std::string(GW_SOURCE_DIR) + "/.venv-torch/bin/python";
+  return fs::exists(python);
+}
+
 TEST(HelpExamples, EveryCommandHasExamplesThatRunFromTheRepositoryRoot) {
   const auto names = commands();
   ASSERT_GE(names.size(), 10u);
@@ -90,6 +99,10 @@ TEST(HelpExamples, EveryCommandHasExamplesThatRunFromTheRepositoryRoot) {
       EXPECT_EQ(line.rfind("gradwire ", 0), 0u) << line;
       if (cmd == "calibrate" && line.find("--device cpu") == std::string::npos && !has_gpu()) {
         std::cout << "skipped (no GPU in this build or machine): " << line << "\n";
+        continue;
+      }
+      if (cmd == "model" && !has_torch()) {
+        std::cout << "skipped (no PyTorch environment: ./setup.sh --with-torch): " << line << "\n";
         continue;
       }
       for (std::size_t at = line.find("/tmp/"); at != std::string::npos; at = line.find("/tmp/", at))

@@ -1,0 +1,76 @@
+"""Command line behind `gradwire model ...` (python -m gradwire_torch ...).
+
+  python -m gradwire_torch export SPEC [--input CxHxW | --seq-len N] [--batch N]
+                                       [--set k=v ...] [--name NAME] --out FILE
+
+Exit 0 on success; 2 with one line on stderr for anything the user can fix
+(nothing is written then); 1 for an internal error.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shlex
+import sys
+
+from . import export as exportmod
+from . import spec as specmod
+
+PROG = "gradwire model"
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # one line, exit 2 (argparse prints usage too)
+        raise specmod.SpecError(f"{message} (see {self.prog} --help)")
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = _Parser(prog=PROG, description="Describe a PyTorch model for gradwire (docs/models.md).")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    e = sub.add_parser("export", help="write a gradwire-model/1 YAML observed from one forward/backward pass",
+                       description="Build SPEC on the meta device (no weights, no network), run one training "
+                                   "forward and backward pass, and write the model file: tensors in the observed "
+                                   "gradient-ready order, measured forward/backward FLOPs, saved activations.")
+    e.add_argument("spec", help="torchvision:NAME | timm:NAME | transformers:CLASS | path/to/file.py:FUNCTION")
+    e.add_argument("--input", help="one sample's shape for an image or file model, e.g. 3x224x224")
+    e.add_argument("--seq-len", type=int, help="tokens per sample for a transformers model")
+    e.add_argument("--batch", type=int, default=1, help="batch size of the observed pass (figures are per sample)")
+    e.add_argument("--set", nargs="+", action="extend", default=[], metavar="KEY=VALUE",
+                   help="constructor keywords (config fields for transformers)")
+    e.add_argument("--name", help="the model's name (default: from SPEC)")
+    e.add_argument("--out", required=True, help="the YAML file to write (atomically)")
+    return p
+
+
+def _inputs_of(spec: str) -> list[str]:
+    kind = spec.rpartition(":")[0]
+    return [kind] if kind.endswith(".py") else []
+
+
+def cmd_export(a, argv: list[str]) -> int:
+    if a.name is not None and not re.fullmatch(r"[A-Za-z0-9_.-]+", a.name):
+        raise specmod.SpecError(f"--name {a.name!r}: letters, digits, - _ . only")
+    shape = specmod.parse_shape(a.input) if a.input else None
+    exportmod._check_destination(a.out, _inputs_of(a.spec))  # fail before the (slow) pass
+    r = specmod.resolve(a.spec, a.set, input_shape=shape, seq_len=a.seq_len, batch=a.batch, device="meta")
+    obs = exportmod.observe(r, a.spec)
+    name = a.name or r.name
+    command = "gradwire model " + shlex.join(argv)
+    text = exportmod.render(r, obs, name, command)
+    exportmod.write_atomic(a.out, text, _inputs_of(a.spec))
+    params = sum(obs.params[n].numel() for n in obs.ready)
+    print(f"{PROG} export: {a.out}: {name}, {len(obs.ready)} tensors, {params:,} parameters")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    try:
+        a = _parser().parse_args(argv)
+        if a.command == "export":
+            return cmd_export(a, argv)
+    except (specmod.SpecError, exportmod.ExportError) as e:
+        print(f"{PROG}: {e}", file=sys.stderr)
+        return 2
+    return 1

@@ -1,0 +1,75 @@
+// gradwire model SUBCOMMAND ...: the PyTorch bridge (bridge/gradwire_torch,
+// docs/models.md "Bring your own model"). A thin shell: it finds the Python of
+// the PyTorch environment and replaces itself with
+//   PYTHON -m gradwire_torch SUBCOMMAND ARGS...
+// (execv with an argv, no shell), with <data dir>/bridge first on PYTHONPATH.
+// The Python is $GRADWIRE_PYTHON when set, else <data dir>/.venv-torch/bin/python
+// (made by ./setup.sh --with-torch). The Python tool parses the options, exits
+// 2 with one line for bad input and writes its output atomically.
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "commands.hpp"
+#include "gradwire/core/error.hpp"
+#include "gradwire/model/data_dir.hpp"
+
+namespace gw::cli {
+namespace {
+
+constexpr const char* kUsage =
+    "usage: gradwire model export SPEC [--input CxHxW | --seq-len N] [--batch N] [--set KEY=VALUE ...]\n"
+    "                             [--name NAME] --out FILE\n"
+    "\n"
+    "Describe a PyTorch model for gradwire (needs ./setup.sh --with-torch; docs/models.md).\n"
+    "  export   build SPEC on the meta device (no weights, no network), observe one training\n"
+    "           forward and backward pass, write a gradwire-model/1 file: tensors in the observed\n"
+    "           gradient-ready order, measured forward and backward FLOPs, saved activations.\n"
+    "SPEC: torchvision:NAME | timm:NAME | transformers:CLASS | path/to/file.py:FUNCTION\n"
+    "Python: $GRADWIRE_PYTHON, else .venv-torch/bin/python in the data directory.\n"
+    "`gradwire model export --help` lists every option.\n"
+    "\n"
+    "Example: gradwire model export torchvision:resnet50 --out /tmp/resnet50.yaml\n"
+    "Example: gradwire model export transformers:BertForPreTraining --seq-len 128 --out /tmp/bert-pt.yaml\n";
+
+std::string python_path() {
+  const char* env = std::getenv("GRADWIRE_PYTHON");
+  if (env != nullptr && *env != '\0') return env;
+  return data_dir() + "/.venv-torch/bin/python";
+}
+
+}  // namespace
+
+int cmd_model(int argc, char** argv) {
+  if (argc < 2 || std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0) {
+    (argc < 2 ? std::cerr : std::cout) << kUsage;
+    return argc < 2 ? kExitInput : kExitOk;
+  }
+  const std::string python = python_path();
+  if (::access(python.c_str(), X_OK) != 0) {
+    std::cerr << "gradwire model: PyTorch is not set up: no Python at " << python
+              << " (run ./setup.sh --with-torch, or set GRADWIRE_PYTHON)\n";
+    return kExitInput;
+  }
+  const std::string bridge = data_dir() + "/bridge";
+  const char* old = std::getenv("PYTHONPATH");
+  const std::string path = (old != nullptr && *old != '\0') ? bridge + ":" + old : bridge;
+  ::setenv("PYTHONPATH", path.c_str(), 1);
+  std::vector<char*> args;
+  std::string m = "-m", pkg = "gradwire_torch";
+  args.push_back(const_cast<char*>(python.c_str()));
+  args.push_back(m.data());
+  args.push_back(pkg.data());
+  for (int i = 1; i < argc; ++i) args.push_back(argv[i]);
+  args.push_back(nullptr);
+  std::cout.flush();
+  ::execv(python.c_str(), args.data());
+  throw std::runtime_error("cannot run " + python + ": " + std::strerror(errno));
+}
+
+}  // namespace gw::cli

@@ -1,0 +1,287 @@
+"""torch.* tests: `gradwire model export` (bridge/gradwire_torch) end to end,
+through the gradwire binary, on the CPU (meta device). Run by ctest
+(tests/torch/CMakeLists.txt) with GW_BIN, GW_SOURCE_DIR and PYTHONPATH set."""
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+import torch
+import yaml
+from torch import nn
+
+BIN = os.environ["GW_BIN"]
+SRC = os.environ["GW_SOURCE_DIR"]
+EXAMPLES = os.path.join(SRC, "tests", "torch", "example_models.py")
+
+sys.path.insert(0, os.path.join(SRC, "tests", "torch"))
+import example_models  # noqa: E402
+from gradwire_torch import export  # noqa: E402
+from gradwire_torch import spec as specmod  # noqa: E402
+
+BERT_LARGE = ["num_hidden_layers=24", "hidden_size=1024", "num_attention_heads=16", "intermediate_size=4096"]
+
+
+def gradwire(*args):
+    return subprocess.run([BIN, *args], capture_output=True, text=True, cwd=SRC)
+
+
+class Scratch(unittest.TestCase):
+    def setUp(self):
+        self._tmp = tempfile.TemporaryDirectory(prefix="gw-torch-")
+        self.dir = self._tmp.name
+
+    def tearDown(self):
+        self._tmp.cleanup()
+
+    def export(self, *args, out="model.yaml"):
+        path = os.path.join(self.dir, out)
+        r = gradwire("model", "export", *args, "--out", path)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(path) as f:
+            return path, yaml.safe_load(f)
+
+
+def names(doc):
+    return [t["name"] for t in doc["tensors"]]
+
+
+def documented_order(bundled, module):
+    """The bundled order (reverse of registration) with the two documented
+    differences of the observed ready order (docs/models.md, "Bring your own
+    model"): a BatchNorm/LayerNorm's weight is ready before its bias (one
+    autograd node produces both and accumulates them in its output order), and
+    BERT's position embedding is ready before the token-type embedding
+    (BertEmbeddings.forward adds the token-type embedding first, the position
+    embedding last; backward meets them in reverse)."""
+    mods = dict(module.named_modules())
+    order = list(bundled)
+    norms = (nn.modules.batchnorm._BatchNorm, nn.LayerNorm)
+    for i in range(len(order) - 1):
+        a, b = order[i], order[i + 1]
+        if a.endswith(".bias") and b == a[:-5] + ".weight" and isinstance(mods.get(a[:-5]), norms):
+            order[i], order[i + 1] = b, a
+    for i in range(len(order) - 1):
+        if order[i].endswith("token_type_embeddings.weight") and order[i + 1].endswith("position_embeddings.weight"):
+            order[i], order[i + 1] = order[i + 1], order[i]
+    return order
+
+
+class ZooMatch(Scratch):
+    """Exports reproduce the bundled models: parameter count exactly, the same
+    tensors with the same shapes, the order up to the documented differences,
+    forward FLOPs within 2%."""
+
+    def match(self, bundled_name, spec, *sets):
+        args = [spec] + (["--set", *sets] if sets else [])
+        _, doc = self.export(*args)
+        with open(os.path.join(SRC, "models", bundled_name + ".yaml")) as f:
+            ref = yaml.safe_load(f)
+        self.assertEqual(doc["parameters"], ref["parameters"])
+        self.assertEqual({t["name"]: t["shape"] for t in doc["tensors"]},
+                         {t["name"]: t["shape"] for t in ref["tensors"]})
+        module = specmod.resolve(spec, list(sets)).module
+        expected = documented_order(names(ref), module)
+        self.assertNotEqual(expected, names(ref))  # the differences exist
+        self.assertEqual(names(doc), expected)
+        ratio = doc["flops"]["forward_per_sample"] / ref["flops"]["forward_per_sample"]
+        self.assertLess(abs(ratio - 1), 0.02, ratio)
+        # measured backward: about 2x forward, less the input gradient nobody needs
+        back = doc["flops"]["backward_per_sample"] / doc["flops"]["forward_per_sample"]
+        self.assertTrue(1.9 < back <= 2.0, back)
+
+    def test_resnet50(self):
+        self.match("resnet50", "torchvision:resnet50")
+
+    def test_bert_base(self):
+        self.match("bert-base", "transformers:BertModel")
+
+    def test_bert_large(self):
+        self.match("bert-large", "transformers:BertModel", *BERT_LARGE)
+
+    def test_gpt2(self):
+        self.match("gpt2", "transformers:GPT2LMHeadModel")
+
+
+def cpu_ready_order(module, x):
+    """The order post-accumulate-grad hooks fire in a real backward pass."""
+    order, handles = [], []
+    for n, p in module.named_parameters():
+        handles.append(p.register_post_accumulate_grad_hook(lambda _p, n=n: order.append(n)))
+    out = module(x)
+    sum(o.float().sum() for o in export._output_tensors(out)).backward()
+    for h in handles:
+        h.remove()
+    return order
+
+
+class ReadyOrder(Scratch):
+    def test_tied_and_shared_weights_follow_a_real_cpu_backward(self):
+        _, doc = self.export(f"{EXAMPLES}:make_tied", "--input", "16")
+        torch.manual_seed(0)
+        model = example_models.make_tied()
+        real = cpu_ready_order(model, torch.randn(2, 16))
+        self.assertEqual(names(doc), real)
+        self.assertEqual(sorted(real), sorted(n for n, _ in model.named_parameters()))
+        self.assertNotIn("dec.weight", real)  # tied: once, as enc.weight
+        self.assertNotEqual(real, [n for n, _ in reversed(list(model.named_parameters()))])
+        self.assertEqual(doc["parameters"], sum(p.numel() for p in model.parameters()))
+        # enc.weight runs twice (enc and the tied dec): 2 x 16 x 16 FLOPs each, per sample
+        fwd = {t["name"]: t["forward_flops"] for t in doc["tensors"]}
+        self.assertEqual(fwd["enc.weight"], 2 * 2 * 16 * 16)
+        self.assertEqual(fwd["shared.weight"], 2 * 2 * 16 * 16)
+
+    def test_small_bert_meta_order_equals_cpu_order(self):
+        sets = ["num_hidden_layers=2", "hidden_size=64", "num_attention_heads=2", "intermediate_size=128",
+                "vocab_size=100", "max_position_embeddings=32"]
+        _, doc = self.export("transformers:BertModel", "--set", *sets)
+        r = specmod.resolve("transformers:BertModel", sets, device="cpu")
+        self.assertEqual(names(doc), cpu_ready_order(r.module, *r.args))
+
+
+class ClosedForm(Scratch):
+    """mlp-tiny (784-256-128-10): FlopCounterMode's FLOPs and the saved tensors
+    against their closed forms, per sample from a batch of 4."""
+
+    def test_mlp(self):
+        _, doc = self.export(f"{EXAMPLES}:make_mlp", "--input", "784", "--batch", "4", "--name", "mlp-tiny")
+        layers = [(784, 256), (256, 128), (128, 10)]
+        self.assertEqual(doc["flops"]["forward_per_sample"], sum(2 * i * o for i, o in layers))
+        # backward: input and weight gradients (2 matmuls) per layer, except the
+        # first layer's input gradient (the input needs none)
+        self.assertEqual(doc["flops"]["backward_per_sample"], sum(4 * i * o for i, o in layers) - 2 * 784 * 256)
+        # cumulative backward FLOPs when each weight is ready: the layers after it, done
+        cum, seen = {}, 0
+        for t in doc["tensors"]:
+            seen += t["backward_flops"]
+            cum[t["name"]] = seen
+        self.assertEqual(cum["4.weight"], 4 * 128 * 10)
+        self.assertEqual(cum["2.weight"], 4 * 128 * 10 + 4 * 256 * 128)
+        # saved for backward: the input and the two ReLU outputs (each linear's
+        # input), fp32; the weights are parameters and not counted
+        self.assertEqual(doc["activation_bytes_per_sample"], 4 * (784 + 256 + 128))
+        self.assertEqual(doc["parameters"], 235146)
+        self.assertEqual(gradwire("check", os.path.join(self.dir, "model.yaml")).returncode, 0)
+
+
+SCENARIO = """name: torch-export-e2e
+cluster:
+  nodes: 2
+  gpus_per_node: 8
+  gpu: a100-80gb
+  intra_node: {{bandwidth: 300GB/s, latency: 1us}}
+  nics: {{count: 4, bandwidth: 100Gbps, latency: 5us}}
+  fabric: {{topology: switch, latency: 1us}}
+workload:
+  model: {model}
+  micro_batch: {batch}
+  accumulation: 1
+  precision: fp32
+  bucket_size: 25MiB
+  overlap: true
+  optimizer: {{kind: adam}}
+  compression: {{kind: none}}
+"""
+
+
+class EndToEnd(Scratch):
+    """Export, check and simulate models that are not bundled; parameter
+    counts against the library's own count."""
+
+    def run_e2e(self, spec, library_count, *args, batch=8):
+        path, doc = self.export(spec, *args)
+        self.assertEqual(doc["parameters"], library_count)
+        r = gradwire("check", path)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        scenario = os.path.join(self.dir, "scenario.yaml")
+        with open(scenario, "w") as f:
+            f.write(SCENARIO.format(model=path, batch=batch))
+        r = gradwire("simulate", scenario)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn(doc["name"], r.stdout)
+        return doc
+
+    def test_bert_for_pretraining_seq128(self):
+        r = specmod.resolve("transformers:BertForPreTraining", seq_len=128)
+        count = r.module.num_parameters()  # transformers' own count (tied decoder once)
+        doc = self.run_e2e("transformers:BertForPreTraining", count, "--seq-len", "128")
+        self.assertEqual(doc["sequence_length"], 128)
+        self.assertEqual(count, 110106428)  # bert-base + MLM transform and bias + NSP head
+
+    def test_maxvit_large_384(self):
+        import timm
+        m = specmod.resolve("timm:maxvit_large_tf_384").module
+        count = sum(p.numel() for p in m.parameters())
+        doc = self.run_e2e("timm:maxvit_large_tf_384", count, batch=2)
+        self.assertEqual(doc["input"], "3x384x384 image")
+        self.assertTrue(timm.is_model("maxvit_large_tf_384"))
+        self.assertGreater(count, 200_000_000)
+
+
+class Errors(Scratch):
+    """One line on stderr, exit 2, nothing written."""
+
+    def fails(self, *args, out="out.yaml", env=None, needle=""):
+        path = os.path.join(self.dir, out)
+        before = set(os.listdir(self.dir))
+        r = subprocess.run([BIN, "model", "export", *args, "--out", path], capture_output=True, text=True,
+                           cwd=SRC, env=env)
+        self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+        self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+        self.assertIn(needle, r.stderr)
+        self.assertEqual(set(os.listdir(self.dir)), before)  # no output, no temporary file
+        return r.stderr
+
+    def test_unknown_model(self):
+        self.fails("torchvision:resnet5000", needle="no such model in torchvision")
+        self.fails("timm:no_such_net", needle="no such model in timm")
+        self.fails("transformers:NoSuchModel", needle="no such model class in transformers")
+        self.fails("keras:resnet50", needle="unknown kind")
+
+    def test_bad_set(self):
+        self.fails("transformers:BertModel", "--set", "no_such_field=3", needle="BertConfig has no such field")
+        self.fails("transformers:BertModel", "--set", "hidden_size", needle="expected key=value")
+        self.fails("torchvision:resnet50", "--set", "no_such_kwarg=1", needle="torchvision:resnet50")
+
+    def test_file_without_the_function(self):
+        self.fails(f"{EXAMPLES}:no_such_function", "--input", "16", needle="no function 'no_such_function'")
+        self.fails(f"{EXAMPLES}:not_a_model", "--input", "16", needle="not a torch.nn.Module")
+        self.fails(os.path.join(self.dir, "missing.py") + ":f", "--input", "16", needle="no such file")
+
+    def test_model_failing_on_the_input_shape(self):
+        self.fails(f"{EXAMPLES}:make_mlp", "--input", "100", needle="fails on input 100 features")
+        self.fails("torchvision:resnet50", "--input", "3x224", needle="fails on input")
+        self.fails("transformers:GPT2LMHeadModel", "--seq-len", "2048", needle="more than the model's 1024")
+
+    def test_destination(self):
+        os.mkdir(os.path.join(self.dir, "folder"))
+        self.fails(f"{EXAMPLES}:make_tied", "--input", "16", out="folder", needle="not a regular file")
+        os.symlink("elsewhere.yaml", os.path.join(self.dir, "link.yaml"))
+        self.fails(f"{EXAMPLES}:make_tied", "--input", "16", out="link.yaml", needle="not a regular file")
+        with open(os.path.join(self.dir, "mine.yaml"), "w") as f:
+            f.write("a user's file\n")
+        self.fails(f"{EXAMPLES}:make_tied", "--input", "16", out="mine.yaml", needle="not written by gradwire")
+        # the input itself (a copy of the examples, so that nothing in the tree is at risk)
+        copy = os.path.join(self.dir, "models.py")
+        with open(EXAMPLES) as src, open(copy, "w") as dst:
+            dst.write(src.read())
+        r = gradwire("model", "export", f"{copy}:make_tied", "--input", "16", "--out", copy)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("is an input", r.stderr)
+        with open(EXAMPLES) as src, open(copy) as now:
+            self.assertEqual(src.read(), now.read())
+
+    def test_a_second_export_replaces_its_own_file(self):
+        path, first = self.export(f"{EXAMPLES}:make_tied", "--input", "16")
+        _, second = self.export(f"{EXAMPLES}:make_tied", "--input", "8", "--set", "width=8")
+        self.assertLess(second["parameters"], first["parameters"])
+        self.assertEqual(os.listdir(self.dir), ["model.yaml"])
+
+    def test_no_pytorch_environment(self):
+        env = dict(os.environ, GRADWIRE_PYTHON=os.path.join(self.dir, "no-python"))
+        self.fails("torchvision:resnet50", env=env, needle="PyTorch is not set up")
+
+
+if __name__ == "__main__":
+    unittest.main()
