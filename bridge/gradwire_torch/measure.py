@@ -10,7 +10,8 @@ simulate` uses instead of compute_efficiency when a scenario names it with
 What is timed, over --repeats runs after --warmup runs (median and spread =
 interquartile range, 75th - 25th percentile):
 
-  forward     module(*inputs) and the loss (the mean of every floating output),
+  forward     module(*inputs) and the loss (the sum of the means of the floating
+              outputs that require grad),
               under torch.autocast for --amp
   ready       per parameter, from the start of loss.backward() to its
               post-accumulate-grad hook (Tensor.register_post_accumulate_grad_hook):
@@ -52,6 +53,7 @@ from typing import Callable
 
 import torch
 
+from . import export as exportmod
 from . import spec as specmod
 
 SCHEMA = "gradwire-compute/1"
@@ -135,23 +137,13 @@ def time_repeats(fn: Callable[[], None], clock, repeats: int, warmup: int) -> di
 
 # --- the training step ------------------------------------------------------
 
-def _floating_tensors(out):
-    if isinstance(out, torch.Tensor):
-        if out.is_floating_point():
-            yield out
-    elif isinstance(out, dict):
-        for v in out.values():
-            yield from _floating_tensors(v)
-    elif isinstance(out, (list, tuple)):
-        for v in out:
-            yield from _floating_tensors(v)
-
-
 def loss_of(out) -> torch.Tensor:
-    """A scalar depending on every floating output (HF ModelOutput is a dict)."""
-    parts = [t.float().mean() for t in _floating_tensors(out)]
+    """A scalar depending on every floating output that requires grad (the
+    outputs export's pass backpropagates from; HF ModelOutput is a dict): the
+    sum of their means (means, so that fp16 autocast outputs cannot overflow)."""
+    parts = [t.float().mean() for t in exportmod._output_tensors(out)]
     if not parts:
-        raise MeasureError("the model returned no floating-point tensor to take a loss from")
+        raise MeasureError("the output holds no floating tensor that requires grad")
     return torch.stack(parts).sum()
 
 
@@ -455,8 +447,6 @@ def add_parser(sub) -> None:
 def cmd_measure(a, argv: list[str], inputs: list[str]) -> int:
     """Runs `measure` for cli.py: the destination checked before the (slow)
     runs, the document written atomically by export.write_atomic."""
-    from . import export as exportmod
-
     if a.name is not None and not re.fullmatch(r"[A-Za-z0-9_.-]+", a.name):
         raise MeasureError(f"--name {a.name!r}: letters, digits, - _ . only")
     shape = specmod.parse_shape(a.input) if a.input else None
