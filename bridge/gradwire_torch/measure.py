@@ -170,7 +170,9 @@ def measure_step(module, args, *, device: str, amp: str | None, optimizer: str, 
     """Forward, per-parameter ready times, backward and optimizer step.
 
     Returns {forward, backward, optimizer: timing dicts, tensors: [(name,
-    timing)] in ready order (by median), unused: [names whose hook never ran]}.
+    timing)] in ready order (by median), parameters: their element count (as
+    export counts them: the parameters that receive a gradient), unused:
+    [names whose hook never ran]}.
     """
     named = [(n, p) for n, p in module.named_parameters() if p.requires_grad]
     if not named:
@@ -214,6 +216,7 @@ def measure_step(module, args, *, device: str, amp: str | None, optimizer: str, 
     used.sort(key=lambda t: (t[1]["median"], t[2]))
     return {"forward": timing(fwd), "backward": timing(bwd), "optimizer": timing(step),
             "tensors": [(n, t) for n, t, _ in used],
+            "parameters": sum(named[i][1].numel() for _, _, i in used),
             "unused": [named[i][0] for i in range(len(named)) if not ready[i]]}
 
 
@@ -411,7 +414,6 @@ def measure(spec: str, *, sets=None, input_shape=None, seq_len=None, batch: int,
             "host": socket.gethostname(), "tool": "gradwire model measure",
             "cuda": torch.version.cuda if device == "cuda" else None, "timer": clock.name,
             "model": name or resolved.name,
-            "parameters": sum(p.numel() for p in module.parameters()),
             "sequence_length": resolved.sequence_length, "micro_batch": batch, "compute_precision": precision,
             "gradient_precision": _DTYPE_NAMES.get(first.dtype, "fp32"),
             "repeats": repeats, "warmup": warmup, "optimizer_name": optimizer, **step, **local}
