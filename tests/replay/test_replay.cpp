@@ -435,6 +435,24 @@ TEST(ReplayMeasured, NoOverlapAndOneBucketEqualTheClosedFormOfTheDocument) {
   EXPECT_NE(format_table(r1).find("compute: measured on Test GPU, 2026-12-01"), std::string::npos);
 }
 
+// Overlap with the fixture's three buckets: ready at 0.3, 1.0 and 2.5 ms
+// (measured), start_b = max(ready_b, end_{b-1}), end_b = start_b + c_b,
+// T = k (F + B) + max(0, end_last - B) + O with the literals of the document.
+TEST(ReplayMeasured, OverlapFollowsTheMeasuredReadyTimes) {
+  const double F = 1.5e-3, B = 2.5e-3, O = 0.4e-3;
+  const double ready[] = {0.3e-3, 1.0e-3, 2.5e-3};
+  const Scenario s = measured_scenario();
+  const Profile p = load_profile("h100");
+  const auto prep = prepare_iteration(s, tiny_convnet(), p);
+  ASSERT_EQ(prep.plan.comm.size(), 3u);
+  const auto coll = ring_closed_form(prep.cluster);
+  double end = 0;
+  for (std::size_t b = 0; b < 3; ++b) end = std::max(ready[b], end) + coll(prep.plan.comm[b].steps.at(0));
+  const auto r = simulate_iteration(s, tiny_convnet(), p);
+  for (std::size_t b = 0; b < 3; ++b) expect_rel(r.buckets.at(b).ready - r.backward_start, ready[b]);
+  expect_rel(r.total, 2 * (F + B) + std::max(0.0, end - B) + O);
+}
+
 TEST(ReplayMeasured, AMismatchIsAnInputErrorAtWorkloadCompute) {
   const Profile p = load_profile("h100");
   const auto expect_mismatch = [&](Scenario s, const std::string& what) {
