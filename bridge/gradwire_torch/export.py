@@ -303,6 +303,9 @@ def write_atomic(out: str, text: str, inputs: list[str], header: str = HEADER) -
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # as open() would make it, not mkstemp's 0600
         os.replace(tmp, out)
     except BaseException:
         os.unlink(tmp)

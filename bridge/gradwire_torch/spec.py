@@ -32,6 +32,7 @@ import dataclasses
 import importlib.util
 import os
 import re
+import sys
 from typing import Any
 
 import torch
@@ -155,10 +156,13 @@ def _file(path: str, func: str, kw: dict, device) -> tuple[nn.Module, str]:
         raise SpecError(f"{path}: no such file")
     spec = importlib.util.spec_from_file_location(f"gradwire_user_{_safe_name(os.path.basename(path))}", path)
     module = importlib.util.module_from_spec(spec)
+    sys.path.insert(0, os.path.dirname(os.path.abspath(path)))  # its own imports find its neighbours
     try:
         spec.loader.exec_module(module)
     except Exception as e:  # the user's file: any error is theirs to fix
         raise SpecError(f"{path}: cannot import: {_first_line(e)}") from None
+    finally:
+        sys.path.pop(0)
     fn = getattr(module, func, None)
     if not callable(fn):
         raise SpecError(f"{path}: no function {func!r}")

@@ -2,7 +2,8 @@
 // docs/models.md "Bring your own model"). A thin shell: it finds the Python of
 // the PyTorch environment and replaces itself with
 //   PYTHON -m gradwire_torch SUBCOMMAND ARGS...
-// (execv with an argv, no shell), with <data dir>/bridge first on PYTHONPATH.
+// (execv with an argv, no shell), with <data dir>/bridge first on PYTHONPATH
+// and PYTHONSAFEPATH=1 (the current directory is not put on sys.path).
 // The Python is $GRADWIRE_PYTHON when set, else <data dir>/.venv-torch/bin/python
 // (made by ./setup.sh --with-torch). The Python tool parses the options, exits
 // 2 with one line for bad input and writes its output atomically.
@@ -68,6 +69,9 @@ int cmd_model(int argc, char** argv) {
   const char* old = std::getenv("PYTHONPATH");
   const std::string path = (old != nullptr && *old != '\0') ? bridge + ":" + old : bridge;
   ::setenv("PYTHONPATH", path.c_str(), 1);
+  // `-m` would put the current directory first on sys.path, where a user's
+  // torch.py could shadow the real one; Python >= 3.11 leaves it out with this.
+  ::setenv("PYTHONSAFEPATH", "1", 1);
   std::vector<char*> args;
   std::string m = "-m", pkg = "gradwire_torch";
   args.push_back(const_cast<char*>(python.c_str()));
