@@ -9,6 +9,10 @@
 #   bench.json          gw_kernels_bench JSON lines;  bench.txt  its table
 #   torch_baselines.json  kernels/bench/torch_baselines.py output (if the script exists)
 #   profile-h200.yaml   gradwire-calibrate output (if the binary exists)
+#   measured-compute.tar  `gradwire model measure` documents (gradwire-compute/1):
+#                       ResNet-50 at micro-batch 32 and 64, BERT-base (512 tokens)
+#                       at 8 and 16, each in fp32 and AMP bf16 (needs torchvision /
+#                       transformers in the machine's Python; a missing one is logged)
 # Each step is bounded with `timeout` and a failing step does not stop the
 # others. If the prebuilt binaries cannot start (loader error), the kernels,
 # GPU tests and benchmark are rebuilt here with CMake from the carried
@@ -17,7 +21,7 @@
 # after the start, so the whole run ends in under 8 minutes.
 # Narrower runs (when little device time is left):
 #   GW_CHECK_ONLY=calibrate,tests,bench   steps to run (default: all of
-#                                         tests,torch,bench,topk,calibrate)
+#                                         tests,torch,bench,topk,calibrate,measure)
 #   GW_CHECK_TEST_FILTER='Int8Gpu.*'      a --gtest_filter for the GPU tests
 #   GW_CHECK_BENCH_ARGS='--sizes 2^26'    extra arguments for gw_kernels_bench
 set -uo pipefail
@@ -217,6 +221,38 @@ else
   log "no build-gpu/bin/gradwire-calibrate: calibration skipped"
 fi
 # <<< CALIBRATE HOOK <<<
+
+# --- measured compute (gradwire model measure, bridge/gradwire_torch/measure.py) ---
+# Run with the machine's Python directly (no gradwire binary there): the
+# documents name the model as the bundled zoo does (resnet50, bert-base) so a
+# scenario can point workload.compute at them; ResNet-50 with SGD momentum,
+# BERT with AdamW, as they are usually trained.
+if ! wanted measure; then
+  log "model measure not requested"
+elif [[ -z "$PY" ]]; then
+  log "no python: model measure skipped"
+else
+  MDIR=$(mktemp -d)
+  gw_measure() {  # gw_measure TAG SPEC ARGS...
+    local tag=$1
+    shift
+    step "measure-$tag" 45 env PYTHONPATH="$ROOT/bridge" "$PY" -m gradwire_torch measure "$@" --device cuda \
+      --repeats 10 --warmup 3 --out "$MDIR/$tag.yaml"
+  }
+  for b in 32 64; do
+    gw_measure "resnet50-b$b-fp32" torchvision:resnet50 --batch "$b" --name resnet50 --optimizer momentum
+    gw_measure "resnet50-b$b-amp-bf16" torchvision:resnet50 --batch "$b" --name resnet50 --optimizer momentum --amp bf16
+  done
+  for b in 8 16; do
+    gw_measure "bert-base-b$b-fp32" transformers:BertModel --seq-len 512 --batch "$b" --name bert-base --optimizer adamw
+    gw_measure "bert-base-b$b-amp-bf16" transformers:BertModel --seq-len 512 --batch "$b" --name bert-base \
+      --optimizer adamw --amp bf16
+  done
+  if compgen -G "$MDIR/*.yaml" > /dev/null; then
+    tar -C "$MDIR" -cf "$OUT/measured-compute.tar" . && log "measured compute: $(ls "$MDIR" | tr '\n' ' ')"
+  fi
+  rm -rf "$MDIR"
+fi
 
 log "done in $(( $(date +%s) - START ))s; files: $(ls "$OUT" | tr '\n' ' ')"
 exit 0

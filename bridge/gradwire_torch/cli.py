@@ -2,6 +2,8 @@
 
   python -m gradwire_torch export SPEC [--input CxHxW | --seq-len N] [--batch N]
                                        [--set k=v ...] [--name NAME] --out FILE
+  python -m gradwire_torch measure SPEC --device cpu|cuda --batch N [--amp bf16|fp16]
+                                       [--optimizer adam] [--repeats R] --out FILE   (measure.py)
 
 Exit 0 on success; 2 with one line on stderr for anything the user can fix
 (nothing is written then); 1 for an internal error.
@@ -15,6 +17,7 @@ import shlex
 import sys
 
 from . import export as exportmod
+from . import measure as measuremod
 from . import spec as specmod
 
 PROG = "gradwire model"
@@ -40,6 +43,7 @@ def _parser() -> argparse.ArgumentParser:
                    help="constructor keywords (config fields for transformers)")
     e.add_argument("--name", help="the model's name (default: from SPEC)")
     e.add_argument("--out", required=True, help="the YAML file to write (atomically)")
+    measuremod.add_parser(sub)
     return p
 
 
@@ -70,7 +74,9 @@ def main(argv: list[str] | None = None) -> int:
         a = _parser().parse_args(argv)
         if a.command == "export":
             return cmd_export(a, argv)
-    except (specmod.SpecError, exportmod.ExportError) as e:
+        if a.command == "measure":
+            return measuremod.cmd_measure(a, argv, _inputs_of(a.spec))
+    except (specmod.SpecError, exportmod.ExportError, measuremod.MeasureError) as e:
         print(f"{PROG}: {e}", file=sys.stderr)
         return 2
     return 1

@@ -1,4 +1,4 @@
-// gradwire model SUBCOMMAND ...: the PyTorch bridge (bridge/gradwire_torch,
+// gradwire model export|measure ...: the PyTorch bridge (bridge/gradwire_torch,
 // docs/models.md "Bring your own model"). A thin shell: it finds the Python of
 // the PyTorch environment and replaces itself with
 //   PYTHON -m gradwire_torch SUBCOMMAND ARGS...
@@ -26,17 +26,25 @@ namespace {
 constexpr const char* kUsage =
     "usage: gradwire model export SPEC [--input CxHxW | --seq-len N] [--batch N] [--set KEY=VALUE ...]\n"
     "                             [--name NAME] --out FILE\n"
+    "       gradwire model measure SPEC --device cpu|cuda --batch N [--amp bf16|fp16] [--tf32]\n"
+    "                              [--optimizer sgd|momentum|adam|adamw] [--repeats R] [--name NAME] --out FILE\n"
     "\n"
     "Describe a PyTorch model for gradwire (needs ./setup.sh --with-torch; docs/models.md).\n"
     "  export   build SPEC on the meta device (no weights, no network), observe one training\n"
     "           forward and backward pass, write a gradwire-model/1 file: tensors in the observed\n"
     "           gradient-ready order, measured forward and backward FLOPs, saved activations.\n"
+    "  measure  run SPEC's forward and backward passes on the device (random weights, synthetic\n"
+    "           data), write a gradwire-compute/1 file: forward time, per-tensor gradient-ready\n"
+    "           times, backward, optimizer step, DDP's local work; a scenario uses it through\n"
+    "           workload.compute (docs/model.md, \"Measured compute\").\n"
     "SPEC: torchvision:NAME | timm:NAME | transformers:CLASS | path/to/file.py:FUNCTION\n"
     "Python: $GRADWIRE_PYTHON, else .venv-torch/bin/python in the data directory.\n"
-    "`gradwire model export --help` lists every option.\n"
+    "`gradwire model export --help` and `gradwire model measure --help` list every option.\n"
     "\n"
     "Example: gradwire model export torchvision:resnet50 --out /tmp/resnet50.yaml\n"
-    "Example: gradwire model export transformers:BertForPreTraining --seq-len 128 --out /tmp/bert-pt.yaml\n";
+    "Example: gradwire model export transformers:BertForPreTraining --seq-len 128 --out /tmp/bert-pt.yaml\n"
+    "Example: gradwire model measure tests/torch/example_models.py:make_mlp --input 784 --batch 8 --device cpu "
+    "--out /tmp/mlp-measured.yaml\n";
 
 std::string python_path() {
   const char* env = std::getenv("GRADWIRE_PYTHON");

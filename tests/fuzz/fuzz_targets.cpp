@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -12,6 +13,7 @@
 #include <string_view>
 
 #include "gradwire/model/catalog.hpp"
+#include "gradwire/model/measured_compute.hpp"
 #include "gradwire/core/error.hpp"
 #include "gradwire/model/model_desc.hpp"
 #include "gradwire/plan/planner.hpp"
@@ -72,6 +74,26 @@ void model(const std::uint8_t* data, std::size_t size) {
     require_finite(m.activation_bytes_per_sample, "activation bytes");
     if (m.tensors.empty() || m.parameters < 1) throw std::logic_error("an empty model was accepted");
     (void)gradient_bytes(m);
+  } catch (const InputError&) {
+  }
+}
+
+void compute(const std::uint8_t* data, std::size_t size) {
+  try {
+    const MeasuredCompute m = load_measured_compute(as_file(data, size));
+    if (m.tensors.empty() || m.parameters < 1 || m.micro_batch < 1)
+      throw std::logic_error("an empty measured-compute document was accepted");
+    require_finite(m.forward.median, "forward time");
+    require_finite(m.backward.median, "backward time");
+    // What prepare_iteration takes from it: per-tensor durations >= 0 that
+    // add up to the measured backward.
+    double sum = 0;
+    for (double d : measured_tensor_backward(m)) {
+      if (!(d >= 0)) throw std::logic_error("a negative per-tensor backward time was derived");
+      sum += d;
+    }
+    if (std::fabs(sum - m.backward.median) > 1e-9 * std::max(1.0, m.backward.median))
+      throw std::logic_error("per-tensor backward times do not add up to the backward pass");
   } catch (const InputError&) {
   }
 }
@@ -178,7 +200,7 @@ void results(const std::uint8_t* data, std::size_t size) {
 }
 
 const std::vector<Target>& targets() {
-  static const std::vector<Target> all = {{"scenario", scenario}, {"model", model},   {"profile", profile},
+  static const std::vector<Target> all = {{"scenario", scenario}, {"model", model},   {"compute", compute}, {"profile", profile},
                                           {"catalog", catalog},   {"sweep", sweep},   {"units", units},
                                           {"results", results}};
   return all;

@@ -18,6 +18,7 @@ using Entry = void (*)(const std::uint8_t* data, std::size_t size);
 
 void scenario(const std::uint8_t* data, std::size_t size);
 void model(const std::uint8_t* data, std::size_t size);
+void compute(const std::uint8_t* data, std::size_t size);
 void profile(const std::uint8_t* data, std::size_t size);
 void catalog(const std::uint8_t* data, std::size_t size);
 void sweep(const std::uint8_t* data, std::size_t size);

@@ -372,5 +372,125 @@ TEST(ReplayOutput, JsonRoundTripAndTraceTracks) {
   EXPECT_NE(csv_row(r).find("powersgd"), std::string::npos);
 }
 
+// Measured compute (workload.compute): the fixture's round numbers give the
+// iteration by hand. F = 1.5 ms, B = 2.5 ms, O = 0.4 ms; ready order
+// fc.bias 0.1, fc.weight 0.3, conv3.weight 1.0, conv3.bias 1.05, ...,
+// conv1.bias 2.45 ms. Buckets (64 KiB first, 512 KiB later, in that order):
+// [fc.bias, fc.weight] ready at 0.3 ms, [conv3.weight] at 1.0 ms, the rest at
+// 2.5 ms (the last tensor takes the 0.05 ms after the last gradient).
+Scenario measured_scenario() { return load_scenario(std::string(GW_REPLAY_TEST_DATA) + "/tiny-measured.yaml"); }
+
+TEST(ReplayMeasured, PlanTakesForwardReadyTimesAndOptimizerFromTheDocument) {
+  const Scenario s = measured_scenario();
+  const PreparedIteration prep = prepare_iteration(s, tiny_convnet(), load_profile("h100"));
+  const auto& plan = prep.plan;
+  EXPECT_EQ(plan.compute_measured, "measured on Test GPU, 2026-12-01");
+  EXPECT_EQ(plan.compute_precision, "amp-bf16");
+  EXPECT_DOUBLE_EQ(plan.forward, 1.5e-3);
+  EXPECT_NEAR(plan.backward(), 2.5e-3, 1e-15);
+  EXPECT_DOUBLE_EQ(plan.optimizer, 0.4e-3);
+  const std::vector<std::string> order{"fc.bias",    "fc.weight",    "conv3.weight", "conv3.bias",
+                                       "conv2.weight", "conv2.bias", "conv1.weight", "conv1.bias"};
+  EXPECT_EQ(plan.tensor_names, order);
+  ASSERT_EQ(plan.buckets.size(), 3u);
+  const auto ready = test::bucket_ready_times(plan.buckets, plan.tensor_backward);
+  EXPECT_NEAR(ready[0], 0.3e-3, 1e-15);
+  EXPECT_NEAR(ready[1], 1.0e-3, 1e-15);
+  EXPECT_NEAR(ready[2], 2.5e-3, 1e-15);
+  // The measured order decides the buckets: conv3.weight alone in bucket 1.
+  EXPECT_EQ(plan.buckets[1].last_tensor - plan.buckets[1].first_tensor, 0u);
+  EXPECT_EQ(plan.buckets[1].elements, 294912);
+  // workload.optimizer.step_time still wins over the measured step.
+  Scenario given = s;
+  given.workload->optimizer.step_time = 1e-3;
+  EXPECT_DOUBLE_EQ(prepare_iteration(given, tiny_convnet(), load_profile("h100")).plan.optimizer, 1e-3);
+}
+
+TEST(ReplayMeasured, NoOverlapAndOneBucketEqualTheClosedFormOfTheDocument) {
+  const double F = 1.5e-3, B = 2.5e-3, O = 0.4e-3;
+  Scenario s = measured_scenario();
+  s.workload->overlap = false;  // T = k (F + B) + sum of the collectives + O
+  const Profile p = load_profile("h100");
+  auto prep = prepare_iteration(s, tiny_convnet(), p);
+  auto coll = ring_closed_form(prep.cluster);
+  double sum = 0;
+  for (const auto& bc : prep.plan.comm)
+    for (const auto& st : bc.steps) sum += coll(st);
+  const auto r = simulate_iteration(s, tiny_convnet(), p);
+  expect_rel(r.total, 2 * (F + B) + sum + O);
+  EXPECT_EQ(r.compute_measured, "measured on Test GPU, 2026-12-01");
+  // One bucket with overlap: it is ready when the backward pass ends.
+  s.workload->overlap = true;
+  s.workload->first_bucket_size = s.workload->bucket_size = 64.0 * 1024 * 1024;
+  prep = prepare_iteration(s, tiny_convnet(), p);
+  ASSERT_EQ(prep.plan.comm.size(), 1u);
+  const double one = coll(prep.plan.comm[0].steps.at(0));
+  const auto r1 = simulate_iteration(s, tiny_convnet(), p);
+  expect_rel(r1.total, 2 * (F + B) + one + O);
+  expect_rel(r1.buckets.at(0).ready - r1.backward_start, B);
+  // The tensors end at the measured ready times (from the backward start).
+  expect_rel(r1.tensor_end.at(2) - r1.backward_start, 1.0e-3);
+  const auto back = result_from_json(result_to_json(r1));
+  EXPECT_EQ(back.compute_measured, r1.compute_measured);
+  EXPECT_NE(format_table(r1).find("compute: measured on Test GPU, 2026-12-01"), std::string::npos);
+}
+
+// Overlap with the fixture's three buckets: ready at 0.3, 1.0 and 2.5 ms
+// (measured), start_b = max(ready_b, end_{b-1}), end_b = start_b + c_b,
+// T = k (F + B) + max(0, end_last - B) + O with the literals of the document.
+TEST(ReplayMeasured, OverlapFollowsTheMeasuredReadyTimes) {
+  const double F = 1.5e-3, B = 2.5e-3, O = 0.4e-3;
+  const double ready[] = {0.3e-3, 1.0e-3, 2.5e-3};
+  const Scenario s = measured_scenario();
+  const Profile p = load_profile("h100");
+  const auto prep = prepare_iteration(s, tiny_convnet(), p);
+  ASSERT_EQ(prep.plan.comm.size(), 3u);
+  const auto coll = ring_closed_form(prep.cluster);
+  double end = 0;
+  for (std::size_t b = 0; b < 3; ++b) end = std::max(ready[b], end) + coll(prep.plan.comm[b].steps.at(0));
+  const auto r = simulate_iteration(s, tiny_convnet(), p);
+  for (std::size_t b = 0; b < 3; ++b) expect_rel(r.buckets.at(b).ready - r.backward_start, ready[b]);
+  expect_rel(r.total, 2 * (F + B) + std::max(0.0, end - B) + O);
+}
+
+TEST(ReplayMeasured, AMismatchIsAnInputErrorAtWorkloadCompute) {
+  const Profile p = load_profile("h100");
+  const auto expect_mismatch = [&](Scenario s, const std::string& what) {
+    try {
+      (void)prepare_iteration(s, tiny_convnet(), p);
+      ADD_FAILURE() << "no error for " << what;
+    } catch (const InputError& e) {
+      EXPECT_EQ(e.key(), "workload.compute") << e.what();
+      EXPECT_EQ(e.line(), 19) << e.what();
+      EXPECT_NE(e.reason().find(what), std::string::npos) << e.what();
+    }
+  };
+  Scenario s = measured_scenario();
+  s.workload->micro_batch = 16;
+  expect_mismatch(s, "micro-batch 32, the scenario's is 16");
+  s = measured_scenario();
+  s.workload->precision = Precision::BF16;
+  expect_mismatch(s, "gradient precision fp32, the scenario's is bf16");
+  s = measured_scenario();
+  s.workload->optimizer.kind = "sgd";
+  expect_mismatch(s, "optimizer adam, the scenario's is sgd");
+  s = measured_scenario();
+  ModelDesc other = tiny_convnet();
+  other.name = "other";
+  try {
+    (void)prepare_iteration(s, other, p);
+    ADD_FAILURE();
+  } catch (const InputError& e) {
+    EXPECT_NE(e.reason().find("model tiny-convnet (411786 parameters), the scenario's is other"), std::string::npos);
+  }
+  s.workload->compute = "no-such-measurement.yaml";
+  try {
+    (void)prepare_iteration(s, tiny_convnet(), p);
+    ADD_FAILURE();
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.line(), 19) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace gw

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -92,6 +93,31 @@ TEST(SimulateCli, BadInputExitsTwoWithFileLineAndKey) {
   EXPECT_EQ(r.code, 2) << r.out;
   r = run(kData + "/tiny-8gpu.yaml --format xml");
   EXPECT_EQ(r.code, 2) << r.out;
+}
+
+// workload.compute: the table says where the compute was measured; a
+// scenario whose micro-batch differs from the measurement's exits 2 at the
+// line and column of workload.compute with nothing on standard output.
+TEST(SimulateCli, MeasuredComputeIsNamedAndAMismatchExitsTwo) {
+  auto r = run_stdout(kData + "/tiny-measured.yaml");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("compute: measured on Test GPU, 2026-12-01"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("compute efficiency"), std::string::npos) << r.out;
+  std::ifstream in(kData + "/tiny-measured.yaml");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto set = [&](const std::string& from, const std::string& to) { text.replace(text.find(from), from.size(), to); };
+  set("micro_batch: 32", "micro_batch: 16");
+  set("model: tiny-convnet.yaml", "model: " + kData + "/tiny-convnet.yaml");
+  set("compute: tiny-convnet-measured.yaml", "compute: " + kData + "/tiny-convnet-measured.yaml");
+  const auto path = (std::filesystem::temp_directory_path() / ("gw-measured-mismatch-" + std::to_string(::getpid()) + ".yaml")).string();
+  std::ofstream(path) << text;
+  r = run_stdout(path);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_TRUE(r.out.empty()) << r.out;
+  const auto all = run(path);
+  EXPECT_NE(all.out.find(path + ":19:12: workload.compute: "), std::string::npos) << all.out;
+  EXPECT_NE(all.out.find("micro-batch 32, the scenario's is 16"), std::string::npos) << all.out;
+  std::filesystem::remove(path);
 }
 
 /// The per-GPU memory of a scenario file, from the model the sweep uses.

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "gradwire/model/measured_compute.hpp"
+
 namespace gw {
 
 double optimizer_bytes_per_parameter(const std::string& kind, double e) {
@@ -44,8 +46,44 @@ double IterationPlan::backward() const {
 
 double default_compute_efficiency(const ModelDesc& model) { return model.sequence_length > 0 ? 0.5 : 0.25; }
 
-IterationPlan plan_iteration(const WorkloadSpec& w, const ClusterSpec& cluster, const ModelDesc& model,
+namespace {
+
+/// Forward, per-tensor backward and optimizer from FLOPs / (efficiency x GEMM rate).
+void plan_compute_from_flops(IterationPlan& p, const WorkloadSpec& w, const ModelDesc& model,
                              const DeviceCosts& costs) {
+  p.compute_efficiency_default = !w.compute_efficiency.has_value();
+  p.compute_efficiency = w.compute_efficiency.value_or(default_compute_efficiency(model));
+  const double mb = w.micro_batch;
+  const double rate = costs.flops * p.compute_efficiency;
+  p.forward = model.forward_flops_per_sample * mb / rate;
+  const double backward = model.backward_flops_per_sample * mb / rate;
+  const auto shares = backward_shares(model);
+  p.tensor_backward.reserve(shares.size());
+  for (std::size_t j = 0; j < shares.size(); ++j) {
+    p.tensor_backward.push_back(backward * shares[j]);
+    p.tensor_names.push_back(model.tensors[j].name);
+  }
+}
+
+/// Forward, per-tensor backward (ready_j - ready_{j-1}) and the measured
+/// optimizer step from a measured-compute document; the efficiency is what the
+/// measurement reaches of the GEMM rate (reported, not used).
+void plan_compute_measured(IterationPlan& p, const ModelDesc& model, const DeviceCosts& costs,
+                           const MeasuredCompute& m) {
+  p.compute_precision = m.compute_precision;
+  p.compute_measured = m.label();
+  p.forward = m.forward.median;
+  p.tensor_backward = measured_tensor_backward(m);
+  for (const auto& t : m.tensors) p.tensor_names.push_back(t.name);
+  const double flops = (model.forward_flops_per_sample + model.backward_flops_per_sample) * m.micro_batch;
+  p.compute_efficiency = flops / ((p.forward + m.backward.median) * costs.flops);
+  p.compute_efficiency_default = false;
+}
+
+}  // namespace
+
+IterationPlan plan_iteration(const WorkloadSpec& w, const ClusterSpec& cluster, const ModelDesc& model,
+                             const DeviceCosts& costs, const MeasuredCompute* measured) {
   if (!(costs.flops > 0)) throw std::invalid_argument("compute rate must be positive");
   if (w.micro_batch < 1 || w.accumulation < 1)
     throw std::invalid_argument("micro_batch and accumulation must be >= 1");
@@ -59,19 +97,12 @@ IterationPlan plan_iteration(const WorkloadSpec& w, const ClusterSpec& cluster, 
   p.accumulation = w.accumulation;
   p.overlap = w.overlap;
   p.interference = w.interference;
-  p.compute_efficiency_default = !w.compute_efficiency.has_value();
-  p.compute_efficiency = w.compute_efficiency.value_or(default_compute_efficiency(model));
-  const double e = bytes_per_element(w.precision);
-  const double mb = w.micro_batch;
-  const double rate = costs.flops * p.compute_efficiency;
-  p.forward = model.forward_flops_per_sample * mb / rate;
-  const double backward = model.backward_flops_per_sample * mb / rate;
-  const auto shares = backward_shares(model);
-  p.tensor_backward.reserve(shares.size());
-  for (std::size_t j = 0; j < shares.size(); ++j) {
-    p.tensor_backward.push_back(backward * shares[j]);
-    p.tensor_names.push_back(model.tensors[j].name);
+  if (measured) {
+    plan_compute_measured(p, model, costs, *measured);
+  } else {
+    plan_compute_from_flops(p, w, model, costs);
   }
+  const double e = bytes_per_element(w.precision);
   p.buckets = assign_buckets(model, e, w.first_bucket_size, w.bucket_size);
   for (const auto& b : p.buckets) {
     auto c = plan_bucket_comm(w.compression, model, b, e, cluster, p.allreduce_algorithm, costs.codec_time);
@@ -83,7 +114,11 @@ IterationPlan plan_iteration(const WorkloadSpec& w, const ClusterSpec& cluster, 
     p.wire_bytes_per_gpu += c.wire_bytes_per_gpu;
     p.comm.push_back(std::move(c));
   }
-  p.optimizer = optimizer_step_time(w.optimizer, model.parameters, e, costs.copy_bandwidth);
+  if (measured && !w.optimizer.step_time && !measured->optimizer.empty()) {
+    p.optimizer = measured->optimizer_step.median;
+  } else {
+    p.optimizer = optimizer_step_time(w.optimizer, model.parameters, e, costs.copy_bandwidth);
+  }
   return p;
 }
 
@@ -99,6 +134,7 @@ void finish_result(const IterationPlan& plan, IterationResult& r) {
   r.interference = plan.interference;
   r.compute_efficiency = plan.compute_efficiency;
   r.compute_efficiency_default = plan.compute_efficiency_default;
+  r.compute_measured = plan.compute_measured;
   r.global_batch = plan.global_batch();
   const double k = plan.accumulation;
   const double clean_backward = plan.backward();

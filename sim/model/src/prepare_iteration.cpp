@@ -1,11 +1,29 @@
 // Scenario -> (cluster, iteration plan): the one path of both evaluators.
+#include <map>
 #include <stdexcept>
 
 #include "gradwire/core/error.hpp"
 #include "gradwire/model/iteration_model.hpp"
+#include "gradwire/model/measured_compute.hpp"
 #include "gradwire/model/profile.hpp"
+#include "gradwire/model/scenario_refs.hpp"
 
 namespace gw {
+namespace {
+
+/// The model with its tensors in the measured gradient-ready order: DDP
+/// rebuilds its buckets in the order gradients became ready
+/// (Reducer::rebuild_buckets), so the measurement's order decides them.
+ModelDesc in_measured_order(const ModelDesc& model, const MeasuredCompute& m) {
+  std::map<std::string, const TensorDesc*> by_name;
+  for (const auto& t : model.tensors) by_name.emplace(t.name, &t);
+  ModelDesc ordered = model;
+  ordered.tensors.clear();
+  for (const auto& t : m.tensors) ordered.tensors.push_back(*by_name.at(t.name));
+  return ordered;
+}
+
+}  // namespace
 
 PreparedIteration prepare_iteration(const Scenario& scenario, const ModelDesc& model, const Profile& profile) {
   if (!scenario.workload)
@@ -28,8 +46,10 @@ PreparedIteration prepare_iteration(const Scenario& scenario, const ModelDesc& m
     }
   };
   PreparedIteration prepared{resolve_cluster(scenario, profile), {}};
+  const std::optional<MeasuredCompute> measured = resolve_measured_compute(scenario, model);
   try {
-    prepared.plan = plan_iteration(w, prepared.cluster, model, costs);
+    prepared.plan = measured ? plan_iteration(w, prepared.cluster, in_measured_order(model, *measured), costs, &*measured)
+                             : plan_iteration(w, prepared.cluster, model, costs);
   } catch (const std::invalid_argument& e) {
     throw InputError(scenario.file, 0, 0, "workload", e.what());
   }

@@ -221,7 +221,8 @@ ClusterSpec parse_cluster(const yaml::Node& n) {
 
 WorkloadSpec parse_workload(const yaml::Node& n) {
   n.allow_keys({"model", "micro_batch", "accumulation", "precision", "bucket_size", "first_bucket_size", "overlap",
-                "optimizer", "compression", "interference", "allreduce_algorithm", "compute_efficiency"});
+                "optimizer", "compression", "interference", "allreduce_algorithm", "compute_efficiency",
+                "compute"});
   WorkloadSpec w;
   w.model = n.required("model").as_string();
   w.micro_batch = static_cast<int>(n.required("micro_batch").as_int(1, kMaxMicroBatch));
@@ -236,6 +237,11 @@ WorkloadSpec parse_workload(const yaml::Node& n) {
   if (auto f = n.optional("interference")) w.interference = f->as_double(0.0, 10.0);
   if (auto f = n.optional("compute_efficiency")) {
     w.compute_efficiency = f->as_double(kMinComputeEfficiency, 1.0);
+  }
+  if (auto c = n.optional("compute")) {
+    if (n.optional("compute_efficiency"))
+      c->fail("give either compute (a measured-compute file) or compute_efficiency, not both");
+    w.compute = c->as_string();
   }
   if (auto a = n.optional("allreduce_algorithm")) w.allreduce_algorithm = a->as_enum({"auto", "ring", "tree", "hierarchical"});
   if (auto opt = n.optional("optimizer")) {

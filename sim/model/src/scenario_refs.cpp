@@ -40,6 +40,20 @@ void rethrow_at_field(const InputError& e, const std::string& file, const std::s
   throw InputError(file, m.is_null() ? 0 : m.line + 1, m.is_null() ? 0 : m.column + 1, key, reference_context(e));
 }
 
+std::optional<MeasuredCompute> resolve_measured_compute(const Scenario& s, const ModelDesc& model) {
+  if (!s.workload || s.workload->compute.empty()) return std::nullopt;
+  const std::string key = "workload.compute";
+  try {
+    MeasuredCompute m = load_measured_compute(beside_scenario(s.file, s.workload->compute));
+    check_measured_matches(m, model, *s.workload);
+    return m;
+  } catch (const InputError& e) {
+    rethrow_at_field(e, s.file, key);
+  } catch (const std::invalid_argument& e) {
+    rethrow_at_field(InputError("", 0, 0, key, e.what()), s.file, key);
+  }
+}
+
 ScenarioRefs resolve_scenario_references(const Scenario& s, const std::string& path,
                                          const std::optional<std::string>& profile_override) {
   const std::string file = s.file.empty() ? path : s.file;
@@ -62,6 +76,11 @@ ScenarioRefs resolve_scenario_references(const Scenario& s, const std::string& p
   } catch (const InputError& e) {
     if (profile_override) throw;
     rethrow_at_field(e, file, profile_field(s));
+  }
+  if (refs.model) {
+    Scenario located = s;
+    located.file = file;
+    refs.compute = resolve_measured_compute(located, *refs.model);
   }
   // A cluster without intra_node takes it from the profile: check it can.
   if (s.cluster.intra_node_from_profile) (void)resolve_cluster(s, refs.profile);

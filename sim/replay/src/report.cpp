@@ -67,11 +67,16 @@ std::string format_table(const IterationResult& r, const MemoryBreakdown* memory
       "accumulation: {}   global batch: {:g}   interference: {:g}\n",
       r.compression, r.allreduce_algorithm, r.overlap ? "on" : "off", r.compute_precision, r.micro_batch,
       r.accumulation, r.global_batch, r.interference);
-  o += fmt::format("compute efficiency: {:g} of the profile's {} GEMM rate{}\n", r.compute_efficiency,
-                   r.compute_precision,
-                   r.compute_efficiency_default
-                       ? " (default assumption for this kind of model; set workload.compute_efficiency)"
-                       : " (from the scenario)");
+  if (!r.compute_measured.empty()) {
+    o += fmt::format("compute: {} (forward, per-tensor backward, optimizer; {:.3g} of the profile's GEMM rate)\n",
+                     r.compute_measured, r.compute_efficiency);
+  } else {
+    o += fmt::format("compute efficiency: {:g} of the profile's {} GEMM rate{}\n", r.compute_efficiency,
+                     r.compute_precision,
+                     r.compute_efficiency_default
+                         ? " (default assumption for this kind of model; set workload.compute_efficiency)"
+                         : " (from the scenario)");
+  }
   o += fmt::format("method: {}\n\n", r.method);
   o += fmt::format("{:<34}{:>12}{:>8}\n", "phase", "time (ms)", "share");
   const auto row = [&](const std::string& name, double s, bool in_total) {

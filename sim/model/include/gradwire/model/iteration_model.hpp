@@ -31,6 +31,7 @@ namespace gw {
 
 struct Profile;
 struct IterationResult;
+struct MeasuredCompute;
 
 /// The per-GPU costs the iteration model needs, usually read from a profile.
 struct DeviceCosts {
@@ -70,6 +71,9 @@ struct IterationPlan {
   double interference = 0;
   double compute_efficiency = 1;       ///< fraction of the GEMM rate used for compute
   bool compute_efficiency_default = true;  ///< true when not given by the scenario
+  /// "measured on DEVICE, DATE" when forward, backward and optimizer come from
+  /// a measured-compute document (workload.compute); empty otherwise.
+  std::string compute_measured;
   double forward = 0;                  ///< one micro-step (s)
   std::vector<double> tensor_backward; ///< one micro-step, per tensor (s), gradient-ready order
   std::vector<std::string> tensor_names;
@@ -92,10 +96,15 @@ struct IterationPlan {
 /// with workload.compute_efficiency.
 double default_compute_efficiency(const ModelDesc& model);
 
-/// Builds the plan. Throws std::invalid_argument (unknown compressor, optimizer
-/// or algorithm) and whatever the codec cost function throws.
+/// Builds the plan. With `measured` (already checked against the model and
+/// workload, its tensors in the model's order), the forward time, the
+/// per-tensor backward times and the optimizer step (unless the scenario
+/// gives step_time) come from it instead of FLOPs / (efficiency x rate).
+/// Throws std::invalid_argument (unknown compressor, optimizer or algorithm)
+/// and whatever the codec cost function throws.
 IterationPlan plan_iteration(const WorkloadSpec& workload, const ClusterSpec& cluster,
-                             const ModelDesc& model, const DeviceCosts& costs);
+                             const ModelDesc& model, const DeviceCosts& costs,
+                             const MeasuredCompute* measured = nullptr);
 
 /// A scenario made ready to evaluate: its cluster with the profile-derived
 /// parts resolved (resolve_cluster) and its iteration plan.
@@ -148,6 +157,7 @@ struct IterationResult {
   double interference = 0;
   double compute_efficiency = 1;
   bool compute_efficiency_default = true;
+  std::string compute_measured;       ///< "measured on DEVICE, DATE", or empty (FLOPs / efficiency x rate)
   double global_batch = 0;
   double forward = 0, backward = 0;   ///< all micro-steps
   double encode = 0, decode = 0;      ///< codec work on the comm stream (may be hidden)

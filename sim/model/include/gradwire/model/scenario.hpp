@@ -149,6 +149,10 @@ struct WorkloadSpec {
   /// backward pass reaches (kernels other than GEMMs, memory-bound layers,
   /// launch gaps). When absent, default_compute_efficiency() of the model.
   std::optional<double> compute_efficiency;
+  /// A measured-compute document (gradwire-compute/1, a path relative to the
+  /// scenario): forward, per-tensor backward and optimizer times measured on a
+  /// device, used instead of compute_efficiency (docs/model.md). Empty: none.
+  std::string compute;
   /// Collective algorithm used for all-reduce (ring, tree, hierarchical, auto).
   std::string allreduce_algorithm = "auto";
 };

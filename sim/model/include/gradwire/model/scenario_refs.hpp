@@ -10,6 +10,7 @@
 #include <string>
 
 #include "gradwire/core/error.hpp"
+#include "gradwire/model/measured_compute.hpp"
 #include "gradwire/model/model_desc.hpp"
 #include "gradwire/model/profile.hpp"
 #include "gradwire/model/scenario.hpp"
@@ -33,9 +34,16 @@ std::string reference_context(const InputError& e);
 /// position of its own; otherwise rethrows it unchanged.
 [[noreturn]] void rethrow_at_field(const InputError& e, const std::string& file, const std::string& key);
 
+/// The measured-compute document a scenario names (workload.compute), loaded
+/// and checked against the model and workload; nullopt when it names none.
+/// A missing file or a mismatch is reported at the line of workload.compute;
+/// an error inside the document keeps that document's own position.
+std::optional<MeasuredCompute> resolve_measured_compute(const Scenario& s, const ModelDesc& model);
+
 struct ScenarioRefs {
   std::optional<ModelDesc> model;
   Profile profile;
+  std::optional<MeasuredCompute> compute;   ///< workload.compute, checked against the model
 };
 
 /// Loads the model (when the scenario has a workload) and the profile a
