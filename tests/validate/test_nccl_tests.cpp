@@ -166,10 +166,11 @@ TEST(CollectiveCli, NcclTestsOptionsAndOpDefaults) {
   EXPECT_EQ(both.exit_code, 2);
   const auto bad = gradwire({"collective", "--scenario", scenario, "-b", "8Q"});
   EXPECT_EQ(bad.exit_code, 2);
-  // alltoall has no ring: its default algorithm is direct.
+  // alltoall has no ring: auto runs direct, and says so per size.
   const auto a2a = gradwire({"collective", "--scenario", scenario, "--op", "alltoall", "-b", "1M", "-g", "4"});
   ASSERT_EQ(a2a.exit_code, 0) << a2a.err;
-  EXPECT_NE(a2a.out.find("alltoall / direct"), std::string::npos);
+  EXPECT_NE(a2a.out.find("alltoall / auto / auto"), std::string::npos);
+  EXPECT_NE(a2a.out.find("#   1.00 MiB .. 1.00 MiB: direct/Simple"), std::string::npos) << a2a.out;
   const auto log = nccl_tests::parse_log(a2a.out, "a2a.out");
   EXPECT_EQ(log.world_size(), 4);
   EXPECT_EQ(log.rows.at(0).count, 1048576.0 / 4 / 4);  // per rank, as nccl-tests counts
