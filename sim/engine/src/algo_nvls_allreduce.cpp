@@ -12,17 +12,21 @@
 namespace gw::engine::detail {
 namespace {
 
-void schedule(const ScheduleInput& in, const EmitPhase& emit) {
-  const auto& r = in.ranks;
-  const int n = static_cast<int>(r.size());
-  if (n < 2) return;
+// NVLS multicasts within one NVSwitch: every rank on the first rank's node.
+void require_one_node(const ScheduleInput& in) {
   const int gpn = in.cluster->gpus_per_node;
-  for (int rank : r)
-    if (rank / gpn != r.front() / gpn)
+  for (int rank : in.ranks)
+    if (rank / gpn != in.ranks.front() / gpn)
       throw std::invalid_argument("nvls all-reduce runs on the GPUs of one node");
+}
+
+void schedule(const ScheduleInput& in, const EmitPhase& emit) {
+  if (in.ranks.size() < 2) return;
+  require_one_node(in);
   Phase p;
-  p.flows.reserve(n);
-  for (int i = 0; i < n; ++i) p.flows.push_back({r[i], r[(i + 1) % n], in.bytes});
+  const std::size_t count = in.ranks.size();
+  p.flows.reserve(count);
+  for (std::size_t i = 0; i < count; ++i) p.flows.push_back({in.ranks[i], in.ranks[(i + 1) % count], in.bytes});
   emit(p);
 }
 
