@@ -103,6 +103,8 @@ TEST(TreeSchedule, RoundsAndLoads) {
   const AlphaBeta ab{1e-6, 1e10};
   double load = 0;
   for (int l : sched.loads) load += l;
+  // The sum from 2H+1 chunks plus steady rounds (O(H) work) is the listed one.
+  EXPECT_DOUBLE_EQ(sched.load_sum, load);
   const NcclCost cost{30e-6, 0.5};
   // Pipelined (Aggregated): NCCL's latency over the one route latency.
   EXPECT_DOUBLE_EQ(tree_allreduce_time(64, s, ab, cost), 30e-6 + load * (s / 2 / 64) / (0.5 * 1e10));

@@ -208,8 +208,9 @@ std::vector<int> tree_round_loads(const std::array<BinaryTree, 2>& trees, int n,
   return loads;
 }
 
-// Rounds up to which the per-round loads are kept (beyond: load_sum only).
-constexpr long long kMaxListedRounds = 1 << 20;
+// Work (ranks x rounds) up to which the per-round loads are listed (beyond:
+// load_sum only, which costs ranks x (4H + 1) whatever the size).
+constexpr long long kMaxListedWork = 1LL << 22;
 
 }  // namespace
 
@@ -230,7 +231,7 @@ TreeSchedule tree_allreduce_schedule(int n, double bytes) {
   const std::vector<int> loads = tree_round_loads(trees, n, h, k0, s.max_load);
   s.load_sum = static_cast<double>(s.chunks - k0) * s.max_load;
   for (int l : loads) s.load_sum += l;
-  if (s.rounds <= kMaxListedRounds) s.loads = k0 == s.chunks ? loads : tree_round_loads(trees, n, h, s.chunks, s.max_load);
+  if (static_cast<long long>(n) * s.rounds <= kMaxListedWork) s.loads = k0 == s.chunks ? loads : tree_round_loads(trees, n, h, s.chunks, s.max_load);
   return s;
 }
 

@@ -116,7 +116,7 @@ struct TreeSchedule {
   int rounds = 0;           ///< R = K + 2H - 1
   int max_load = 0;         ///< largest number of edges of both trees at one rank, one direction
   double load_sum = 0;      ///< sum_r loads[r] (O(H) work whatever K)
-  std::vector<int> loads;   ///< per round; empty beyond 2^20 rounds (load_sum still holds)
+  std::vector<int> loads;   ///< per round; empty beyond 2^22 ranks x rounds (load_sum still holds)
 };
 TreeSchedule tree_allreduce_schedule(int n, double bytes);
 
