@@ -15,6 +15,9 @@
 #include <vector>
 
 #include "commands.hpp"
+#include <cstdlib>
+
+#include "gradwire/model/closed_form.hpp"
 #include "gradwire/model/collectives.hpp"
 #include "gradwire/engine/engine.hpp"
 #include "gradwire/core/error.hpp"
@@ -34,7 +37,8 @@ namespace {
 constexpr const char* kCmd = "gradwire collective";
 constexpr const char* kExamples =
     "\nExample: gradwire collective scenarios/resnet50-8xa100.yaml --sizes 1MiB:256MiB:4\n"
-    "Example: gradwire collective scenarios/default.yaml --op allgather --algo ring -g 8 --format csv\n";
+    "Example: gradwire collective scenarios/default.yaml --op allgather --algo ring -g 8 --format csv\n"
+    "Example: gradwire collective scenarios/default.yaml --algo ring --proto simple -b 8 -e 1G\n";
 
 struct Row {
   double bytes = 0;
@@ -42,10 +46,11 @@ struct Row {
   double time = 0;   ///< seconds
   double algbw = 0;  ///< bytes/s
   double busbw = 0;  ///< bytes/s
+  std::string algorithm, protocol;  ///< the pair simulated at this size
 };
 
 struct Meta {
-  std::string scenario, op, algorithm, granularity;
+  std::string scenario, op, algorithm, protocol, granularity;
   int gpus = 0;
   CollectiveOp collective = CollectiveOp::AllReduce;
   const ClusterSpec* cluster = nullptr;
@@ -95,8 +100,9 @@ class Printer {
 class TablePrinter : public Printer {
  public:
   void begin(const Meta& m) override {
-    std::cout << "# gradwire collective: " << m.op << " / " << m.algorithm << " / " << m.granularity << " on "
-              << m.gpus << " GPUs of " << m.scenario << " (simulated)\n# " << describe_network(*m.cluster) << "\n";
+    std::cout << "# gradwire collective: " << m.op << " / " << m.algorithm << " / " << m.protocol << " / "
+              << m.granularity << " on " << m.gpus << " GPUs of " << m.scenario << " (simulated)\n# "
+              << describe_network(*m.cluster) << "\n";
     nccl_tests::Header h;
     h.ranks = m.gpus;
     h.min_bytes = m.sizes.front();
@@ -119,8 +125,19 @@ class TablePrinter : public Printer {
     std::cout << nccl_tests::format_row(r.bytes, std::floor(r.bytes / 4 / per_rank_), redop_, root_, res);
     busbw_sum_ += r.busbw;
     ++rows_;
+    const std::string pair = r.algorithm + "/" + r.protocol;
+    if (pairs_.empty() || pairs_.back().pair != pair) pairs_.push_back({pair, r.bytes, r.bytes});
+    pairs_.back().last = r.bytes;
   }
-  void end() override { std::cout << nccl_tests::format_footer(rows_ ? busbw_sum_ / rows_ : 0); }
+  // nccl-tests' footer, then the pair per size range as a comment block
+  // (parsers of nccl-tests logs skip '#' lines).
+  void end() override {
+    std::cout << nccl_tests::format_footer(rows_ ? busbw_sum_ / rows_ : 0);
+    std::cout << "# algorithm/protocol per size (NCCL's rule: lowest closed-form time):\n";
+    for (const auto& p : pairs_)
+      std::cout << "#   " << units::format_size(p.first) << " .. " << units::format_size(p.last) << ": " << p.pair
+                << "\n";
+  }
 
  private:
   // "2(factor)" when the sizes grow by one whole factor, else the byte step.
@@ -132,6 +149,11 @@ class TablePrinter : public Printer {
     if (geometric) return std::to_string(static_cast<long long>(f)) + "(factor)";
     return std::to_string(static_cast<long long>(s[1] - s[0])) + "(bytes)";
   }
+  struct PairRange {
+    std::string pair;
+    double first = 0, last = 0;
+  };
+  std::vector<PairRange> pairs_;
   std::string redop_;
   int root_ = -1;
   double per_rank_ = 1;
@@ -147,7 +169,7 @@ class CsvPrinter : public Printer {
       std::cout << (first ? "" : ",") << c.key;
       first = false;
     }
-    std::cout << "\n";
+    std::cout << ",algorithm,protocol\n";
   }
   void row(const Row& r) override {
     bool first = true;
@@ -155,7 +177,7 @@ class CsvPrinter : public Printer {
       std::cout << (first ? "" : ",") << cell(c, r);
       first = false;
     }
-    std::cout << "\n";
+    std::cout << "," << r.algorithm << "," << r.protocol << "\n";
   }
   void end() override {}
 };
@@ -164,7 +186,7 @@ class JsonPrinter : public Printer {
  public:
   void begin(const Meta& m) override {
     doc_ = {{"scenario", m.scenario}, {"op", m.op},       {"algorithm", m.algorithm},
-            {"granularity", m.granularity}, {"gpus", m.gpus}, {"type", "float"},
+            {"protocol", m.protocol}, {"granularity", m.granularity}, {"gpus", m.gpus}, {"type", "float"},
             {"results", nlohmann::json::array()}};
   }
   void row(const Row& r) override {
@@ -176,6 +198,8 @@ class JsonPrinter : public Printer {
       else
         j[c.key] = c.value(r);
     }
+    j["algorithm"] = r.algorithm;
+    j["protocol"] = r.protocol;
     doc_["results"].push_back(std::move(j));
   }
   void end() override { std::cout << doc_.dump(2) << "\n"; }
@@ -254,8 +278,11 @@ po::options_description options() {
       ("scenario", po::value<std::string>(), "the scenario file, as an option (the older spelling of SCENARIO)")
       ("op", po::value<std::string>()->default_value("allreduce"), op_help.c_str())
       ("algo", po::value<std::string>(),
-       "ring, tree (allreduce), hierarchical (allreduce), direct (alltoall); default: the op's own "
-       "(ring; direct for alltoall)")
+       "auto (default: NCCL's rule, the pair with the lowest predicted time per size), ring, tree "
+       "(allreduce), nvls (allreduce, one NVSwitch node of H100/H200/B200 class), hierarchical "
+       "(allreduce; gradwire's, not NCCL's), direct (alltoall); default from NCCL_ALGO when set")
+      ("proto", po::value<std::string>(),
+       "auto (default), LL, LL128 or Simple (case-insensitive); default from NCCL_PROTO when set")
       ("sizes", po::value<std::string>()->default_value("8B:1GiB"),
        "bytes: MIN:MAX[:FACTOR] (MIN, MIN x FACTOR, ... while <= MAX; FACTOR 2 when left out), "
        "one size or a comma list (nccl-tests sizes: per-rank buffer for allreduce/broadcast, total "
@@ -293,12 +320,33 @@ Scenario load_cluster_scenario(const std::string& path) {
   return scenario;
 }
 
-void print(Printer& printer, const Meta& meta, CollectiveOp op, const std::vector<double>& sizes,
-           const std::vector<double>& times) {
+// --algo / --proto, else NCCL_ALGO / NCCL_PROTO (one name each), else auto.
+void choose_pair(const po::variables_map& vm, engine::CollectiveRequest& req) {
+  auto pick = [&](const char* option, const char* env) -> std::string {
+    if (vm.count(option)) return vm[option].as<std::string>();
+    const char* v = std::getenv(env);
+    if (!v || !*v) return "auto";
+    const std::string s(v);
+    if (s.find_first_of(",^") != std::string::npos)
+      throw std::invalid_argument(std::string(env) + "=" + s + ": gradwire takes one name there (or --" + option +
+                                  ")");
+    return s;
+  };
+  req.algorithm = engine::parse_algorithm(pick("algo", "NCCL_ALGO"));
+  req.protocol = engine::parse_protocol(pick("proto", "NCCL_PROTO"));
+}
+
+void print(Printer& printer, const Meta& meta, const engine::CollectiveRequest& req,
+           const std::vector<double>& sizes, const std::vector<double>& times) {
+  const CollectiveOp op = req.op;
   const double factor = bus_bandwidth_factor(op, meta.gpus);
+  const NcclShape shape = collective_shape(*meta.cluster, meta.gpus);
   printer.begin(meta);
   for (std::size_t i = 0; i < sizes.size(); ++i) {
     Row r;
+    const auto pick = choose_collective(op, req.algorithm, req.protocol, *meta.cluster, shape, sizes[i]);
+    r.algorithm = to_string(pick.algorithm);
+    r.protocol = to_string(pick.protocol);
     r.bytes = sizes[i];
     r.count = std::floor(sizes[i] / 4);
     r.time = times[i];
@@ -330,7 +378,6 @@ int compare(const po::variables_map& vm, const Scenario& scenario, const std::st
             engine::CollectiveRequest base, const std::string& format) {
   const nccl_tests::Log log = nccl_tests::load_log(vm["compare"].as<std::string>());  // InputError: exit 2
   base.op = log_op(log, vm);
-  if (!vm.count("algo")) base.algorithm = engine::parse_algorithm(collective_info(base.op).default_algorithm);
   const int gpus = log.world_size();
   if (gpus < 2 || gpus > scenario.cluster.world_size())
     throw std::invalid_argument(log.file + " ran on " + std::to_string(gpus) + " ranks; the cluster of " + path +
@@ -382,8 +429,7 @@ int cmd_collective(int argc, char** argv) {
   const std::string format = vm["format"].as<std::string>();
   try {
     base.op = parse_collective_op(vm["op"].as<std::string>());
-    base.algorithm = engine::parse_algorithm(vm.count("algo") ? vm["algo"].as<std::string>()
-                                                              : collective_info(base.op).default_algorithm);
+    choose_pair(vm, base);
     base.granularity = parse_granularity(gran);
     sizes = requested_sizes(vm);
     printer = make_printer(format);
@@ -421,12 +467,13 @@ int cmd_collective(int argc, char** argv) {
   meta.scenario = path;
   meta.op = to_string(base.op);
   meta.algorithm = engine::to_string(base.algorithm);
+  meta.protocol = engine::to_string(base.protocol);
   meta.granularity = gran;
   meta.gpus = gpus;
   meta.collective = base.op;
   meta.cluster = &scenario.cluster;
   meta.sizes = sizes;
-  print(*printer, meta, base.op, sizes, times);
+  print(*printer, meta, base, sizes, times);
   return kExitOk;
 }
 

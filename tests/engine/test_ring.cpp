@@ -1,8 +1,11 @@
-// Ring all-reduce, all-gather and reduce-scatter on one non-blocking switch
-// equal their alpha-beta closed forms; per-step equals aggregated.
+// NCCL's algorithms x protocols (ring all-reduce, all-gather, reduce-scatter;
+// tree and nvls all-reduce; LL, LL128, Simple) simulated on one non-blocking
+// switch equal their closed forms (collective_model.hpp with NCCL's cost,
+// nccl_model.hpp) within 0.1%, Aggregated and PerStep, N in {2, 8, 64, 512}.
 #include <gtest/gtest.h>
 
 #include "engine_test_util.hpp"
+#include "gradwire/model/closed_form.hpp"
 #include "gradwire/model/collective_model.hpp"
 
 namespace gw::engine {
@@ -12,90 +15,131 @@ namespace cm = gw::collective;
 
 constexpr double kTolerance = 1e-3;  // relative
 
-double closed_form(CollectiveOp op, int n, double bytes, cm::AlphaBeta ab) {
-  switch (op) {
-    case CollectiveOp::AllReduce: return cm::ring_allreduce_time(n, bytes, ab);
-    case CollectiveOp::AllGather: return cm::ring_allgather_time(n, bytes, ab);
-    default: return cm::ring_reducescatter_time(n, bytes, ab);
-  }
-}
-
-const std::vector<double> kSizes = {KiB, 32 * KiB, MiB, 32 * MiB, GiB};
-
-struct RingCase {
+struct Pair {
   CollectiveOp op;
-  int n;
+  Algorithm a;
+  Protocol p;
 };
 
-class RingOnSwitch : public ::testing::TestWithParam<RingCase> {};
+std::string label(const Pair& x) { return to_string(x.op) + "/" + to_string(x.a) + "/" + to_string(x.p); }
 
-TEST_P(RingOnSwitch, AggregatedEqualsClosedForm) {
-  const auto [op, n] = GetParam();
-  std::vector<CollectiveRequest> reqs;
-  for (double s : kSizes) reqs.push_back(request(op, Algorithm::Ring, s));
-  const auto run = run_collectives(switch_cluster(n), reqs);
-  // One GPU per node: the route is intra + NIC each side, the NIC the bottleneck.
-  EXPECT_DOUBLE_EQ(run.alpha, 2 * kIntraLat + 2 * (kNicLat + kFabricLat));
-  EXPECT_DOUBLE_EQ(run.bandwidth, kNicBw);
-  ASSERT_EQ(run.times.size(), kSizes.size());
-  for (std::size_t i = 0; i < kSizes.size(); ++i) {
-    const double expect = closed_form(op, n, kSizes[i], {run.alpha, run.bandwidth});
-    EXPECT_NEAR(run.times[i], expect, kTolerance * expect)
-        << to_string(op) << " n=" << n << " size=" << kSizes[i];
+// Every pair NCCL runs for the ring ops and the tree, and nvls (one node).
+std::vector<Pair> ring_and_tree_pairs() {
+  std::vector<Pair> out;
+  for (const auto& pi : protocols()) {
+    for (auto op : {CollectiveOp::AllReduce, CollectiveOp::AllGather, CollectiveOp::ReduceScatter})
+      out.push_back({op, Algorithm::Ring, pi.protocol});
+    out.push_back({CollectiveOp::AllReduce, Algorithm::Tree, pi.protocol});
   }
+  return out;
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Sizes, RingOnSwitch,
-    ::testing::Values(RingCase{CollectiveOp::AllReduce, 2}, RingCase{CollectiveOp::AllReduce, 8},
-                      RingCase{CollectiveOp::AllReduce, 64}, RingCase{CollectiveOp::AllReduce, 512},
-                      RingCase{CollectiveOp::AllGather, 2}, RingCase{CollectiveOp::AllGather, 8},
-                      RingCase{CollectiveOp::AllGather, 64}, RingCase{CollectiveOp::AllGather, 512},
-                      RingCase{CollectiveOp::ReduceScatter, 2},
-                      RingCase{CollectiveOp::ReduceScatter, 8},
-                      RingCase{CollectiveOp::ReduceScatter, 64},
-                      RingCase{CollectiveOp::ReduceScatter, 512}),
-    [](const ::testing::TestParamInfo<RingCase>& param_info) {
-      return to_string(param_info.param.op) + "_n" + std::to_string(param_info.param.n);
-    });
+// H100s (LL128 on: compute capability 90), one GPU per node on one switch.
+ClusterSpec h100_switch(int nodes, int gpus = 1) {
+  ClusterSpec c = switch_cluster(nodes, gpus);
+  c.gpu = "h100";
+  return c;
+}
 
-// Per-step (every chunk its own message) against aggregated, back to back in
-// one simulation: request i per-step, i+1 aggregated.
-void expect_per_step_equals_aggregated(const ClusterSpec& c, CollectiveOp op,
-                                       const std::vector<double>& sizes) {
+double closed_form(const ClusterSpec& c, const Pair& x, double s, cm::AlphaBeta ab, bool per_step) {
+  const int n = c.world_size();
+  const auto cost = collective_cost(x.op, x.a, x.p, c, collective_shape(c, n), s);
+  if (!cost) ADD_FAILURE() << label(x) << " not available";
+  if (x.a == Algorithm::Tree) return cm::tree_allreduce_time(n, s, ab, *cost, per_step);
+  if (x.a == Algorithm::NVLS) return cm::nvls_allreduce_time(n, s, ab, *cost);
+  if (x.op == CollectiveOp::AllReduce) return cm::ring_allreduce_time(n, s, ab, *cost, per_step);
+  if (x.op == CollectiveOp::AllGather) return cm::ring_allgather_time(n, s, ab, *cost, per_step);
+  return cm::ring_reducescatter_time(n, s, ab, *cost, per_step);
+}
+
+void expect_closed_forms(const ClusterSpec& c, const std::vector<Pair>& pairs, const std::vector<double>& sizes,
+                         const std::vector<Granularity>& grans) {
   std::vector<CollectiveRequest> reqs;
-  for (double s : sizes) {
-    reqs.push_back(request(op, Algorithm::Ring, s, Granularity::PerStep));
-    reqs.push_back(request(op, Algorithm::Ring, s, Granularity::Aggregated));
-  }
+  for (const auto& x : pairs)
+    for (double s : sizes)
+      for (auto g : grans) {
+        reqs.push_back(request(x.op, x.a, s, g));
+        reqs.back().protocol = x.p;
+      }
   const auto run = run_collectives(c, reqs);
   ASSERT_EQ(run.times.size(), reqs.size());
-  for (std::size_t i = 0; i < sizes.size(); ++i) {
-    const double per_step = run.times[2 * i];
-    const double aggregated = run.times[2 * i + 1];
-    EXPECT_NEAR(per_step, aggregated, kTolerance * aggregated)
-        << to_string(op) << " n=" << c.world_size() << " size=" << sizes[i];
-    const double expect = closed_form(op, c.world_size(), sizes[i], {run.alpha, run.bandwidth});
-    EXPECT_NEAR(per_step, expect, kTolerance * expect);
-  }
+  std::size_t i = 0;
+  for (const auto& x : pairs)
+    for (double s : sizes)
+      for (auto g : grans) {
+        const bool per_step = g == Granularity::PerStep;
+        const double expect = closed_form(c, x, s, {run.alpha, run.bandwidth}, per_step);
+        EXPECT_NEAR(run.times[i], expect, kTolerance * expect)
+            << label(x) << (per_step ? " per-step" : " aggregated") << " n=" << c.world_size() << " size=" << s;
+        ++i;
+      }
 }
 
-TEST(RingPerStep, EqualsAggregatedSmallRings) {
+const std::vector<double> kSizes = {KiB, MiB, 64 * MiB};
+
+TEST(NcclPairs, RingAndTreeEqualClosedFormsUpTo64) {
   for (int n : {2, 8, 64})
-    for (auto op : {CollectiveOp::AllReduce, CollectiveOp::AllGather, CollectiveOp::ReduceScatter})
-      expect_per_step_equals_aggregated(switch_cluster(n), op, {KiB, MiB, GiB});
+    expect_closed_forms(h100_switch(n), ring_and_tree_pairs(), kSizes,
+                        {Granularity::Aggregated, Granularity::PerStep});
 }
 
-TEST(RingPerStep, EqualsAggregatedAt512) {
-  expect_per_step_equals_aggregated(switch_cluster(512), CollectiveOp::AllReduce, {64 * MiB});
+TEST(NcclPairs, RingAndTreeEqualClosedFormsAt512) {
+  const auto c = h100_switch(512);
+  expect_closed_forms(c, ring_and_tree_pairs(), kSizes, {Granularity::Aggregated});
+  expect_closed_forms(c, {{CollectiveOp::AllReduce, Algorithm::Ring, Protocol::Simple}}, {64 * MiB},
+                      {Granularity::PerStep});
+}
+
+TEST(NcclPairs, NvlsEqualsClosedFormOnOneNode) {
+  // NVLS needs an NVSwitch node (4 or more GPUs): 8, 64 and 512 GPUs on one node.
+  for (int g : {8, 64, 512})
+    expect_closed_forms(h100_switch(1, g), {{CollectiveOp::AllReduce, Algorithm::NVLS, Protocol::Simple}},
+                        {KiB, MiB, GiB}, {Granularity::Aggregated, Granularity::PerStep});
+}
+
+TEST(NcclPairs, ProtocolsOrderAsNcclModelsThem) {
+  // 8 GPUs on one H100 node: LL wins small sizes (lowest latency), Simple the
+  // largest (full bandwidth); the simulated times say so too.
+  const auto c = h100_switch(1, 8);
+  std::vector<CollectiveRequest> reqs;
+  for (double s : {8.0, GiB})
+    for (const auto& pi : protocols()) {
+      reqs.push_back(request(CollectiveOp::AllReduce, Algorithm::Ring, s));
+      reqs.back().protocol = pi.protocol;
+    }
+  const auto run = run_collectives(c, reqs);
+  ASSERT_EQ(run.times.size(), 6u);
+  EXPECT_LT(run.times[0], run.times[1]);  // 8 B: LL < LL128
+  EXPECT_LT(run.times[0], run.times[2]);  // 8 B: LL < Simple
+  EXPECT_LT(run.times[5], run.times[4]);  // 1 GiB: Simple < LL128
+  EXPECT_LT(run.times[4], run.times[3]);  // 1 GiB: LL128 < LL
+}
+
+TEST(NcclAuto, EngineRunsTheChosenPair) {
+  const auto c = h100_switch(1, 8);
+  const std::vector<double> sizes = {8.0, 64 * KiB, 16 * MiB, GiB};
+  std::vector<CollectiveRequest> reqs;
+  for (double s : sizes) {
+    reqs.push_back(request(CollectiveOp::AllReduce, Algorithm::Auto, s));
+    reqs.back().protocol = Protocol::Auto;
+  }
+  const auto run = run_collectives(c, reqs);
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    const auto pick = choose_collective(CollectiveOp::AllReduce, Algorithm::Auto, Protocol::Auto, c,
+                                        collective_shape(c, 8), sizes[i]);
+    EXPECT_NEAR(run.times[i], pick.time, kTolerance * pick.time) << sizes[i];
+  }
 }
 
 TEST(RingSubset, FirstRanksOnly) {
   // Eight of 32 GPUs take part: the closed form for n = 8.
   auto req = request(CollectiveOp::AllReduce, Algorithm::Ring, 64 * MiB);
+  req.protocol = Protocol::Simple;
   for (int r = 0; r < 8; ++r) req.ranks.push_back(r);
-  const auto run = run_collectives(switch_cluster(32), {req});
-  const double expect = cm::ring_allreduce_time(8, 64 * MiB, {run.alpha, run.bandwidth});
+  const auto c = switch_cluster(32);
+  const auto run = run_collectives(c, {req});
+  const auto cost = *collective_cost(CollectiveOp::AllReduce, Algorithm::Ring, Protocol::Simple, c, {8, 8}, 64 * MiB);
+  const double expect = cm::ring_allreduce_time(8, 64 * MiB, {run.alpha, run.bandwidth}, cost);
   EXPECT_NEAR(run.times[0], expect, kTolerance * expect);
 }
 
@@ -105,9 +149,12 @@ TEST(RingErrors, BadRequestsThrow) {
   bad_rank.ranks = {0, 9};
   auto twice = request(CollectiveOp::AllReduce, Algorithm::Ring, MiB);
   twice.ranks = {0, 1, 1};
+  auto nvls_across_nodes = request(CollectiveOp::AllReduce, Algorithm::NVLS, MiB);
+  auto ll128_unknown_gpu = request(CollectiveOp::AllReduce, Algorithm::Ring, MiB);
+  ll128_unknown_gpu.protocol = Protocol::LL128;
   for (const auto& req :
        {bad_rank, twice, request(CollectiveOp::AllGather, Algorithm::Tree, MiB),
-        request(CollectiveOp::AllReduce, Algorithm::Ring, -1)}) {
+        request(CollectiveOp::AllReduce, Algorithm::Ring, -1), nvls_across_nodes, ll128_unknown_gpu}) {
     EXPECT_THROW(run_collectives(c, {req}), std::runtime_error);
   }
 }
@@ -116,10 +163,16 @@ TEST(RingNames, ParseAndPrint) {
   for (auto op : {CollectiveOp::AllReduce, CollectiveOp::AllGather, CollectiveOp::ReduceScatter,
                   CollectiveOp::Broadcast, CollectiveOp::AllToAll})
     EXPECT_EQ(parse_op(to_string(op)), op);
-  for (auto a : {Algorithm::Ring, Algorithm::Tree, Algorithm::Hierarchical, Algorithm::Direct})
+  for (auto a : {Algorithm::Ring, Algorithm::Tree, Algorithm::NVLS, Algorithm::Hierarchical, Algorithm::Direct,
+                 Algorithm::Auto})
     EXPECT_EQ(parse_algorithm(to_string(a)), a);
+  for (auto p : {Protocol::LL, Protocol::LL128, Protocol::Simple, Protocol::Auto})
+    EXPECT_EQ(parse_protocol(to_string(p)), p);
+  EXPECT_EQ(parse_algorithm("NVLS"), Algorithm::NVLS);    // NCCL_ALGO spelling
+  EXPECT_EQ(parse_protocol("simple"), Protocol::Simple);  // case-insensitive, as NCCL_PROTO
   EXPECT_THROW(parse_op("allreduced"), std::invalid_argument);
-  EXPECT_THROW(parse_algorithm("nvls"), std::invalid_argument);
+  EXPECT_THROW(parse_algorithm("collnet"), std::invalid_argument);
+  EXPECT_THROW(parse_protocol("LL64"), std::invalid_argument);
 }
 
 }  // namespace

@@ -103,8 +103,14 @@ TEST(TreeSchedule, RoundsAndLoads) {
   const AlphaBeta ab{1e-6, 1e10};
   double load = 0;
   for (int l : sched.loads) load += l;
-  EXPECT_DOUBLE_EQ(tree_allreduce_time(64, s, ab),
-                   sched.rounds * 1e-6 + load * (s / 2 / 64) / 1e10);
+  // The sum from 2H+1 chunks plus steady rounds (O(H) work) is the listed one.
+  EXPECT_DOUBLE_EQ(sched.load_sum, load);
+  const NcclCost cost{30e-6, 0.5};
+  // Pipelined (Aggregated): NCCL's latency over the one route latency.
+  EXPECT_DOUBLE_EQ(tree_allreduce_time(64, s, ab, cost), 30e-6 + load * (s / 2 / 64) / (0.5 * 1e10));
+  // Lock-step rounds (PerStep): one route latency per round, above L here.
+  EXPECT_DOUBLE_EQ(tree_allreduce_time(64, s, ab, cost, true),
+                   sched.rounds * 1e-6 + load * (s / 2 / 64) / (0.5 * 1e10));
   // Two ranks: each sends S/2 up one tree and down the other.
   const auto two = tree_allreduce_schedule(2, 1000);
   EXPECT_EQ(two.rounds, 2);

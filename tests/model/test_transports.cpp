@@ -94,7 +94,18 @@ TEST(Transports, BadKeysNameTheirPlace) {
 }
 
 // Closed forms read the usable bandwidth, the connection cap and the shared
-// host path: ring all-reduce times from collective_model with those rates.
+// host path: the link a collective's closed form uses (collective_link) has
+// those rates, and the ring all-reduce's closed time is NCCL's cost on it.
+namespace {
+double ring_time_on(const ClusterSpec& c, double bytes, double alpha, double bandwidth) {
+  const NcclShape shape = collective_shape(c, c.world_size());
+  const CollectiveChoice pick = choose_collective(CollectiveOp::AllReduce, Algorithm::Ring, Protocol::Auto, c,
+                                                  shape, bytes);
+  const auto cost = nccl_cost(CollectiveOp::AllReduce, Algorithm::Ring, pick.protocol, c, shape, bytes, bandwidth);
+  return collective::ring_allreduce_time(c.world_size(), bytes, {alpha, bandwidth}, *cost);
+}
+}  // namespace
+
 TEST(Transports, ClosedFormUsesUsableRates) {
   CommStep step;
   step.op = CommOp::AllReduce;
@@ -103,20 +114,21 @@ TEST(Transports, ClosedFormUsesUsableRates) {
   // One node of 8 on NVSwitch: the ring runs at 80% of the line rate.
   const ClusterSpec one = cluster_of("bandwidth: 450GB/s, latency: 1us, transport: nvswitch",
                                      "count: 1, bandwidth: 100Gbps, latency: 5us", 1, 8);
-  EXPECT_DOUBLE_EQ(closed_form_collective_time(one)(step),
-                   collective::ring_allreduce_time(8, step.bytes, {2e-6, 450e9 * 0.8}));
+  EXPECT_DOUBLE_EQ(collective_link(one, collective_shape(one, 8)).bandwidth, 450e9 * 0.8);
+  EXPECT_DOUBLE_EQ(closed_form_collective_time(one)(step), ring_time_on(one, step.bytes, 2e-6, 450e9 * 0.8));
   // Host-staged PCIe: the 4 concurrent copies of the node share one host path.
   const ClusterSpec pcie = cluster_of("bandwidth: 15.75GB/s, latency: 7us, transport: pcie-host",
                                       "count: 1, bandwidth: 10Gbps, latency: 5us", 1, 4);
   EXPECT_DOUBLE_EQ(intra_flow_bandwidth(pcie, 4), 12e9 / 4);
-  EXPECT_DOUBLE_EQ(closed_form_collective_time(pcie)(step),
-                   collective::ring_allreduce_time(4, step.bytes, {14e-6, 12e9 / 4}));
+  EXPECT_DOUBLE_EQ(collective_link(pcie, collective_shape(pcie, 4)).bandwidth, 12e9 / 4);
+  EXPECT_DOUBLE_EQ(closed_form_collective_time(pcie)(step), ring_time_on(pcie, step.bytes, 14e-6, 12e9 / 4));
   // Sockets, one GPU per node: each GPU's flow is capped by its connections.
   const ClusterSpec tcp = cluster_of("bandwidth: 150GB/s, latency: 1us",
                                      "count: 1, bandwidth: 100Gbps, latency: 5us, transport: socket, connections: 2",
                                      4, 1);
+  EXPECT_DOUBLE_EQ(collective_link(tcp, collective_shape(tcp, 4)).bandwidth, 2 * 10e9 / 8);
   EXPECT_DOUBLE_EQ(closed_form_collective_time(tcp)(step),
-                   collective::ring_allreduce_time(4, step.bytes, {route_latency(tcp, true), 2 * 10e9 / 8}));
+                   ring_time_on(tcp, step.bytes, route_latency(tcp, true), 2 * 10e9 / 8));
 }
 
 // A profile's measured figures replace the table's for the links whose

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -166,13 +167,43 @@ TEST(CollectiveCli, NcclTestsOptionsAndOpDefaults) {
   EXPECT_EQ(both.exit_code, 2);
   const auto bad = gradwire({"collective", "--scenario", scenario, "-b", "8Q"});
   EXPECT_EQ(bad.exit_code, 2);
-  // alltoall has no ring: its default algorithm is direct.
+  // alltoall has no ring: auto runs direct, and says so per size.
   const auto a2a = gradwire({"collective", "--scenario", scenario, "--op", "alltoall", "-b", "1M", "-g", "4"});
   ASSERT_EQ(a2a.exit_code, 0) << a2a.err;
-  EXPECT_NE(a2a.out.find("alltoall / direct"), std::string::npos);
+  EXPECT_NE(a2a.out.find("alltoall / auto / auto"), std::string::npos);
+  EXPECT_NE(a2a.out.find("#   1.00 MiB .. 1.00 MiB: direct/Simple"), std::string::npos) << a2a.out;
   const auto log = nccl_tests::parse_log(a2a.out, "a2a.out");
   EXPECT_EQ(log.world_size(), 4);
   EXPECT_EQ(log.rows.at(0).count, 1048576.0 / 4 / 4);  // per rank, as nccl-tests counts
+}
+
+TEST(CollectiveCli, TheChosenPairPerSizeAndItsPins) {
+  // One H100 node: NCCL's rule picks ring/LL for small sizes and NVLS/Simple
+  // for large ones; the table says so after nccl-tests' footer, the CSV per row.
+  const std::string node = std::string(GW_SOURCE_DIR) + "/validation/clusters/h100-sxm-1x8.yaml";
+  const auto r = gradwire({"collective", node, "-b", "8", "-e", "8G", "-f", "1024"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("#   8 B .. 8.00 KiB: ring/LL\n#   8.00 MiB .. 8.00 GiB: nvls/Simple"), std::string::npos)
+      << r.out;
+  EXPECT_EQ(nccl_tests::parse_log(r.out, "auto.out").rows.size(), 4u);  // still nccl-tests' layout
+  const auto csv = gradwire({"collective", node, "--sizes", "1GiB", "--algo", "ring", "--proto", "ll128",
+                             "--format", "csv"});
+  ASSERT_EQ(csv.exit_code, 0) << csv.err;
+  EXPECT_NE(csv.out.find(",ring,LL128\n"), std::string::npos) << csv.out;
+  // NCCL_ALGO / NCCL_PROTO stand in for the options (one name each).
+  ::setenv("NCCL_ALGO", "Ring", 1);
+  ::setenv("NCCL_PROTO", "Simple", 1);
+  const auto env = gradwire({"collective", node, "--sizes", "8B", "--format", "csv"});
+  ::setenv("NCCL_PROTO", "LL,Simple", 1);
+  const auto list = gradwire({"collective", node, "--sizes", "8B"});
+  ::unsetenv("NCCL_ALGO");
+  ::unsetenv("NCCL_PROTO");
+  EXPECT_NE(env.out.find(",ring,Simple\n"), std::string::npos) << env.out << env.err;
+  EXPECT_EQ(list.exit_code, 2);
+  EXPECT_NE(list.err.find("NCCL_PROTO=LL,Simple"), std::string::npos) << list.err;
+  // NVLS where the node has none (A100): an input error.
+  const std::string a100 = std::string(GW_SOURCE_DIR) + "/validation/clusters/a100-sxm-1x8.yaml";
+  EXPECT_EQ(gradwire({"collective", a100, "--algo", "nvls", "--sizes", "1M"}).exit_code, 2);
 }
 
 TEST(CollectiveCli, CompareOnARealLog) {

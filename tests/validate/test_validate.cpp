@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "gradwire/model/closed_form.hpp"
 #include "gradwire/model/collective_model.hpp"
 #include "gradwire/core/error.hpp"
 #include "gradwire/model/scenario.hpp"
@@ -86,16 +87,18 @@ TEST(ValidateCase, BadInputNamesTheField) {
   expect_error(conf, "confidence", 4);
 }
 
-// On one node with no contention the simulated ring all-reduce is the closed
-// form 2(N-1) alpha + 2(N-1)/N S/B: a case whose published busbw is that
-// closed form scores 0 error everywhere, and one published at half of it +100%.
+// On one node with no contention the simulated ring all-reduce is its closed
+// form with NCCL's cost, max(L, alpha) + 2(N-1)/N S/(B e), the protocol NCCL's
+// rule picks: a case whose published busbw is that closed form scores 0 error
+// everywhere, and one published at half of it +100%.
 TEST(ValidateCase, ScoresAgainstTheClosedForm) {
   TempDir d;
-  d.write("one-node.yaml", kCluster);
-  const collective::AlphaBeta ab{2 * 2e-6, 100e9};
+  const ClusterSpec c = load_scenario(d.write("one-node.yaml", kCluster)).cluster;
   std::string exact, half;
   for (double s = 1024; s <= 256.0 * 1024 * 1024; s *= 16) {
-    const double busbw = s / collective::ring_allreduce_time(8, s, ab) * collective::allreduce_busbw_factor(8);
+    const double t = choose_collective(CollectiveOp::AllReduce, Algorithm::Ring, Protocol::Auto, c,
+                                       collective_shape(c, 8), s).time;
+    const double busbw = s / t * collective::allreduce_busbw_factor(8);
     exact += "  - [" + std::to_string(static_cast<long long>(s)) + ", " + std::to_string(busbw / 1e9) + "]\n";
     half += "  - [" + std::to_string(static_cast<long long>(s)) + ", " + std::to_string(busbw / 2e9) + "]\n";
   }

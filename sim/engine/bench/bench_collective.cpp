@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "gradwire/model/collective_model.hpp"
+#include "gradwire/model/closed_form.hpp"
 #include "gradwire/engine/engine.hpp"
 #include "gradwire/core/options.hpp"
 
@@ -29,7 +29,7 @@ gw::ClusterSpec dgx_cluster(int gpus) {
   gw::ClusterSpec c;
   c.gpus_per_node = 8;
   c.nodes = gpus / 8;
-  c.gpu = "H100";
+  c.gpu = "h100";
   c.intra_node = {450e9, 1e-6};  // NVLink 4 through NVSwitch, per GPU
   c.nic_count = 8;
   c.nic = {50e9, 2e-6};          // 8 x 400 Gbps
@@ -58,7 +58,9 @@ Figures measure(int gpus, double bytes) {
     const double c1 = cpu_now();
     double simulated = 0;
     sim.add_actor("bench", 0, [&] {
-      gw::engine::CollectiveRequest req;
+      gw::engine::CollectiveRequest req;  // auto: NCCL's rule picks the pair
+      req.algorithm = gw::Algorithm::Auto;
+      req.protocol = gw::Protocol::Auto;
       req.bytes = bytes;
       simulated = sim.run_collective(req);
     });
@@ -102,7 +104,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   const double bytes = 100e6;
-  std::printf("# aggregated ring all-reduce of 100 MB, 8 GPUs per node, one switch\n");
+  std::printf("# aggregated all-reduce of 100 MB, algorithm and protocol auto (NCCL's rule), 8 GPUs per node, "
+              "one switch\n");
   std::printf("# %8s %10s %10s %10s %10s %14s %14s %9s %9s\n", "GPUs", "build wall",
               "build cpu", "run wall", "run cpu", "simulated (s)", "closed form (s)", "ratio",
               "RSS (MB)");
@@ -113,7 +116,12 @@ int main(int argc, char** argv) {
       return 2;
     }
     const Figures f = measure(gpus, bytes);
-    const double form = gw::collective::ring_allreduce_time(gpus, bytes, {f.alpha, f.bandwidth});
+    const gw::ClusterSpec c = dgx_cluster(gpus);
+    const auto pick = gw::choose_collective(gw::CollectiveOp::AllReduce, gw::Algorithm::Auto, gw::Protocol::Auto, c,
+                                            gw::collective_shape(c, gpus), bytes);
+    const double form = pick.time;
+    std::printf("# %d GPUs: %s/%s\n", gpus, gw::to_string(pick.algorithm).c_str(),
+                gw::to_string(pick.protocol).c_str());
     std::printf("  %8d %10.4f %10.4f %10.4f %10.4f %14.6f %14.6f %9.6f %9.1f\n", gpus, f.build_s,
                 f.build_cpu, f.run_s, f.run_cpu, f.simulated_s, form, f.simulated_s / form,
                 f.rss_mb);

@@ -33,9 +33,9 @@ void schedule(const ScheduleInput& in, const EmitPhase& emit) {
   for (int l = 0; l < g; ++l)
     for (const auto& ranks : intra) inter[l].push_back(ranks[l]);
 
-  emit_ring_steps(intra, g - 1, in.bytes / g, in.granularity, emit);
-  emit_ring_steps(inter, 2 * (nodes - 1), in.bytes / g / nodes, in.granularity, emit);
-  emit_ring_steps(intra, g - 1, in.bytes / g, in.granularity, emit);
+  emit_ring_steps(intra, g - 1, in.bytes / g, in.granularity, emit, true);
+  emit_ring_steps(inter, 2 * (nodes - 1), in.bytes / g / nodes, in.granularity, emit, true);
+  emit_ring_steps(intra, g - 1, in.bytes / g, in.granularity, emit, true);
 }
 
 }  // namespace

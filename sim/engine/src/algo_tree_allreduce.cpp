@@ -2,11 +2,14 @@
 // the ring order (collective::double_binary_tree), each carrying S/2 in K
 // pipeline chunks: reduce up the tree, then broadcast down, pipelined
 // (collective::tree_allreduce_schedule gives the rounds).
-// PerStep: one phase per round, one message per chunk and tree edge.
-// Aggregated: one flow per tree edge and direction, all at once, each carrying
-// sum_r loads[r] / max_load chunks, so that the busiest rank link -- max_load
-// flows -- takes what it takes in the per-step rounds, pipeline fill included;
-// plus R-1 latency steps. Closed form: collective::tree_allreduce_time().
+// PerStep: one phase per round, one message per chunk and tree edge, in
+// lock-step (every round pays a route latency: the upper bound).
+// Aggregated (NCCL's pipelining: the chunks' latencies overlap): one flow per
+// tree edge and direction, all at once, each carrying sum_r loads[r] /
+// max_load chunks, so that the busiest rank link -- max_load flows -- takes
+// what it takes in the per-step rounds, pipeline fill included; no latency
+// steps: the driver applies NCCL's tree latency.
+// Closed form: collective::tree_allreduce_time(n, S, ab, cost, per_step).
 #include "collective.hpp"
 
 #include "gradwire/model/collective_model.hpp"
@@ -40,9 +43,7 @@ void schedule(const ScheduleInput& in, const EmitPhase& emit) {
     }
     return;
   }
-  double load = 0;
-  for (int l : s.loads) load += l;
-  const double per_edge = load / s.max_load * chunk;
+  const double per_edge = s.load_sum / s.max_load * chunk;
   Phase p;
   p.flows.reserve(4 * static_cast<std::size_t>(n));
   for (const auto& t : trees) {
@@ -52,7 +53,6 @@ void schedule(const ScheduleInput& in, const EmitPhase& emit) {
       p.flows.push_back({r[t.parent[v]], r[v], per_edge});
     }
   }
-  p.extra_latency_steps = s.rounds - 1;
   emit(p);
 }
 

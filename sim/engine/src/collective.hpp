@@ -7,8 +7,13 @@
 // that stands for the latency of steps folded into the phase's flows.
 // PerStep schedules emit one phase per algorithm step (every chunk a message,
 // no delay); Aggregated schedules emit one phase per stage of the algorithm,
-// one flow per edge carrying the stage total, and the remaining steps' latency
-// as the delay. No SimGrid here: the driver owns all SimGrid calls.
+// one flow per edge carrying the stage total. gradwire's alpha-beta schedules
+// (hierarchical, broadcast, direct) add the remaining steps' latency as the
+// delay; NCCL's algorithms (ring, tree, nvls) fold none: the driver applies
+// NCCL's cost (nccl_model.hpp): every flow carries bytes / efficiency, and
+// after the last phase the driver waits until NCCL's latency L has passed
+// when the phases' route latencies (the wire) paid less.
+// No SimGrid here: the driver owns all SimGrid calls.
 #pragma once
 
 #include <functional>
@@ -51,15 +56,17 @@ extern const AlgorithmDescriptor kRingAllGather;
 extern const AlgorithmDescriptor kRingReduceScatter;
 extern const AlgorithmDescriptor kHierarchicalAllReduce;
 extern const AlgorithmDescriptor kTreeAllReduce;
+extern const AlgorithmDescriptor kNvlsAllReduce;
 extern const AlgorithmDescriptor kPipelineBroadcast;
 extern const AlgorithmDescriptor kDirectAllToAll;
 
 /// Ring pass shared by the ring algorithms: `steps` steps over `ranks` in
 /// order, each rank sending `chunk` bytes to its successor per step. PerStep:
 /// one phase per step; Aggregated: one phase, one flow of steps x chunk per
-/// edge, steps - 1 latency steps. Emits nothing for fewer than two ranks.
+/// edge, steps - 1 latency steps when `fold_latency` (none for NCCL's ring,
+/// whose latency is NCCL's model). Emits nothing for fewer than two ranks.
 /// Several rings (`rings`) run side by side in the same phases.
 void emit_ring_steps(const std::vector<std::vector<int>>& rings, int steps, double chunk,
-                     Granularity granularity, const EmitPhase& emit);
+                     Granularity granularity, const EmitPhase& emit, bool fold_latency);
 
 }  // namespace gw::engine::detail

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "collective.hpp"
+#include "gradwire/model/closed_form.hpp"
 #include "simulation_impl.hpp"
 
 namespace gw::engine {
@@ -16,7 +17,7 @@ namespace {
 
 constexpr const detail::AlgorithmDescriptor* kAlgorithms[] = {
     &detail::kRingAllReduce,     &detail::kRingAllGather,      &detail::kRingReduceScatter,
-    &detail::kTreeAllReduce,     &detail::kHierarchicalAllReduce,
+    &detail::kTreeAllReduce,     &detail::kNvlsAllReduce,      &detail::kHierarchicalAllReduce,
     &detail::kPipelineBroadcast, &detail::kDirectAllToAll,
 };
 
@@ -25,7 +26,7 @@ const detail::AlgorithmDescriptor& find_algorithm(CollectiveOp op, Algorithm a) 
     if (d->op == op && d->algorithm == a) return *d;
   throw std::invalid_argument("no " + to_string(a) + " algorithm for " + to_string(op) +
                               " (available: ring for allreduce, allgather, reducescatter and "
-                              "broadcast; tree and hierarchical for allreduce; direct for "
+                              "broadcast; tree, nvls and hierarchical for allreduce; direct for "
                               "alltoall)");
 }
 
@@ -48,49 +49,55 @@ void run_flows(const std::vector<s4u::Host*>& hosts, const std::vector<detail::F
   s4u::Comm::wait_all(comms);
 }
 
+// The nodes the ranks span (ranks are numbered node by node).
+NcclShape shape_of(const std::vector<int>& ranks, int gpus_per_node) {
+  std::vector<int> nodes;
+  for (int r : ranks) nodes.push_back(r / gpus_per_node);
+  std::sort(nodes.begin(), nodes.end());
+  return {static_cast<int>(ranks.size()),
+          static_cast<int>(std::unique(nodes.begin(), nodes.end()) - nodes.begin())};
+}
+
+std::vector<int> checked_ranks(const std::vector<int>& requested, int world) {
+  std::vector<int> ranks = requested;
+  if (ranks.empty()) {
+    ranks.resize(world);
+    for (int i = 0; i < world; ++i) ranks[i] = i;
+    return ranks;
+  }
+  std::vector<bool> seen(world);
+  for (int r : ranks) {
+    if (r < 0 || r >= world) throw std::invalid_argument("collective rank " + std::to_string(r) + " out of range");
+    if (seen[r]) throw std::invalid_argument("collective rank " + std::to_string(r) + " twice");
+    seen[r] = true;
+  }
+  return ranks;
+}
+
 }  // namespace
 
-std::string to_string(Algorithm a) {
-  switch (a) {
-    case Algorithm::Ring: return "ring";
-    case Algorithm::Tree: return "tree";
-    case Algorithm::Hierarchical: return "hierarchical";
-    case Algorithm::Direct: return "direct";
-  }
-  return "?";
-}
-
-Algorithm parse_algorithm(const std::string& s) {
-  for (auto a : {Algorithm::Ring, Algorithm::Tree, Algorithm::Hierarchical, Algorithm::Direct})
-    if (s == to_string(a)) return a;
-  throw std::invalid_argument("unknown algorithm '" + s + "' (ring, tree, hierarchical, direct)");
-}
-
 double Simulation::run_collective(const CollectiveRequest& request) {
-  const auto& algo = find_algorithm(request.op, request.algorithm);
   if (!(std::isfinite(request.bytes) && request.bytes >= 0))
     throw std::invalid_argument("collective size must be a finite number of bytes >= 0");
+  const ClusterSpec& cluster = impl_->cluster;
   detail::ScheduleInput in;
-  in.cluster = &impl_->cluster;
+  in.cluster = &cluster;
   in.bytes = request.bytes;
   in.granularity = request.granularity;
-  if (request.ranks.empty()) {
-    in.ranks.resize(impl_->hosts.size());
-    for (std::size_t i = 0; i < in.ranks.size(); ++i) in.ranks[i] = static_cast<int>(i);
-  } else {
-    in.ranks = request.ranks;
-    std::vector<bool> seen(impl_->hosts.size());
-    for (int r : in.ranks) {
-      if (r < 0 || r >= world_size())
-        throw std::invalid_argument("collective rank " + std::to_string(r) + " out of range");
-      if (seen[r]) throw std::invalid_argument("collective rank " + std::to_string(r) + " twice");
-      seen[r] = true;
-    }
-  }
+  in.ranks = checked_ranks(request.ranks, world_size());
+  const NcclShape shape = shape_of(in.ranks, cluster.gpus_per_node);
+  if (request.algorithm != Algorithm::Auto) find_algorithm(request.op, request.algorithm);  // names what exists
+  const CollectiveChoice pick =
+      choose_collective(request.op, request.algorithm, request.protocol, cluster, shape, request.bytes);
+  const auto& algo = find_algorithm(request.op, pick.algorithm);
+  const NcclCost cost = *collective_cost(request.op, pick.algorithm, pick.protocol, cluster, shape, request.bytes);
   const double start = now();
   const auto& hosts = impl_->hosts;
+  double wire_latency = 0;  // the route latencies the phases paid
   algo.schedule(in, [&](detail::Phase& phase) {
-    const auto& flows = phase.flows;
+    auto& flows = phase.flows;
+    if (cost.efficiency != 1.0)
+      for (auto& f : flows) f.bytes /= cost.efficiency;
     if (flows.size() <= kFlowsPerActor) {
       run_flows(hosts, flows, 0, flows.size());
     } else {
@@ -103,12 +110,14 @@ double Simulation::run_collective(const CollectiveRequest& request) {
       }
       for (auto& h : helpers) h->join();
     }
-    if (phase.extra_latency_steps > 0) {
+    if (phase.extra_latency_steps > 0 || cost.latency > 0) {
       double alpha = 0;
-      for (const auto& f : phase.flows) alpha = std::max(alpha, route(f.src, f.dst).first);
-      sleep_for(phase.extra_latency_steps * alpha);
+      for (const auto& f : flows) alpha = std::max(alpha, route(f.src, f.dst).first);
+      if (phase.extra_latency_steps > 0) sleep_for(phase.extra_latency_steps * alpha);
+      wire_latency += (1 + phase.extra_latency_steps) * alpha;
     }
   });
+  if (cost.latency > wire_latency) sleep_for(cost.latency - wire_latency);
   return now() - start;
 }
 

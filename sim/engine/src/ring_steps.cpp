@@ -4,7 +4,7 @@
 namespace gw::engine::detail {
 
 void emit_ring_steps(const std::vector<std::vector<int>>& rings, int steps, double chunk,
-                     Granularity granularity, const EmitPhase& emit) {
+                     Granularity granularity, const EmitPhase& emit, bool fold_latency) {
   std::size_t edges = 0;
   for (const auto& ring : rings)
     if (ring.size() >= 2) edges += ring.size();
@@ -27,7 +27,7 @@ void emit_ring_steps(const std::vector<std::vector<int>>& rings, int steps, doub
   }
   Phase p;
   add_edges(p, chunk * steps);
-  p.extra_latency_steps = steps - 1;
+  p.extra_latency_steps = fold_latency ? steps - 1 : 0;
   emit(p);
 }
 

@@ -1,30 +1,96 @@
 #include "gradwire/model/closed_form.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "gradwire/model/collective_model.hpp"
 #include "gradwire/model/topology.hpp"
 
 namespace gw {
 
-CollectiveTimeFn closed_form_collective_time(const ClusterSpec& c) {
-  const int n = c.world_size(), g = c.gpus_per_node, m = c.nodes;
-  const double node_bw = node_fabric_bandwidth(c);
-  // Transports (transports.hpp): usable bandwidths, the host-staged copies'
-  // shared path and the per-connection cap on flows out of a node.
-  const double ring_bw = intra_flow_bandwidth(c, ring_intra_flows(c));
+NcclShape collective_shape(const ClusterSpec& c, int ranks) {
+  const int g = std::max(1, c.gpus_per_node);
+  return {ranks, std::max(1, (ranks + g - 1) / g)};
+}
+
+// Transports (transports.hpp): the usable bandwidths, the host-staged copies'
+// shared path (a ring's concurrent intra-node flows share it) and the
+// per-connection cap on a GPU's flows out of its node.
+collective::AlphaBeta collective_link(const ClusterSpec& c, NcclShape shape) {
+  const int g = std::max(1, std::min(c.gpus_per_node, shape.ranks));
+  if (shape.nodes <= 1) return {route_latency(c, false), intra_flow_bandwidth(c, g)};
+  const double ring_bw = intra_flow_bandwidth(c, g - 1);
+  const double out_cap = std::min(c.intra_node.usable_bandwidth(), connection_limit(c));
+  return {route_latency(c, true), std::min({ring_bw, out_cap, node_fabric_bandwidth(c)})};
+}
+
+std::optional<NcclCost> collective_cost(CollectiveOp op, Algorithm a, Protocol p, const ClusterSpec& c,
+                                        NcclShape shape, double bytes) {
+  return nccl_cost(op, a, p, c, shape, bytes, collective_link(c, shape).bandwidth);
+}
+
+namespace {
+
+// gradwire's own alpha-beta schedules (no NCCL latency model).
+double alpha_beta_time(CollectiveOp op, Algorithm a, const ClusterSpec& c, NcclShape shape, double bytes) {
+  const int n = shape.ranks;
+  const collective::AlphaBeta flat = collective_link(c, shape);
+  if (a == Algorithm::Direct) return collective::direct_alltoall_time(n, bytes, flat);
+  if (op == CollectiveOp::Broadcast) return collective::pipeline_broadcast_time(n, bytes, flat);
+  const int g = std::min(n, c.gpus_per_node), m = shape.nodes;
   const double out_cap = std::min(c.intra_node.usable_bandwidth(), connection_limit(c));
   const collective::AlphaBeta intra{route_latency(c, false), intra_flow_bandwidth(c, g)};
-  const double alpha_o = route_latency(c, true);
-  const collective::AlphaBeta flat{m > 1 ? alpha_o : intra.alpha,
-                                   m > 1 ? std::min({ring_bw, out_cap, node_bw}) : ring_bw};
-  const collective::AlphaBeta inter{alpha_o, std::min(out_cap, node_bw / g)};
+  const collective::AlphaBeta inter{route_latency(c, true), std::min(out_cap, node_fabric_bandwidth(c) / g)};
+  return collective::hierarchical_allreduce_time(m, g, bytes, intra, inter);
+}
+
+}  // namespace
+
+std::optional<double> collective_time(CollectiveOp op, Algorithm a, Protocol p, const ClusterSpec& c,
+                                      NcclShape shape, double bytes) {
+  const auto cost = collective_cost(op, a, p, c, shape, bytes);
+  if (!cost) return std::nullopt;
+  const int n = shape.ranks;
+  if (n <= 1) return 0.0;
+  const collective::AlphaBeta flat = collective_link(c, shape);
+  if (a == Algorithm::Tree) return collective::tree_allreduce_time(n, bytes, flat, *cost);
+  if (a == Algorithm::NVLS) return collective::nvls_allreduce_time(n, bytes, flat, *cost);
+  if (a == Algorithm::Ring && op == CollectiveOp::AllReduce)
+    return collective::ring_allreduce_time(n, bytes, flat, *cost);
+  if (a == Algorithm::Ring && (op == CollectiveOp::AllGather || op == CollectiveOp::ReduceScatter))
+    return collective::ring_allgather_time(n, bytes, flat, *cost);
+  return alpha_beta_time(op, a, c, shape, bytes);
+}
+
+CollectiveChoice choose_collective(CollectiveOp op, Algorithm a, Protocol p, const ClusterSpec& c,
+                                   NcclShape shape, double bytes) {
+  std::vector<Algorithm> algos = nccl_algorithms(op);
+  if (a != Algorithm::Auto) algos = {a};
+  std::optional<CollectiveChoice> best;
+  for (Algorithm algo : algos) {
+    for (const auto& proto : protocols()) {
+      if (p != Protocol::Auto && proto.protocol != p) continue;
+      const auto t = collective_time(op, algo, proto.protocol, c, shape, bytes);
+      if (t && (!best || *t < best->time)) best = CollectiveChoice{algo, proto.protocol, *t};
+    }
+  }
+  if (!best)
+    throw std::invalid_argument("no " + (a == Algorithm::Auto ? std::string("algorithm") : to_string(a)) +
+                                (p == Protocol::Auto ? std::string() : " with protocol " + to_string(p)) +
+                                " for " + to_string(op) + " on this cluster (NCCL runs ring for every op but "
+                                "alltoall; tree and nvls (NVSwitch nodes with multicast, one node) for "
+                                "allreduce with LL, LL128 or Simple (nvls: Simple); hierarchical: allreduce, "
+                                "Simple; direct: alltoall, Simple)");
+  return *best;
+}
+
+CollectiveTimeFn closed_form_collective_time(const ClusterSpec& c) {
+  const NcclShape shape = collective_shape(c, c.world_size());
   return [=](const CommStep& s) -> double {
-    if (n <= 1) return 0.0;
-    if (s.op == CommOp::AllGather) return collective::ring_allgather_time(n, s.bytes, flat);
-    if (s.algorithm == "hierarchical") return collective::hierarchical_allreduce_time(m, g, s.bytes, intra, inter);
-    if (s.algorithm == "tree") return collective::tree_allreduce_time(n, s.bytes, flat);
-    return collective::ring_allreduce_time(n, s.bytes, flat);
+    if (shape.ranks <= 1) return 0.0;
+    const CollectiveOp op = s.op == CommOp::AllGather ? CollectiveOp::AllGather : CollectiveOp::AllReduce;
+    const Algorithm a = op == CollectiveOp::AllGather ? Algorithm::Auto : parse_algorithm(s.algorithm);
+    return choose_collective(op, a, Protocol::Auto, c, shape, s.bytes).time;
   };
 }
 

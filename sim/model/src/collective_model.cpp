@@ -39,6 +39,32 @@ double ring_reducescatter_time(int n, double bytes, AlphaBeta ab) {
   return ring_allgather_time(n, bytes, ab);
 }
 
+double nccl_time(double wire_latency, double bandwidth_time, NcclCost cost) {
+  return std::max(cost.latency, wire_latency) + bandwidth_time / cost.efficiency;
+}
+
+double ring_allreduce_time(int n, double bytes, AlphaBeta ab, NcclCost cost, bool per_step) {
+  require_ranks(n);
+  if (n == 1) return 0;
+  return nccl_time((per_step ? 2.0 * (n - 1) : 1.0) * ab.alpha, 2.0 * frac(n) * bytes / ab.bandwidth, cost);
+}
+
+double ring_allgather_time(int n, double bytes, AlphaBeta ab, NcclCost cost, bool per_step) {
+  require_ranks(n);
+  if (n == 1) return 0;
+  return nccl_time((per_step ? n - 1.0 : 1.0) * ab.alpha, frac(n) * bytes / ab.bandwidth, cost);
+}
+
+double ring_reducescatter_time(int n, double bytes, AlphaBeta ab, NcclCost cost, bool per_step) {
+  return ring_allgather_time(n, bytes, ab, cost, per_step);
+}
+
+double nvls_allreduce_time(int n, double bytes, AlphaBeta ab, NcclCost cost) {
+  require_ranks(n);
+  if (n == 1) return 0;
+  return nccl_time(ab.alpha, bytes / ab.bandwidth, cost);
+}
+
 double hierarchical_allreduce_time(int nodes, int gpus, double bytes, AlphaBeta intra,
                                    AlphaBeta inter) {
   require_ranks(nodes);
@@ -56,7 +82,7 @@ double direct_alltoall_time(int n, double bytes, AlphaBeta ab) {
 
 int pipeline_chunks(double bytes) {
   if (!(bytes > kPipelineChunkBytes)) return 1;
-  return static_cast<int>(std::ceil(bytes / kPipelineChunkBytes));
+  return static_cast<int>(std::min(std::ceil(bytes / kPipelineChunkBytes), kMaxPipelineChunks));
 }
 
 double pipeline_broadcast_time(int n, double bytes, AlphaBeta ab) {
@@ -140,19 +166,15 @@ std::array<BinaryTree, 2> double_binary_tree(int n) {
   return {std::move(first), std::move(second)};
 }
 
-TreeSchedule tree_allreduce_schedule(int n, double bytes) {
-  require_ranks(n);
-  TreeSchedule s;
-  s.chunks = pipeline_chunks(bytes / 2);
-  if (n == 1) return s;
-  const auto trees = double_binary_tree(n);
-  s.height = std::max(trees[0].height(), trees[1].height());
-  s.rounds = s.chunks + 2 * s.height - 1;
-  s.loads.assign(s.rounds, 0);
-  const int k = s.chunks;
-  const int h = s.height;
+namespace {
+
+// The loads of the schedule with k chunks, one per round (k + 2h - 1 rounds),
+// and the largest number of edges at one rank.
+std::vector<int> tree_round_loads(const std::array<BinaryTree, 2>& trees, int n, int h, int k, int& max_load) {
+  const int rounds = k + 2 * h - 1;
+  std::vector<int> loads(rounds, 0);
   // Per rank: flows leaving and entering it per round, as difference arrays.
-  std::vector<int> out(s.rounds + 1), in(s.rounds + 1);
+  std::vector<int> out(rounds + 1), in(rounds + 1);
   for (int r = 0; r < n; ++r) {
     std::fill(out.begin(), out.end(), 0);
     std::fill(in.begin(), in.end(), 0);
@@ -175,23 +197,48 @@ TreeSchedule tree_allreduce_schedule(int n, double bytes) {
         ++in_edges;
       }
     }
-    s.max_load = std::max({s.max_load, out_edges, in_edges});
+    max_load = std::max({max_load, out_edges, in_edges});
     int o = 0, i = 0;
-    for (int round = 0; round < s.rounds; ++round) {
+    for (int round = 0; round < rounds; ++round) {
       o += out[round];
       i += in[round];
-      s.loads[round] = std::max({s.loads[round], o, i});
+      loads[round] = std::max({loads[round], o, i});
     }
   }
+  return loads;
+}
+
+// Work (ranks x rounds) up to which the per-round loads are listed (beyond:
+// load_sum only, which costs ranks x (4H + 1) whatever the size).
+constexpr long long kMaxListedWork = 1LL << 22;
+
+}  // namespace
+
+TreeSchedule tree_allreduce_schedule(int n, double bytes) {
+  require_ranks(n);
+  TreeSchedule s;
+  s.chunks = pipeline_chunks(bytes / 2);
+  if (n == 1) return s;
+  const auto trees = double_binary_tree(n);
+  s.height = std::max(trees[0].height(), trees[1].height());
+  s.rounds = s.chunks + 2 * s.height - 1;
+  const int h = s.height;
+  // Every edge carries chunk j in rounds [start, start + K), start <= 2H - 1:
+  // from K >= 2H on, rounds 2H-1 .. K-1 have every edge busy (max_load) and
+  // the rounds before and after do not depend on K. So the loads of K0 =
+  // min(K, 2H + 1) chunks, with K - K0 steady rounds added, are K's.
+  const int k0 = std::min(s.chunks, 2 * h + 1);
+  const std::vector<int> loads = tree_round_loads(trees, n, h, k0, s.max_load);
+  s.load_sum = static_cast<double>(s.chunks - k0) * s.max_load;
+  for (int l : loads) s.load_sum += l;
+  if (static_cast<long long>(n) * s.rounds <= kMaxListedWork) s.loads = k0 == s.chunks ? loads : tree_round_loads(trees, n, h, s.chunks, s.max_load);
   return s;
 }
 
-double tree_allreduce_time(int n, double bytes, AlphaBeta ab) {
+double tree_allreduce_time(int n, double bytes, AlphaBeta ab, NcclCost cost, bool per_step) {
   const TreeSchedule s = tree_allreduce_schedule(n, bytes);
   if (n == 1) return 0;
-  double load = 0;
-  for (int l : s.loads) load += l;
-  return s.rounds * ab.alpha + load * (bytes / 2 / s.chunks) / ab.bandwidth;
+  return nccl_time((per_step ? s.rounds : 1) * ab.alpha, s.load_sum * (bytes / 2 / s.chunks) / ab.bandwidth, cost);
 }
 
 }  // namespace gw::collective

@@ -11,15 +11,15 @@ namespace gw {
 const std::vector<CollectiveInfo>& collective_ops() {
   static const std::vector<CollectiveInfo> ops{
       {CollectiveOp::AllReduce, "allreduce", SizeConvention::PerRank, &collective::allreduce_busbw_factor,
-       "ring", "all_reduce_perf", "sum", -1},
+       "all_reduce_perf", "sum", -1},
       {CollectiveOp::AllGather, "allgather", SizeConvention::Total, &collective::allgather_busbw_factor,
-       "ring", "all_gather_perf", "none", -1},
+       "all_gather_perf", "none", -1},
       {CollectiveOp::ReduceScatter, "reducescatter", SizeConvention::Total, &collective::reducescatter_busbw_factor,
-       "ring", "reduce_scatter_perf", "sum", -1},
+       "reduce_scatter_perf", "sum", -1},
       {CollectiveOp::Broadcast, "broadcast", SizeConvention::PerRank, &collective::broadcast_busbw_factor,
-       "ring", "broadcast_perf", "none", 0},
+       "broadcast_perf", "none", 0},
       {CollectiveOp::AllToAll, "alltoall", SizeConvention::Total, &collective::alltoall_busbw_factor,
-       "direct", "alltoall_perf", "none", -1},
+       "alltoall_perf", "none", -1},
   };
   return ops;
 }

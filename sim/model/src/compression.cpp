@@ -56,9 +56,8 @@ PowerSgdShape powersgd_shape(const TensorDesc& tensor, int rank, double min_comp
 }
 
 std::string resolve_allreduce_algorithm(const std::string& requested, const ClusterSpec& cluster) {
-  if (requested == "auto")
-    return cluster.nodes > 1 && cluster.gpus_per_node > 1 ? "hierarchical" : "ring";
-  if (requested == "ring" || requested == "tree" || requested == "hierarchical") return requested;
+  (void)cluster;  // auto: NCCL's choice per bucket size (closed_form.hpp choose_collective)
+  if (requested == "auto" || requested == "ring" || requested == "tree" || requested == "hierarchical") return requested;
   throw std::invalid_argument("unknown all-reduce algorithm '" + requested +
                               "' (expected auto, ring, tree or hierarchical)");
 }

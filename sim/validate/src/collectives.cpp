@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "gradwire/model/closed_form.hpp"
 #include "gradwire/model/collectives.hpp"
 #include "gradwire/engine/engine.hpp"
 #include "gradwire/core/error.hpp"
@@ -33,6 +34,20 @@ PublishedPoint read_point(const yaml::Node& n, double unit) {
   return p;
 }
 
+// "auto", "ring", "ring / Simple": the algorithm and the protocol the case pins.
+std::string algo_label(const CollectiveCase& c) {
+  return c.protocol == "auto" ? c.algorithm : c.algorithm + " / " + c.protocol;
+}
+
+// The pair NCCL's rule picks at each point (the one the engine ran).
+void label_pairs(CaseResult& r, const ClusterSpec& cluster, const engine::CollectiveRequest& req) {
+  const NcclShape shape = collective_shape(cluster, r.gpus);
+  for (auto& p : r.points) {
+    const auto pick = choose_collective(req.op, req.algorithm, req.protocol, cluster, shape, p.published.bytes);
+    p.pair = to_string(pick.algorithm) + "/" + to_string(pick.protocol);
+  }
+}
+
 std::string percent(const std::optional<double>& x) {
   return x ? fmt::format("{:.1f}%", 100 * *x) : std::string("-");
 }
@@ -54,7 +69,7 @@ CollectiveCase load_collective_case(const std::string& path) {
   const auto doc = yaml::load_file(path);
   const auto root = doc.root();
   root.allow_keys({"case", "devset", "source", "confidence", "cluster", "op", "algorithm",
-                   "published_algorithm", "unit", "points", "gap"});
+                   "protocol", "published_algorithm", "unit", "points", "gap"});
   CollectiveCase c;
   c.file = path;
   c.name = root.required("case").as_name();
@@ -65,7 +80,8 @@ CollectiveCase load_collective_case(const std::string& path) {
   c.cluster_file = (fs::path(path).parent_path() / cluster.as_name()).lexically_normal().string();
   const auto op = root.required("op");
   c.op = op.as_enum(collective_op_names());
-  c.algorithm = root.required("algorithm").as_enum({"ring", "tree", "hierarchical", "direct"});
+  c.algorithm = root.required("algorithm").as_enum({"auto", "ring", "tree", "nvls", "hierarchical", "direct"});
+  if (auto p = root.optional("protocol")) c.protocol = p->as_enum({"auto", "LL", "LL128", "Simple"});
   if (auto a = root.optional("published_algorithm")) c.published_algorithm = a->as_name();
   if (auto g = root.optional("gap")) c.gap = g->as_string();
   const std::string unit = root.required("unit").as_enum({"GB/s", "Gbit/s"});
@@ -127,9 +143,12 @@ CaseResult run_case(const CollectiveCase& c) {
   engine::CollectiveRequest req;
   req.op = parse_collective_op(c.op);
   req.algorithm = engine::parse_algorithm(c.algorithm);
+  req.protocol = engine::parse_protocol(c.protocol);
   std::vector<double> sizes;
   for (const auto& p : c.points) sizes.push_back(p.bytes);
-  return score_case(c, s.cluster.world_size(), engine::collective_times(s.cluster, req, sizes, c.file));
+  CaseResult r = score_case(c, s.cluster.world_size(), engine::collective_times(s.cluster, req, sizes, c.file));
+  label_pairs(r, s.cluster, req);
+  return r;
 }
 
 std::string render_summary(const std::vector<CaseResult>& results) {
@@ -147,21 +166,21 @@ std::string render_markdown(const std::vector<CaseResult>& results) {
          "| median abs error >= 1 MiB | worst | verdict |\n|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& r : results)
     out += fmt::format("| {} | {} | {} | {} / {} | {} | {} | {} | {} at {} | {} |\n", r.c.devset, r.c.name,
-                       r.gpus, r.c.op, r.c.algorithm,
+                       r.gpus, r.c.op, algo_label(r.c),
                        r.c.published_algorithm.empty() ? "not stated" : r.c.published_algorithm,
                        percent(r.median_small), percent(r.median_large), percent(r.worst),
                        units::format_size(r.worst_bytes), verdict(r));
   for (const auto& r : results) {
     out += fmt::format("\n### {} `{}`\n\n", r.c.devset, r.c.name);
     out += fmt::format("{} GPUs, {} simulated as `{}` on `{}`; published: {} (confidence: {}).\n", r.gpus,
-                       r.c.op, r.c.algorithm, r.c.cluster_file, r.c.source, r.c.confidence);
+                       r.c.op, algo_label(r.c), r.c.cluster_file, r.c.source, r.c.confidence);
     if (!r.c.gap.empty()) out += "\nMechanism gradwire lacks: " + r.c.gap + "\n";
-    out += "\n| size | published busbw (GB/s) | predicted busbw (GB/s) | predicted time (us) | error |\n"
-           "|---|---|---|---|---|\n";
+    out += "\n| size | published busbw (GB/s) | predicted busbw (GB/s) | predicted time (us) | error | "
+           "gradwire algorithm/protocol |\n|---|---|---|---|---|---|\n";
     for (const auto& p : r.points)
-      out += fmt::format("| {} | {:.2f} | {:.2f} | {:.2f} | {} |\n", units::format_size(p.published.bytes),
+      out += fmt::format("| {} | {:.2f} | {:.2f} | {:.2f} | {} | {} |\n", units::format_size(p.published.bytes),
                          p.published.busbw / 1e9, p.predicted_busbw / 1e9, p.predicted_time * 1e6,
-                         signed_percent(p.error));
+                         signed_percent(p.error), p.pair);
   }
   return out;
 }
@@ -172,7 +191,8 @@ std::string render_json(const std::vector<CaseResult>& results) {
     nlohmann::ordered_json c{{"case", r.c.name},      {"devset", r.c.devset}, {"file", r.c.file},
                              {"source", r.c.source},  {"confidence", r.c.confidence},
                              {"cluster", r.c.cluster_file}, {"gpus", r.gpus}, {"op", r.c.op},
-                             {"algorithm", r.c.algorithm}, {"published_algorithm", r.c.published_algorithm},
+                             {"algorithm", r.c.algorithm}, {"protocol", r.c.protocol},
+                             {"published_algorithm", r.c.published_algorithm},
                              {"gap", r.c.gap}};
     auto opt = [](const std::optional<double>& x) { return x ? nlohmann::ordered_json(*x) : nullptr; };
     c["median_abs_error_small"] = opt(r.median_small);
@@ -185,7 +205,8 @@ std::string render_json(const std::vector<CaseResult>& results) {
                              {"published_busbw", p.published.busbw},
                              {"predicted_busbw", p.predicted_busbw},
                              {"predicted_time", p.predicted_time},
-                             {"error", opt(p.error)}});
+                             {"error", opt(p.error)},
+                             {"pair", p.pair}});
     j.push_back(std::move(c));
   }
   return j.dump(2) + "\n";

@@ -14,30 +14,38 @@
 #include <vector>
 
 #include "gradwire/model/collectives.hpp"
+#include "gradwire/model/nccl_model.hpp"
 #include "gradwire/model/scenario.hpp"
 
 namespace gw::engine {
 
 /// The collectives: the model's vocabulary (gradwire/model/collectives.hpp).
 using CollectiveOp = gw::CollectiveOp;
-/// ring, tree (NCCL double binary tree, all-reduce only), hierarchical
-/// (all-reduce: intra-node reduce-scatter, inter-node all-reduce among peers of
-/// the same local rank, intra-node all-gather), direct (all-to-all pairwise).
-enum class Algorithm { Ring, Tree, Hierarchical, Direct };
+/// The algorithms and protocols: the model's vocabulary
+/// (gradwire/model/nccl_model.hpp): ring, tree (NCCL double binary tree,
+/// all-reduce), nvls (all-reduce on one NVSwitch node), hierarchical
+/// (all-reduce: intra-node reduce-scatter, inter-node all-reduce among peers
+/// of the same local rank, intra-node all-gather; gradwire's, not NCCL's),
+/// direct (all-to-all pairwise), auto; protocols LL, LL128, Simple, auto.
+using Algorithm = gw::Algorithm;
+using Protocol = gw::Protocol;
 /// PerStep: every chunk of every algorithm step is its own message (exact,
 /// O(N^2) flows). Aggregated: one flow per edge carrying the step total, the
 /// remaining per-step latency added as a delay (O(N) flows, contention kept).
 enum class Granularity { Aggregated, PerStep };
 
-using gw::to_string;                                ///< to_string(CollectiveOp)
-std::string to_string(Algorithm a);
+using gw::to_string;                                ///< CollectiveOp, Algorithm, Protocol
+using gw::parse_algorithm;                          ///< throws std::invalid_argument
+using gw::parse_protocol;                           ///< throws std::invalid_argument
 /// gw::parse_collective_op: throws std::invalid_argument.
 inline CollectiveOp parse_op(const std::string& s) { return parse_collective_op(s); }
-Algorithm parse_algorithm(const std::string& s);    ///< throws std::invalid_argument
 
 struct CollectiveRequest {
   CollectiveOp op = CollectiveOp::AllReduce;
+  /// auto: the (algorithm, protocol) pair of NCCL's rule at this size
+  /// (gw::choose_collective); a named one pins it.
   Algorithm algorithm = Algorithm::Ring;
+  Protocol protocol = Protocol::Auto;
   Granularity granularity = Granularity::Aggregated;
   /// Size in bytes as nccl-tests reports it: the per-rank buffer for all-reduce
   /// and broadcast; the total (gathered) size for all-gather and reduce-scatter;

@@ -4,8 +4,12 @@
 // ("Closed-form evaluator") and docs/model.md section 6.
 #pragma once
 
+#include <optional>
+
+#include "gradwire/model/collective_model.hpp"
 #include "gradwire/model/iteration_model.hpp"
 #include "gradwire/model/model_desc.hpp"
+#include "gradwire/model/nccl_model.hpp"
 #include "gradwire/model/scenario.hpp"
 
 namespace gw {
@@ -22,6 +26,37 @@ struct Profile;
 /// and a host-staged intra-node link is shared by the ring's concurrent
 /// intra-node flows (topology.hpp, transports.hpp).
 CollectiveTimeFn closed_form_collective_time(const ClusterSpec& cluster);
+
+/// The first `ranks` ranks of `c` (ranks are numbered node by node): their
+/// count and the nodes they span.
+NcclShape collective_shape(const ClusterSpec& c, int ranks);
+/// The route a collective's steps wait for and what one flow gets on it:
+/// within one node (2 x intra latency, the intra link's usable bandwidth,
+/// shared by the node's ring flows when host-staged); across nodes the worst
+/// inter-node route and min(intra ring flow, the connection cap, node fabric
+/// bandwidth) (transports.hpp, topology.hpp).
+collective::AlphaBeta collective_link(const ClusterSpec& c, NcclShape shape);
+/// NCCL's cost of (op, a, p) over `shape` on `c` at `bytes`, with the link of
+/// collective_link (nccl_model.hpp nccl_cost); nullopt where NCCL lacks the pair.
+std::optional<NcclCost> collective_cost(CollectiveOp op, Algorithm a, Protocol p, const ClusterSpec& c,
+                                        NcclShape shape, double bytes);
+/// Closed-form time of (op, a, p) over `shape` at `bytes` (the Aggregated
+/// schedule's), nullopt where NCCL lacks the pair. a and p are not auto.
+std::optional<double> collective_time(CollectiveOp op, Algorithm a, Protocol p, const ClusterSpec& c,
+                                      NcclShape shape, double bytes);
+
+struct CollectiveChoice {
+  Algorithm algorithm = Algorithm::Ring;
+  Protocol protocol = Protocol::Simple;
+  double time = 0;  ///< closed-form seconds
+};
+/// NCCL's rule: among the pairs available for `op` on `c` (nccl_algorithms x
+/// protocols; `a` or `p` other than auto pins it), the one with the lowest
+/// closed-form time; ties go to the earlier algorithm, then protocol (LL,
+/// LL128, Simple). Throws std::invalid_argument when no pair fits the pins.
+/// The engine, `gradwire collective` and `simulate`'s buckets all use it.
+CollectiveChoice choose_collective(CollectiveOp op, Algorithm a, Protocol p, const ClusterSpec& c,
+                                   NcclShape shape, double bytes);
 
 /// One iteration of `scenario`: prepare_iteration, then evaluate_closed_form
 /// with closed_form_collective_time. Throws what prepare_iteration throws.

@@ -13,6 +13,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "gradwire/model/nccl_model.hpp"
+
 namespace gw::collective {
 
 /// Latency of one step's route and the bandwidth one flow gets on it.
@@ -36,6 +38,23 @@ double ring_allgather_time(int n, double bytes, AlphaBeta ab);
 /// (n-1) alpha + (n-1)/n S/B  (S = total input per rank)
 double ring_reducescatter_time(int n, double bytes, AlphaBeta ab);
 
+// --- NCCL's algorithms under NCCL's cost (nccl_model.hpp) ------------------
+// A collective of NCCL's takes
+//   max(L, w) + (bytes on the busiest link) / (B e)
+// L, e: NcclCost (NCCL's latency model and the pair's bandwidth efficiency);
+// w: the route latency the engine's flows pay, a floor under L (Aggregated:
+// one phase, w = alpha; PerStep: one alpha per step). The efficiency makes
+// every flow carry bytes / e on the wire.
+double nccl_time(double wire_latency, double bandwidth_time, NcclCost cost);
+/// Ring all-reduce: max(L, w) + 2(n-1)/n S/(B e); PerStep w = 2(n-1) alpha.
+double ring_allreduce_time(int n, double bytes, AlphaBeta ab, NcclCost cost, bool per_step = false);
+/// Ring all-gather / reduce-scatter: max(L, w) + (n-1)/n S/(B e); PerStep w = (n-1) alpha.
+double ring_allgather_time(int n, double bytes, AlphaBeta ab, NcclCost cost, bool per_step = false);
+double ring_reducescatter_time(int n, double bytes, AlphaBeta ab, NcclCost cost, bool per_step = false);
+/// NVLS all-reduce on one NVSwitch node: every GPU sends S to the switch,
+/// which reduces and multicasts, and receives S: max(L, alpha) + S/(B e).
+double nvls_allreduce_time(int n, double bytes, AlphaBeta ab, NcclCost cost);
+
 /// Hierarchical all-reduce on `nodes` nodes of `gpus` ranks each: intra-node
 /// ring reduce-scatter of S, inter-node ring all-reduce of S/gpus among the
 /// ranks with the same local index (the gpus rings run at once), intra-node ring
@@ -55,7 +74,10 @@ double direct_alltoall_time(int n, double bytes, AlphaBeta ab);
 /// order of the slices NCCL's Simple protocol moves per step and channel. A
 /// modelling choice: it sets the pipeline fill (K + depth - 1 steps).
 inline constexpr double kPipelineChunkBytes = 128.0 * 1024.0;
-/// Number of pipeline chunks K for S bytes: ceil(S / chunk), at least 1.
+/// Most pipeline chunks: 2^30 (sizes beyond 128 TiB move larger chunks).
+inline constexpr double kMaxPipelineChunks = 1073741824.0;
+/// Number of pipeline chunks K for S bytes: ceil(S / chunk), at least 1, at
+/// most kMaxPipelineChunks.
 int pipeline_chunks(double bytes);
 
 /// Pipelined broadcast along the ring order (rank 0 of the order is the root):
@@ -93,13 +115,18 @@ struct TreeSchedule {
   int height = 0;           ///< H
   int rounds = 0;           ///< R = K + 2H - 1
   int max_load = 0;         ///< largest number of edges of both trees at one rank, one direction
-  std::vector<int> loads;   ///< per round
+  double load_sum = 0;      ///< sum_r loads[r] (O(H) work whatever K)
+  std::vector<int> loads;   ///< per round; empty beyond 2^22 ranks x rounds (load_sum still holds)
 };
 TreeSchedule tree_allreduce_schedule(int n, double bytes);
 
-/// Double-binary-tree all-reduce on a non-blocking switch (one GPU per link):
-///   R alpha + sum_r loads[r] (S/2K)/B
-/// (= R alpha + max_load (S/2)/B once K is large against H: every link busy).
-double tree_allreduce_time(int n, double bytes, AlphaBeta ab);
+/// Double-binary-tree all-reduce on a non-blocking switch (one GPU per link),
+/// pipelined as NCCL runs it: the chunks' latencies overlap, NCCL's latency
+/// model L covers the pipeline's depth:
+///   max(L, w) + sum_r loads[r] (S/2K)/(B e)
+/// (the bandwidth term -> max_load (S/2)/(B e) once K is large against H:
+/// every link busy). Aggregated w = alpha; PerStep (lock-step rounds, every
+/// chunk a message) w = R alpha.
+double tree_allreduce_time(int n, double bytes, AlphaBeta ab, NcclCost cost, bool per_step = false);
 
 }  // namespace gw::collective

@@ -1,6 +1,6 @@
 // The collective vocabulary: the five collectives gradwire simulates and
 // calibrates, each with its name, its nccl-tests bus-bandwidth factor, the
-// size convention of its "size", its default algorithm and how nccl-tests
+// size convention of its "size" and how nccl-tests
 // names and prints it (binary, redop, root). Parsed and printed here only; the
 // engine, `gradwire collective`, the nccl-tests log reader, the profile loader
 // and the calibrator use it.
@@ -30,9 +30,6 @@ struct CollectiveInfo {
   /// allreduce 2(n-1)/n; allgather, reducescatter, alltoall (n-1)/n;
   /// broadcast 1. Throws std::invalid_argument for n < 1.
   double (*busbw_factor)(int n);
-  /// The algorithm `gradwire collective` and the validation use when none is
-  /// named: one the engine has for this op (ring; direct for alltoall).
-  const char* default_algorithm;
   /// The nccl-tests binary that measures it ("all_reduce_perf", ...).
   const char* nccl_tests_binary;
   /// What nccl-tests prints in its redop and root columns for it.

@@ -86,9 +86,9 @@ struct PowerSgdShape {
 };
 PowerSgdShape powersgd_shape(const TensorDesc& tensor, int rank, double min_compression_rate);
 
-/// The all-reduce algorithm to use: "auto" resolves to hierarchical when the
-/// cluster has several nodes of several GPUs, else ring. Throws
-/// std::invalid_argument for an unknown name.
+/// The all-reduce algorithm to use: auto (NCCL's rule per bucket size,
+/// closed_form.hpp choose_collective), ring, tree or hierarchical, returned
+/// as given. Throws std::invalid_argument for an unknown name.
 std::string resolve_allreduce_algorithm(const std::string& requested, const ClusterSpec& cluster);
 
 /// Bytes one GPU sends for one collective (average over GPUs):

@@ -32,7 +32,8 @@ struct CollectiveCase {
   std::string confidence;           ///< high, med or low (the development set's scale)
   std::string cluster_file;         ///< scenario whose cluster is simulated
   std::string op;                   ///< allreduce, allgather, ...
-  std::string algorithm;            ///< what gradwire simulates
+  std::string algorithm;            ///< what gradwire simulates (auto: NCCL's rule per size)
+  std::string protocol = "auto";    ///< LL, LL128, Simple or auto (the case's optional `protocol`)
   std::string published_algorithm;  ///< what the source ran, when it says ("" if not)
   std::string gap;                  ///< the mechanism gradwire lacks for this case ("" if none)
   std::vector<PublishedPoint> points;
@@ -48,6 +49,7 @@ struct PointResult {
   double predicted_time = 0;        ///< s
   double predicted_busbw = 0;       ///< bytes/s
   std::optional<double> error;      ///< predicted/published - 1; none when the source rounds to 0
+  std::string pair;                 ///< the algorithm/protocol simulated at this size ("nvls/Simple")
 };
 
 struct CaseResult {

@@ -1,0 +1,216 @@
+// NCCL's cost structure (gradwire/model/nccl_model.hpp). Every constant is
+// NCCL 2.20.3's, src/graph/tuning.cc; docs/engine.md ("NCCL's cost model")
+// documents each one.
+#include "gradwire/model/nccl_model.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <stdexcept>
+
+namespace gw {
+namespace {
+
+constexpr std::array<Algorithm, 6> kAlgorithms{Algorithm::Ring,         Algorithm::Tree,   Algorithm::NVLS,
+                                               Algorithm::Hierarchical, Algorithm::Direct, Algorithm::Auto};
+constexpr std::array<Protocol, 4> kProtocols{Protocol::LL, Protocol::LL128, Protocol::Simple, Protocol::Auto};
+
+std::string lower(std::string s) {
+  for (char& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return s;
+}
+
+// Index of the NCCL algorithms with a latency table: tree 0, ring 1, nvls 2.
+int table_row(Algorithm a) { return a == Algorithm::Tree ? 0 : a == Algorithm::Ring ? 1 : 2; }
+int proto_index(Protocol p) { return p == Protocol::LL ? 0 : p == Protocol::LL128 ? 1 : 2; }
+
+// tuning.cc baseLat (us): {LL, LL128, Simple} for tree, ring, nvls.
+constexpr double kBaseLat[3][3] = {{6.8, 14.0, 0}, {6.6, 14.0, 8.4}, {0, 0, 0}};
+// tuning.cc hwLat (us) [NVLink, PCI, Net][tree, ring, nvls][LL, LL128, Simple].
+constexpr double kHwLat[3][3][3] = {
+    {{.6, 1.25, 28}, {.6, 1.9, 3.4}, {0, 0, 23}},
+    {{1.0, 1.9, 28}, {1.0, 2.5, 5.7}, {0, 0, 0}},
+    {{5.0, 8.5, 28}, {2.7, 4.0, 14.0}, {0, 0, 18}},
+};
+// tuning.cc llMaxBws (GB/s): LL's bus-bandwidth cap, [Volta, Ampere, Hopper
+// on one node; Intel, AMD CPUs across nodes][1 node, 2 nodes, more].
+constexpr double kLlMaxBw[3][3] = {{39.0, 39.0, 20.4}, {87.7, 22.5, 19.0}, {87.7, 22.5, 19.0}};
+// tuning.cc treeCorrectionFactor[protocol][log2(bytes / 64)], 64 B .. 256 MiB.
+constexpr double kTreeCorrection[3][23] = {
+    {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1.0, 1.0, 1.0, 1.0},
+    {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6, .6, .6, .6, .6, .8, .9, .9, .9, .9, 1.0, 1.0},
+    {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9}};
+constexpr double kNetOverheadUs = 1.0;  // getNetOverhead(): x86 Intel (gradwire assumes the CPU)
+
+int log2i(double v) {
+  int r = 0;
+  while (v >= 2) {
+    v /= 2;
+    ++r;
+  }
+  return r;
+}
+
+double hw_lat(NcclLinkClass k, Algorithm a, Protocol p) {
+  return kHwLat[static_cast<int>(k)][table_row(a)][proto_index(p)];
+}
+
+bool ll128_enabled(const ClusterSpec& c) {
+  const int cc = gpu_compute_capability(c.gpu);
+  return (cc == 70 || cc == 80 || cc == 90) && nccl_link_class(c, false) == NcclLinkClass::NVLink;
+}
+
+double ll_cap(const ClusterSpec& c, int nodes) {
+  const int cc = gpu_compute_capability(c.gpu);
+  const int index1 = nodes == 1 ? (cc >= 90 ? 2 : cc >= 80 ? 1 : 0) : 0;
+  const int index2 = nodes <= 2 ? nodes - 1 : 2;
+  return kLlMaxBw[index1][index2] * 1e9;
+}
+
+// The bus-bandwidth factor of the pair before LL's cap (tuning.cc "Various
+// model refinements" and the algorithm-bandwidth ratio of NVLS).
+double protocol_factor(CollectiveOp op, Algorithm a, Protocol p, NcclShape s) {
+  const double ppn = static_cast<double>(s.ranks) / s.nodes;
+  if (a == Algorithm::Ring) {
+    if (p == Protocol::LL) return (s.nodes > 1 || op == CollectiveOp::AllReduce) ? 1.0 / 4 : 1.0 / 3;
+    if (p == Protocol::LL128) return ppn < 2 ? 0.7 : 0.92;
+    return 1.0;
+  }
+  if (a == Algorithm::Tree) {
+    if (p == Protocol::LL) return 0.92 / 3.8;
+    if (p == Protocol::LL128) return 0.92 * (s.nodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0);
+    return 0.92;
+  }
+  return 5.0 / 6.0;  // NVLS: algorithm bandwidth = 5/6 of the per-GPU link's
+}
+
+double ring_latency_us(CollectiveOp op, Protocol p, const ClusterSpec& c, NcclShape s) {
+  const int n = s.ranks, m = s.nodes;
+  const bool ar = op == CollectiveOp::AllReduce;
+  const int steps = ar ? 2 * (n - 1) : n - 1;
+  // NCCL counts 2m inter-node steps for a multi-node all-reduce; at one rank
+  // per node that is more than the 2(n-1) steps there are: every step is then
+  // inter-node.
+  const int inter_steps = std::min(steps, ar ? (m > 1 ? 2 * m : 0) : m - 1);
+  double intra = hw_lat(nccl_link_class(c, false), Algorithm::Ring, p);
+  const double inter = hw_lat(NcclLinkClass::Net, Algorithm::Ring, p);
+  if (m > 1) intra = std::max(intra, kNetOverheadUs * (p == Protocol::Simple ? 3 : 1));
+  return kBaseLat[1][proto_index(p)] + (steps - inter_steps) * intra + inter_steps * inter;
+}
+
+bool pair_exists(CollectiveOp op, Algorithm a, Protocol p, const ClusterSpec& c, NcclShape s) {
+  if (a == Algorithm::Auto || p == Protocol::Auto) return false;
+  const bool nccl_ring = a == Algorithm::Ring && op != CollectiveOp::Broadcast && op != CollectiveOp::AllToAll;
+  if (!nccl_ring && a != Algorithm::Tree && a != Algorithm::NVLS) {
+    // gradwire's own schedules: Simple only, on the ops they implement.
+    if (p != Protocol::Simple) return false;
+    if (a == Algorithm::Hierarchical) return op == CollectiveOp::AllReduce;
+    if (a == Algorithm::Direct) return op == CollectiveOp::AllToAll;
+    return a == Algorithm::Ring && op == CollectiveOp::Broadcast;
+  }
+  if (a != Algorithm::Ring && op != CollectiveOp::AllReduce) return false;
+  if (a == Algorithm::NVLS && (p != Protocol::Simple || !nvls_available(c, s.nodes))) return false;
+  if (p == Protocol::LL128 && !ll128_enabled(c)) return false;
+  return true;
+}
+
+}  // namespace
+
+std::string to_string(Algorithm a) {
+  switch (a) {
+    case Algorithm::Ring: return "ring";
+    case Algorithm::Tree: return "tree";
+    case Algorithm::NVLS: return "nvls";
+    case Algorithm::Hierarchical: return "hierarchical";
+    case Algorithm::Direct: return "direct";
+    case Algorithm::Auto: return "auto";
+  }
+  return "?";
+}
+
+std::string to_string(Protocol p) {
+  switch (p) {
+    case Protocol::LL: return "LL";
+    case Protocol::LL128: return "LL128";
+    case Protocol::Simple: return "Simple";
+    case Protocol::Auto: return "auto";
+  }
+  return "?";
+}
+
+Algorithm parse_algorithm(const std::string& s) {
+  for (auto a : kAlgorithms)
+    if (lower(s) == to_string(a)) return a;
+  throw std::invalid_argument("unknown algorithm '" + s + "' (auto, ring, tree, nvls, hierarchical, direct)");
+}
+
+Protocol parse_protocol(const std::string& s) {
+  for (auto p : kProtocols)
+    if (lower(s) == lower(to_string(p))) return p;
+  throw std::invalid_argument("unknown protocol '" + s + "' (auto, LL, LL128, Simple)");
+}
+
+const std::vector<ProtocolInfo>& protocols() {
+  static const std::vector<ProtocolInfo> table{
+      {Protocol::LL, "LL", 4.0 / 8.0},
+      {Protocol::LL128, "LL128", 120.0 / 128.0},
+      {Protocol::Simple, "Simple", 1.0},
+  };
+  return table;
+}
+
+NcclLinkClass nccl_link_class(const ClusterSpec& c, bool crosses_nodes) {
+  return crosses_nodes ? NcclLinkClass::Net : transport_info(c.intra_node.transport).nccl_class;
+}
+
+int gpu_compute_capability(const std::string& gpu) {
+  static const std::pair<const char*, int> table[] = {
+      {"v100", 70}, {"rtx-2080ti", 75}, {"a100-40gb", 80}, {"a100-80gb", 80}, {"a100", 80},
+      {"a10g", 86}, {"l4", 89},         {"h100", 90},      {"h200", 90},      {"b200", 100},
+  };
+  for (const auto& [name, cc] : table)
+    if (gpu == name) return cc;
+  return 0;
+}
+
+bool nvls_available(const ClusterSpec& c, int nodes) {
+  return nodes == 1 && gpu_compute_capability(c.gpu) >= 90 && c.gpus_per_node >= 4 &&
+         nccl_link_class(c, false) == NcclLinkClass::NVLink && c.intra_node.transport != Transport::NVLink;
+}
+
+std::optional<NcclCost> nccl_cost(CollectiveOp op, Algorithm a, Protocol p, const ClusterSpec& c, NcclShape s,
+                                  double bytes, double link_bandwidth) {
+  if (s.ranks < 1 || s.nodes < 1) throw std::invalid_argument("NCCL cost over no ranks");
+  if (!pair_exists(op, a, p, c, s)) return std::nullopt;
+  if (a == Algorithm::Hierarchical || a == Algorithm::Direct ||
+      (a == Algorithm::Ring && op == CollectiveOp::Broadcast))
+    return NcclCost{};
+  if (s.ranks == 1) return NcclCost{};
+  NcclCost cost;
+  cost.efficiency = protocol_factor(op, a, p, s);
+  if (p == Protocol::LL && link_bandwidth > 0)
+    cost.efficiency = std::min(cost.efficiency, ll_cap(c, s.nodes) / link_bandwidth);
+  const int i = proto_index(p);
+  const double intra = hw_lat(nccl_link_class(c, false), a, p);
+  double us = 0;
+  if (a == Algorithm::Ring) {
+    us = ring_latency_us(op, p, c, s);
+  } else if (a == Algorithm::Tree) {
+    const int ppn = s.ranks / s.nodes;
+    us = kBaseLat[0][i] + 2 * ((ppn - 1) * intra + log2i(s.nodes) * hw_lat(NcclLinkClass::Net, a, p));
+    const int log_size = log2i(bytes / 64);
+    if (log_size < 23) cost.efficiency *= kTreeCorrection[i][log_size];
+  } else {
+    us = intra;  // NVLS on one node
+  }
+  cost.latency = us * 1e-6;
+  return cost;
+}
+
+std::vector<Algorithm> nccl_algorithms(CollectiveOp op) {
+  if (op == CollectiveOp::AllReduce) return {Algorithm::Ring, Algorithm::Tree, Algorithm::NVLS};
+  if (op == CollectiveOp::AllToAll) return {Algorithm::Direct};
+  return {Algorithm::Ring};
+}
+
+}  // namespace gw
