@@ -1,7 +1,8 @@
 """Command line behind `gradwire model ...` (python -m gradwire_torch ...).
 
   python -m gradwire_torch export SPEC [--input CxHxW | --seq-len N] [--batch N]
-                                       [--set k=v ...] [--name NAME] --out FILE
+                                       [--set k=v ...] [--dtype fp32|bf16|fp16] [--name NAME]
+                                       [--description TEXT] --out FILE
   python -m gradwire_torch measure SPEC --device cpu|cuda --batch N [--amp bf16|fp16]
                                        [--optimizer adam] [--repeats R] --out FILE   (measure.py)
 
@@ -41,7 +42,11 @@ def _parser() -> argparse.ArgumentParser:
     e.add_argument("--batch", type=int, default=1, help="batch size of the observed pass (figures are per sample)")
     e.add_argument("--set", nargs="+", action="extend", default=[], metavar="KEY=VALUE",
                    help="constructor keywords (config fields for transformers)")
+    e.add_argument("--dtype", choices=sorted(exportmod.DTYPE_BY_NAME), default="fp32",
+                   help="run the model in this dtype, so saved activations are measured at its size "
+                        "(written as activation_dtype; gradients keep the parameters' own dtype)")
     e.add_argument("--name", help="the model's name (default: from SPEC)")
+    e.add_argument("--description", help="free text written as the model's description")
     e.add_argument("--out", required=True, help="the YAML file to write (atomically)")
     measuremod.add_parser(sub)
     return p
@@ -57,11 +62,12 @@ def cmd_export(a, argv: list[str]) -> int:
         raise specmod.SpecError(f"--name {a.name!r}: letters, digits, - _ . only")
     shape = specmod.parse_shape(a.input) if a.input else None
     exportmod._check_destination(a.out, _inputs_of(a.spec))  # fail before the (slow) pass
-    r = specmod.resolve(a.spec, a.set, input_shape=shape, seq_len=a.seq_len, batch=a.batch, device="meta")
+    r = specmod.resolve(a.spec, a.set, input_shape=shape, seq_len=a.seq_len, batch=a.batch, device="meta",
+                        dtype=exportmod.DTYPE_BY_NAME[a.dtype])
     obs = exportmod.observe(r, a.spec)
     name = a.name or r.name
     command = "gradwire model " + shlex.join(argv)
-    text = exportmod.render(r, obs, name, command)
+    text = exportmod.render(r, obs, name, command, a.description)
     exportmod.write_atomic(a.out, text, _inputs_of(a.spec))
     params = sum(obs.params[n].numel() for n in obs.ready)
     print(f"{PROG} export: {a.out}: {name}, {len(obs.ready)} tensors, {params:,} parameters")

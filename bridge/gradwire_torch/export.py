@@ -25,7 +25,8 @@ What is observed (docs/models.md, "Bring your own model", has the rules):
 - activation memory: torch.autograd.graph.saved_tensors_hooks during the
   forward: every distinct storage the autograd graph saves for backward,
   excluding the parameters themselves, counted once at its full size, divided
-  by the batch.
+  by the batch; with the model run in --dtype (fp32, bf16 or fp16), whose
+  name is written as activation_dtype.
 - parameter counts: the numels of model.named_parameters() (a tied weight
   once, under the name PyTorch gives it first).
 
@@ -219,9 +220,11 @@ def _per_sample(total: int, batch: int):
 
 
 _DTYPES = {torch.float32: "fp32", torch.float16: "fp16", torch.bfloat16: "bf16"}
+DTYPE_BY_NAME = {v: k for k, v in _DTYPES.items()}
 
 
-def render(resolved: specmod.Resolved, obs: Observed, name: str, command: str) -> str:
+def render(resolved: specmod.Resolved, obs: Observed, name: str, command: str,
+           description: str | None = None) -> str:
     """The gradwire-model/1 text (tensors in obs.ready order, per-sample figures)."""
     b = resolved.batch
     fwd = {n: _per_sample(obs.forward[n], b) for n in obs.names}
@@ -239,6 +242,10 @@ def render(resolved: specmod.Resolved, obs: Observed, name: str, command: str) -
         "schema: gradwire-model/1",
         f"name: {q(name)}",
         f"source: {q(resolved.source)}",
+    ]
+    if description:
+        lines.append(f"description: {q(description)}")
+    lines += [
         f"parameters: {params}",
         f"parameters_source: {q('sum of the numels of named_parameters() (tied weights once): ' + format(params, ','))}",
         f"input: {q(resolved.input)}",
@@ -260,12 +267,13 @@ def render(resolved: specmod.Resolved, obs: Observed, name: str, command: str) -
     act = obs.saved_bytes // b if obs.saved_bytes % b == 0 else obs.saved_bytes / b
     lines += [
         f"activation_bytes_per_sample: {_num(act)}",
+        f"activation_dtype: {_DTYPES[resolved.dtype]}",
         f"activation_source: {q(ACTIVATION_SOURCE)}",
         "tensors:",
     ]
     for n in obs.ready:
         p = obs.params[n]
-        dtype = _DTYPES.get(p.dtype)
+        dtype = _DTYPES.get(resolved.grad_dtypes.get(n, p.dtype))
         if dtype is None:
             raise ExportError(f"parameter {n} has dtype {p.dtype}; gradwire models take fp32, fp16 or bf16")
         shape = ", ".join(str(d) for d in p.shape)

@@ -54,6 +54,9 @@ class Resolved:
     input:     what one sample is, in words ("3x224x224 image", ...)
     sequence_length: tokens per sample for a sequence model, else None
     batch:     the batch size of `args`
+    dtype:     the floating dtype the module and its float inputs were cast to
+    grad_dtypes: each trainable parameter's dtype as built, before that cast
+               (the gradient dtype written into the model file)
     """
 
     module: nn.Module
@@ -63,6 +66,8 @@ class Resolved:
     input: str
     sequence_length: int | None
     batch: int
+    dtype: torch.dtype = torch.float32
+    grad_dtypes: dict = dataclasses.field(default_factory=dict)
 
 
 def parse_sets(sets: list[str] | None) -> dict[str, Any]:
@@ -221,7 +226,8 @@ def _image_shape(module: nn.Module, kind: str, input_shape) -> tuple[int, ...]:
 
 
 def resolve(spec: str, sets: list[str] | None = None, *, input_shape: tuple[int, ...] | None = None,
-            seq_len: int | None = None, batch: int = 1, device: str | torch.device = "meta") -> Resolved:
+            seq_len: int | None = None, batch: int = 1, device: str | torch.device = "meta",
+            dtype: torch.dtype = torch.float32) -> Resolved:
     """Build the model named by SPEC on `device` (default: meta, no memory, no
     weights), in training mode, with example inputs for `batch` samples.
 
@@ -229,21 +235,28 @@ def resolve(spec: str, sets: list[str] | None = None, *, input_shape: tuple[int,
                  fields for transformers)
     input_shape: one sample's shape for an image/file model (e.g. (3, 224, 224))
     seq_len:     tokens per sample for a transformers model
+    dtype:       the floating dtype to run in: the module's floating parameters
+                 and buffers and an image/file model's input are cast to it
+                 (Resolved.grad_dtypes keeps the parameters' dtypes as built)
     Raises SpecError (one line) for anything the user can fix.
     """
     if batch < 1:
         raise SpecError(f"--batch {batch}: must be at least 1")
     module, source, kind = build_module(spec, parse_sets(sets), device)
     module.train()
+    grad_dtypes = {n: p.dtype for n, p in module.named_parameters()}
+    if dtype != torch.float32:
+        module.to(dtype)
     base = spec.rpartition(":")[2]
     if kind == "transformers":
         if input_shape:
             raise SpecError("--input is for image and file models; a transformers model takes --seq-len")
         args, seq = _sequence_inputs(module, seq_len, batch, device)
-        return Resolved(module, args, _safe_name(base), source, f"a sequence of {seq} tokens", seq, batch)
+        return Resolved(module, args, _safe_name(base), source, f"a sequence of {seq} tokens", seq, batch,
+                        dtype, grad_dtypes)
     if seq_len:
         raise SpecError("--seq-len is for transformers models; give --input for this one")
     shape = _image_shape(module, kind, input_shape)
-    x = torch.randn((batch, *shape), device=device)
+    x = torch.randn((batch, *shape), device=device, dtype=dtype)
     what = "x".join(map(str, shape)) + (" image" if len(shape) == 3 else " features")
-    return Resolved(module, (x,), _safe_name(base), source, what, None, batch)
+    return Resolved(module, (x,), _safe_name(base), source, what, None, batch, dtype, grad_dtypes)

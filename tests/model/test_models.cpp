@@ -68,16 +68,20 @@ TEST(ModelZoo, TensorSumsMatchModelTotals) {
       for (auto d : t.shape) product *= d;
       EXPECT_EQ(product, t.numel) << name << " " << t.name;
       EXPECT_GE(t.forward_flops_per_sample, 0) << t.name;
-      EXPECT_EQ(t.backward_flops_per_sample, 2 * t.forward_flops_per_sample) << t.name;
+      EXPECT_GE(t.backward_flops_per_sample, 0) << t.name;
       EXPECT_EQ(t.dtype, "fp32");
       EXPECT_TRUE(names.insert(t.name).second) << "duplicate " << t.name;
       fwd += t.forward_flops_per_sample;
       bwd += t.backward_flops_per_sample;
     }
-    // The generated files hold integers below 2^53, so the sums are exact.
+    // The exported files hold integers below 2^53, so the sums are exact.
     EXPECT_EQ(fwd, m.forward_flops_per_sample) << name;
     EXPECT_EQ(bwd, m.backward_flops_per_sample) << name;
-    EXPECT_EQ(m.backward_flops_per_sample, 2 * m.forward_flops_per_sample) << name;
+    // Measured backward: at most 2 x forward (input and weight gradients); less
+    // by the first layer's input gradient, which nothing needs (mlp-tiny: that
+    // layer is 85% of the model, so 1.15 x).
+    EXPECT_LE(m.backward_flops_per_sample, 2 * m.forward_flops_per_sample) << name;
+    EXPECT_GT(m.backward_flops_per_sample, (name == "mlp-tiny" ? 1.1 : 1.95) * m.forward_flops_per_sample) << name;
     EXPECT_GT(m.activation_bytes_per_sample, 0) << name;
     EXPECT_EQ(gw::gradient_bytes(m), 4 * total) << name;
   }
@@ -93,56 +97,76 @@ TEST(ModelZoo, SequenceModelsHaveASequenceLength) {
   EXPECT_EQ(zoo("llama2-7b").sequence_length, 4096);
 }
 
-// Gradient-ready order is the reverse of parameter registration: the output
-// layer first, the input layer (or the tied embedding) last.
+// Gradient-ready order as observed in a backward pass (docs/models.md): the
+// output layer first, the input layer (or the tied embedding) last; within a
+// convolution, batch norm or layer norm the weight before the bias, within a
+// linear layer the bias before the weight.
 TEST(ModelZoo, TensorsAreInGradientReadyOrder) {
   auto first_last = [](const std::string& name) {
     gw::ModelDesc m = zoo(name);
     return std::make_pair(m.tensors.front().name, m.tensors.back().name);
   };
   EXPECT_EQ(first_last("resnet50"), std::make_pair(std::string("fc.bias"), std::string("conv1.weight")));
-  EXPECT_EQ(first_last("vgg16"), std::make_pair(std::string("classifier.6.bias"), std::string("features.0.weight")));
+  EXPECT_EQ(first_last("vgg16"), std::make_pair(std::string("classifier.6.bias"), std::string("features.0.bias")));
   EXPECT_EQ(first_last("bert-base"),
             std::make_pair(std::string("pooler.dense.bias"), std::string("embeddings.word_embeddings.weight")));
-  EXPECT_EQ(first_last("gpt2"), std::make_pair(std::string("transformer.ln_f.bias"), std::string("transformer.wte.weight")));
+  EXPECT_EQ(first_last("gpt2"),
+            std::make_pair(std::string("transformer.ln_f.weight"), std::string("transformer.wte.weight")));
   EXPECT_EQ(first_last("llama2-7b"), std::make_pair(std::string("lm_head.weight"), std::string("model.embed_tokens.weight")));
-  // Inside a bottleneck, bn3 before conv3 before bn2 ...
+  // Inside a bottleneck, bn3 (weight, bias) before conv3 before bn2 ...
   gw::ModelDesc r = zoo("resnet50");
-  EXPECT_EQ(r.tensors[2].name, "layer4.2.bn3.bias");
-  EXPECT_EQ(r.tensors[3].name, "layer4.2.bn3.weight");
+  EXPECT_EQ(r.tensors[2].name, "layer4.2.bn3.weight");
+  EXPECT_EQ(r.tensors[3].name, "layer4.2.bn3.bias");
   EXPECT_EQ(r.tensors[4].name, "layer4.2.conv3.weight");
   EXPECT_EQ(r.tensors[4].shape, (std::vector<std::int64_t>{2048, 512, 1, 1}));
 }
 
 TEST(ModelZoo, FlopCountsFollowTheConvention) {
-  // mlp-tiny by hand: 2 FLOPs per multiply-add, 1 per bias element.
+  // mlp-tiny by hand: 2 FLOPs per multiply-add; FlopCounterMode counts no
+  // elementwise op, so a bias add costs nothing.
   gw::ModelDesc mlp = zoo("mlp-tiny");
-  EXPECT_EQ(mlp.forward_flops_per_sample, 2.0 * (784 * 256 + 256 * 128 + 128 * 10) + 256 + 128 + 10);
+  EXPECT_EQ(mlp.forward_flops_per_sample, 2.0 * (784 * 256 + 256 * 128 + 128 * 10));
   EXPECT_EQ(mlp.tensors.front().name, "fc3.bias");
-  EXPECT_EQ(mlp.tensors.front().forward_flops_per_sample, 10);
+  EXPECT_EQ(mlp.tensors.front().forward_flops_per_sample, 0);
   EXPECT_EQ(mlp.tensors[1].forward_flops_per_sample, 2 * 128 * 10);
+  // ... and its backward: two matmuls per layer, none for the input's gradient.
+  EXPECT_EQ(mlp.backward_flops_per_sample, 4.0 * (784 * 256 + 256 * 128 + 128 * 10) - 2.0 * 784 * 256);
 
   // ResNet-50: the familiar 4.1 G multiply-adds at 224x224.
   double r50 = zoo("resnet50").forward_flops_per_sample;
   EXPECT_GT(r50, 2 * 4.0e9);
   EXPECT_LT(r50, 2 * 4.2e9);
 
-  // Llama-2-7B in closed form: 2 s x (matmul weights) + s x (RMSNorm weights)
-  // + 4 s^2 h per layer for attention; the embedding lookup costs nothing.
+  // Llama-2-7B in closed form: 2 s x (matmul weights) + 4 s^2 h per layer for
+  // attention; the embedding lookup and the RMSNorm scales cost nothing.
   gw::ModelDesc l = zoo("llama2-7b");
   const double s = 4096, h = 4096, L = 32, V = 32000;
   const double norms = (2 * L + 1) * h;
   const double matmul = static_cast<double>(l.parameters) - V * h - norms;
-  EXPECT_EQ(l.forward_flops_per_sample, 2 * s * matmul + s * norms + 4 * s * s * h * L);
+  EXPECT_EQ(l.forward_flops_per_sample, 2 * s * matmul + 4 * s * s * h * L);
 }
 
-TEST(ModelZoo, TransformerActivationsUseKorthikanti) {
-  // 34 s h + 5 a s^2 bytes per layer per sequence.
+TEST(ModelZoo, ActivationsAreMeasuredInTheTrainingDtype) {
+  // The CNNs and the MLP are exported in fp32, the transformers in bf16.
+  for (const char* name : {"mlp-tiny", "resnet50", "resnet101", "vgg16"}) EXPECT_EQ(zoo(name).activation_dtype, "fp32");
+  for (const char* name : {"bert-base", "bert-large", "gpt2", "gpt2-xl", "llama2-7b"})
+    EXPECT_EQ(zoo(name).activation_dtype, "bf16") << name;
+  // mlp-tiny: what autograd saves is each linear layer's fp32 input (the
+  // ReLU's output is the same storage), per sample.
+  EXPECT_EQ(zoo("mlp-tiny").activation_bytes_per_sample, 4 * (784 + 256 + 128));
+  // The transformers against Korthikanti et al. 2022's 16-bit estimate,
+  // 34 s h + 5 a s^2 bytes per layer: the measurement keeps more (the eager
+  // attention's fp32 softmax, embeddings, logits; docs/models.md), never less,
+  // and stays within 1.5 x.
   auto k = [](double layers, double s, double h, double a) { return layers * (34 * s * h + 5 * a * s * s); };
-  EXPECT_EQ(zoo("gpt2").activation_bytes_per_sample, k(12, 1024, 768, 12));
-  EXPECT_EQ(zoo("gpt2-xl").activation_bytes_per_sample, k(48, 1024, 1600, 25));
-  EXPECT_EQ(zoo("bert-large").activation_bytes_per_sample, k(24, 512, 1024, 16));
-  EXPECT_EQ(zoo("llama2-7b").activation_bytes_per_sample, k(32, 4096, 4096, 32));
+  const std::map<std::string, double> korthikanti = {
+      {"bert-base", k(12, 512, 768, 12)}, {"bert-large", k(24, 512, 1024, 16)}, {"gpt2", k(12, 1024, 768, 12)},
+      {"gpt2-xl", k(48, 1024, 1600, 25)}, {"llama2-7b", k(32, 4096, 4096, 32)}};
+  for (const auto& [name, estimate] : korthikanti) {
+    const double measured = zoo(name).activation_bytes_per_sample;
+    EXPECT_GT(measured, estimate) << name;
+    EXPECT_LT(measured, 1.5 * estimate) << name;
+  }
 }
 
 TEST(ModelLoader, HandWrittenModel) {
@@ -157,6 +181,7 @@ TEST(ModelLoader, HandWrittenModel) {
   EXPECT_EQ(m.tensors[2].backward_flops_per_sample, 18);   // 2 x forward
   EXPECT_EQ(m.backward_flops_per_sample, 578);
   EXPECT_EQ(m.activation_bytes_per_sample, 1024);  // "1KiB"
+  EXPECT_EQ(m.activation_dtype, "");                // not given: the figure is used as is
   EXPECT_EQ(m.sequence_length, 0);
   EXPECT_EQ(gw::gradient_bytes(m), 4 * (10 + 9 + 90) + 2 * 90);
 }
@@ -219,6 +244,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"negative_flops", 23, "tensors[2].forward_flops", "FLOPs cannot be negative"},
         BadCase{"wrong_type", 25, "tensors[3].shape", "expected a list"},
         BadCase{"fractional_numel", 22, "tensors[2].numel", "expected an integer"},
+        BadCase{"bad_activation_dtype", 10, "activation_dtype", "\"int8\" is not one of: fp32, fp16, bf16"},
         BadCase{"bad_dtype", 18, "tensors[1].dtype", "\"int8\" is not one of: fp32, fp16, bf16"},
         BadCase{"nan_flops", 14, "tensors[0].forward_flops", "expected a finite number"},
         BadCase{"bad_schema", 2, "schema", "unsupported schema \"gradwire-model/2\""},

@@ -37,6 +37,25 @@ TEST(Memory, AdamFp32IsSixteenBytesPerParameterPlusBucketsActivationsReserve) {
   EXPECT_FALSE(memory_per_gpu(model(), adam(4), CompressorMemory{}, 20e9, o).fits());
 }
 
+TEST(Memory, ActivationsScaleFromTheFilesDtypeToTheScenariosPrecision) {
+  MemoryOptions o;
+  ModelDesc m = model();  // 1e8 bytes per sample, no activation_dtype: as is in every precision
+  auto w = adam(3);
+  for (Precision p : {Precision::FP32, Precision::BF16, Precision::FP16}) {
+    w.precision = p;
+    EXPECT_DOUBLE_EQ(memory_per_gpu(m, w, CompressorMemory{}, 1e12, o).activations, 3e8);
+  }
+  m.activation_dtype = "bf16";  // measured at 2 bytes: fp32 training keeps twice as much
+  w.precision = Precision::FP32;
+  EXPECT_DOUBLE_EQ(memory_per_gpu(m, w, CompressorMemory{}, 1e12, o).activations, 6e8);
+  w.precision = Precision::FP16;
+  EXPECT_DOUBLE_EQ(memory_per_gpu(m, w, CompressorMemory{}, 1e12, o).activations, 3e8);
+  m.activation_dtype = "fp32";  // measured at 4 bytes: 16-bit training keeps half
+  w.precision = Precision::BF16;
+  EXPECT_DOUBLE_EQ(activation_bytes_per_sample(m, w.precision), 5e7);
+  EXPECT_DOUBLE_EQ(memory_per_gpu(m, w, CompressorMemory{}, 1e12, o).activations, 1.5e8);
+}
+
 TEST(Memory, OptimizerStatesAndGradientPrecision) {
   MemoryOptions o;
   o.reserve = 0;

@@ -39,6 +39,12 @@ MemoryBreakdown scenario_memory(const Scenario& s, const ModelDesc& m, const Pro
   return memory_per_gpu(m, w, compressor_memory(w, s.cluster, m, p), gpu_capacity(s.cluster, p), o);
 }
 
+double activation_bytes_per_sample(const ModelDesc& model, Precision precision) {
+  if (model.activation_dtype.empty()) return model.activation_bytes_per_sample;
+  return model.activation_bytes_per_sample * bytes_per_element(precision) /
+         static_cast<double>(dtype_bytes(model.activation_dtype));
+}
+
 int optimizer_state_count(const std::string& kind) {
   if (kind == "sgd") return 0;
   if (kind == "momentum" || kind == "lars") return 1;
@@ -58,7 +64,7 @@ MemoryBreakdown memory_per_gpu(const ModelDesc& model, const WorkloadSpec& w, co
   m.buckets = p * e;
   m.compressor_state = c.state;
   m.gather_buffer = c.gather_buffer;
-  m.activations = model.activation_bytes_per_sample * w.micro_batch;
+  m.activations = activation_bytes_per_sample(model, w.precision) * w.micro_batch;
   m.reserve = o.reserve;
   m.total = m.parameters + m.gradients + m.optimizer_states + m.error_feedback + m.buckets + m.compressor_state +
             m.gather_buffer + m.activations + m.reserve;

@@ -118,7 +118,8 @@ void read_header(const yaml::Node& root, ModelDesc& m) {
     schema.fail("unsupported schema \"" + s + "\" (this gradwire reads " + std::string(kModelSchema) + ")");
   }
   root.allow_keys({"schema", "name", "description", "source", "parameters", "parameters_source", "input",
-                   "sequence_length", "flops", "activation_bytes_per_sample", "activation_source", "tensors"});
+                   "sequence_length", "flops", "activation_bytes_per_sample", "activation_dtype", "activation_source",
+                   "tensors"});
 
   yaml::Node name = root.required("name");
   m.name = name.as_string();
@@ -226,6 +227,7 @@ ModelDesc load_model_file(const std::string& path) {
   } else {
     m.activation_bytes_per_sample = act.as_size(0, 1e18);
   }
+  if (auto d = root.optional("activation_dtype")) m.activation_dtype = d->as_enum({"fp32", "fp16", "bf16"});
   return m;
 }
 

@@ -10,7 +10,9 @@
 //   DDP buckets       the flattened bucket copy of all gradients: P x gradient bytes
 //   compressor state  PowerSGD P and Q matrices (iteration model)
 //   gather buffer     all-gather compressors: the largest gathered message
-//   activations       activation_bytes_per_sample x micro_batch
+//   activations       activation_bytes_per_sample x micro_batch, scaled by
+//                     bytes(workload.precision) / bytes(activation_dtype) when
+//                     the model file names its activation_dtype (as is otherwise)
 //   reserve           CUDA context, cuBLAS/NCCL workspaces, allocator slack
 //                     (default 2 GiB; MemoryOptions::reserve)
 // Plain C++ (in sim/model so that the sweep, `simulate` and its reports share it).
@@ -24,6 +26,13 @@
 #include "gradwire/model/scenario.hpp"
 
 namespace gw {
+
+/// Activation bytes of one sample in a run at `precision`: the file's figure,
+/// times bytes_per_element(precision) / bytes of its activation_dtype when the
+/// file names one (the scenario has no compute precision of its own, so the
+/// gradient precision stands for it: fp32 training keeps fp32 activations,
+/// fp16/bf16 training 16-bit ones); the figure as is when it does not.
+double activation_bytes_per_sample(const ModelDesc& model, Precision precision);
 
 struct MemoryOptions {
   double reserve = 2.0 * 1024 * 1024 * 1024;  ///< bytes per GPU

@@ -35,6 +35,9 @@ struct ModelDesc {
   double backward_flops_per_sample = 0;
   std::int64_t sequence_length = 0;  ///< tokens per sample; 0 = not a sequence model
   double activation_bytes_per_sample = 0;
+  /// The dtype activation_bytes_per_sample was measured in ("fp32", "fp16",
+  /// "bf16"); empty when the file does not say (the figure is used as is).
+  std::string activation_dtype;
   std::string source;                ///< reference for the architecture
   std::string path;                  ///< the file it was loaded from
 };
