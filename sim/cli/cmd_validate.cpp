@@ -17,26 +17,28 @@ namespace gw::cli {
 
 namespace {
 
-void print_collectives(const std::string& dir, const std::string& format) {
-  std::vector<validate::CaseResult> results;
-  for (const auto& c : validate::load_collective_cases(dir)) {
+// Runs every case and prints the results in `format` with the matching renderer.
+template <typename Case, typename Run, typename Render>
+void print_cases(const std::vector<Case>& cases, Run run, const std::string& format, Render summary, Render markdown,
+                 Render json) {
+  using Result = decltype(run(cases.front()));
+  std::vector<Result> results;
+  for (const auto& c : cases) {
     std::cerr << "gradwire validate: " << c.devset << " " << c.name << "\n";
-    results.push_back(validate::run_case(c));
+    results.push_back(run(c));
   }
-  if (format == "summary") std::cout << validate::render_summary(results);
-  if (format == "markdown") std::cout << validate::render_markdown(results);
-  if (format == "json") std::cout << validate::render_json(results);
+  std::cout << (format == "summary" ? summary : format == "markdown" ? markdown : json)(results);
+}
+
+void print_collectives(const std::string& dir, const std::string& format) {
+  print_cases(validate::load_collective_cases(dir), validate::run_case, format, validate::render_summary,
+              validate::render_markdown, validate::render_json);
 }
 
 void print_iterations(const std::string& dir, const std::string& format) {
-  std::vector<validate::IterationCaseResult> results;
-  for (const auto& c : validate::load_iteration_cases(dir)) {
-    std::cerr << "gradwire validate: " << c.devset << " " << c.name << "\n";
-    results.push_back(validate::run_iteration_case(c));
-  }
-  if (format == "summary") std::cout << validate::render_iterations_summary(results);
-  if (format == "markdown") std::cout << validate::render_iterations_markdown(results);
-  if (format == "json") std::cout << validate::render_iterations_json(results);
+  print_cases(validate::load_iteration_cases(dir), validate::run_iteration_case, format,
+              validate::render_iterations_summary, validate::render_iterations_markdown,
+              validate::render_iterations_json);
 }
 
 }  // namespace
