@@ -1,0 +1,232 @@
+#include "gradwire/validate/iterations.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "gradwire/core/error.hpp"
+#include "gradwire/core/yaml_reader.hpp"
+#include "gradwire/model/fit.hpp"
+#include "gradwire/model/scenario_refs.hpp"
+#include "gradwire/model/scenario_yaml.hpp"
+#include "gradwire/replay/replay.hpp"
+
+namespace gw::validate {
+namespace fs = std::filesystem;
+
+namespace {
+
+bool is_ratio(const std::string& quantity) { return quantity == "scaling_efficiency" || quantity == "speedup"; }
+
+// A setting: `cluster` (a scenario file of validation/clusters/, relative to
+// the case) and `workload` (the scenario schema's workload section).
+Scenario read_setting(const yaml::Node& n, const std::string& case_file) {
+  n.expect_map();
+  n.allow_keys({"cluster", "workload"});
+  const auto cluster = n.required("cluster");
+  const std::string cluster_file = (fs::path(case_file).parent_path() / cluster.as_name()).lexically_normal().string();
+  if (!fs::is_regular_file(cluster_file)) cluster.fail("no cluster file " + cluster_file);
+  Scenario s = load_scenario(cluster_file);
+  if (s.workload) cluster.fail(cluster_file + " holds a workload; a validation cluster holds only the cluster");
+  s.workload = parse_workload(n.required("workload"));
+  s.file = case_file;
+  return s;
+}
+
+double predicted_time(const Scenario& s) {
+  const ScenarioRefs refs = resolve_scenario_references(s, s.file);
+  return simulate_iteration(s, *refs.model, refs.profile).total;
+}
+
+double samples_per_gpu(const Scenario& s) {
+  return static_cast<double>(s.workload->micro_batch) * s.workload->accumulation;
+}
+
+std::string opt_percent(const std::optional<double>& x, bool sign) {
+  if (!x) return "-";
+  return sign ? fmt::format("{:+.1f}%", 100 * *x) : fmt::format("{:.1f}%", 100 * *x);
+}
+
+std::string figure(const std::string& quantity, double x) {
+  if (quantity == "iteration_time") return fmt::format("{:.3f} s", x);
+  if (quantity == "per_gpu_throughput") return fmt::format("{:.1f}/s", x);
+  return fmt::format("{:.3f}", x);
+}
+
+std::string verdict(const IterationCaseResult& r) {
+  if (!r.error) return "unscored";
+  if (r.c.kind == "ddp") return std::abs(*r.error) <= kTargetDdpWorst ? "within 20%" : "outside 20%";
+  const bool ok = r.same_sign.value_or(true) && std::abs(*r.error) <= kTargetSpeedup;
+  return ok ? "sign and 25%: met" : (r.same_sign.value_or(true) ? "outside 25%" : "wrong sign");
+}
+
+}  // namespace
+
+IterationCase load_iteration_case(const std::string& path) {
+  const auto doc = yaml::load_file(path);
+  const auto root = doc.root();
+  root.allow_keys({"case", "devset", "source", "confidence", "kind", "quantity", "setup", "assumed", "gap",
+                   "published", "unscored", "scenario", "baseline"});
+  IterationCase c;
+  c.file = path;
+  c.name = root.required("case").as_name();
+  c.devset = root.required("devset").as_name();
+  c.source = root.required("source").as_name();
+  c.confidence = root.required("confidence").as_enum({"high", "med", "low"});
+  c.kind = root.required("kind").as_enum({"ddp", "compression", "accumulation"});
+  const auto quantity = root.required("quantity");
+  c.quantity = quantity.as_enum({"iteration_time", "per_gpu_throughput", "scaling_efficiency", "speedup"});
+  c.setup = root.required("setup").as_string();
+  if (auto a = root.optional("assumed")) c.assumed = a->as_string();
+  if (auto g = root.optional("gap")) c.gap = g->as_string();
+  c.scenario = read_setting(root.required("scenario"), path);
+  const auto baseline = root.optional("baseline");
+  if (baseline) c.baseline = read_setting(*baseline, path);
+  if (is_ratio(c.quantity) != baseline.has_value())
+    quantity.fail("scaling_efficiency and speedup need a baseline; the other quantities take none");
+  const auto published = root.optional("published");
+  const auto unscored = root.optional("unscored");
+  if (!published && !unscored) root.fail("a case gives `published` (the figure) or says why it is `unscored`");
+  if (published) c.published = published->as_double(1e-9, 1e9);
+  if (unscored) c.unscored = unscored->as_string();
+  if (c.kind != "ddp" && c.quantity != "speedup")
+    quantity.fail("a compression or accumulation case compares a speedup against its baseline");
+  return c;
+}
+
+std::vector<IterationCase> load_iteration_cases(const std::string& dir) {
+  std::vector<fs::path> files;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.is_regular_file() && e.path().extension() == ".yaml") files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  std::vector<IterationCase> cases;
+  cases.reserve(files.size());
+  for (const auto& f : files) cases.push_back(load_iteration_case(f.string()));
+  return cases;
+}
+
+double iteration_quantity(const IterationCase& c, double time, std::optional<double> baseline_time) {
+  const Scenario& s = c.scenario;
+  if (c.quantity == "iteration_time") return time / s.workload->accumulation;
+  const double per_gpu = samples_per_gpu(s) / time;
+  if (c.quantity == "per_gpu_throughput") return per_gpu;
+  const Scenario& b = c.baseline.value();
+  const double base_per_gpu = samples_per_gpu(b) / baseline_time.value();
+  if (c.quantity == "scaling_efficiency") return per_gpu / base_per_gpu;
+  return per_gpu * s.cluster.world_size() / (base_per_gpu * b.cluster.world_size());
+}
+
+IterationCaseResult score_iteration_case(const IterationCase& c, double time, std::optional<double> baseline_time) {
+  IterationCaseResult r;
+  r.c = c;
+  r.time = time;
+  r.baseline_time = baseline_time;
+  r.predicted = iteration_quantity(c, time, baseline_time);
+  if (c.published && c.unscored.empty()) {
+    r.error = r.predicted / *c.published - 1;
+    if (c.quantity == "speedup") r.same_sign = (r.predicted > 1) == (*c.published > 1);
+  }
+  return r;
+}
+
+IterationCaseResult run_iteration_case(const IterationCase& c) {
+  std::optional<double> base;
+  if (c.baseline) base = predicted_time(*c.baseline);
+  return score_iteration_case(c, predicted_time(c.scenario), base);
+}
+
+IterationSummary summarise(const std::vector<IterationCaseResult>& results) {
+  IterationSummary s;
+  std::vector<double> ddp;
+  for (const auto& r : results) {
+    if (!r.error) {
+      ++s.unscored;
+    } else if (r.c.kind == "ddp") {
+      ddp.push_back(std::abs(*r.error));
+    } else {
+      ++s.speedup_scored;
+      if (r.same_sign.value_or(false)) ++s.speedup_sign_ok;
+      if (r.same_sign.value_or(false) && std::abs(*r.error) <= kTargetSpeedup) ++s.speedup_within;
+    }
+  }
+  s.ddp_scored = static_cast<int>(ddp.size());
+  if (!ddp.empty()) {
+    s.ddp_median = fit::median(ddp);
+    s.ddp_worst = *std::max_element(ddp.begin(), ddp.end());
+  }
+  return s;
+}
+
+namespace {
+
+std::string summary_lines(const IterationSummary& s) {
+  return fmt::format(
+      "DDP cases: {} scored, median |error| {} (target <= {:.0f}%), worst {} (target <= {:.0f}%).\n"
+      "Compression and accumulation cases: {} scored, {} with the published sign, {} with it and within "
+      "{:.0f}%.\nUnscored cases: {}.\n",
+      s.ddp_scored, opt_percent(s.ddp_median, false), 100 * kTargetDdpMedian, opt_percent(s.ddp_worst, false),
+      100 * kTargetDdpWorst, s.speedup_scored, s.speedup_sign_ok, s.speedup_within, 100 * kTargetSpeedup,
+      s.unscored);
+}
+
+std::string published_text(const IterationCaseResult& r) {
+  return r.c.published ? figure(r.c.quantity, *r.c.published) : std::string("-");
+}
+
+}  // namespace
+
+std::string render_iterations_summary(const std::vector<IterationCaseResult>& results) {
+  std::string out = fmt::format("{:<5} {:<44} {:>5} {:<19} {:>10} {:>10} {:>8}  {}\n", "id", "case", "GPUs",
+                                "quantity", "published", "predicted", "error", "verdict");
+  for (const auto& r : results)
+    out += fmt::format("{:<5} {:<44} {:>5} {:<19} {:>10} {:>10} {:>8}  {}\n", r.c.devset, r.c.name,
+                       r.c.scenario.cluster.world_size(), r.c.quantity, published_text(r),
+                       figure(r.c.quantity, r.predicted), opt_percent(r.error, true), verdict(r));
+  return out + "\n" + summary_lines(summarise(results));
+}
+
+std::string render_iterations_markdown(const std::vector<IterationCaseResult>& results) {
+  std::string out = summary_lines(summarise(results));
+  out += "\n| id | case | kind | GPUs | model | quantity | published | predicted | error | verdict |\n"
+         "|---|---|---|---|---|---|---|---|---|---|\n";
+  for (const auto& r : results)
+    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", r.c.devset, r.c.name, r.c.kind,
+                       r.c.scenario.cluster.world_size(), r.c.scenario.workload->model, r.c.quantity,
+                       published_text(r), figure(r.c.quantity, r.predicted), opt_percent(r.error, true),
+                       verdict(r));
+  for (const auto& r : results) {
+    out += fmt::format("\n#### {} `{}`\n\nSource: {} (confidence: {}). Setup: {}\n", r.c.devset, r.c.name,
+                       r.c.source, r.c.confidence, r.c.setup);
+    out += fmt::format("\nPredicted iteration time {:.4f} s", r.time);
+    if (r.baseline_time) out += fmt::format(", baseline {:.4f} s", *r.baseline_time);
+    out += ".\n";
+    if (!r.c.assumed.empty()) out += "\nAssumed: " + r.c.assumed + "\n";
+    if (!r.c.gap.empty()) out += "\nGap: " + r.c.gap + "\n";
+    if (!r.c.unscored.empty()) out += "\nUnscored: " + r.c.unscored + "\n";
+  }
+  return out;
+}
+
+std::string render_iterations_json(const std::vector<IterationCaseResult>& results) {
+  auto opt = [](const auto& x) { return x ? nlohmann::ordered_json(*x) : nlohmann::ordered_json(nullptr); };
+  nlohmann::ordered_json cases = nlohmann::ordered_json::array();
+  for (const auto& r : results)
+    cases.push_back({{"case", r.c.name},          {"devset", r.c.devset},       {"file", r.c.file},
+                     {"source", r.c.source},      {"confidence", r.c.confidence}, {"kind", r.c.kind},
+                     {"gpus", r.c.scenario.cluster.world_size()}, {"model", r.c.scenario.workload->model},
+                     {"quantity", r.c.quantity},  {"published", opt(r.c.published)}, {"predicted", r.predicted},
+                     {"time", r.time},            {"baseline_time", opt(r.baseline_time)},
+                     {"error", opt(r.error)},     {"same_sign", opt(r.same_sign)}, {"verdict", verdict(r)},
+                     {"assumed", r.c.assumed},    {"gap", r.c.gap},             {"unscored", r.c.unscored}});
+  const IterationSummary s = summarise(results);
+  nlohmann::ordered_json summary{{"ddp_scored", s.ddp_scored},           {"ddp_median_abs_error", opt(s.ddp_median)},
+                                 {"ddp_worst_abs_error", opt(s.ddp_worst)}, {"speedup_scored", s.speedup_scored},
+                                 {"speedup_sign_ok", s.speedup_sign_ok},  {"speedup_within", s.speedup_within},
+                                 {"unscored", s.unscored}};
+  return nlohmann::ordered_json{{"cases", cases}, {"summary", summary}}.dump(2) + "\n";
+}
+
+}  // namespace gw::validate

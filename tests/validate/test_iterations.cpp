@@ -1,0 +1,207 @@
+// Iteration validation cases (validation/iterations/): strict loading with
+// one-line errors, the published quantities' closed forms, the summary, every
+// bundled case's prediction equal to what `gradwire simulate` prints for its
+// scenario, and docs/validation.md's iteration tables equal to the command's.
+#include <gtest/gtest.h>
+#include <unistd.h>
+#include <yaml-cpp/yaml.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "gradwire/core/error.hpp"
+#include "gradwire/validate/iterations.hpp"
+#include "run_util.hpp"
+
+namespace gw::validate {
+namespace {
+namespace fs = std::filesystem;
+
+const std::string kRepo = GW_SOURCE_DIR;
+const std::string kClusters = kRepo + "/validation/clusters/";
+
+test::RunResult gradwire(std::vector<std::string> args) {
+  args.insert(args.begin(), GW_GRADWIRE_BIN);
+  return test::run(args);
+}
+
+class TempDir {
+ public:
+  TempDir() : path_(fs::temp_directory_path() / ("gw-iter-validate-" + std::to_string(::getpid()))) {
+    fs::create_directories(path_);
+  }
+  ~TempDir() { fs::remove_all(path_); }
+  std::string write(const std::string& name, const std::string& text) const {
+    std::ofstream(path_ / name) << text;
+    return (path_ / name).string();
+  }
+  std::string path() const { return path_.string(); }
+
+ private:
+  fs::path path_;
+};
+
+// A speedup case: 2x8 DGX-1 with 1 MiB buckets against 25 MiB on 1x8.
+std::string case_text(const std::string& extra = "", const std::string& quantity = "speedup") {
+  return "case: t\ndevset: B9\nsource: https://example.org/t\nconfidence: high\nkind: ddp\nquantity: " + quantity +
+         "\nsetup: a test\nscenario:\n  cluster: " + kClusters +
+         "v100-dgx1-2x8.yaml\n  workload: {model: resnet50, micro_batch: 32, accumulation: 2, bucket_size: 1MiB}\n"
+         "baseline:\n  cluster: " +
+         kClusters + "v100-dgx1-1x8.yaml\n  workload: {model: resnet50, micro_batch: 16}\n" + extra;
+}
+
+TEST(IterationCase, LoadsScenarioAndBaseline) {
+  TempDir d;
+  const auto c = load_iteration_case(d.write("t.yaml", case_text("published: 1.5\ngap: none known\n")));
+  EXPECT_EQ(c.devset, "B9");
+  EXPECT_EQ(c.quantity, "speedup");
+  EXPECT_EQ(c.scenario.cluster.world_size(), 16);
+  ASSERT_TRUE(c.scenario.workload);
+  EXPECT_EQ(c.scenario.workload->accumulation, 2);
+  EXPECT_DOUBLE_EQ(c.scenario.workload->bucket_size, 1024.0 * 1024);
+  ASSERT_TRUE(c.baseline);
+  EXPECT_EQ(c.baseline->cluster.world_size(), 8);
+  EXPECT_DOUBLE_EQ(*c.published, 1.5);
+  EXPECT_TRUE(c.unscored.empty());
+}
+
+TEST(IterationCase, BadInputNamesFileLineColumnAndField) {
+  TempDir d;
+  const auto expect_error = [&](const std::string& text, const std::string& key, int line) {
+    try {
+      load_iteration_case(d.write("bad.yaml", text));
+      ADD_FAILURE() << "accepted:\n" << text;
+    } catch (const InputError& e) {
+      EXPECT_EQ(e.key(), key) << e.what();
+      EXPECT_EQ(e.line(), line) << e.what();
+    }
+  };
+  expect_error(case_text("published: 1\ncolour: red\n"), "colour", 15);
+  expect_error(case_text("published: -1\n"), "published", 14);
+  expect_error(case_text(""), "", 1);  // neither published nor unscored
+  expect_error(case_text("published: 1\n", "iteration_time"), "quantity", 6);  // a baseline it does not use
+  std::string no_base = case_text("published: 1\n");
+  no_base.erase(no_base.find("baseline:"), no_base.find("published:") - no_base.find("baseline:"));
+  expect_error(no_base, "quantity", 6);
+  std::string kind = case_text("published: 1\n", "iteration_time");
+  kind.replace(kind.find("kind: ddp"), 9, "kind: compression");
+  expect_error(kind, "quantity", 6);
+  std::string cluster = case_text("published: 1\n");
+  cluster.replace(cluster.find("v100-dgx1-2x8"), 13, "no-such-cluster");
+  expect_error(cluster, "scenario.cluster", 9);
+  const std::string wl = d.write("with-workload.yaml", test::read_text(kClusters + "v100-dgx1-1x2.yaml") +
+                                                           "workload: {model: resnet50, micro_batch: 1}\n");
+  std::string holds = case_text("published: 1\n");
+  holds.replace(holds.find(kClusters + "v100-dgx1-2x8.yaml"), kClusters.size() + 18, wl);
+  expect_error(holds, "scenario.cluster", 9);
+  std::string bad_workload = case_text("published: 1\n");
+  bad_workload.replace(bad_workload.find("micro_batch: 32"), 15, "micro_batch: 0");
+  expect_error(bad_workload, "scenario.workload.micro_batch", 10);
+}
+
+// The command reports a bad case as one line naming file:line:column and the
+// field, exits 2 and prints nothing on stdout.
+TEST(IterationCase, CommandRejectsBadCaseInOneLine) {
+  TempDir d;
+  d.write("bad.yaml", case_text("published: 1\ncolour: red\n"));
+  const auto r = gradwire({"validate", "iterations", "--cases", d.path()});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(r.out.empty());
+  EXPECT_NE(r.err.find(d.path() + "/bad.yaml:15:1: colour"), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+}
+
+// The quantities' closed forms, from given times: b = micro_batch x
+// accumulation samples per GPU per iteration, W GPUs.
+TEST(IterationCase, QuantitiesFollowTheirClosedForms) {
+  TempDir d;
+  auto c = load_iteration_case(d.write("t.yaml", case_text("published: 2.5\n")));
+  // speedup = (16 x 64 / 0.2) / (8 x 16 / 0.1) = 5120 / 1280 = 4
+  auto r = score_iteration_case(c, 0.2, 0.1);
+  EXPECT_DOUBLE_EQ(r.predicted, 4.0);
+  EXPECT_DOUBLE_EQ(*r.error, 4.0 / 2.5 - 1);
+  EXPECT_TRUE(*r.same_sign);
+  EXPECT_FALSE(*score_iteration_case(c, 2.0, 0.1).same_sign);  // 0.4 against 2.5
+  c.quantity = "scaling_efficiency";  // (64 / 0.2) / (16 / 0.1) = 2
+  EXPECT_DOUBLE_EQ(iteration_quantity(c, 0.2, 0.1), 2.0);
+  c.quantity = "per_gpu_throughput";  // 64 / 0.2
+  EXPECT_DOUBLE_EQ(iteration_quantity(c, 0.2, std::nullopt), 320.0);
+  c.quantity = "iteration_time";      // per micro-step: 0.2 / 2
+  EXPECT_DOUBLE_EQ(iteration_quantity(c, 0.2, std::nullopt), 0.1);
+  c.unscored = "a reason";
+  EXPECT_FALSE(score_iteration_case(c, 0.2, 0.1).error);
+}
+
+// The summary over hand-made results: DDP errors +10%, -30%, +20% (median
+// 20%, worst 30%); speedups +20% with the sign, +50% with the sign, -10%
+// with the wrong sign; one unscored case.
+TEST(IterationCase, SummaryCountsTheTargets) {
+  const auto result = [](const std::string& kind, std::optional<double> error, std::optional<bool> sign) {
+    IterationCaseResult r;
+    r.c.kind = kind;
+    r.error = error;
+    r.same_sign = sign;
+    return r;
+  };
+  const std::vector<IterationCaseResult> rs{
+      result("ddp", 0.1, std::nullopt),  result("ddp", -0.3, std::nullopt),     result("ddp", 0.2, std::nullopt),
+      result("compression", 0.2, true),  result("accumulation", 0.5, true),     result("compression", -0.1, false),
+      result("ddp", std::nullopt, std::nullopt)};
+  const auto s = summarise(rs);
+  EXPECT_EQ(s.ddp_scored, 3);
+  EXPECT_NEAR(*s.ddp_median, 0.2, 1e-12);
+  EXPECT_NEAR(*s.ddp_worst, 0.3, 1e-12);
+  EXPECT_EQ(s.speedup_scored, 3);
+  EXPECT_EQ(s.speedup_sign_ok, 2);
+  EXPECT_EQ(s.speedup_within, 1);
+  EXPECT_EQ(s.unscored, 1);
+}
+
+double simulate_total(const std::string& scenario_file) {
+  const auto r = gradwire({"simulate", "--format", "json", "--allow-oversubscribed-memory", scenario_file});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return nlohmann::json::parse(r.out).at("seconds").at("total").get<double>();
+}
+
+// The command is consistent with the simulator: each bundled case's predicted
+// iteration time (and its baseline's) is what `gradwire simulate` prints for
+// the scenario the case describes (its cluster file plus its workload).
+TEST(IterationBundled, PredictionsAreWhatSimulatePrints) {
+  TempDir d;
+  const auto cases = load_iteration_cases(kRepo + "/validation/iterations");
+  ASSERT_GE(cases.size(), 30u);
+  for (const auto& c : cases) {
+    const auto r = run_iteration_case(c);
+    const YAML::Node doc = YAML::LoadFile(c.file);
+    for (const char* part : {"scenario", "baseline"}) {
+      if (!doc[part]) continue;
+      const std::string cluster =
+          (fs::path(c.file).parent_path() / doc[part]["cluster"].as<std::string>()).lexically_normal().string();
+      YAML::Node s = YAML::LoadFile(cluster);
+      s["workload"] = doc[part]["workload"];
+      const std::string file = d.write("scenario.yaml", YAML::Dump(s) + "\n");
+      const double expected = std::string(part) == "scenario" ? r.time : r.baseline_time.value();
+      EXPECT_NEAR(simulate_total(file), expected, 1e-12 * expected) << c.file << " " << part;
+    }
+  }
+}
+
+TEST(IterationBundled, DocsHoldTheCurrentTables) {
+  const auto cwd = fs::current_path();
+  fs::current_path(kRepo);  // the cases' files are shown relative to the repository
+  std::vector<IterationCaseResult> results;
+  for (const auto& c : load_iteration_cases("validation/iterations")) results.push_back(run_iteration_case(c));
+  fs::current_path(cwd);
+  const std::string text = test::read_text(kRepo + "/docs/validation.md");
+  const std::string begin = "<!-- begin: gradwire validate iterations --format markdown -->\n";
+  const auto a = text.find(begin);
+  ASSERT_NE(a, std::string::npos);
+  const auto b = text.find("<!-- end: iterations -->", a);
+  ASSERT_NE(b, std::string::npos);
+  EXPECT_EQ(text.substr(a + begin.size(), b - a - begin.size()), render_iterations_markdown(results))
+      << "regenerate docs/validation.md (scripts/validation_docs.sh)";
+}
+
+}  // namespace
+}  // namespace gw::validate
