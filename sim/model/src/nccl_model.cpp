@@ -138,16 +138,38 @@ std::string to_string(Protocol p) {
   return "?";
 }
 
+std::vector<std::string> algorithm_names() {
+  std::vector<std::string> names{to_string(Algorithm::Auto)};
+  for (auto a : kAlgorithms)
+    if (a != Algorithm::Auto) names.push_back(to_string(a));
+  return names;
+}
+
+std::vector<std::string> protocol_names() {
+  std::vector<std::string> names{to_string(Protocol::Auto)};
+  for (auto p : kProtocols)
+    if (p != Protocol::Auto) names.push_back(to_string(p));
+  return names;
+}
+
+namespace {
+std::string joined(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+}  // namespace
+
 Algorithm parse_algorithm(const std::string& s) {
   for (auto a : kAlgorithms)
     if (lower(s) == to_string(a)) return a;
-  throw std::invalid_argument("unknown algorithm '" + s + "' (auto, ring, tree, nvls, hierarchical, direct)");
+  throw std::invalid_argument("unknown algorithm '" + s + "' (" + joined(algorithm_names()) + ")");
 }
 
 Protocol parse_protocol(const std::string& s) {
   for (auto p : kProtocols)
     if (lower(s) == lower(to_string(p))) return p;
-  throw std::invalid_argument("unknown protocol '" + s + "' (auto, LL, LL128, Simple)");
+  throw std::invalid_argument("unknown protocol '" + s + "' (" + joined(protocol_names()) + ")");
 }
 
 const std::vector<ProtocolInfo>& protocols() {

@@ -13,6 +13,7 @@
 #include "gradwire/core/error.hpp"
 #include "gradwire/core/units.hpp"
 #include "gradwire/model/fit.hpp"
+#include "gradwire/model/nccl_model.hpp"
 #include "gradwire/model/scenario.hpp"
 #include "gradwire/core/yaml_reader.hpp"
 
@@ -68,22 +69,16 @@ std::string verdict(const CaseResult& r) {
 CollectiveCase load_collective_case(const std::string& path) {
   const auto doc = yaml::load_file(path);
   const auto root = doc.root();
-  root.allow_keys({"case", "devset", "source", "confidence", "cluster", "op", "algorithm",
-                   "protocol", "published_algorithm", "unit", "points", "gap"});
+  root.allow_keys(case_header_keys({"cluster", "op", "algorithm", "protocol", "published_algorithm", "unit", "points"}));
   CollectiveCase c;
-  c.file = path;
-  c.name = root.required("case").as_name();
-  c.devset = root.required("devset").as_name();
-  c.source = root.required("source").as_name();
-  c.confidence = root.required("confidence").as_enum({"high", "med", "low"});
+  static_cast<CaseHeader&>(c) = read_case_header(root, path);
   const auto cluster = root.required("cluster");
   c.cluster_file = (fs::path(path).parent_path() / cluster.as_name()).lexically_normal().string();
   const auto op = root.required("op");
   c.op = op.as_enum(collective_op_names());
-  c.algorithm = root.required("algorithm").as_enum({"auto", "ring", "tree", "nvls", "hierarchical", "direct"});
-  if (auto p = root.optional("protocol")) c.protocol = p->as_enum({"auto", "LL", "LL128", "Simple"});
+  c.algorithm = root.required("algorithm").as_enum(algorithm_names());
+  if (auto p = root.optional("protocol")) c.protocol = p->as_enum(protocol_names());
   if (auto a = root.optional("published_algorithm")) c.published_algorithm = a->as_name();
-  if (auto g = root.optional("gap")) c.gap = g->as_string();
   const std::string unit = root.required("unit").as_enum({"GB/s", "Gbit/s"});
   const double scale = unit == "GB/s" ? 1e9 : 1e9 / 8;
   const auto points = root.required("points");

@@ -68,20 +68,15 @@ std::string verdict(const IterationCaseResult& r) {
 IterationCase load_iteration_case(const std::string& path) {
   const auto doc = yaml::load_file(path);
   const auto root = doc.root();
-  root.allow_keys({"case", "devset", "source", "confidence", "kind", "quantity", "setup", "assumed", "gap",
-                   "published", "unscored", "scenario", "baseline"});
+  root.allow_keys(
+      case_header_keys({"kind", "quantity", "setup", "assumed", "published", "unscored", "scenario", "baseline"}));
   IterationCase c;
-  c.file = path;
-  c.name = root.required("case").as_name();
-  c.devset = root.required("devset").as_name();
-  c.source = root.required("source").as_name();
-  c.confidence = root.required("confidence").as_enum({"high", "med", "low"});
+  static_cast<CaseHeader&>(c) = read_case_header(root, path);
   c.kind = root.required("kind").as_enum({"ddp", "compression", "accumulation"});
   const auto quantity = root.required("quantity");
   c.quantity = quantity.as_enum({"iteration_time", "per_gpu_throughput", "scaling_efficiency", "speedup"});
   c.setup = root.required("setup").as_string();
   if (auto a = root.optional("assumed")) c.assumed = a->as_string();
-  if (auto g = root.optional("gap")) c.gap = g->as_string();
   c.scenario = read_setting(root.required("scenario"), path);
   const auto baseline = root.optional("baseline");
   if (baseline) c.baseline = read_setting(*baseline, path);

@@ -30,6 +30,10 @@ std::string to_string(Protocol p);
 /// Case-insensitive, as NCCL_ALGO / NCCL_PROTO; throws std::invalid_argument.
 Algorithm parse_algorithm(const std::string& s);
 Protocol parse_protocol(const std::string& s);
+/// The names parse_algorithm / parse_protocol accept: auto, then the others
+/// in the enums' order (for strict readers and messages).
+std::vector<std::string> algorithm_names();
+std::vector<std::string> protocol_names();
 
 /// A protocol: its name and the fraction of the bytes it stores that are data
 /// (LL: 8-byte stores carrying 4 data bytes and a 4-byte flag; LL128: 128-byte

@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "gradwire/validate/case_header.hpp"
+
 namespace gw::validate {
 
 struct PublishedPoint {
@@ -24,18 +26,14 @@ struct PublishedPoint {
   std::optional<double> time;       ///< seconds, when the source gives it
 };
 
-struct CollectiveCase {
-  std::string file;                 ///< the case file
-  std::string name;                 ///< the case's name
-  std::string devset;               ///< its id in the development set (A1, A4b, ...)
-  std::string source;               ///< URL of the published table
-  std::string confidence;           ///< high, med or low (the development set's scale)
+/// A case: its header (case_header.hpp: file, name, devset, source,
+/// confidence, gap) and the table.
+struct CollectiveCase : CaseHeader {
   std::string cluster_file;         ///< scenario whose cluster is simulated
   std::string op;                   ///< allreduce, allgather, ...
   std::string algorithm;            ///< what gradwire simulates (auto: NCCL's rule per size)
   std::string protocol = "auto";    ///< LL, LL128, Simple or auto (the case's optional `protocol`)
   std::string published_algorithm;  ///< what the source ran, when it says ("" if not)
-  std::string gap;                  ///< the mechanism gradwire lacks for this case ("" if none)
   std::vector<PublishedPoint> points;
 };
 

@@ -25,20 +25,17 @@
 #include <vector>
 
 #include "gradwire/model/scenario.hpp"
+#include "gradwire/validate/case_header.hpp"
 
 namespace gw::validate {
 
-struct IterationCase {
-  std::string file;        ///< the case file
-  std::string name;        ///< the case's name
-  std::string devset;      ///< its id in the development set (B1, C2, ...)
-  std::string source;      ///< URL of the published figure
-  std::string confidence;  ///< high, med or low
+/// A case: its header (case_header.hpp: file, name, devset, source,
+/// confidence, gap) and the figure.
+struct IterationCase : CaseHeader {
   std::string kind;        ///< ddp, compression or accumulation (which target applies)
   std::string quantity;    ///< iteration_time, per_gpu_throughput, scaling_efficiency, speedup
   std::string setup;       ///< the source's setup, quoted or summarised
   std::string assumed;     ///< what the source does not state and the case assumes ("" if nothing)
-  std::string gap;         ///< the mechanism or model gradwire lacks for this case ("" if none)
   std::string unscored;    ///< why the case is not scored ("" when it is)
   std::optional<double> published;  ///< the published figure (s, samples/s or a ratio), if any
   Scenario scenario;                ///< cluster + workload simulated
