@@ -98,9 +98,12 @@ def _safe_name(text: str) -> str:
 
 
 def _construct(what: str, build, *a, **kw) -> nn.Module:
+    # The constructor runs with the user's --set values: whatever it raises
+    # (a TypeError for an unknown keyword, a ValueError or an assertion for a
+    # value the architecture refuses) is the user's to fix, in one line.
     try:
         module = build(*a, **kw)
-    except TypeError as e:
+    except Exception as e:
         raise SpecError(f"{what}: {_first_line(e)}") from None
     if not isinstance(module, nn.Module):
         raise SpecError(f"{what} returned {type(module).__name__}, not a torch.nn.Module")
@@ -109,7 +112,11 @@ def _construct(what: str, build, *a, **kw) -> nn.Module:
 
 def _first_line(e: BaseException) -> str:
     text = str(e).strip().splitlines()
-    return f"{type(e).__name__}: {text[0]}" if text else type(e).__name__
+    line = f"{type(e).__name__}: {text[0]}" if text else type(e).__name__
+    cause = e.__cause__
+    if cause is not None and str(cause).strip():  # e.g. transformers' field errors carry the reason there
+        line += " " + str(cause).strip().splitlines()[0]
+    return line
 
 
 def _torchvision(name: str, kw: dict, device) -> tuple[nn.Module, str]:
@@ -145,10 +152,10 @@ def _transformers(cls_name: str, kw: dict, device) -> tuple[nn.Module, str]:
             raise SpecError(f"--set {key}: {type(config).__name__} has no such field")
     kw = dict(kw)
     attn = kw.pop("attn_implementation", "eager")
-    try:
+    try:  # transformers validates fields with its own exception types
         config = cls.config_class(**kw)
         config._attn_implementation = attn
-    except (TypeError, ValueError) as e:
+    except Exception as e:
         raise SpecError(f"--set for {type(config).__name__}: {_first_line(e)}") from None
     with torch.device(device):
         m = _construct(f"transformers:{cls_name}", cls, config)

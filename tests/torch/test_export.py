@@ -297,6 +297,11 @@ class Errors(Scratch):
         self.fails("transformers:BertModel", "--set", "no_such_field=3", needle="BertConfig has no such field")
         self.fails("transformers:BertModel", "--set", "hidden_size", needle="expected key=value")
         self.fails("torchvision:resnet50", "--set", "no_such_kwarg=1", needle="torchvision:resnet50")
+        # A value of the wrong type (transformers' strict config fields) and
+        # one the architecture refuses (hidden size not a multiple of the heads).
+        self.fails("transformers:BertModel", "--set", "hidden_size=abc", needle="hidden_size")
+        self.fails("transformers:BertModel", "--set", "hidden_size=100", "num_attention_heads=12",
+                   needle="transformers:BertModel")
 
     def test_file_without_the_function(self):
         self.fails(f"{EXAMPLES}:no_such_function", "--input", "16", needle="no function 'no_such_function'")
