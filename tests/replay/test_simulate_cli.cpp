@@ -139,6 +139,10 @@ TEST(SimulateCli, ComputePrecisionTheProfileLacksExitsTwoAtTheField) {
   const auto all = run(path);
   EXPECT_EQ(all.out, "gradwire simulate: " + path + ":16:22: workload.compute_precision: profile 'v100' has no tf32 GEMM rate "
                             "(gemm_flops.tf32); it has fp16, fp32\n");
+  const auto check = gw::test::run(gw::test::argv_of(GW_GRADWIRE_BIN, "check " + path));  // the same place
+  EXPECT_EQ(check.exit_code, 2);
+  EXPECT_NE(check.all().find(path + ":16:22: workload.compute_precision: profile 'v100' has no tf32"),
+            std::string::npos) << check.all();
   set("compute_precision: tf32", "compute_precision: fp16");
   std::ofstream(path) << text;
   r = run_stdout(path);
