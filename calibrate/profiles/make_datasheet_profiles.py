@@ -41,7 +41,7 @@ GPUS = {
         link="NVLink 2 (6 links, 300 GB/s bidirectional per GPU)", link_uni=150e9, nvlink=True,
         refs=["NVIDIA Tesla V100 GPU datasheet (SXM2): 15.7 TFLOPS FP32, 125 TFLOPS tensor, 900 GB/s HBM2, 300 GB/s NVLink; https://images.nvidia.com/content/technologies/volta/pdf/volta-v100-datasheet-update-us-1165301-r5.pdf",
               "NVIDIA Tesla V100 GPU architecture whitepaper (80 SMs); https://images.nvidia.com/content/volta-architecture/pdf/volta-architecture-whitepaper.pdf"],
-        extra=["V100 has no TF32 or BF16 tensor cores: tf32 uses the fp32 figure and bf16 the fp32 figure (no bf16 tensor-core path)."]),
+        extra=["V100 has no TF32 or BF16 tensor cores: the profile has no tf32 or bf16 rate (fp32 training runs at the fp32 rate; asking for tf32 or bf16 compute is an input error)."]),
     "a100-40gb": dict(
         device="NVIDIA A100-SXM4-40GB", sm=108, memory=40 * GiB, bw=1555e9,
         fp32=19.5e12, tf32=156e12, bf16=312e12, fp16=312e12,
@@ -144,12 +144,14 @@ def q(s):
 def generate(name, g):
     tf32 = g["tf32"] if g["tf32"] else None
     fp32_ach = FP32_GEMM_EFFICIENCY * g["fp32"]
-    flops = {
-        "fp32": fp32_ach,
-        "tf32": TENSOR_GEMM_EFFICIENCY * tf32 if tf32 else fp32_ach,
-        "bf16": TENSOR_GEMM_EFFICIENCY * g["bf16"] if g["bf16"] else fp32_ach,
-        "fp16": TENSOR_GEMM_EFFICIENCY * g["fp16"],
-    }
+    # A GPU without TF32 or BF16 tensor cores (V100) gets no such rate: a
+    # scenario asking for it is an input error, not a silent fp32 figure.
+    flops = {"fp32": fp32_ach}
+    if tf32:
+        flops["tf32"] = TENSOR_GEMM_EFFICIENCY * tf32
+    if g["bf16"]:
+        flops["bf16"] = TENSOR_GEMM_EFFICIENCY * g["bf16"]
+    flops["fp16"] = TENSOR_GEMM_EFFICIENCY * g["fp16"]
     notes = [
         "Datasheet-derived, not measured: prefer a profile from `gradwire calibrate` on the real machine.",
         "GEMM: achieved = dense datasheet peak x %.2f (tf32/bf16/fp16 tensor cores) or x %.2f (fp32)." % (TENSOR_GEMM_EFFICIENCY, FP32_GEMM_EFFICIENCY),
@@ -186,7 +188,8 @@ def generate(name, g):
         w("  - " + q(n))
     w("compute:")
     for p in ("fp32", "tf32", "bf16", "fp16"):
-        w("  %s_flops: %s" % (p, num(flops[p])))
+        if p in flops:
+            w("  %s_flops: %s" % (p, num(flops[p])))
     w("  copy_bandwidth: " + num(COPY_EFFICIENCY * g["bw"]))
     w("codecs:")
     for cname, c in CODECS.items():

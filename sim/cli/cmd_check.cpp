@@ -14,6 +14,7 @@
 
 #include "commands.hpp"
 #include "gradwire/model/catalog.hpp"
+#include "gradwire/model/iteration_model.hpp"
 #include "gradwire/core/error.hpp"
 #include "gradwire/model/model_desc.hpp"
 #include "gradwire/core/options.hpp"
@@ -76,6 +77,8 @@ std::string check_one(const std::string& path, const std::string& kind) {
   if (kind == "scenario") {
     const Scenario s = load_scenario(path);
     const ScenarioRefs refs = resolve_scenario_references(s, path);
+    // A compute precision the profile has no GEMM rate for, at its field.
+    if (s.workload && !s.workload->compute_precision.empty()) (void)scenario_device_costs(s, refs.profile);
     std::string what = "scenario, " + std::to_string(s.cluster.world_size()) + " GPUs";
     if (refs.model) what += ", model " + refs.model->name;
     return what + ", profile " + refs.profile.name;

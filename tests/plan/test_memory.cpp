@@ -52,8 +52,35 @@ TEST(Memory, ActivationsScaleFromTheFilesDtypeToTheScenariosPrecision) {
   EXPECT_DOUBLE_EQ(memory_per_gpu(m, w, CompressorMemory{}, 1e12, o).activations, 3e8);
   m.activation_dtype = "fp32";  // measured at 4 bytes: 16-bit training keeps half
   w.precision = Precision::BF16;
-  EXPECT_DOUBLE_EQ(activation_bytes_per_sample(m, w.precision), 5e7);
+  EXPECT_DOUBLE_EQ(activation_bytes_per_sample(m, w), 5e7);
   EXPECT_DOUBLE_EQ(memory_per_gpu(m, w, CompressorMemory{}, 1e12, o).activations, 1.5e8);
+}
+
+TEST(Memory, ActivationsFollowTheComputePrecisionNotTheGradients) {
+  MemoryOptions o;
+  o.reserve = 0;
+  ModelDesc m = model();
+  m.activation_dtype = "fp32";  // 1e8 bytes per sample measured at 4 bytes an element
+  auto w = adam(3);
+  w.precision = Precision::FP32;  // AMP as usually run: fp32 gradients, 16-bit activations
+  const auto fp32_run = memory_per_gpu(m, w, CompressorMemory{}, 1e12, o);
+  EXPECT_DOUBLE_EQ(fp32_run.activations, 3e8);
+  for (const char* cp : {"amp-bf16", "amp-fp16", "bf16", "fp16"}) {
+    w.compute_precision = cp;
+    EXPECT_DOUBLE_EQ(activation_bytes_per_sample(m, w), 5e7) << cp;
+    const auto amp = memory_per_gpu(m, w, CompressorMemory{}, 1e12, o);
+    EXPECT_DOUBLE_EQ(amp.activations, 1.5e8) << cp;                  // 3 samples x 1e8 x 2/4
+    EXPECT_DOUBLE_EQ(amp.gradients, fp32_run.gradients) << cp;       // gradients stay fp32: 4 P
+    EXPECT_DOUBLE_EQ(amp.buckets, 4 * kP) << cp;
+    EXPECT_DOUBLE_EQ(amp.total, fp32_run.total - 1.5e8) << cp;
+  }
+  for (const char* cp : {"fp32", "tf32"}) {  // TF32 math keeps fp32 storage
+    w.compute_precision = cp;
+    EXPECT_DOUBLE_EQ(activation_bytes_per_sample(m, w), 1e8) << cp;
+  }
+  w.precision = Precision::BF16;  // 16-bit gradients with fp32 compute: fp32 activations
+  w.compute_precision = "fp32";
+  EXPECT_DOUBLE_EQ(memory_per_gpu(m, w, CompressorMemory{}, 1e12, o).activations, 3e8);
 }
 
 TEST(Memory, OptimizerStatesAndGradientPrecision) {

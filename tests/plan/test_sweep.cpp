@@ -71,6 +71,25 @@ TEST(Sweep, BadAxisValuesNameTheSweepFileLine) {
   expect_error(base + "  cluster.nodes: []\n", 5, "axes.cluster.nodes", "at least one value");
 }
 
+// workload.compute_precision is a workload key like precision: an axis sets it
+// per point and a value outside the vocabulary names the sweep file's line.
+TEST(Sweep, ComputePrecisionIsSweepableApartFromTheGradientPrecision) {
+  const std::string base =
+      "base:\n"
+      "  cluster: {instance: p4d.24xlarge, nodes: 2}\n"
+      "  workload: {model: resnet50, micro_batch: 32, precision: fp32}\n"
+      "axes:\n";
+  const auto s = parse_sweep(base + "  workload.compute_precision: [tf32, amp-bf16, fp32]\n", "cp.yaml");
+  ASSERT_EQ(s.points, 3u);
+  EXPECT_EQ(point_key(s, 1), "workload.compute_precision=amp-bf16");
+  for (std::size_t i = 0; i < 3; ++i) {
+    const auto sc = point_scenario(s, i);
+    EXPECT_EQ(sc.workload->compute_precision, (std::vector<std::string>{"tf32", "amp-bf16", "fp32"})[i]);
+    EXPECT_EQ(sc.workload->precision, Precision::FP32);  // the gradients stay fp32
+  }
+  expect_error(base + "  workload.compute_precision: [tf32, fp8]\n", 5, "workload.compute_precision", "point 1");
+}
+
 TEST(Sweep, RefusesAbsurdSizes) {
   std::string text =
       "base:\n  cluster: {instance: p4d.24xlarge, nodes: 2}\n  workload: {model: resnet50, micro_batch: 32}\naxes:\n";

@@ -120,6 +120,37 @@ TEST(SimulateCli, MeasuredComputeIsNamedAndAMismatchExitsTwo) {
   std::filesystem::remove(path);
 }
 
+// workload.compute_precision on a GPU without that rate: exit 2, one line at
+// the field's line and column naming the rates the profile has, nothing on
+// standard output; with a rate it has, the header names the compute precision.
+TEST(SimulateCli, ComputePrecisionTheProfileLacksExitsTwoAtTheField) {
+  std::ifstream in(kData + "/tiny-8gpu.yaml");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto set = [&](const std::string& from, const std::string& to) { text.replace(text.find(from), from.size(), to); };
+  set("gpu: h100", "gpu: v100");
+  set("model: tiny-convnet.yaml", "model: " + kData + "/tiny-convnet.yaml");
+  set("  precision: fp32\n", "  precision: fp32\n  compute_precision: tf32\n");  // line 16
+  const auto path =
+      (std::filesystem::temp_directory_path() / ("gw-precision-" + std::to_string(::getpid()) + ".yaml")).string();
+  std::ofstream(path) << text;
+  auto r = run_stdout(path);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_TRUE(r.out.empty()) << r.out;
+  const auto all = run(path);
+  EXPECT_EQ(all.out, "gradwire simulate: " + path + ":16:22: workload.compute_precision: profile 'v100' has no tf32 GEMM rate "
+                            "(gemm_flops.tf32); it has fp16, fp32\n");
+  const auto check = gw::test::run(gw::test::argv_of(GW_GRADWIRE_BIN, "check " + path));  // the same place
+  EXPECT_EQ(check.exit_code, 2);
+  EXPECT_NE(check.all().find(path + ":16:22: workload.compute_precision: profile 'v100' has no tf32"),
+            std::string::npos) << check.all();
+  set("compute_precision: tf32", "compute_precision: fp16");
+  std::ofstream(path) << text;
+  r = run_stdout(path);
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("compute: fp16 "), std::string::npos) << r.out;
+  std::filesystem::remove(path);
+}
+
 /// The per-GPU memory of a scenario file, from the model the sweep uses.
 gw::MemoryBreakdown expected_memory(const std::string& path) {
   const gw::Scenario s = gw::load_scenario(path);

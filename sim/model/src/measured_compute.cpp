@@ -9,6 +9,7 @@
 #include "gradwire/core/yaml_reader.hpp"
 #include "gradwire/model/model_desc.hpp"
 #include "gradwire/model/scenario.hpp"
+#include "gradwire/model/scenario_yaml.hpp"
 
 namespace gw {
 namespace {
@@ -53,7 +54,7 @@ void read_header(const yaml::Node& root, MeasuredCompute& m) {
   m.parameters = root.required("parameters").as_int(1, kMaxParameters);
   m.micro_batch = static_cast<int>(root.required("micro_batch").as_int(1, kMaxBatch));
   if (auto q = root.optional("sequence_length")) m.sequence_length = q->as_int(1, kMaxSequence);
-  m.compute_precision = root.required("compute_precision").as_enum({"fp32", "tf32", "fp16", "bf16", "amp-fp16", "amp-bf16"});
+  m.compute_precision = parse_compute_precision(root.required("compute_precision"));
   m.gradient_precision = root.required("gradient_precision").as_enum({"fp32", "bf16", "fp16"});
   m.repeats = static_cast<int>(root.required("repeats").as_int(1, kMaxRepeats));
   m.warmup = static_cast<int>(root.required("warmup").as_int(0, kMaxRepeats));
@@ -178,6 +179,8 @@ void check_measured_matches(const MeasuredCompute& m, const ModelDesc& model, co
     mismatch("micro-batch " + std::to_string(m.micro_batch) + ", the scenario's is " + std::to_string(w.micro_batch));
   if (m.gradient_precision != to_string(w.precision))
     mismatch("gradient precision " + m.gradient_precision + ", the scenario's is " + to_string(w.precision));
+  if (!w.compute_precision.empty() && m.compute_precision != w.compute_precision)
+    mismatch("compute precision " + m.compute_precision + ", the scenario's is " + w.compute_precision);
   if (!w.optimizer.step_time && !m.optimizer.empty() && m.optimizer != w.optimizer.kind)
     mismatch("optimizer " + m.optimizer + ", the scenario's is " + w.optimizer.kind);
   if (m.tensors.size() != model.tensors.size())

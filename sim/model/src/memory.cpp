@@ -25,7 +25,12 @@ CompressorMemory compressor_memory(const IterationPlan& plan) {
 
 CompressorMemory compressor_memory(const WorkloadSpec& w, const ClusterSpec& c, const ModelDesc& m,
                                    const Profile& p) {
-  return compressor_memory(plan_iteration(w, c, m, device_costs(p, w.precision)));
+  return compressor_memory(plan_iteration(w, c, m, device_costs(p, w.precision, w.compute_precision)));
+}
+
+CompressorMemory compressor_memory(const Scenario& s, const ModelDesc& m, const Profile& p) {
+  if (!s.workload) throw std::invalid_argument("the scenario has no workload");
+  return compressor_memory(plan_iteration(*s.workload, s.cluster, m, scenario_device_costs(s, p)));
 }
 
 double gpu_capacity(const ClusterSpec& c, const Profile& p) {
@@ -36,12 +41,14 @@ double gpu_capacity(const ClusterSpec& c, const Profile& p) {
 MemoryBreakdown scenario_memory(const Scenario& s, const ModelDesc& m, const Profile& p, const MemoryOptions& o) {
   if (!s.workload) throw std::invalid_argument("the scenario has no workload");
   const WorkloadSpec& w = *s.workload;
-  return memory_per_gpu(m, w, compressor_memory(w, s.cluster, m, p), gpu_capacity(s.cluster, p), o);
+  return memory_per_gpu(m, w, compressor_memory(s, m, p), gpu_capacity(s.cluster, p), o);
 }
 
-double activation_bytes_per_sample(const ModelDesc& model, Precision precision) {
+double activation_bytes_per_sample(const ModelDesc& model, const WorkloadSpec& w) {
   if (model.activation_dtype.empty()) return model.activation_bytes_per_sample;
-  return model.activation_bytes_per_sample * bytes_per_element(precision) /
+  const double e = w.compute_precision.empty() ? bytes_per_element(w.precision)
+                                               : activation_element_bytes(w.compute_precision);
+  return model.activation_bytes_per_sample * e /
          static_cast<double>(dtype_bytes(model.activation_dtype));
 }
 
@@ -64,7 +71,7 @@ MemoryBreakdown memory_per_gpu(const ModelDesc& model, const WorkloadSpec& w, co
   m.buckets = p * e;
   m.compressor_state = c.state;
   m.gather_buffer = c.gather_buffer;
-  m.activations = activation_bytes_per_sample(model, w.precision) * w.micro_batch;
+  m.activations = activation_bytes_per_sample(model, w) * w.micro_batch;
   m.reserve = o.reserve;
   m.total = m.parameters + m.gradients + m.optimizer_states + m.error_feedback + m.buckets + m.compressor_state +
             m.gather_buffer + m.activations + m.reserve;

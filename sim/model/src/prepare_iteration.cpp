@@ -25,16 +25,22 @@ ModelDesc in_measured_order(const ModelDesc& model, const MeasuredCompute& m) {
 
 }  // namespace
 
+DeviceCosts scenario_device_costs(const Scenario& scenario, const Profile& profile) {
+  const WorkloadSpec& w = *scenario.workload;
+  try {
+    return device_costs(profile, w.precision, w.compute_precision);
+  } catch (const std::invalid_argument& e) {
+    if (w.compute_precision.empty()) throw InputError(profile.path, 0, 0, "gemm_flops", e.what());
+    throw InputError(scenario.file, w.compute_precision_line, w.compute_precision_column,
+                     "workload.compute_precision", e.what());
+  }
+}
+
 PreparedIteration prepare_iteration(const Scenario& scenario, const ModelDesc& model, const Profile& profile) {
   if (!scenario.workload)
     throw InputError(scenario.file, 0, 0, "workload", "a workload section is required to simulate");
   const WorkloadSpec& w = *scenario.workload;
-  DeviceCosts costs;
-  try {
-    costs = device_costs(profile, w.precision);
-  } catch (const std::invalid_argument& e) {
-    throw InputError(profile.path, 0, 0, "gemm_flops", e.what());
-  }
+  DeviceCosts costs = scenario_device_costs(scenario, profile);
   // A missing codec surfaces as std::out_of_range from Profile::codec_time.
   const CodecTimeFn codec = costs.codec_time;
   costs.codec_time = [codec, &profile](const std::string& name, bool encode, double elements) {

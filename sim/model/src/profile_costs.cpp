@@ -17,13 +17,22 @@ std::string compute_precision_for(Precision gradient_precision, const Profile& p
   return tf32 != profile.gemm_flops.end() && tf32->second > 0 ? "tf32" : "fp32";
 }
 
-DeviceCosts device_costs(const Profile& profile, Precision gradient_precision) {
+std::string profile_gemm_rates(const Profile& profile) {
+  std::string s;
+  for (const auto& [precision, rate] : profile.gemm_flops)
+    if (rate > 0) s += (s.empty() ? "" : ", ") + precision;
+  return s;
+}
+
+DeviceCosts device_costs(const Profile& profile, Precision gradient_precision, const std::string& compute_precision) {
   DeviceCosts c;
-  c.compute_precision = compute_precision_for(gradient_precision, profile);
-  const auto it = profile.gemm_flops.find(c.compute_precision);
+  c.compute_precision =
+      compute_precision.empty() ? compute_precision_for(gradient_precision, profile) : compute_precision;
+  const std::string rate = gemm_rate_of(c.compute_precision);
+  const auto it = profile.gemm_flops.find(rate);
   if (it == profile.gemm_flops.end() || !(it->second > 0))
-    throw std::invalid_argument("profile '" + profile.name + "' has no " + c.compute_precision +
-                                " GEMM rate (gemm_flops." + c.compute_precision + ")");
+    throw std::invalid_argument("profile '" + profile.name + "' has no " + rate + " GEMM rate (gemm_flops." + rate +
+                                "); it has " + profile_gemm_rates(profile));
   c.flops = it->second;
   c.copy_bandwidth = profile.copy_bandwidth;
   const Profile* p = &profile;

@@ -192,6 +192,23 @@ std::string to_string(Precision p) {
 
 double bytes_per_element(Precision p) { return p == Precision::FP32 ? 4.0 : 2.0; }
 
+const std::vector<std::string>& compute_precision_names() {
+  static const std::vector<std::string> names = {"fp32", "tf32", "fp16", "bf16", "amp-fp16", "amp-bf16"};
+  return names;
+}
+
+std::string gemm_rate_of(const std::string& compute_precision) {
+  if (compute_precision == "amp-fp16") return "fp16";
+  if (compute_precision == "amp-bf16") return "bf16";
+  return compute_precision;
+}
+
+double activation_element_bytes(const std::string& compute_precision) {
+  return compute_precision == "fp32" || compute_precision == "tf32" ? 4.0 : 2.0;
+}
+
+std::string parse_compute_precision(const yaml::Node& n) { return n.as_enum(compute_precision_names()); }
+
 ClusterSpec parse_cluster(const yaml::Node& n) {
   if (n.is_map() && n.has("instance")) return parse_instance_cluster(n);
   n.allow_keys({"nodes", "gpus_per_node", "gpu", "intra_node", "nics", "fabric", "placement", "network"});
@@ -222,7 +239,7 @@ ClusterSpec parse_cluster(const yaml::Node& n) {
 WorkloadSpec parse_workload(const yaml::Node& n) {
   n.allow_keys({"model", "micro_batch", "accumulation", "precision", "bucket_size", "first_bucket_size", "overlap",
                 "optimizer", "compression", "interference", "allreduce_algorithm", "compute_efficiency",
-                "compute"});
+                "compute", "compute_precision"});
   WorkloadSpec w;
   w.model = n.required("model").as_string();
   w.micro_batch = static_cast<int>(n.required("micro_batch").as_int(1, kMaxMicroBatch));
@@ -230,6 +247,11 @@ WorkloadSpec parse_workload(const yaml::Node& n) {
   if (auto p = n.optional("precision")) {
     std::string s = p->as_enum({"fp32", "bf16", "fp16"});
     w.precision = s == "fp32" ? Precision::FP32 : (s == "bf16" ? Precision::BF16 : Precision::FP16);
+  }
+  if (auto c = n.optional("compute_precision")) {
+    w.compute_precision = parse_compute_precision(*c);
+    w.compute_precision_line = c->line();
+    w.compute_precision_column = c->column();
   }
   if (auto b = n.optional("bucket_size")) w.bucket_size = b->as_size(1024, 64.0 * (1ull << 30));
   if (auto b = n.optional("first_bucket_size")) w.first_bucket_size = b->as_size(1024, 64.0 * (1ull << 30));

@@ -153,7 +153,7 @@ void PointEvaluator::evaluate_workload(Scenario& s, ResultRecord& r) {
   const Profile& p = profile(profile_name(s));
   const InstanceType* type = c.instance ? default_catalog().find(*c.instance) : nullptr;
   // Compressor memory does not depend on the batch split.
-  const PointContext ctx{m, p, type, gpu_capacity(c, p), compressor_memory(w, c, m, p), c.world_size()};
+  const PointContext ctx{m, p, type, gpu_capacity(c, p), compressor_memory(s, m, p), c.world_size()};
   if (options_.global_batch && !split_global_batch(options_, ctx, w, r)) return;
   r.micro_batch = w.micro_batch;
   r.accumulation = w.accumulation;

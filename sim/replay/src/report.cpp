@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gradwire/core/units.hpp"
+#include "gradwire/model/scenario.hpp"
 
 namespace gw {
 namespace {
@@ -72,7 +73,7 @@ std::string format_table(const IterationResult& r, const MemoryBreakdown* memory
                      r.compute_measured, r.compute_efficiency);
   } else {
     o += fmt::format("compute efficiency: {:g} of the profile's {} GEMM rate{}\n", r.compute_efficiency,
-                     r.compute_precision,
+                     gemm_rate_of(r.compute_precision),
                      r.compute_efficiency_default
                          ? " (default assumption for this kind of model; set workload.compute_efficiency)"
                          : " (from the scenario)");

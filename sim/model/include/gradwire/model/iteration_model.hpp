@@ -35,8 +35,8 @@ struct MeasuredCompute;
 
 /// The per-GPU costs the iteration model needs, usually read from a profile.
 struct DeviceCosts {
-  std::string compute_precision;   ///< rate used: "tf32", "fp32", "bf16" or "fp16"
-  double flops = 0;                ///< achieved FLOP/s at that precision
+  std::string compute_precision;   ///< compute precision: a compute_precision_names() entry
+  double flops = 0;                ///< achieved FLOP/s at its GEMM rate (gemm_rate_of)
   double copy_bandwidth = 0;       ///< device memory bytes read + written per second
   CodecTimeFn codec_time;          ///< encode/decode seconds by codec and elements
 };
@@ -45,8 +45,14 @@ struct DeviceCosts {
 /// rate when it has one (PyTorch runs fp32 convolutions in TF32 on Ampere and
 /// later by default), else fp32; bf16 -> bf16; fp16 -> fp16.
 std::string compute_precision_for(Precision gradient_precision, const Profile& profile);
-/// DeviceCosts from a profile (defined in profile_costs.cpp).
-DeviceCosts device_costs(const Profile& profile, Precision gradient_precision);
+/// The GEMM rates a profile has, "fp32, fp16, ..." (for messages).
+std::string profile_gemm_rates(const Profile& profile);
+/// DeviceCosts from a profile (defined in profile_costs.cpp): the rate of
+/// `compute_precision` (workload.compute_precision; amp-* at the 16-bit rate),
+/// or when it is empty the one compute_precision_for() picks. Throws
+/// std::invalid_argument naming the rates the profile has when it lacks it.
+DeviceCosts device_costs(const Profile& profile, Precision gradient_precision,
+                         const std::string& compute_precision = "");
 
 /// Bytes of device memory one optimizer step reads and writes per parameter:
 /// parameter read+write and gradient read at the gradient precision (3e),
@@ -119,6 +125,10 @@ struct PreparedIteration {
 /// or optimizer, a codec or GEMM rate the profile lacks) throws gw::InputError
 /// naming the file and key.
 PreparedIteration prepare_iteration(const Scenario& scenario, const ModelDesc& model, const Profile& profile);
+/// device_costs() for a scenario with a workload; a GEMM rate the profile
+/// lacks throws gw::InputError at workload.compute_precision (file:line:column)
+/// when the scenario gives it, else at the profile's gemm_flops.
+DeviceCosts scenario_device_costs(const Scenario& scenario, const Profile& profile);
 
 /// "datasheet-derived" or "measured on DEVICE, DATE (HOST)".
 std::string profile_detail(const Profile& profile);

@@ -11,7 +11,7 @@
 //   compressor state  PowerSGD P and Q matrices (iteration model)
 //   gather buffer     all-gather compressors: the largest gathered message
 //   activations       activation_bytes_per_sample x micro_batch, scaled by
-//                     bytes(workload.precision) / bytes(activation_dtype) when
+//                     bytes(compute precision) / bytes(activation_dtype) when
 //                     the model file names its activation_dtype (as is otherwise)
 //   reserve           CUDA context, cuBLAS/NCCL workspaces, allocator slack
 //                     (default 2 GiB; MemoryOptions::reserve)
@@ -27,12 +27,13 @@
 
 namespace gw {
 
-/// Activation bytes of one sample in a run at `precision`: the file's figure,
-/// times bytes_per_element(precision) / bytes of its activation_dtype when the
-/// file names one (the scenario has no compute precision of its own, so the
-/// gradient precision stands for it: fp32 training keeps fp32 activations,
-/// fp16/bf16 training 16-bit ones); the figure as is when it does not.
-double activation_bytes_per_sample(const ModelDesc& model, Precision precision);
+/// Activation bytes of one sample in workload `w`: the file's figure, times the
+/// bytes of an activation element at w's compute precision
+/// (activation_element_bytes: 4 for fp32/tf32, 2 for fp16, bf16, amp-fp16,
+/// amp-bf16) / bytes of its activation_dtype when the file names one; without
+/// workload.compute_precision the gradient precision's bytes stand for it (the
+/// default rate follows it too). The figure as is without an activation_dtype.
+double activation_bytes_per_sample(const ModelDesc& model, const WorkloadSpec& w);
 
 struct MemoryOptions {
   double reserve = 2.0 * 1024 * 1024 * 1024;  ///< bytes per GPU
@@ -51,6 +52,9 @@ CompressorMemory compressor_memory(const IterationPlan& plan);
 /// The compressor terms of a workload on a cluster (its iteration plan).
 CompressorMemory compressor_memory(const WorkloadSpec& workload, const ClusterSpec& cluster, const ModelDesc& model,
                                    const Profile& profile);
+/// The same for a scenario's workload; a compute precision the profile has no
+/// rate for throws gw::InputError at workload.compute_precision.
+CompressorMemory compressor_memory(const Scenario& scenario, const ModelDesc& model, const Profile& profile);
 /// Memory of one GPU of the cluster: the instance type's GPU memory (the
 /// catalog), else the profile's.
 double gpu_capacity(const ClusterSpec& cluster, const Profile& profile);

@@ -113,6 +113,18 @@ std::string to_string(Precision p);
 /// Bytes per element of a gradient in this precision.
 double bytes_per_element(Precision p);
 
+/// Compute precisions (workload.compute_precision, and a measured-compute
+/// document's compute_precision): the math the forward and backward pass run
+/// in. fp32, tf32, fp16, bf16, amp-fp16, amp-bf16 (PyTorch autocast: 16-bit
+/// GEMMs and activations, fp32 master weights). docs/scenarios.md.
+const std::vector<std::string>& compute_precision_names();
+/// The profile GEMM rate a compute precision runs at: amp-fp16 -> fp16,
+/// amp-bf16 -> bf16, the others their own.
+std::string gemm_rate_of(const std::string& compute_precision);
+/// Bytes of one activation element: 4 for fp32 and tf32 (TF32 keeps fp32
+/// storage), 2 for fp16, bf16 and both AMP modes.
+double activation_element_bytes(const std::string& compute_precision);
+
 /// Gradient compression applied to each bucket (see docs/model.md). The
 /// kinds, the parameters each takes and their ranges: the compressor table
 /// (gradwire/model/compressors.hpp).
@@ -137,6 +149,11 @@ struct WorkloadSpec {
   int micro_batch = 1;          ///< samples per GPU per micro-step
   int accumulation = 1;         ///< gradient accumulation steps k
   Precision precision = Precision::FP32;  ///< gradient precision
+  /// workload.compute_precision (a compute_precision_names() entry). Empty:
+  /// the rate follows the gradient precision (compute_precision_for).
+  std::string compute_precision;
+  int compute_precision_line = 0;    ///< where the key is, for errors found
+  int compute_precision_column = 0;  ///< against the profile (0: not given)
   double bucket_size = 25.0 * 1024 * 1024;       ///< DDP bucket_cap_mb
   double first_bucket_size = 1.0 * 1024 * 1024;  ///< DDP's small first bucket
   bool overlap = true;          ///< overlap bucket all-reduce with backward

@@ -28,5 +28,8 @@ void override_link(const yaml::Node& node, TransportPlace place, std::vector<std
 ClusterSpec parse_cluster(const yaml::Node& node);
 WorkloadSpec parse_workload(const yaml::Node& node);
 TrainingSpec parse_training(const yaml::Node& node);
+/// A compute precision (compute_precision_names()): the one parser of
+/// workload.compute_precision and of a measured-compute document's field.
+std::string parse_compute_precision(const yaml::Node& node);
 
 }  // namespace gw
