@@ -295,6 +295,28 @@ TEST(IterationModel, DdpOverheadFixedWorkIsOneLaunchPerTensorWhenTheStepIsDerive
   EXPECT_NEAR(on.total, off.total + 4 * kCopy + 6 * kKernelLaunchSeconds, 1e-12);
 }
 
+// Input bound: T = max(T, b k / r); the wait is its own term of the total.
+TEST(IterationModel, InputRateBoundsTheIterationFromBelow) {
+  const auto m = model_of({tensor("t0", {1000000}, 1e9)});
+  WorkloadSpec w;
+  w.compute_efficiency = 1.0;
+  w.micro_batch = 8;
+  w.accumulation = 2;
+  w.overlap = false;
+  w.ddp_overheads = false;
+  w.optimizer.step_time = 0.5e-3;
+  const auto free = evaluate_closed_form(plan_iteration(w, test::cluster(1, 8), m, costs()), kOnePointFiveMs);
+  EXPECT_DOUBLE_EQ(free.input_wait, 0);
+  w.input_rate = 16 / (2 * free.total);  // the loader needs twice the step
+  const auto slow = evaluate_closed_form(plan_iteration(w, test::cluster(1, 8), m, costs()), kOnePointFiveMs);
+  EXPECT_NEAR(slow.total, 2 * free.total, 1e-12);
+  EXPECT_NEAR(slow.input_wait, free.total, 1e-12);
+  w.input_rate = 16 / (0.5 * free.total);  // a fast loader changes nothing
+  const auto fast = evaluate_closed_form(plan_iteration(w, test::cluster(1, 8), m, costs()), kOnePointFiveMs);
+  EXPECT_DOUBLE_EQ(fast.total, free.total);
+  EXPECT_DOUBLE_EQ(fast.input_wait, 0);
+}
+
 TEST(IterationModel, DdpOverheadGradientAsBucketViewHasNoCopies) {
   const auto off = evaluate_closed_form(ddp_plan(false), kOnePointFiveMs);
   const auto view = evaluate_closed_form(ddp_plan(true, true), kOnePointFiveMs);

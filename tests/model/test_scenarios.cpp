@@ -83,13 +83,15 @@ TEST(Scenario, DdpOverheadKeysDefaultOnAndReadBack) {
   std::string yaml = text.str();
   const auto at = yaml.find("workload:\n");
   ASSERT_NE(at, std::string::npos);
-  yaml.insert(at + 10, "  ddp_overheads: false\n  gradient_as_bucket_view: true\n");
+  yaml.insert(at + 10, "  ddp_overheads: false\n  gradient_as_bucket_view: true\n  input_rate: 250\n");
   const fs::path p = dir / "keys.yaml";
   std::ofstream(p) << yaml;
   auto t = gw::load_scenario(p.string());
   ASSERT_TRUE(t.workload);
   EXPECT_FALSE(t.workload->ddp_overheads);
   EXPECT_TRUE(t.workload->gradient_as_bucket_view);
+  EXPECT_EQ(t.workload->input_rate, 250.0);
+  EXPECT_FALSE(s.workload->input_rate);
   fs::remove_all(dir);
 }
 

@@ -53,7 +53,7 @@ TEST(SimulateCli, JsonBreakdownAddsUpAndNamesTheProfile) {
   EXPECT_TRUE(d.at("on").get<bool>());
   EXPECT_GT(d.at("bucket_copy_in_s").get<double>(), 0);
   const double ddp = d.at("bucket_copy_in_s").get<double>() + d.at("bucket_copy_out_s").get<double>() +
-                     d.at("fixed_work_s").get<double>();
+                     d.at("fixed_work_s").get<double>() + s.at("input_wait").get<double>();
   EXPECT_NEAR(s.at("total").get<double>(), sum + ddp, 1e-12);
   EXPECT_EQ(j.at("profile").at("name"), "h100");
   EXPECT_EQ(j.at("profile").at("source"), "datasheet");
@@ -193,7 +193,7 @@ TEST(SimulateCli, OversubscribedMemoryIsSimulatedOnRequestAndSaysItDoesNotFit) {
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find(",buckets,memory_parameters_bytes,"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find(",memory_capacity_bytes,memory_fits,ddp_bucket_copy_in_s,ddp_bucket_copy_out_s,"
-                       "ddp_collective_launch_s,ddp_fixed_work_s\n"),
+                       "ddp_collective_launch_s,ddp_fixed_work_s,input_wait_s\n"),
             std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find(",false,"), std::string::npos) << r.out;

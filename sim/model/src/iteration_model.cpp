@@ -148,6 +148,7 @@ IterationPlan plan_iteration(const WorkloadSpec& w, const ClusterSpec& cluster, 
   } else {
     p.optimizer = optimizer_step_time(w.optimizer, model.parameters, e, costs.copy_bandwidth);
   }
+  if (w.input_rate) p.input_time = w.micro_batch * static_cast<double>(w.accumulation) / *w.input_rate;
   if (w.ddp_overheads)
     plan_ddp_overheads(p, w, model, e, costs, measured, !optimizer_measured && !w.optimizer.step_time);
   return p;
@@ -206,6 +207,8 @@ void finish_result(const IterationPlan& plan, IterationResult& r) {
   r.fixed_work = plan.fixed_work;
   r.optimizer_start = copy_out_end;
   r.total = r.optimizer_start + plan.optimizer + plan.fixed_work;
+  r.input_wait = std::max(0.0, plan.input_time - r.total);  // the loader prefetches beside the step
+  r.total += r.input_wait;
   r.samples_per_second = r.total > 0 ? r.global_batch / r.total : 0;
   r.wire_bytes_per_gpu = plan.wire_bytes_per_gpu;
   r.error_feedback_bytes = plan.error_feedback_bytes;

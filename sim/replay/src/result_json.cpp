@@ -60,6 +60,7 @@ std::string result_to_json(const IterationResult& r, int indent, const MemoryBre
                   {"decode", r.decode},
                   {"exposed_communication", r.exposed_communication},
                   {"optimizer", r.optimizer},
+                  {"input_wait", r.input_wait},
                   {"total", r.total}};
   j["ddp_overheads"] = ddp_overheads_json(r);
   j["samples_per_second"] = r.samples_per_second;
@@ -135,6 +136,7 @@ IterationResult result_from_json(const std::string& text) {
   r.exposed_communication = s.at("exposed_communication").get<double>();
   r.optimizer = s.at("optimizer").get<double>();
   r.total = s.at("total").get<double>();
+  r.input_wait = s.value("input_wait", 0.0);
   ddp_overheads_from_json(j, r);
   r.samples_per_second = j.at("samples_per_second").get<double>();
   r.wire_bytes_per_gpu = j.at("wire_bytes_per_gpu").get<double>();

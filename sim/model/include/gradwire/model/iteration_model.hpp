@@ -21,6 +21,7 @@
 //   copy-out : o = backward_end; o = max(o, end_b) + c_b per bucket in order;
 //              the optimizer starts at o
 //   fixed    : W = tensors x L after the optimizer (derived optimizer only)
+// Input bound (workload.input_rate r): T = max(T, b k / r).
 #pragma once
 
 #include <cstdint>
@@ -102,6 +103,7 @@ struct IterationPlan {
   std::vector<double> bucket_copy_out; ///< per bucket: copy back to the gradients (s), empty when off
   std::vector<double> bucket_launch;   ///< per bucket: launches before its first step (s), empty when off
   double fixed_work = 0;               ///< per iteration: zero_grad + optimizer launches (s)
+  double input_time = 0;               ///< b x k / workload.input_rate (s), 0 when unbounded
   double error_feedback_bytes = 0;     ///< per GPU, all buckets
   double state_bytes = 0;              ///< per GPU, all buckets (PowerSGD P, Q)
   double wire_bytes_per_gpu = 0;       ///< sent by one GPU per iteration
@@ -194,6 +196,7 @@ struct IterationResult {
   double bucket_copy_out = 0;         ///< exposed copy-out: from the later of backward end and last bucket to the optimizer
   double collective_launch = 0;       ///< launches on the comm stream, all buckets (may be hidden)
   double fixed_work = 0;              ///< per-iteration fixed work after the optimizer
+  double input_wait = 0;              ///< waiting for the input pipeline: max(0, b k / rate - the rest)
   double total = 0;
   double samples_per_second = 0;
   double wire_bytes_per_gpu = 0;

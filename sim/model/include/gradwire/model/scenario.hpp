@@ -163,6 +163,10 @@ struct WorkloadSpec {
   /// DDP(gradient_as_bucket_view=...): true makes the gradients views of the
   /// buckets, so no copies in or out. PyTorch's default is false.
   bool gradient_as_bucket_view = false;
+  /// Input pipeline bound: samples per second one GPU's data loader delivers
+  /// (workload.input_rate); the iteration takes at least
+  /// micro_batch x accumulation / input_rate. Absent: unbounded.
+  std::optional<double> input_rate;
   OptimizerSpec optimizer;
   CompressionSpec compression;
   /// Slow-down of compute while communication or codecs run beside it
