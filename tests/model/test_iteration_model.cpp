@@ -235,16 +235,23 @@ const CollectiveTimeFn kOnePointFiveMs = [](const CommStep&) { return 1.5e-3; };
 
 // Three 1e6-element fp32 tensors (4 MB), one bucket each, no overlap; backward
 // 1, 2, 1 ms; copy bandwidth 1e11 B/s (read + written): c = 2 x 4e6 / 1e11 = 80 us.
-IterationPlan ddp_plan(bool overheads, bool as_view = false, bool derived_optimizer = false) {
-  const auto m = model_of({tensor("t0", {1000000}, 1e9), tensor("t1", {1000000}, 2e9), tensor("t2", {1000000}, 1e9)});
+// No overlap, the raw GEMM rate, a 0.5 ms optimizer step.
+WorkloadSpec no_overlap_workload(bool overheads) {
   WorkloadSpec w;
   w.compute_efficiency = 1.0;
-  w.first_bucket_size = 1;
-  w.bucket_size = 1;
   w.overlap = false;
   w.ddp_overheads = overheads;
+  w.optimizer.step_time = 0.5e-3;
+  return w;
+}
+
+IterationPlan ddp_plan(bool overheads, bool as_view = false, bool derived_optimizer = false) {
+  const auto m = model_of({tensor("t0", {1000000}, 1e9), tensor("t1", {1000000}, 2e9), tensor("t2", {1000000}, 1e9)});
+  WorkloadSpec w = no_overlap_workload(overheads);
+  w.first_bucket_size = 1;
+  w.bucket_size = 1;
   w.gradient_as_bucket_view = as_view;
-  if (!derived_optimizer) w.optimizer.step_time = 0.5e-3;
+  if (derived_optimizer) w.optimizer.step_time.reset();
   auto c = costs();
   c.copy_bandwidth = 1e11;
   return plan_iteration(w, test::cluster(1, 8), m, c);
@@ -298,13 +305,9 @@ TEST(IterationModel, DdpOverheadFixedWorkIsOneLaunchPerTensorWhenTheStepIsDerive
 // Input bound: T = max(T, b k / r); the wait is its own term of the total.
 TEST(IterationModel, InputRateBoundsTheIterationFromBelow) {
   const auto m = model_of({tensor("t0", {1000000}, 1e9)});
-  WorkloadSpec w;
-  w.compute_efficiency = 1.0;
+  WorkloadSpec w = no_overlap_workload(false);
   w.micro_batch = 8;
   w.accumulation = 2;
-  w.overlap = false;
-  w.ddp_overheads = false;
-  w.optimizer.step_time = 0.5e-3;
   const auto free = evaluate_closed_form(plan_iteration(w, test::cluster(1, 8), m, costs()), kOnePointFiveMs);
   EXPECT_DOUBLE_EQ(free.input_wait, 0);
   w.input_rate = 16 / (2 * free.total);  // the loader needs twice the step
