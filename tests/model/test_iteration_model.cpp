@@ -226,9 +226,107 @@ IterationPlan three_bucket_plan(bool overlap, int accumulation) {
   w.overlap = overlap;
   w.accumulation = accumulation;
   w.optimizer.step_time = 0.5e-3;
+  w.ddp_overheads = false;  // the plain closed forms
   return plan_iteration(w, test::cluster(1, 8), m, costs());
 }
 const CollectiveTimeFn kOnePointFiveMs = [](const CommStep&) { return 1.5e-3; };
+
+// --- DDP overheads (docs/model.md, "DDP overheads") --------------------------
+
+// Three 1e6-element fp32 tensors (4 MB), one bucket each, no overlap; backward
+// 1, 2, 1 ms; copy bandwidth 1e11 B/s (read + written): c = 2 x 4e6 / 1e11 = 80 us.
+// No overlap, the raw GEMM rate, a 0.5 ms optimizer step.
+WorkloadSpec no_overlap_workload(bool overheads) {
+  WorkloadSpec w;
+  w.compute_efficiency = 1.0;
+  w.overlap = false;
+  w.ddp_overheads = overheads;
+  w.optimizer.step_time = 0.5e-3;
+  return w;
+}
+
+IterationPlan ddp_plan(bool overheads, bool as_view = false, bool derived_optimizer = false) {
+  const auto m = model_of({tensor("t0", {1000000}, 1e9), tensor("t1", {1000000}, 2e9), tensor("t2", {1000000}, 1e9)});
+  WorkloadSpec w = no_overlap_workload(overheads);
+  w.first_bucket_size = 1;
+  w.bucket_size = 1;
+  w.gradient_as_bucket_view = as_view;
+  if (derived_optimizer) w.optimizer.step_time.reset();
+  auto c = costs();
+  c.copy_bandwidth = 1e11;
+  return plan_iteration(w, test::cluster(1, 8), m, c);
+}
+constexpr double kCopy = 2 * 4e6 / 1e11;
+
+TEST(IterationModel, DdpOverheadCopyInLengthensEachGradientByTwoBytesOverBandwidth) {
+  const auto off = evaluate_closed_form(ddp_plan(false), kOnePointFiveMs);
+  const auto on = evaluate_closed_form(ddp_plan(true), kOnePointFiveMs);
+  EXPECT_NEAR(on.bucket_copy_in, 3 * kCopy, 1e-15);
+  EXPECT_NEAR(on.backward, off.backward, 1e-12);  // the copies are their own row
+  EXPECT_NEAR(on.backward_end, off.backward_end + 3 * kCopy, 1e-12);
+  EXPECT_NEAR(on.tensor_end[0], off.tensor_end[0] + kCopy, 1e-12);
+  EXPECT_NEAR(on.tensor_end[1], off.tensor_end[1] + 2 * kCopy, 1e-12);
+}
+
+TEST(IterationModel, DdpOverheadLaunchDelaysEachBucketsCollective) {
+  const auto off = evaluate_closed_form(ddp_plan(false), kOnePointFiveMs);
+  const auto on = evaluate_closed_form(ddp_plan(true), kOnePointFiveMs);
+  EXPECT_NEAR(on.collective_launch, 3 * kKernelLaunchSeconds, 1e-15);
+  // No overlap: the buckets run back to back, each L later than its start.
+  for (std::size_t b = 0; b < 3; ++b) {
+    SCOPED_TRACE(b);
+    EXPECT_NEAR(on.buckets[b].steps.at(0).start - on.buckets[b].start, kKernelLaunchSeconds, 1e-15);
+    EXPECT_NEAR(on.buckets[b].end - on.buckets[b].start, 1.5e-3 + kKernelLaunchSeconds, 1e-12);
+  }
+  EXPECT_NEAR(on.exposed_communication, off.exposed_communication + 3 * kKernelLaunchSeconds, 1e-12);
+}
+
+TEST(IterationModel, DdpOverheadCopyOutFollowsTheLastBucketBeforeTheOptimizer) {
+  const auto off = evaluate_closed_form(ddp_plan(false), kOnePointFiveMs);
+  const auto on = evaluate_closed_form(ddp_plan(true), kOnePointFiveMs);
+  // Earlier buckets' copy-outs end before the next bucket does; the last one's is exposed.
+  EXPECT_NEAR(on.bucket_copy_out, kCopy, 1e-12);
+  EXPECT_NEAR(on.optimizer_start, on.buckets.back().end + kCopy, 1e-12);
+  EXPECT_DOUBLE_EQ(on.fixed_work, 0);  // step_time given: its launches are in it
+  // Total = without + copy-in + launches + exposed copy-out.
+  EXPECT_NEAR(on.total, off.total + 3 * kCopy + 3 * kKernelLaunchSeconds + kCopy, 1e-12);
+  EXPECT_NEAR(on.forward + on.backward + on.bucket_copy_in + on.exposed_communication + on.bucket_copy_out +
+                  on.optimizer + on.fixed_work,
+              on.total, 1e-12);
+}
+
+TEST(IterationModel, DdpOverheadFixedWorkIsOneLaunchPerTensorWhenTheStepIsDerived) {
+  const auto off = evaluate_closed_form(ddp_plan(false, false, true), kOnePointFiveMs);
+  const auto on = evaluate_closed_form(ddp_plan(true, false, true), kOnePointFiveMs);
+  EXPECT_NEAR(on.fixed_work, 3 * kKernelLaunchSeconds, 1e-15);
+  EXPECT_NEAR(on.total, off.total + 4 * kCopy + 6 * kKernelLaunchSeconds, 1e-12);
+}
+
+// Input bound: T = max(T, b k / r); the wait is its own term of the total.
+TEST(IterationModel, InputRateBoundsTheIterationFromBelow) {
+  const auto m = model_of({tensor("t0", {1000000}, 1e9)});
+  WorkloadSpec w = no_overlap_workload(false);
+  w.micro_batch = 8;
+  w.accumulation = 2;
+  const auto free = evaluate_closed_form(plan_iteration(w, test::cluster(1, 8), m, costs()), kOnePointFiveMs);
+  EXPECT_DOUBLE_EQ(free.input_wait, 0);
+  w.input_rate = 16 / (2 * free.total);  // the loader needs twice the step
+  const auto slow = evaluate_closed_form(plan_iteration(w, test::cluster(1, 8), m, costs()), kOnePointFiveMs);
+  EXPECT_NEAR(slow.total, 2 * free.total, 1e-12);
+  EXPECT_NEAR(slow.input_wait, free.total, 1e-12);
+  w.input_rate = 16 / (0.5 * free.total);  // a fast loader changes nothing
+  const auto fast = evaluate_closed_form(plan_iteration(w, test::cluster(1, 8), m, costs()), kOnePointFiveMs);
+  EXPECT_DOUBLE_EQ(fast.total, free.total);
+  EXPECT_DOUBLE_EQ(fast.input_wait, 0);
+}
+
+TEST(IterationModel, DdpOverheadGradientAsBucketViewHasNoCopies) {
+  const auto off = evaluate_closed_form(ddp_plan(false), kOnePointFiveMs);
+  const auto view = evaluate_closed_form(ddp_plan(true, true), kOnePointFiveMs);
+  EXPECT_DOUBLE_EQ(view.bucket_copy_in, 0);
+  EXPECT_DOUBLE_EQ(view.bucket_copy_out, 0);
+  EXPECT_NEAR(view.total, off.total + 3 * kKernelLaunchSeconds, 1e-12);
+}
 
 TEST(ClosedForm, PipelineRecurrenceByHand) {
   const auto r = evaluate_closed_form(three_bucket_plan(true, 1), kOnePointFiveMs);
@@ -276,6 +374,7 @@ TEST(ClosedForm, CodecsRunOnTheCommStreamAndScaleWithTheirCost) {
   w.compression.kind = "int8";
   w.overlap = false;
   w.optimizer.step_time = 0;
+  w.ddp_overheads = false;  // the plain closed form
   const CollectiveTimeFn zero = [](const CommStep&) { return 0.0; };
   const auto r1 = evaluate_closed_form(plan_iteration(w, test::cluster(1, 8), m, costs(1.0)), zero);
   const auto r3 = evaluate_closed_form(plan_iteration(w, test::cluster(1, 8), m, costs(3.0)), zero);

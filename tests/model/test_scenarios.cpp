@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <array>
 #include <cstdio>
@@ -65,6 +66,33 @@ TEST(Scenario, DefaultLoads) {
   EXPECT_EQ(s.workload->model, "resnet50");
   EXPECT_DOUBLE_EQ(s.workload->bucket_size, 25.0 * 1048576);
   EXPECT_EQ(s.workload->compression.kind, "none");
+}
+
+// DDP overheads default on with PyTorch's gradient_as_bucket_view=False; the
+// keys read back as written (docs/model.md, "DDP overheads").
+TEST(Scenario, DdpOverheadKeysDefaultOnAndReadBack) {
+  auto s = gw::load_scenario(std::string(GW_BUNDLED_SCENARIOS_DIR) + "/default.yaml");
+  ASSERT_TRUE(s.workload);
+  EXPECT_TRUE(s.workload->ddp_overheads);
+  EXPECT_FALSE(s.workload->gradient_as_bucket_view);
+  const fs::path dir = fs::temp_directory_path() / ("gw-ddp-keys-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::ifstream in(std::string(GW_BUNDLED_SCENARIOS_DIR) + "/default.yaml");
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string yaml = text.str();
+  const auto at = yaml.find("workload:\n");
+  ASSERT_NE(at, std::string::npos);
+  yaml.insert(at + 10, "  ddp_overheads: false\n  gradient_as_bucket_view: true\n  input_rate: 250\n");
+  const fs::path p = dir / "keys.yaml";
+  std::ofstream(p) << yaml;
+  auto t = gw::load_scenario(p.string());
+  ASSERT_TRUE(t.workload);
+  EXPECT_FALSE(t.workload->ddp_overheads);
+  EXPECT_TRUE(t.workload->gradient_as_bucket_view);
+  EXPECT_EQ(t.workload->input_rate, 250.0);
+  EXPECT_FALSE(s.workload->input_rate);
+  fs::remove_all(dir);
 }
 
 TEST(Scenario, EveryFieldOfTheFatTreeExample) {

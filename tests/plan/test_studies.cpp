@@ -62,7 +62,10 @@ TEST(Studies, AccumulationLowersCostMostWhereBandwidthIsScarce) {
     drop[inst] = 1 - by_k.rbegin()->second / by_k.begin()->second;
   }
   EXPECT_GT(drop["p3.16xlarge"], drop["ND96asr_v4"] + 0.05);
-  EXPECT_GT(drop["g5.48xlarge"], drop["ND96asr_v4"] + 0.05);
+  // DDP's overheads are per synchronization (docs/model.md, "DDP overheads"),
+  // so accumulation amortizes them on every cluster: with them ND96's drop went
+  // from 7.6% to 10.8% and g5's from 13.3% to 15.0%; the order holds.
+  EXPECT_GT(drop["g5.48xlarge"], drop["ND96asr_v4"] + 0.03);
 }
 
 TEST(Studies, CompressionPaysAtLowBandwidthNotAtHighAndAllGatherLosesWithScale) {

@@ -67,6 +67,7 @@ WorkloadSpec workload(bool overlap, int accumulation = 1, const std::string& com
   w.bucket_size = 512 * 1024;  // several buckets for the tiny model
   w.compression.kind = compression;
   w.optimizer.step_time = 1e-4;
+  w.ddp_overheads = false;  // the plain closed forms; ReplayDdpOverheads turns them on
   return w;
 }
 
@@ -119,6 +120,44 @@ TEST(Replay, OverlapFollowsTheBucketPipeline) {
   // Overlap hides part of the communication.
   const auto off = simulate_plan(c, plan_iteration(workload(false), c, tiny_convnet(), slow_costs()));
   EXPECT_LT(r.total, off.total);
+}
+
+// DDP overheads (docs/model.md): the copy-out after the last collective
+// delays the optimizer; the replay places every term as the closed form does.
+TEST(ReplayDdpOverheads, CopyOutAfterTheLastCollectiveDelaysTheOptimizer) {
+  const auto c = test::cluster(1, 8);
+  auto w = workload(true);
+  w.ddp_overheads = true;
+  auto dc = slow_costs();
+  dc.copy_bandwidth = 1e10;  // copies comparable to the collectives
+  const auto plan = plan_iteration(w, c, tiny_convnet(), dc);
+  const auto r = simulate_plan(c, plan);
+  const auto closed = evaluate_closed_form(plan, ring_closed_form(c));
+  ASSERT_GE(r.buckets.size(), 3u);
+  const double last_copy = plan.bucket_copy_out.back();
+  EXPECT_NEAR(last_copy, 2 * plan.buckets.back().bytes / 1e10, 1e-15);
+  ASSERT_GT(r.buckets.back().end, r.backward_end);  // the last collective ends after the backward
+  // o = backward_end; o = max(o, end_b) + c_b, bucket by bucket.
+  double o = r.backward_end;
+  for (std::size_t b = 0; b < r.buckets.size(); ++b) o = std::max(o, r.buckets[b].end) + plan.bucket_copy_out[b];
+  expect_rel(r.optimizer_start, o);
+  EXPECT_GE(r.optimizer_start, r.buckets.back().end + last_copy - 1e-12);  // the optimizer waits for the copy
+  expect_rel(r.bucket_copy_out, o - r.buckets.back().end);
+  double copy_in = 0;
+  for (double x : plan.tensor_copy_in) copy_in += x;
+  expect_rel(r.bucket_copy_in, copy_in);
+  expect_rel(r.backward, plan.backward());
+  expect_rel(r.buckets[0].steps.at(0).start - r.buckets[0].start, kKernelLaunchSeconds);
+  expect_rel(r.total, closed.total);
+  expect_rel(r.optimizer_start, closed.optimizer_start);
+  expect_rel(r.forward + r.backward + r.bucket_copy_in + r.exposed_communication + r.bucket_copy_out +
+                 r.optimizer + r.fixed_work,
+             r.total);
+  // JSON carries the terms.
+  const auto back = result_from_json(result_to_json(r, -1));
+  EXPECT_TRUE(back.ddp_overheads);
+  EXPECT_DOUBLE_EQ(back.bucket_copy_out, r.bucket_copy_out);
+  EXPECT_DOUBLE_EQ(back.collective_launch, r.collective_launch);
 }
 
 TEST(Replay, AccumulationFoldsMicroStepsAndDoesNotGrowTheSimulation) {
@@ -415,6 +454,7 @@ TEST(ReplayMeasured, NoOverlapAndOneBucketEqualTheClosedFormOfTheDocument) {
   const double F = 1.5e-3, B = 2.5e-3, O = 0.4e-3;
   Scenario s = measured_scenario();
   s.workload->overlap = false;  // T = k (F + B) + sum of the collectives + O
+  s.workload->ddp_overheads = false;  // the plain closed form
   const Profile p = load_profile("h100");
   auto prep = prepare_iteration(s, tiny_convnet(), p);
   auto coll = ring_closed_form(prep.cluster);
@@ -438,6 +478,14 @@ TEST(ReplayMeasured, NoOverlapAndOneBucketEqualTheClosedFormOfTheDocument) {
   const auto back = result_from_json(result_to_json(r1));
   EXPECT_EQ(back.compute_measured, r1.compute_measured);
   EXPECT_NE(format_table(r1).find("compute: measured on Test GPU, 2026-12-01"), std::string::npos);
+  // DDP overheads with the document's bucket_copy (0.05 ms, all gradients in
+  // and back): the copy-in is half of it, one bucket's copy-out the other half.
+  s.workload->ddp_overheads = true;
+  const auto r2 = simulate_iteration(s, tiny_convnet(), p);
+  expect_rel(r2.bucket_copy_in, 0.025e-3);
+  expect_rel(r2.bucket_copy_out, 0.025e-3);
+  expect_rel(r2.total, r1.total + 0.05e-3 + kKernelLaunchSeconds);  // the measured step: no fixed work
+  EXPECT_NE(format_table(r2).find("DDP bucket copy-out (exposed)"), std::string::npos);
 }
 
 // Overlap with the fixture's three buckets: ready at 0.3, 1.0 and 2.5 ms
@@ -446,7 +494,8 @@ TEST(ReplayMeasured, NoOverlapAndOneBucketEqualTheClosedFormOfTheDocument) {
 TEST(ReplayMeasured, OverlapFollowsTheMeasuredReadyTimes) {
   const double F = 1.5e-3, B = 2.5e-3, O = 0.4e-3;
   const double ready[] = {0.3e-3, 1.0e-3, 2.5e-3};
-  const Scenario s = measured_scenario();
+  Scenario s = measured_scenario();
+  s.workload->ddp_overheads = false;  // the measured ready times alone
   const Profile p = load_profile("h100");
   const auto prep = prepare_iteration(s, tiny_convnet(), p);
   ASSERT_EQ(prep.plan.comm.size(), 3u);

@@ -48,7 +48,13 @@ TEST(SimulateCli, JsonBreakdownAddsUpAndNamesTheProfile) {
   const auto& s = j.at("seconds");
   const double sum = s.at("forward").get<double>() + s.at("backward").get<double>() +
                      s.at("exposed_communication").get<double>() + s.at("optimizer").get<double>();
-  EXPECT_NEAR(s.at("total").get<double>(), sum, 1e-12);
+  // DDP's overheads (on by default) are their own terms of the total.
+  const auto& d = j.at("ddp_overheads");
+  EXPECT_TRUE(d.at("on").get<bool>());
+  EXPECT_GT(d.at("bucket_copy_in_s").get<double>(), 0);
+  const double ddp = d.at("bucket_copy_in_s").get<double>() + d.at("bucket_copy_out_s").get<double>() +
+                     d.at("fixed_work_s").get<double>() + s.at("input_wait").get<double>();
+  EXPECT_NEAR(s.at("total").get<double>(), sum + ddp, 1e-12);
   EXPECT_EQ(j.at("profile").at("name"), "h100");
   EXPECT_EQ(j.at("profile").at("source"), "datasheet");
   EXPECT_EQ(j.at("accumulation"), 4);
@@ -186,8 +192,11 @@ TEST(SimulateCli, OversubscribedMemoryIsSimulatedOnRequestAndSaysItDoesNotFit) {
   EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 2) << r.out;
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find(",buckets,memory_parameters_bytes,"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find(",memory_capacity_bytes,memory_fits\n"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find(",false\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(",memory_capacity_bytes,memory_fits,ddp_bucket_copy_in_s,ddp_bucket_copy_out_s,"
+                       "ddp_collective_launch_s,ddp_fixed_work_s,input_wait_s\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find(",false,"), std::string::npos) << r.out;
 }
 
 TEST(SimulateCli, JsonMemoryFieldsAreTheMemoryModels) {

@@ -80,6 +80,34 @@ void plan_compute_measured(IterationPlan& p, const ModelDesc& model, const Devic
   p.compute_efficiency_default = false;
 }
 
+/// DDP's own overheads (docs/model.md, "DDP overheads"). Seconds per byte
+/// copied in one direction: 2 / copy_bandwidth (read + write), or from the
+/// measured document's bucket_copy (all gradients in and back).
+void plan_ddp_overheads(IterationPlan& p, const WorkloadSpec& w, const ModelDesc& model, double e,
+                        const DeviceCosts& costs, const MeasuredCompute* measured, bool optimizer_derived) {
+  p.ddp_overheads = true;
+  double gradient_bytes = 0;
+  for (const auto& t : model.tensors) gradient_bytes += static_cast<double>(t.numel) * e;
+  double per_byte = 0;
+  if (!w.gradient_as_bucket_view) {
+    if (measured && measured->bucket_copy && gradient_bytes > 0) {
+      per_byte = measured->bucket_copy->median / (2 * gradient_bytes);
+    } else {
+      if (!(costs.copy_bandwidth > 0))
+        throw std::invalid_argument("the profile has no copy bandwidth for DDP's bucket copies");
+      per_byte = 2 / costs.copy_bandwidth;
+    }
+  }
+  for (const auto& t : model.tensors) p.tensor_copy_in.push_back(static_cast<double>(t.numel) * e * per_byte);
+  for (std::size_t b = 0; b < p.buckets.size(); ++b) {
+    p.bucket_copy_out.push_back(p.buckets[b].bytes * per_byte);
+    int launches = 0;
+    for (const auto& s : p.comm[b].steps) launches += s.kind == CommStep::Kind::Collective ? 1 : 0;
+    p.bucket_launch.push_back(launches * kKernelLaunchSeconds);
+  }
+  p.fixed_work = optimizer_derived ? static_cast<double>(model.tensors.size()) * kKernelLaunchSeconds : 0.0;
+}
+
 }  // namespace
 
 IterationPlan plan_iteration(const WorkloadSpec& w, const ClusterSpec& cluster, const ModelDesc& model,
@@ -114,11 +142,15 @@ IterationPlan plan_iteration(const WorkloadSpec& w, const ClusterSpec& cluster, 
     p.wire_bytes_per_gpu += c.wire_bytes_per_gpu;
     p.comm.push_back(std::move(c));
   }
-  if (measured && !w.optimizer.step_time && !measured->optimizer.empty()) {
+  const bool optimizer_measured = measured && !w.optimizer.step_time && !measured->optimizer.empty();
+  if (optimizer_measured) {
     p.optimizer = measured->optimizer_step.median;
   } else {
     p.optimizer = optimizer_step_time(w.optimizer, model.parameters, e, costs.copy_bandwidth);
   }
+  if (w.input_rate) p.input_time = w.micro_batch * static_cast<double>(w.accumulation) / *w.input_rate;
+  if (w.ddp_overheads)
+    plan_ddp_overheads(p, w, model, e, costs, measured, !optimizer_measured && !w.optimizer.step_time);
   return p;
 }
 
@@ -140,9 +172,13 @@ void finish_result(const IterationPlan& plan, IterationResult& r) {
   const double clean_backward = plan.backward();
   r.folded = plan.folded();
   r.forward = k * plan.forward;
-  r.backward = (k - 1) * clean_backward + (r.backward_end - r.backward_start);
-  r.encode = r.decode = 0;
+  r.ddp_overheads = plan.ddp_overheads;
+  r.bucket_copy_in = 0;
+  for (double c : plan.tensor_copy_in) r.bucket_copy_in += c;
+  r.backward = (k - 1) * clean_backward + (r.backward_end - r.backward_start) - r.bucket_copy_in;
+  r.encode = r.decode = r.collective_launch = 0;
   double comm_end = r.backward_end;
+  double copy_out_end = r.backward_end;  // copy-out: bucket by bucket after its collective
   for (std::size_t b = 0; b < r.buckets.size(); ++b) {
     auto& bt = r.buckets[b];
     const auto& bk = plan.buckets.at(b);
@@ -161,12 +197,18 @@ void finish_result(const IterationPlan& plan, IterationResult& r) {
     }
     r.encode += bt.encode;
     r.decode += bt.decode;
+    if (b < plan.bucket_launch.size()) r.collective_launch += plan.bucket_launch[b];
     comm_end = std::max(comm_end, bt.end);
+    copy_out_end = std::max(copy_out_end, bt.end) + (b < plan.bucket_copy_out.size() ? plan.bucket_copy_out[b] : 0.0);
   }
   r.exposed_communication = std::max(0.0, comm_end - r.backward_end);
+  r.bucket_copy_out = copy_out_end - std::max(r.backward_end, comm_end);
   r.optimizer = plan.optimizer;
-  r.optimizer_start = std::max(r.backward_end, comm_end);
-  r.total = r.optimizer_start + plan.optimizer;
+  r.fixed_work = plan.fixed_work;
+  r.optimizer_start = copy_out_end;
+  r.total = r.optimizer_start + plan.optimizer + plan.fixed_work;
+  r.input_wait = std::max(0.0, plan.input_time - r.total);  // the loader prefetches beside the step
+  r.total += r.input_wait;
   r.samples_per_second = r.total > 0 ? r.global_batch / r.total : 0;
   r.wire_bytes_per_gpu = plan.wire_bytes_per_gpu;
   r.error_feedback_bytes = plan.error_feedback_bytes;
@@ -192,7 +234,7 @@ IterationResult evaluate_closed_form(const IterationPlan& plan, const Collective
     auto& bt = r.buckets[b];
     bt.ready = ready;
     bt.start = std::max(earliest, comm_free);
-    double t = bt.start;
+    double t = bt.start + (b < plan.bucket_launch.size() ? plan.bucket_launch[b] : 0.0);
     for (const auto& s : plan.comm[b].steps) {
       StepTiming st;
       st.label = s.label;
@@ -223,6 +265,7 @@ IterationResult evaluate_closed_form(const IterationPlan& plan, const Collective
   for (std::size_t j = 0; j < plan.tensor_backward.size(); ++j) {
     double d = plan.tensor_backward[j];
     if (plan.interference > 0 && busy_at(t)) d *= 1 + plan.interference;
+    if (j < plan.tensor_copy_in.size()) d += plan.tensor_copy_in[j];  // DDP copies the gradient into its bucket
     t += d;
     r.tensor_end[j] = t;
     const int b = bucket_of_last[j];

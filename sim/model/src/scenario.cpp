@@ -239,7 +239,8 @@ ClusterSpec parse_cluster(const yaml::Node& n) {
 WorkloadSpec parse_workload(const yaml::Node& n) {
   n.allow_keys({"model", "micro_batch", "accumulation", "precision", "bucket_size", "first_bucket_size", "overlap",
                 "optimizer", "compression", "interference", "allreduce_algorithm", "compute_efficiency",
-                "compute", "compute_precision"});
+                "compute", "compute_precision", "ddp_overheads", "gradient_as_bucket_view",
+                "input_rate"});
   WorkloadSpec w;
   w.model = n.required("model").as_string();
   w.micro_batch = static_cast<int>(n.required("micro_batch").as_int(1, kMaxMicroBatch));
@@ -256,6 +257,9 @@ WorkloadSpec parse_workload(const yaml::Node& n) {
   if (auto b = n.optional("bucket_size")) w.bucket_size = b->as_size(1024, 64.0 * (1ull << 30));
   if (auto b = n.optional("first_bucket_size")) w.first_bucket_size = b->as_size(1024, 64.0 * (1ull << 30));
   if (auto o = n.optional("overlap")) w.overlap = o->as_bool();
+  if (auto o = n.optional("ddp_overheads")) w.ddp_overheads = o->as_bool();
+  if (auto o = n.optional("gradient_as_bucket_view")) w.gradient_as_bucket_view = o->as_bool();
+  if (auto r = n.optional("input_rate")) w.input_rate = r->as_double(1e-3, 1e9);
   if (auto f = n.optional("interference")) w.interference = f->as_double(0.0, 10.0);
   if (auto f = n.optional("compute_efficiency")) {
     w.compute_efficiency = f->as_double(kMinComputeEfficiency, 1.0);

@@ -39,6 +39,7 @@ std::string replay_in_child(const ClusterSpec& cluster, const IterationPlan& pla
     for (std::size_t j = 0; j < nt; ++j) {
       double d = plan.tensor_backward[j];
       if (plan.interference > 0 && comm_busy) d *= 1 + plan.interference;
+      if (j < plan.tensor_copy_in.size()) d += plan.tensor_copy_in[j];  // DDP copies the gradient into its bucket
       sleep_if(d);
       ++activities;
       r.tensor_end[j] = engine::Simulation::now();
@@ -59,6 +60,7 @@ std::string replay_in_child(const ClusterSpec& cluster, const IterationPlan& pla
       comm_busy = true;
       auto& bt = r.buckets[b];
       bt.start = engine::Simulation::now();
+      if (b < plan.bucket_launch.size()) sleep_if(plan.bucket_launch[b]);  // hook dispatch + kernel launches
       for (const auto& s : plan.comm[b].steps) {
         StepTiming st;
         st.label = s.label;
@@ -87,6 +89,8 @@ std::string replay_in_child(const ClusterSpec& cluster, const IterationPlan& pla
   });
 
   sim.run();
+  // Copy-out and the per-iteration fixed work follow the last bucket on the
+  // compute stream: finish_result() places them after the simulated timeline.
   r.simulated_activities = activities;
   r.simulated_actors = 2;
   return result_to_json(r, -1);

@@ -87,8 +87,15 @@ std::string format_table(const IterationResult& r, const MemoryBreakdown* memory
   row("backward", r.backward, true);
   row("  encode (comm stream, overlapped)", r.encode, false);
   row("  decode (comm stream, overlapped)", r.decode, false);
+  if (r.ddp_overheads) {
+    row("  DDP bucket copy-in (autograd)", r.bucket_copy_in, true);
+    row("  DDP launches (comm stream)", r.collective_launch, false);
+  }
   row("exposed communication", r.exposed_communication, true);
+  if (r.ddp_overheads) row("DDP bucket copy-out (exposed)", r.bucket_copy_out, true);
   row("optimizer", r.optimizer, true);
+  if (r.ddp_overheads) row("DDP fixed work (launches)", r.fixed_work, true);
+  if (r.input_wait > 0) row("input pipeline wait", r.input_wait, true);
   row("total", r.total, true);
   o += "\n";
   o += fmt::format("samples/s (global):            {:.1f}\n", r.samples_per_second);
@@ -121,7 +128,8 @@ std::string csv_header(bool with_memory) {
   return "scenario,model,profile,profile_source,world_size,micro_batch,accumulation,global_batch,"
          "compression,allreduce_algorithm,overlap,forward_s,backward_s,encode_s,decode_s,"
          "exposed_communication_s,optimizer_s,total_s,samples_per_second,wire_bytes_per_gpu,"
-         "error_feedback_bytes_per_gpu,buckets" + memory + "\n";
+         "error_feedback_bytes_per_gpu,buckets" + memory +
+         ",ddp_bucket_copy_in_s,ddp_bucket_copy_out_s,ddp_collective_launch_s,ddp_fixed_work_s,input_wait_s\n";
 }
 
 std::string csv_row(const IterationResult& r, const MemoryBreakdown* m) {
@@ -136,7 +144,9 @@ std::string csv_row(const IterationResult& r, const MemoryBreakdown* m) {
                      r.compression, r.allreduce_algorithm, r.overlap ? "true" : "false", r.forward, r.backward,
                      r.encode, r.decode, r.exposed_communication, r.optimizer, r.total, r.samples_per_second,
                      r.wire_bytes_per_gpu, r.error_feedback_bytes, r.buckets.size()) +
-         memory + "\n";
+         memory +
+         fmt::format(",{:.9g},{:.9g},{:.9g},{:.9g},{:.9g}\n", r.bucket_copy_in, r.bucket_copy_out,
+                     r.collective_launch, r.fixed_work, r.input_wait);
 }
 
 std::string chrome_trace(const IterationResult& r) {
@@ -165,7 +175,16 @@ std::string chrome_trace(const IterationResult& r) {
     span(kCompute, "backward " + name, t, r.tensor_end[j], json::object());
     t = r.tensor_end[j];
   }
-  span(kCompute, "optimizer", r.optimizer_start, r.total, json::object());
+  if (r.bucket_copy_out > 0)
+    span(kCompute, "DDP bucket copy-out (exposed)", r.optimizer_start - r.bucket_copy_out, r.optimizer_start,
+         json::object());
+  span(kCompute, "optimizer", r.optimizer_start, r.optimizer_start + r.optimizer, json::object());
+  if (r.fixed_work > 0)
+    span(kCompute, "DDP fixed work (zero_grad, optimizer launches)", r.optimizer_start + r.optimizer,
+         r.optimizer_start + r.optimizer + r.fixed_work, json::object());
+  if (r.input_wait > 0)
+    span(kCompute, "input pipeline wait", r.total - r.input_wait, r.total,
+         {{"note", "workload.input_rate: the loader delivers micro_batch x accumulation samples no faster"}});
   for (const auto& b : r.buckets) {
     if (b.ready > 0)
       events.push_back({{"ph", "i"}, {"pid", kPid}, {"tid", kComm}, {"s", "t"}, {"ts", b.ready * 1e6},

@@ -14,6 +14,25 @@ CommStep::Kind kind_from(const std::string& s) {
   return CommStep::Kind::Collective;
 }
 
+// DDP's own overheads (docs/model.md, "DDP overheads"), seconds.
+json ddp_overheads_json(const IterationResult& r) {
+  return {{"on", r.ddp_overheads},
+          {"bucket_copy_in_s", r.bucket_copy_in},
+          {"bucket_copy_out_s", r.bucket_copy_out},
+          {"collective_launch_s", r.collective_launch},
+          {"fixed_work_s", r.fixed_work}};
+}
+
+void ddp_overheads_from_json(const json& j, IterationResult& r) {
+  if (!j.contains("ddp_overheads")) return;
+  const auto& d = j.at("ddp_overheads");
+  r.ddp_overheads = d.at("on").get<bool>();
+  r.bucket_copy_in = d.at("bucket_copy_in_s").get<double>();
+  r.bucket_copy_out = d.at("bucket_copy_out_s").get<double>();
+  r.collective_launch = d.at("collective_launch_s").get<double>();
+  r.fixed_work = d.at("fixed_work_s").get<double>();
+}
+
 }  // namespace
 
 std::string result_to_json(const IterationResult& r, int indent, const MemoryBreakdown* memory) {
@@ -41,7 +60,9 @@ std::string result_to_json(const IterationResult& r, int indent, const MemoryBre
                   {"decode", r.decode},
                   {"exposed_communication", r.exposed_communication},
                   {"optimizer", r.optimizer},
+                  {"input_wait", r.input_wait},
                   {"total", r.total}};
+  j["ddp_overheads"] = ddp_overheads_json(r);
   j["samples_per_second"] = r.samples_per_second;
   j["wire_bytes_per_gpu"] = r.wire_bytes_per_gpu;
   j["error_feedback_bytes_per_gpu"] = r.error_feedback_bytes;
@@ -115,6 +136,8 @@ IterationResult result_from_json(const std::string& text) {
   r.exposed_communication = s.at("exposed_communication").get<double>();
   r.optimizer = s.at("optimizer").get<double>();
   r.total = s.at("total").get<double>();
+  r.input_wait = s.value("input_wait", 0.0);
+  ddp_overheads_from_json(j, r);
   r.samples_per_second = j.at("samples_per_second").get<double>();
   r.wire_bytes_per_gpu = j.at("wire_bytes_per_gpu").get<double>();
   r.error_feedback_bytes = j.at("error_feedback_bytes_per_gpu").get<double>();

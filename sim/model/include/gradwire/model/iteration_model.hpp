@@ -15,6 +15,13 @@
 //   overlap    : start_b = max(ready_b, end_{b-1}); end_b = start_b + comm_b;
 //                T = (k-1)(F + B) + F + max(B, end_last) + O  (times from the backward start)
 // with comm_b the sum of bucket b's steps. Plain C++, no SimGrid.
+// DDP overheads (docs/model.md, "DDP overheads"; workload.ddp_overheads):
+//   copy-in  : tensor j's backward takes d_j + c_j, c_j = 2 bytes_j / copy_bw
+//   launch   : bucket b's comm starts L x (its collectives) after start_b
+//   copy-out : o = backward_end; o = max(o, end_b) + c_b per bucket in order;
+//              the optimizer starts at o
+//   fixed    : W = tensors x L after the optimizer (derived optimizer only)
+// Input bound (workload.input_rate r): T = max(T, b k / r).
 #pragma once
 
 #include <cstdint>
@@ -64,6 +71,11 @@ double optimizer_bytes_per_parameter(const std::string& kind, double element_byt
 double optimizer_step_time(const OptimizerSpec& optimizer, std::int64_t parameters,
                            double element_bytes, double copy_bandwidth);
 
+/// Cost of one CUDA kernel launch on the host (s): the project's launch
+/// constant (calibrate/profiles/make_datasheet_profiles.py, LAUNCH_OVERHEAD_S),
+/// used for every launch DDP adds (docs/model.md, "DDP overheads").
+inline constexpr double kKernelLaunchSeconds = 5e-6;
+
 /// Everything the replay and the closed forms need, independent of the network.
 struct IterationPlan {
   std::string model;
@@ -86,6 +98,12 @@ struct IterationPlan {
   std::vector<Bucket> buckets;
   std::vector<BucketComm> comm;        ///< per bucket
   double optimizer = 0;
+  bool ddp_overheads = false;          ///< the terms below are on
+  std::vector<double> tensor_copy_in;  ///< per tensor: copy into its bucket (s), empty when off
+  std::vector<double> bucket_copy_out; ///< per bucket: copy back to the gradients (s), empty when off
+  std::vector<double> bucket_launch;   ///< per bucket: launches before its first step (s), empty when off
+  double fixed_work = 0;               ///< per iteration: zero_grad + optimizer launches (s)
+  double input_time = 0;               ///< b x k / workload.input_rate (s), 0 when unbounded
   double error_feedback_bytes = 0;     ///< per GPU, all buckets
   double state_bytes = 0;              ///< per GPU, all buckets (PowerSGD P, Q)
   double wire_bytes_per_gpu = 0;       ///< sent by one GPU per iteration
@@ -173,6 +191,12 @@ struct IterationResult {
   double encode = 0, decode = 0;      ///< codec work on the comm stream (may be hidden)
   double exposed_communication = 0;   ///< from the end of the backward pass to the end of the last bucket
   double optimizer = 0;
+  bool ddp_overheads = false;
+  double bucket_copy_in = 0;          ///< copies into buckets on the autograd thread (on the compute timeline)
+  double bucket_copy_out = 0;         ///< exposed copy-out: from the later of backward end and last bucket to the optimizer
+  double collective_launch = 0;       ///< launches on the comm stream, all buckets (may be hidden)
+  double fixed_work = 0;              ///< per-iteration fixed work after the optimizer
+  double input_wait = 0;              ///< waiting for the input pipeline: max(0, b k / rate - the rest)
   double total = 0;
   double samples_per_second = 0;
   double wire_bytes_per_gpu = 0;

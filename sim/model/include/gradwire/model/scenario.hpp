@@ -157,6 +157,16 @@ struct WorkloadSpec {
   double bucket_size = 25.0 * 1024 * 1024;       ///< DDP bucket_cap_mb
   double first_bucket_size = 1.0 * 1024 * 1024;  ///< DDP's small first bucket
   bool overlap = true;          ///< overlap bucket all-reduce with backward
+  /// DDP's own overheads (docs/model.md, "DDP overheads"): bucket copies,
+  /// per-collective launch, per-iteration fixed work. Off: the plain model.
+  bool ddp_overheads = true;
+  /// DDP(gradient_as_bucket_view=...): true makes the gradients views of the
+  /// buckets, so no copies in or out. PyTorch's default is false.
+  bool gradient_as_bucket_view = false;
+  /// Input pipeline bound: samples per second one GPU's data loader delivers
+  /// (workload.input_rate); the iteration takes at least
+  /// micro_batch x accumulation / input_rate. Absent: unbounded.
+  std::optional<double> input_rate;
   OptimizerSpec optimizer;
   CompressionSpec compression;
   /// Slow-down of compute while communication or codecs run beside it
