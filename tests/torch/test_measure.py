@@ -48,7 +48,7 @@ class Measure(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr + r.stdout)
         return r
 
-    def scenario(self, micro_batch, optimizer="adam"):
+    def scenario(self, micro_batch, optimizer="adam", ddp_overheads=True):
         text = f"""name: measured-mlp
 cluster:
   nodes: 1
@@ -64,6 +64,7 @@ workload:
   bucket_size: 256KiB
   optimizer: {{kind: {optimizer}}}
   compute: measured.yaml
+  ddp_overheads: {str(ddp_overheads).lower()}
 """
         with open(self.path("scenario.yaml"), "w") as f:
             f.write(text)
@@ -96,9 +97,18 @@ workload:
         self.assertAlmostEqual(out["seconds"]["backward"], seconds(doc["backward"]["median"]), delta=1e-8)
         self.assertAlmostEqual(out["seconds"]["optimizer"], seconds(doc["optimizer"]["median"]), delta=1e-9)
         self.assertEqual(out["tensor_names"], names)
-        # Each bucket becomes ready at the measured ready time of its last tensor.
+        # DDP's copy of each gradient into its bucket (docs/model.md, "DDP
+        # overheads") comes after the measured ready time: never before it.
         start = out["timeline"]["backward_start"]
         ends = [e - start for e in out["tensor_end"]]
+        for i, r in enumerate(ready[:-1]):
+            self.assertGreaterEqual(ends[i], r - 1e-9)
+        # Without DDP's overheads each gradient is ready exactly at its
+        # measured time (the bucket at its last tensor's).
+        bare = json.loads(self.run_ok("simulate", self.scenario(8, ddp_overheads=False), "--format",
+                                      "json").stdout)
+        start = bare["timeline"]["backward_start"]
+        ends = [e - start for e in bare["tensor_end"]]
         for i, r in enumerate(ready[:-1]):
             self.assertAlmostEqual(ends[i], r, delta=1e-8)
         table = self.run_ok("simulate", self.scenario(8)).stdout
