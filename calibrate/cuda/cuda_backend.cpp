@@ -218,6 +218,12 @@ class CudaBackend final : public Backend {
     cudaDataType_t type = CUDA_R_32F;
     cublasComputeType_t compute = CUBLAS_COMPUTE_32F;
     std::size_t elem = 4;
+    // TF32 and BF16 tensor cores start with compute capability 8.0 (Ampere).
+    // cuBLAS runs a TF32 request as plain fp32 on older GPUs, so timing it
+    // would record a rate the GPU does not have: refuse it instead.
+    if ((precision == "tf32" || precision == "bf16") && prop_.major < 8)
+      throw std::runtime_error(precision + " needs compute capability 8.0; " + prop_.name + " is " +
+                               std::to_string(prop_.major) + "." + std::to_string(prop_.minor));
     if (precision == "tf32") {
       compute = CUBLAS_COMPUTE_32F_FAST_TF32;
     } else if (precision == "bf16") {

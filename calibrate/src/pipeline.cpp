@@ -307,7 +307,8 @@ bool measure_gemm(const std::string& prec, const std::vector<GemmShape>& shapes,
       pts.push_back(cp);
     }
   } catch (const std::runtime_error& e) {
-    p.notes.push_back("gemm " + prec + " not measured (" + e.what() + "): the fp32 figure is used");
+    p.notes.push_back("gemm " + prec + " not measured (" + e.what() + "): the profile has no " + prec +
+                      " rate, so a scenario computing in " + prec + " with it is refused");
     return false;
   }
   if (pts.empty()) return false;
@@ -330,9 +331,6 @@ void measure_compute(const Options& opt, const Settings& s, Backend& backend, Pr
   const double gemm_end = progress.elapsed() + compute_budget * 0.7;
   for (const auto& prec : kPrecisions) measure_gemm(prec, shapes, gemm_end, s, backend, progress, p);
   if (!p.gemm_flops.count("fp32")) throw std::runtime_error("fp32 GEMM could not be measured");
-  for (const auto& prec : kPrecisions) {
-    if (!p.gemm_flops.count(prec)) p.gemm_flops[prec] = p.gemm_flops["fp32"];
-  }
   p.notes.push_back("gemm: achieved FLOP/s = total FLOPs / total median time over " + std::to_string(shapes.size()) +
                     " " + shape_source);
   const double copy_bytes = s.gpu ? (opt.quick ? 64.0 : 256.0) * 1048576 : 16.0 * 1048576;

@@ -226,15 +226,13 @@ std::map<std::string, std::string> read_nccl_env(const yaml::Node& n) {
 
 void read_compute(const yaml::Node& compute, Profile& p) {
   compute.allow_keys({"fp32_flops", "tf32_flops", "bf16_flops", "fp16_flops", "copy_bandwidth", "gemm_points"});
-  // fp32 and fp16 are on every supported GPU; tf32 and bf16 tensor cores only
-  // from Ampere on, so a profile of an older GPU (V100) leaves them out.
-  for (const auto& prec : precisions()) {
-    const bool optional = prec == "tf32" || prec == "bf16";
-    if (auto f = compute.optional(prec + "_flops"))
-      p.gemm_flops[prec] = plausible(*f, kMinFlops, kMaxFlops);
-    else if (!optional)
-      compute.required(prec + "_flops");
-  }
+  // fp32 is the one rate every profile has. tf32 and bf16 tensor cores start
+  // with Ampere, so a profile of an older GPU (V100) leaves them out; a
+  // CPU-mode calibration measures fp32 only. A scenario computing in a
+  // precision the profile lacks is refused where its rate is looked up.
+  compute.required("fp32_flops");
+  for (const auto& prec : precisions())
+    if (auto f = compute.optional(prec + "_flops")) p.gemm_flops[prec] = plausible(*f, kMinFlops, kMaxFlops);
   p.copy_bandwidth = plausible(compute.required("copy_bandwidth"), kMinCopyBandwidth, kMaxCopyBandwidth);
   if (auto g = compute.optional("gemm_points")) {
     g->allow_keys(precisions());
