@@ -7,7 +7,8 @@
 #   log.txt             every step's command, output and exit status
 #   gpu_tests.json      GoogleTest JSON of test_kernels_gpu
 #   bench.json          gw_kernels_bench JSON lines;  bench.txt  its table
-#   torch_baselines.json  kernels/bench/torch_baselines.py output (if the script exists)
+#   torch_baselines.json  kernels/bench/torch_baselines.py output (if the script exists),
+#                       with the per-launch rows (kernel launch, one-rank NCCL all-reduce)
 #   profile-h200.yaml   gradwire-calibrate output (if the binary exists)
 #   measured-compute.tar  `gradwire model measure` documents (gradwire-compute/1):
 #                       ResNet-50 at micro-batch 32 and 64, BERT-base (512 tokens)

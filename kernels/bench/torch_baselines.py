@@ -9,7 +9,14 @@ Times on the current CUDA device, with torch.cuda.Event and the median of
   * the PowerSGD steps at rank 4 over ResNet-50's conv/fc weights viewed as
     (out, in*kh*kw): P = M Q, Gram-Schmidt over P's columns as torch's
     powerSGD_hook does it, Q = M^T P, approx = P Q^T (out= buffers like the
-    hook, fp32, TF32 off), all tensors, and each step alone.
+    hook, fp32, TF32 off), all tensors, and each step alone;
+  * per-launch costs, the constant L of docs/model.md "DDP overheads" (5 us
+    from a published range until measured): host time to submit one tiny
+    kernel (`x.add_(1)` on one element, no synchronization, median over
+    batches of 2,000), GPU time per such kernel back to back, and a one-rank
+    NCCL all-reduce of 4 bytes through torch.distributed (host submit time,
+    and latency with a synchronization after each call). Kernel "launch" and
+    "nccl" rows, n = 1, median_ms per call.
 
 Usage: torch_baselines.py OUT  (or --out OUT). Writes JSON lines to OUT, one per measurement, in the format the gradwire
 benchmarks read with --baselines:
@@ -18,8 +25,10 @@ benchmarks read with --baselines:
 import argparse
 import json
 import math
+import socket
 import statistics
 import sys
+import time
 
 import torch
 
@@ -70,6 +79,48 @@ def gram_schmidt_(p, eps=0.0):
         if i + 1 < r:
             rest = p[:, i + 1:]
             rest -= torch.sum(col * rest, dim=0, keepdim=True) * col
+
+
+def per_call_ms(fn, calls, batches, sync_each=False):
+    """Median over `batches` of the host wall time per call of `calls` calls
+    (no synchronization inside a batch unless sync_each), in ms."""
+    fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(batches):
+        start = time.perf_counter()
+        for _ in range(calls):
+            fn()
+            if sync_each:
+                torch.cuda.synchronize()
+        times.append((time.perf_counter() - start) * 1e3 / calls)
+        torch.cuda.synchronize()
+    return statistics.median(times)
+
+
+def launch_costs(dev, emit):
+    """Rows "launch" and "nccl" (n = 1): what one launch costs the host and
+    the GPU, and a one-rank NCCL all-reduce's floor on this device."""
+    x = torch.zeros(1, device=dev)
+    calls = 2000
+    emit("launch", "host_submit", 1, "x.add_(1), one element, no sync",
+         per_call_ms(lambda: x.add_(1.0), calls, 5), calls=calls)
+    emit("launch", "gpu_per_kernel", 1, "x.add_(1), one element, back to back",
+         median_ms(lambda: [x.add_(1.0) for _ in range(calls)], 20, 2) / calls, calls=calls)
+    try:
+        import torch.distributed as dist
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        dist.init_process_group("nccl", init_method=f"tcp://127.0.0.1:{port}", world_size=1, rank=0)
+        t = torch.ones(1, device=dev)
+        emit("nccl", "allreduce_1rank_host_submit", 1, "dist.all_reduce, 4 B, one rank, no sync",
+             per_call_ms(lambda: dist.all_reduce(t), 500, 5), calls=500)
+        emit("nccl", "allreduce_1rank_latency", 1, "dist.all_reduce, 4 B, one rank, sync after each",
+             per_call_ms(lambda: dist.all_reduce(t), 200, 5, sync_each=True), calls=200)
+        dist.destroy_process_group()
+    except Exception as e:  # a missing NCCL build must not lose the other rows
+        print(f"torch_baselines.py: one-rank NCCL all-reduce not measured: {e}", file=sys.stderr)
 
 
 def main():
@@ -161,6 +212,8 @@ def main():
          median_ms(step_o, args.runs, args.warmup))
     emit("powersgd", tag + "_compute_q", total, base, median_ms(step_q, args.runs, args.warmup))
     emit("powersgd", tag + "_decompress", total, base, median_ms(step_d, args.runs, args.warmup))
+
+    launch_costs(dev, emit)
 
     with open(out_path, "w", encoding="utf-8") as f:
         f.write("\n".join(lines) + "\n")
