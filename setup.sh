@@ -34,7 +34,7 @@ packages=(
   libsimgrid-dev libyaml-cpp-dev libboost-program-options-dev
   nlohmann-json3-dev libfmt-dev libgtest-dev googletest
   gnuplot-nox libopenmpi-dev openmpi-bin
-  slurmctld slurmd slurm-client munge
+  slurmctld slurmd slurm-client munge chromium
 )
 if ((with_torch)); then packages+=(python3-venv); fi
 

@@ -1,4 +1,5 @@
-// gradwire report RESULTS [--out DIR]: plots (SVG, PNG) and index.html.
+// gradwire report RESULTS [--out DIR] [--deadline D] [--budget USD]: plots (SVG, PNG) and index.html.
+#include <cmath>
 #include <filesystem>
 #include <iostream>
 #include <optional>
@@ -7,6 +8,7 @@
 #include "commands.hpp"
 #include "gradwire/core/error.hpp"
 #include "gradwire/core/options.hpp"
+#include "gradwire/plan/plan_file.hpp"
 #include "gradwire/plan/report.hpp"
 
 namespace po = boost::program_options;
@@ -14,9 +16,13 @@ namespace po = boost::program_options;
 namespace gw::cli {
 
 int cmd_report(int argc, char** argv) {
-  po::options_description opts("gradwire report RESULTS [--out DIR] : plots and an HTML page from sweep results");
+  po::options_description opts(
+      "gradwire report RESULTS [--out DIR] [--deadline DURATION] [--budget USD] : plots and an HTML page from sweep "
+      "results");
   opts.add_options()("help,h", "show this help")("results", po::value<std::string>(), "results file")(
       "out,o", po::value<std::string>(), "output directory (default: RESULTS without .jsonl, plus -report)")(
+      "deadline", po::value<std::string>(), "latest acceptable time-to-train for the recommendation, as in plan")(
+      "budget", po::value<double>(), "largest acceptable cost for the recommendation, USD, as in plan")(
       "gnuplot", po::value<std::string>()->default_value("gnuplot"), "gnuplot executable");
   po::positional_options_description pos;
   pos.add("results", 1);
@@ -24,7 +30,8 @@ int cmd_report(int argc, char** argv) {
   try {
     parsed = gw::parse_options(argc, argv, opts, pos,
                                "\nExample: gradwire sweep scenarios/study-accumulation.yaml -o /tmp/accumulation.jsonl\n"
-                               "Example: gradwire report /tmp/accumulation.jsonl -o /tmp/accumulation-report\n");
+                               "Example: gradwire report /tmp/accumulation.jsonl -o /tmp/accumulation-report\n"
+                               "Example: gradwire report /tmp/accumulation.jsonl --deadline 10h --budget 5000\n");
   } catch (const po::error& e) {
     std::cerr << "gradwire report: " << e.what() << "\n" << opts;
     return kExitInput;
@@ -43,8 +50,27 @@ int cmd_report(int argc, char** argv) {
     std::filesystem::path p(results);
     out = (p.parent_path() / (p.stem().string() + "-report")).string();
   }
-  const auto sum = plan::render_report(results, out, vm["gnuplot"].as<std::string>());
+  plan::ReportOptions ro;
+  ro.gnuplot = vm["gnuplot"].as<std::string>();
+  if (vm.count("budget")) {
+    const double b = vm["budget"].as<double>();
+    if (!(b > 0) || !std::isfinite(b)) {
+      std::cerr << "gradwire report: --budget: must be a finite number of USD greater than 0\n";
+      return kExitInput;
+    }
+    ro.budget = b;
+  }
+  if (vm.count("deadline")) {
+    std::string why;
+    ro.deadline_hours = plan::parse_deadline_hours(vm["deadline"].as<std::string>(), &why);
+    if (!ro.deadline_hours) {
+      std::cerr << "gradwire report: --deadline: " << why << "\n";
+      return kExitInput;
+    }
+  }
+  const auto sum = plan::render_report(results, out, ro);
   std::cout << "report: " << sum.dir << "/index.html (" << sum.points << " points, " << sum.ok << " predicted)\n";
+  if (!sum.figures) std::cerr << "gradwire report: " << ro.gnuplot << " did not start: the page has tables, no figures\n";
   for (const auto& f : sum.files) std::cout << "  " << f << "\n";
   return kExitOk;
 }

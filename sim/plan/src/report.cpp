@@ -22,11 +22,14 @@
 #include "gradwire/core/error.hpp"
 #include "gradwire/plan/planner.hpp"
 #include "gradwire/plan/results_file.hpp"
+#include "report_figures.hpp"
 
 namespace gw::plan {
 namespace {
 
 namespace fs = std::filesystem;
+using report_detail::Figure;
+using report_detail::num;
 
 std::string html_escape(const std::string& s) {
   std::string o;
@@ -41,70 +44,6 @@ std::string html_escape(const std::string& s) {
   }
   return o;
 }
-
-/// A label as one double-quoted field of a gnuplot data file. Labels come
-/// from the data (compressor, model and instance names, which are free
-/// strings) and are never written into gnuplot's command text, where a
-/// newline, a backquote or `system(...)` would run commands; in a data file
-/// gnuplot only reads them as text. The field cannot hold a double quote or a
-/// line break, so control characters become '?' and '"' becomes '\''.
-std::string data_label(const std::string& s) {
-  std::string o = "\"";
-  for (char c : s) {
-    const auto u = static_cast<unsigned char>(c);
-    if (u < 0x20 || u == 0x7f) o += '?';
-    else if (c == '"') o += '\'';
-    else o += c;
-  }
-  return o + "\"";
-}
-
-std::string num(double v, const char* f = "%.4g") {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
-
-void run_gnuplot(const std::string& gnuplot, const std::string& dir, const std::string& script) {
-  const pid_t pid = gw::fork_dying_with_parent();  // gnuplot dies with us
-  if (pid < 0) throw std::runtime_error("fork failed");
-  if (pid == 0) {
-    if (::chdir(dir.c_str()) != 0) ::_exit(126);
-    ::execlp(gnuplot.c_str(), gnuplot.c_str(), script.c_str(), static_cast<char*>(nullptr));
-    ::_exit(127);
-  }
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-    throw std::runtime_error("gnuplot failed on " + script + (WIFEXITED(status) && WEXITSTATUS(status) == 127
-                                                                   ? " (is gnuplot installed?)"
-                                                                   : ""));
-}
-
-struct Figure {
-  std::string name, title, caption;
-};
-
-/// Writes NAME.gp that renders NAME.svg and NAME.png from `body` (the plot commands).
-void figure(const std::string& gnuplot, const std::string& dir, const std::string& name, const std::string& body) {
-  std::ostringstream gp;
-  gp << "set terminal svg size 960,600 dynamic font 'sans,13' background rgb 'white'\n"
-     << "set output '" << name << ".svg'\n"
-     << body << "\n"
-     << "set terminal pngcairo size 1280,800 font 'sans,14' background rgb 'white'\n"
-     << "set output '" << name << ".png'\n"
-     << "replot\nunset output\n";
-  write_file_atomic(dir + "/" + name + ".gp", gp.str());
-  run_gnuplot(gnuplot, dir, name + ".gp");
-}
-
-const char* kStyle =
-    "set grid lc rgb '#dddddd'\nset key outside right top noenhanced\nset border lc rgb '#444444'\n"
-    "set style line 1 lc rgb '#1f77b4' lw 2 pt 7\nset style line 2 lc rgb '#d62728' lw 2 pt 5\n"
-    "set style line 3 lc rgb '#2ca02c' lw 2 pt 9\nset style line 4 lc rgb '#ff7f0e' lw 2 pt 11\n"
-    "set style line 5 lc rgb '#9467bd' lw 2 pt 13\nset style line 6 lc rgb '#8c564b' lw 2 pt 7\n"
-    "set style line 7 lc rgb '#e377c2' lw 2 pt 5\nset style line 8 lc rgb '#7f7f7f' lw 2 pt 9\n"
-    "set style line 9 lc rgb '#bcbd22' lw 2 pt 11\nset style line 10 lc rgb '#17becf' lw 2 pt 13\n";
 
 constexpr const char* kMarker = ".gradwire-report";
 constexpr const char* kMarkerHeader = "# gradwire report directory: files made by `gradwire report`";
@@ -195,170 +134,6 @@ fs::path report_target(const std::string& out_dir, const std::string& results) {
   return target;
 }
 
-// --- The figures -----------------------------------------------------------------
-
-/// What varies among the ok points (it splits the series).
-struct Dimensions {
-  std::set<int> worlds, ks;
-  std::set<std::string> instances, models;
-  std::set<double> bandwidths;
-
-  explicit Dimensions(const std::vector<const ResultRecord*>& ok) {
-    for (const auto* r : ok) {
-      worlds.insert(*r->world);
-      ks.insert(*r->accumulation);
-      instances.insert(r->instance_name());
-      models.insert(*r->model);
-      bandwidths.insert(*r->node_bandwidth);
-    }
-  }
-
-  /// The series a point belongs to: its compressor, plus what varies.
-  std::string series_of(const ResultRecord& r, bool with_k) const {
-    std::string s = *r.compression;
-    if (models.size() > 1) s += ", " + *r.model;
-    if (instances.size() > 1 && r.instance && *r.instance) s += ", " + **r.instance;
-    if (worlds.size() > 1) s += ", " + std::to_string(*r.world) + " GPUs";
-    if (with_k && ks.size() > 1) s += ", k=" + std::to_string(*r.accumulation);
-    return s;
-  }
-};
-
-/// Writes the data, the gnuplot scripts and the figures of a report into `tmp`.
-class FigureWriter {
- public:
-  FigureWriter(std::string gnuplot, std::string tmp) : gnuplot_(std::move(gnuplot)), tmp_(std::move(tmp)) {}
-  const std::vector<Figure>& figures() const { return figures_; }
-
-  /// Iteration time against node bandwidth, one line per series.
-  void iteration_vs_bandwidth(const std::vector<const ResultRecord*>& ok, const Dimensions& dims) {
-    std::map<std::string, std::map<double, double>> series;
-    // Colour by compressor, dash pattern by the rest (GPU count, instance, k).
-    std::map<std::string, int> colour, dash;
-    std::map<std::string, std::pair<int, int>> style;
-    for (const auto* r : ok) {
-      const std::string name = dims.series_of(*r, true);
-      series[name][*r->node_bandwidth * 8 / 1e9] = *r->iteration * 1e3;
-      const std::string rest = name.substr(r->compression->size());
-      colour.emplace(*r->compression, static_cast<int>(colour.size()));
-      dash.emplace(rest, static_cast<int>(dash.size()));
-      style[name] = {colour[*r->compression], dash[rest]};
-    }
-    std::ostringstream dat, plot;
-    int idx = 0;
-    plot << kStyle << "set title 'Iteration time against inter-node bandwidth'\n"
-         << "set xlabel 'node network bandwidth (Gbps)'\nset ylabel 'iteration time (ms)'\n"
-         << "set logscale x 10\nset logscale y 10\nplot ";
-    for (const auto& [name, pts] : series) {
-      dat << data_label(name) << " " << data_label(name) << "\n";  // the series' title (columnheader)
-      for (const auto& [x, y] : pts) dat << num(x, "%.6g") << " " << num(y, "%.6g") << "\n";
-      dat << "\n\n";
-      const auto [c, dt] = style[name];
-      plot << (idx ? ", " : "") << "'iteration-vs-bandwidth.dat' index " << idx << " using 1:2 with linespoints ls "
-           << (c % 10 + 1) << " dt " << (dt % 5 + 1) << " pt " << (dt % 7 * 2 + 5) << " title columnheader(1)";
-      ++idx;
-    }
-    write_file_atomic(tmp_ + "/iteration-vs-bandwidth.dat", dat.str());
-    add("iteration-vs-bandwidth", plot.str(), "Iteration time against bandwidth",
-        "Predicted time of one training iteration (all accumulation micro-steps, synchronization "
-        "and optimizer step) against the aggregate NIC bandwidth of a node, per compressor.");
-  }
-
-  /// Cost against time-to-train, with the Pareto front `front`.
-  void cost_vs_time(const std::vector<PlanPoint>& points, const std::vector<std::size_t>& front) {
-    std::map<std::string, std::vector<const PlanPoint*>> by;
-    for (const auto& p : points) by[p.compression].push_back(&p);
-    std::ostringstream dat, plot;
-    plot << kStyle << "set title 'Cost against time-to-train (on-demand prices)'\n"
-         << "set xlabel 'time to train (hours)'\nset ylabel 'cost (USD)'\nset logscale x 10\nset logscale y 10\nplot ";
-    int idx = 0;
-    for (const auto& [name, pts] : by) {
-      dat << data_label(name) << " " << data_label(name) << "\n";  // the series' title (columnheader)
-      for (const auto* p : pts) dat << num(p->hours, "%.6g") << " " << num(p->cost, "%.6g") << "\n";
-      dat << "\n\n";
-      plot << (idx ? ", " : "") << "'cost-vs-time.dat' index " << idx << " using 1:2 with points ls "
-           << (idx % 10 + 1) << " ps 1.3 title columnheader(1)";
-      ++idx;
-    }
-    dat << "# Pareto front\n";
-    for (std::size_t i : front) dat << num(points[i].hours, "%.6g") << " " << num(points[i].cost, "%.6g") << "\n";
-    plot << ", 'cost-vs-time.dat' index " << idx
-         << " using 1:2 with linespoints lc rgb 'black' lw 1.5 dt 2 pt 6 ps 2.4 title 'Pareto front'";
-    write_file_atomic(tmp_ + "/cost-vs-time.dat", dat.str());
-    add("cost-vs-time", plot.str(), "Cost against time-to-train",
-        "Every configuration with a training target and an instance price; the dashed staircase "
-        "is the Pareto front (nothing is both faster and cheaper).");
-  }
-
-  /// Breakdown bars of `pick` (at most 24 points), absolute and as shares.
-  void breakdown(const std::vector<const ResultRecord*>& pick, const Dimensions& dims, bool pareto) {
-    std::ostringstream dat, plot;
-    dat << "# label forward backward exposed_comm optimizer (ms)\n";
-    for (const auto* r : pick) {
-      std::string label = dims.series_of(*r, true);
-      if (dims.bandwidths.size() > 1) label += ", " + num(*r->node_bandwidth * 8 / 1e9, "%g") + " Gbps";
-      dat << data_label(label) << " " << num(*r->forward * 1e3, "%.6g") << " " << num(*r->backward * 1e3, "%.6g")
-          << " " << num(*r->exposed_communication * 1e3, "%.6g") << " " << num(*r->optimizer * 1e3, "%.6g") << "\n";
-    }
-    write_file_atomic(tmp_ + "/breakdown.dat", dat.str());
-    plot << kStyle << "set title 'Where an iteration goes'\nset ylabel 'time (ms)'\n"
-         << "set style data histograms\nset style histogram rowstacked\nset style fill solid 0.85 border -1\n"
-         << "set boxwidth 0.7\nset xtics rotate by -40 left noenhanced font ',10'\nset bmargin 12\n"
-         << "set key outside right top\n"
-         << "plot 'breakdown.dat' using 2:xtic(1) title 'forward' lc rgb '#1f77b4', "
-            "'' using 3 title 'backward' lc rgb '#2ca02c', '' using 4 title 'exposed communication' lc rgb "
-            "'#d62728', '' using 5 title 'optimizer' lc rgb '#9467bd'\n";
-    const std::string which =
-        pareto ? "The Pareto-optimal configurations" : "The configurations of the largest cluster";
-    add("breakdown", plot.str(), "Iteration breakdown",
-        which + ": forward and backward compute (all micro-steps), communication not hidden behind "
-                "the backward pass, and the optimizer step.");
-    // The same bars as shares of each iteration, so that a small phase stays
-    // visible beside a large one (at 1 Gbps exposed communication can be
-    // 100x the compute).
-    std::ostringstream share;
-    share << kStyle << "set title 'Where an iteration goes (share of each iteration)'\nset ylabel 'share (%)'\n"
-          << "set yrange [0:100]\nset style data histograms\nset style histogram rowstacked\n"
-          << "set style fill solid 0.85 border -1\nset boxwidth 0.7\n"
-          << "set xtics rotate by -40 left noenhanced font ',10'\nset bmargin 12\nset key outside right top\n"
-          << "total(a, b, c, d) = (a + b + c + d > 0) ? a + b + c + d : 1\n"
-          << "plot 'breakdown.dat' using (100*$2/total($2,$3,$4,$5)):xtic(1) title 'forward' lc rgb '#1f77b4', "
-             "'' using (100*$3/total($2,$3,$4,$5)) title 'backward' lc rgb '#2ca02c', "
-             "'' using (100*$4/total($2,$3,$4,$5)) title 'exposed communication' lc rgb '#d62728', "
-             "'' using (100*$5/total($2,$3,$4,$5)) title 'optimizer' lc rgb '#9467bd'\n";
-    add("breakdown-share", share.str(), "Iteration breakdown, as shares",
-        which + ", each phase as a percentage of its iteration time.");
-  }
-
- private:
-  void add(const std::string& name, const std::string& body, const std::string& title, const std::string& caption) {
-    figure(gnuplot_, tmp_, name, body);
-    figures_.push_back({name, title, caption});
-  }
-
-  std::string gnuplot_, tmp_;
-  std::vector<Figure> figures_;
-};
-
-/// The points of the breakdown: the Pareto points, else the largest cluster's
-/// (in sweep order); at most 24.
-std::vector<const ResultRecord*> breakdown_points(const std::vector<const ResultRecord*>& ok,
-                                                  const Dimensions& dims, const std::vector<PlanPoint>& points,
-                                                  const std::vector<std::size_t>& front) {
-  std::vector<const ResultRecord*> pick;
-  if (!front.empty()) {
-    for (std::size_t i : front)
-      for (const auto* r : ok)
-        if (r->index == points[i].index) pick.push_back(r);
-  } else {
-    const int top = dims.worlds.empty() ? 0 : *dims.worlds.rbegin();
-    for (const auto* r : ok)
-      if (*r->world == top) pick.push_back(r);
-  }
-  if (pick.size() > 24) pick.resize(24);
-  return pick;
-}
-
 // --- The HTML page -----------------------------------------------------------------
 
 /// One row of the table of all points.
@@ -399,58 +174,81 @@ std::string front_table(const std::vector<PlanPoint>& points, const std::vector<
   return h.str();
 }
 
-std::string html_page(const std::string& results, const ReportSummary& sum, const std::vector<ResultRecord>& recs,
-                      const std::vector<Figure>& figures, const std::vector<PlanPoint>& points,
-                      const std::vector<std::size_t>& front) {
+/// The recommendation's paragraph: the rule, the reason and the constraints it
+/// was asked for.
+std::string recommendation_html(const Recommendation& rec, const ReportOptions& opt) {
+  std::string asked;
+  if (opt.deadline_hours) asked += "deadline " + num(*opt.deadline_hours) + " h";
+  if (opt.budget) asked += std::string(asked.empty() ? "" : ", ") + "budget " + num(*opt.budget, "%.2f") + " USD";
+  std::ostringstream h;
+  h << "<p class=\"rec\"><b>Recommendation</b> (" << html_escape(rec.rule)
+    << (asked.empty() ? std::string() : "; " + html_escape(asked)) << "): " << html_escape(rec.reason) << "</p>\n";
+  return h.str();
+}
+
+struct Page {
+  const std::string& results;
+  const ReportSummary& sum;
+  const std::vector<ResultRecord>& recs;
+  const report_detail::Figures& figures;
+  const std::vector<PlanPoint>& points;
+  const std::vector<std::size_t>& front;
+  const std::optional<Recommendation>& rec;
+  const ReportOptions& opt;
+};
+
+std::string html_page(const Page& pg) {
   std::ostringstream h;
   h << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>gradwire report</title>\n"
     << "<style>body{font-family:sans-serif;max-width:1100px;margin:2em auto;color:#222}"
        "table{border-collapse:collapse;font-size:13px;margin:1em 0}td,th{border:1px solid #ccc;padding:3px 8px;"
        "text-align:right}th{background:#f0f0f0}td.l{text-align:left}img{max-width:100%;border:1px solid #ddd}"
-       ".rec{background:#eef6ee;padding:0.8em;border-left:4px solid #2ca02c}</style></head><body>\n";
-  h << "<h1>gradwire report</h1>\n<p>Results: <code>" << html_escape(results) << "</code> &mdash; " << sum.points
-    << " points: " << sum.ok << " predicted, " << sum.no_fit << " do not fit in GPU memory, " << sum.invalid
-    << " invalid, " << sum.errors << " failed.</p>\n";
-  if (!points.empty()) {
-    const auto rec = recommend(points, std::nullopt, std::nullopt);
-    h << "<p class=\"rec\"><b>Recommendation</b> (" << html_escape(rec.rule) << "): " << html_escape(rec.reason)
-      << "</p>\n";
-  }
-  for (const auto& f : figures) {
+       ".rec{background:#eef6ee;padding:0.8em;border-left:4px solid #2ca02c}.note{color:#555}</style></head><body>\n";
+  h << "<h1>gradwire report</h1>\n<p>Results: <code>" << html_escape(pg.results) << "</code> &mdash; "
+    << pg.sum.points << " points: " << pg.sum.ok << " predicted, " << pg.sum.no_fit
+    << " do not fit in GPU memory, " << pg.sum.invalid << " invalid, " << pg.sum.errors << " failed.</p>\n";
+  if (pg.rec) h << recommendation_html(*pg.rec, pg.opt);
+  for (const auto& n : pg.figures.notes) h << "<p class=\"note\">" << html_escape(n) << "</p>\n";
+  for (const auto& f : pg.figures.figures) {
     h << "<h2>" << html_escape(f.title) << "</h2>\n<p>" << html_escape(f.caption) << "</p>\n<img src=\"" << f.name
       << ".svg\" alt=\"" << html_escape(f.title) << "\"><p><a href=\"" << f.name << ".png\">PNG</a></p>\n";
   }
-  if (!front.empty()) h << front_table(points, front);
+  if (!pg.front.empty()) h << front_table(pg.points, pg.front);
   h << "<h2>All points</h2>\n<table><tr><th>#</th><th class=\"l\">point</th><th>status</th><th>GPUs</th>"
        "<th>micro-batch</th><th>k</th><th>iteration (ms)</th><th>exposed comm (ms)</th><th>memory (GiB)</th>"
        "<th>hours</th><th>USD on demand</th><th>USD spot</th></tr>\n";
-  for (std::size_t i = 0; i < recs.size() && i < 2000; ++i) h << point_row(recs[i]);
+  for (std::size_t i = 0; i < pg.recs.size() && i < 2000; ++i) h << point_row(pg.recs[i]);
   h << "</table>\n";
-  if (recs.size() > 2000) h << "<p>(first 2,000 points shown)</p>\n";
+  if (pg.recs.size() > 2000) h << "<p>(first 2,000 points shown)</p>\n";
   h << "<p>Prices: catalog/instances.yaml (dated list prices; they change). Method: see docs/planning.md.</p>\n"
     << "</body></html>\n";
   return h.str();
 }
 
 /// Writes the figures, the page and the marker of a report into `tmp`.
-void write_report(const std::string& tmp, const std::string& gnuplot, const std::string& results,
-                  const std::vector<ResultLine>& lines, const std::vector<ResultRecord>& recs,
-                  const ReportSummary& sum) {
-  std::vector<const ResultRecord*> ok;
+void write_report(const std::string& tmp, const ReportOptions& opt, const std::string& results,
+                  const std::vector<ResultLine>& lines, const std::vector<ResultRecord>& recs, ReportSummary& sum) {
+  report_detail::FigureInputs in;
   for (const auto& r : recs)
-    if (r.status == "ok") ok.push_back(&r);
-  const Dimensions dims(ok);
-  FigureWriter fig(gnuplot, tmp);
-  if (dims.bandwidths.size() > 1) fig.iteration_vs_bandwidth(ok, dims);
-  const auto points = plan_points(lines, Pricing::OnDemand);
-  std::vector<std::size_t> front;
-  if (!points.empty()) {
-    front = pareto_front(points);
-    fig.cost_vs_time(points, front);
+    if (r.status == "ok") in.ok.push_back(&r);
+  in.points = plan_points(lines, Pricing::OnDemand);
+  std::optional<Recommendation> rec;
+  if (!in.points.empty()) {
+    in.front = pareto_front(in.points);
+    rec = recommend(in.points, opt.budget, opt.deadline_hours);
+    if (rec->found) in.recommended = rec->choice;
+    in.baseline = rec->baseline;
   }
-  const auto pick = breakdown_points(ok, dims, points, front);
-  if (!pick.empty()) fig.breakdown(pick, dims, !front.empty());
-  write_file_atomic(tmp + "/index.html", html_page(results, sum, recs, fig.figures(), points, front));
+  report_detail::Figures figures;
+  sum.figures = report_detail::gnuplot_available(opt.gnuplot);
+  if (sum.figures) {
+    figures = report_detail::write_figures(opt.gnuplot, tmp, in);
+  } else {
+    figures.notes.push_back("No figures: gnuplot (" + opt.gnuplot +
+                            ") did not start; install it (./setup.sh does) and run the report again. The tables "
+                            "below are complete.");
+  }
+  write_file_atomic(tmp + "/index.html", html_page({results, sum, recs, figures, in.points, in.front, rec, opt}));
   // The marker: this directory is a report, and these are its files (the
   // only ones a later report may remove when it replaces this one).
   std::string listing = std::string(kMarkerHeader) + "\n";
@@ -472,6 +270,12 @@ std::string make_temp_dir(const fs::path& target, const std::string& out_dir) {
   if (::mkdtemp(tmpl.data()) == nullptr)
     throw InputError(out_dir, 0, 0, "",
                      "cannot create a directory beside " + target.string() + ": " + std::strerror(errno));
+  // mkdtemp makes it 0700; the report is a directory like any other the user
+  // makes, so it gets the mode the umask gives (0755 under umask 022).
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  if (::chmod(tmpl.c_str(), 0777 & ~mask) != 0)
+    throw InputError(out_dir, 0, 0, "", "cannot set the mode of " + tmpl + ": " + std::strerror(errno));
   return tmpl;
 }
 
@@ -493,6 +297,12 @@ void swap_into_place(const std::string& tmp, const fs::path& target, const std::
 }  // namespace
 
 ReportSummary render_report(const std::string& results, const std::string& out_dir, const std::string& gnuplot) {
+  ReportOptions opt;
+  opt.gnuplot = gnuplot;
+  return render_report(results, out_dir, opt);
+}
+
+ReportSummary render_report(const std::string& results, const std::string& out_dir, const ReportOptions& options) {
   const auto lines = read_results(results);
   std::vector<ResultRecord> recs;
   ReportSummary sum;
@@ -509,7 +319,7 @@ ReportSummary render_report(const std::string& results, const std::string& out_d
   const fs::path target = report_target(out_dir, results);
   const std::string tmp = make_temp_dir(target, out_dir);
   try {
-    write_report(tmp, gnuplot, results, lines, recs, sum);
+    write_report(tmp, options, results, lines, recs, sum);
   } catch (...) {
     remove_report_dir(tmp);
     throw;

@@ -4,6 +4,7 @@
 // child process.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,10 +14,20 @@ struct ReportSummary {
   std::string dir;
   std::vector<std::string> files;   ///< relative to dir
   int points = 0, ok = 0, no_fit = 0, invalid = 0, errors = 0;
+  bool figures = true;              ///< false: gnuplot did not start, the page has the tables alone
 };
 
-/// Renders the report of `results` into `out_dir`. Throws InputError for a
-/// bad results file and std::runtime_error when gnuplot fails.
+struct ReportOptions {
+  std::string gnuplot = "gnuplot";
+  std::optional<double> budget;           ///< USD, as `plan --budget`
+  std::optional<double> deadline_hours;   ///< as `plan --deadline`
+};
+
+/// Renders the report of `results` into `out_dir`: figures when gnuplot
+/// starts, else the page with its tables alone (and a sentence saying so).
+/// Throws InputError for a bad results file and std::runtime_error when
+/// gnuplot fails on a figure.
+ReportSummary render_report(const std::string& results, const std::string& out_dir, const ReportOptions& options);
 ReportSummary render_report(const std::string& results, const std::string& out_dir,
                             const std::string& gnuplot = "gnuplot");
 

@@ -1,0 +1,573 @@
+#include "report_figures.hpp"
+
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <map>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+#include "gradwire/core/atomic_file.hpp"
+#include "gradwire/core/child.hpp"
+
+namespace gw::plan::report_detail {
+
+bool natural_less(const std::string& a, const std::string& b) {
+  auto digit = [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; };
+  std::size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    if (digit(a[i]) && digit(b[j])) {
+      std::size_t ie = i, je = j;
+      while (ie < a.size() && digit(a[ie])) ++ie;
+      while (je < b.size() && digit(b[je])) ++je;
+      while (i + 1 < ie && a[i] == '0') ++i;   // leading zeros do not count
+      while (j + 1 < je && b[j] == '0') ++j;
+      if (ie - i != je - j) return ie - i < je - j;
+      const int c = a.compare(i, ie - i, b, j, je - j);
+      if (c != 0) return c < 0;
+      i = ie;
+      j = je;
+    } else {
+      const int x = std::tolower(static_cast<unsigned char>(a[i])), y = std::tolower(static_cast<unsigned char>(b[j]));
+      if (x != y) return x < y;
+      ++i;
+      ++j;
+    }
+  }
+  if (a.size() - i != b.size() - j) return a.size() - i < b.size() - j;
+  return a < b;   // equal but for case or leading zeros: a fixed order all the same
+}
+
+std::string num(double v, const char* f) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+namespace {
+
+struct NaturalLess {
+  bool operator()(const std::string& a, const std::string& b) const { return natural_less(a, b); }
+};
+using NaturalSet = std::set<std::string, NaturalLess>;
+
+/// A label as one double-quoted field of a gnuplot data file (never command
+/// text). The field cannot hold a double quote or a line break, so control
+/// characters become '?' and '"' becomes '\''.
+std::string data_label(const std::string& s) {
+  std::string o = "\"";
+  for (char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) o += '?';
+    else if (c == '"') o += '\'';
+    else o += c;
+  }
+  return o + "\"";
+}
+
+/// Runs gnuplot with `args` in `dir`, its output to /dev/null when `quiet`;
+/// returns its exit status (127: it could not be started).
+int run_gnuplot_status(const std::string& gnuplot, const std::string& dir, const std::vector<std::string>& args,
+                       bool quiet) {
+  const pid_t pid = gw::fork_dying_with_parent();  // gnuplot dies with us
+  if (pid < 0) throw std::runtime_error("fork failed");
+  if (pid == 0) {
+    if (::chdir(dir.c_str()) != 0) ::_exit(126);
+    if (quiet) {
+      const int null = ::open("/dev/null", O_WRONLY);
+      if (null >= 0) {
+        ::dup2(null, 1);
+        ::dup2(null, 2);
+      }
+    }
+    std::vector<char*> argv{const_cast<char*>(gnuplot.c_str())};
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    ::execvp(gnuplot.c_str(), argv.data());
+    ::_exit(127);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
+/// Writes NAME.gp that renders NAME.svg (width x height) and NAME.png from
+/// `body` (the plot commands) and runs it.
+void figure(const std::string& gnuplot, const std::string& dir, const std::string& name, const std::string& body,
+            int width = 960, int height = 600) {
+  std::ostringstream gp;
+  gp << "set terminal svg size " << width << "," << height << " dynamic font 'sans,13' background rgb 'white'\n"
+     << "set output '" << name << ".svg'\n"
+     << body << "\n"
+     << "set terminal pngcairo size " << width * 4 / 3 << "," << height * 4 / 3
+     << " font 'sans,14' background rgb 'white'\n"
+     << "set output '" << name << ".png'\n"
+     << (body.find("set multiplot") != std::string::npos ? body : std::string("replot")) << "\nunset output\n";
+  write_file_atomic(dir + "/" + name + ".gp", gp.str());
+  const int rc = run_gnuplot_status(gnuplot, dir, {name + ".gp"}, false);
+  if (rc != 0)
+    throw std::runtime_error("gnuplot failed on " + name + ".gp" + (rc == 127 ? " (is gnuplot installed?)" : ""));
+}
+
+const char* kStyle = "set grid lc rgb '#dddddd'\nset key outside right top noenhanced\nset border lc rgb '#444444'\n";
+
+/// One colour per compressor (Tableau 10), as RRGGBB.
+const char* const kColours[] = {"1f77b4", "d62728", "2ca02c", "ff7f0e", "9467bd",
+                                "8c564b", "e377c2", "7f7f7f", "bcbd22", "17becf"};
+
+/// "set logscale AXIS 10" when the values span a decade or more, else
+/// linear; a range of one value is widened by 10% each way (gnuplot would
+/// warn about an empty range).
+std::string log_if_wide(const char* axis, double lo, double hi) {
+  std::string s = lo > 0 && hi / lo >= 10 ? std::string("set logscale ") + axis + " 10\n"
+                                           : std::string("unset logscale ") + axis + "\n";
+  if (lo > 0 && lo == hi)
+    s += std::string("set ") + axis + "range [" + num(lo * 0.9, "%.6g") + ":" + num(hi * 1.1, "%.6g") + "]\n";
+  return s;
+}
+
+// --- What varies among the points ------------------------------------------------
+
+enum class Dim { Model, Instance, Gpus, K, Bandwidth };
+constexpr Dim kDims[] = {Dim::Model, Dim::Instance, Dim::Gpus, Dim::K, Dim::Bandwidth};
+
+std::string value_of(Dim d, const ResultRecord& r) {
+  switch (d) {
+    case Dim::Model: return r.model.value_or("");
+    case Dim::Instance: return r.instance_name().empty() ? std::string("own cluster") : r.instance_name();
+    case Dim::Gpus: return std::to_string(r.world.value_or(0)) + " GPUs";
+    case Dim::K: return "k=" + std::to_string(r.accumulation.value_or(0));
+    case Dim::Bandwidth: return num(r.node_bandwidth.value_or(0) * 8 / 1e9, "%g") + " Gbps";
+  }
+  return {};
+}
+
+struct Dimensions {
+  std::map<Dim, NaturalSet> values;
+  NaturalSet compressors;
+
+  explicit Dimensions(const std::vector<const ResultRecord*>& ok) {
+    for (const auto* r : ok) {
+      compressors.insert(r->compression.value_or(""));
+      for (Dim d : kDims) values[d].insert(value_of(d, *r));
+    }
+  }
+  bool varies(Dim d) const { return values.at(d).size() > 1; }
+
+  /// The varying dimensions of `r` other than `skip`, joined: "k=4, 64 GPUs".
+  std::string rest_of(const ResultRecord& r, const std::vector<Dim>& skip) const {
+    std::string s;
+    for (Dim d : kDims) {
+      if (!varies(d) || std::find(skip.begin(), skip.end(), d) != skip.end()) continue;
+      if (!s.empty()) s += ", ";
+      s += value_of(d, r);
+    }
+    return s;
+  }
+  /// The series of `r`: its compressor, then the rest.
+  std::string series_of(const ResultRecord& r, const std::vector<Dim>& skip) const {
+    const std::string rest = rest_of(r, skip);
+    return r.compression.value_or("") + (rest.empty() ? "" : ", " + rest);
+  }
+};
+
+/// Colours by compressor and dash patterns by the rest of a series, the same
+/// in every panel and figure, assigned in natural order.
+class Palette {
+ public:
+  explicit Palette(const NaturalSet& compressors) {
+    for (const auto& c : compressors) colour_.emplace(c, static_cast<int>(colour_.size()));
+  }
+  std::string colour(const std::string& compressor) const {
+    const auto it = colour_.find(compressor);
+    return kColours[(it == colour_.end() ? 0 : it->second) % 10];
+  }
+  int dash(const std::string& rest) {
+    return dash_.emplace(rest, static_cast<int>(dash_.size())).first->second;
+  }
+
+ private:
+  std::map<std::string, int, NaturalLess> colour_, dash_;
+};
+
+// --- Iteration time against what varies ---------------------------------------------
+
+struct Axis {
+  Dim dim;
+  const char* name;
+  const char* title;
+  const char* xlabel;
+  double (*x)(const ResultRecord&);
+};
+
+const Axis kAxes[] = {
+    {Dim::Bandwidth, "iteration-vs-bandwidth", "Iteration time against inter-node bandwidth",
+     "node network bandwidth (Gbps)", [](const ResultRecord& r) { return r.node_bandwidth.value_or(0) * 8 / 1e9; }},
+    {Dim::Gpus, "iteration-vs-gpus", "Iteration time against the GPU count", "GPUs",
+     [](const ResultRecord& r) { return static_cast<double>(r.world.value_or(0)); }},
+    {Dim::K, "iteration-vs-k", "Iteration time against the accumulation steps", "accumulation steps k",
+     [](const ResultRecord& r) { return static_cast<double>(r.accumulation.value_or(0)); }},
+};
+
+/// One line: the compressor (its colour), the rest (its dash), its points.
+struct Series {
+  std::string compressor, rest;
+  std::map<double, double> xy;
+};
+/// One panel: its lines by name, and whether its legend is factored (one
+/// entry per compressor colour and one per dash pattern, instead of one per
+/// line: 5 compressors x 4 values of k take 9 entries, not 20).
+struct Panel {
+  std::map<std::string, Series, NaturalLess> series;
+  NaturalSet compressors, rests;
+  bool factored() const { return compressors.size() > 1 && rests.size() > 1; }
+};
+/// Panels by facet value ("" without facets).
+using Panels = std::map<std::string, Panel, NaturalLess>;
+
+/// The dimension to split into panels when one panel would draw more than
+/// kMaxSeries lines: the first varying one (model, instance, GPUs, k,
+/// bandwidth) other than the x axis; nullopt when none is needed.
+std::optional<Dim> facet_for(const std::vector<const ResultRecord*>& ok, const Dimensions& dims, Dim x) {
+  std::set<std::string> series;
+  for (const auto* r : ok) series.insert(dims.series_of(*r, {x}));
+  if (series.size() <= kMaxSeries) return std::nullopt;
+  for (Dim d : kDims)
+    if (d != x && dims.varies(d)) return d;
+  return std::nullopt;
+}
+
+std::string facet_name(Dim d) {
+  switch (d) {
+    case Dim::Model: return "model";
+    case Dim::Instance: return "instance";
+    case Dim::Gpus: return "GPU count";
+    case Dim::K: return "accumulation k";
+    case Dim::Bandwidth: return "bandwidth";
+  }
+  return {};
+}
+
+class IterationFigure {
+ public:
+  IterationFigure(const Axis& axis, const Dimensions& dims, Palette& palette)
+      : axis_(axis), dims_(dims), palette_(palette) {}
+
+  /// Data and plot commands; `caption` gains what the panels and lines are.
+  std::pair<std::string, std::string> build(const std::vector<const ResultRecord*>& ok, std::string& caption) {
+    const auto facet = facet_for(ok, dims_, axis_.dim);
+    std::map<std::string, std::vector<const ResultRecord*>, NaturalLess> groups;
+    for (const auto* r : ok) groups[facet ? value_of(*facet, *r) : std::string()].push_back(r);
+    if (groups.size() > kMaxPanels) {
+      caption += " Only the first " + std::to_string(kMaxPanels) + " of " + std::to_string(groups.size()) +
+                 " panels are drawn.";
+      while (groups.size() > kMaxPanels) groups.erase(std::prev(groups.end()));
+    }
+    Panels panels;
+    for (const auto& [name, records] : groups) panels[name] = panel(records);
+    if (facet) caption += " One panel per " + facet_name(*facet) + " (named first in its legend), same scales.";
+    panels_ = panels.size();
+    return {data(panels, facet.has_value()), plot(panels, facet.has_value())};
+  }
+  std::size_t panels() const { return panels_; }
+
+ private:
+  /// The lines of one panel; a line's name holds only what varies inside the panel.
+  Panel panel(const std::vector<const ResultRecord*>& records) {
+    const Dimensions local(records);
+    Panel p;
+    for (const auto* r : records) {
+      Series& s = p.series[local.series_of(*r, {axis_.dim})];
+      s.compressor = r->compression.value_or("");
+      s.rest = local.rest_of(*r, {axis_.dim});
+      p.compressors.insert(s.compressor);
+      p.rests.insert(s.rest);
+      const double x = axis_.x(*r), y = r->iteration.value_or(0) * 1e3;
+      s.xy[x] = y;
+      lo_x_ = std::min(lo_x_, x), hi_x_ = std::max(hi_x_, x);
+      lo_y_ = std::min(lo_y_, y), hi_y_ = std::max(hi_y_, y);
+    }
+    return p;
+  }
+
+  static void header(std::ostringstream& dat, const std::string& title, bool empty) {
+    dat << data_label(title) << " " << data_label(title) << "\n" << (empty ? "NaN NaN\n\n\n" : "");
+  }
+
+  /// Blocks in plot order: [panel name], [legend: compressors, then rests], lines.
+  std::string data(const Panels& panels, bool faceted) const {
+    std::ostringstream dat;
+    for (const auto& [facet, p] : panels) {
+      if (faceted) header(dat, facet, true);
+      if (p.factored()) {
+        for (const auto& c : p.compressors) header(dat, c, true);
+        for (const auto& r : p.rests) header(dat, r, true);
+      }
+      for (const auto& [name, s] : p.series) {
+        header(dat, name, false);   // the series' title (columnheader)
+        for (const auto& [x, y] : s.xy) dat << num(x, "%.6g") << " " << num(y, "%.6g") << "\n";
+        dat << "\n\n";
+      }
+    }
+    return dat.str();
+  }
+
+  /// The plot command of one panel, its blocks from `idx` on.
+  std::string panel_plot(const Panel& p, bool faceted, int& idx) {
+    const std::string file = std::string("'") + axis_.name + ".dat' index ";
+    std::vector<std::string> parts;
+    auto entry = [&](const std::string& style) { parts.push_back(file + std::to_string(idx++) + " using 1:2 " + style); };
+    if (faceted) entry("with dots lc rgb 'white' title columnheader(1)");
+    if (p.factored()) {
+      for (const auto& c : p.compressors) entry("with lines lw 3 lc rgb '#" + palette_.colour(c) + "' title columnheader(1)");
+      for (const auto& r : p.rests) {
+        const int dt = palette_.dash(r);
+        entry("with linespoints lw 2 lc rgb '#444444' dt " + std::to_string(dt % 5 + 1) + " pt " +
+              std::to_string(dt % 7 * 2 + 5) + " title columnheader(1)");
+      }
+    }
+    for (const auto& [name, s] : p.series) {
+      const int dt = palette_.dash(s.rest);
+      entry("with linespoints lw 2 lc rgb '#" + palette_.colour(s.compressor) + "' dt " + std::to_string(dt % 5 + 1) +
+            " pt " + std::to_string(dt % 7 * 2 + 5) + (p.factored() ? " notitle" : " title columnheader(1)"));
+    }
+    std::string out = "plot ";
+    for (std::size_t i = 0; i < parts.size(); ++i) out += (i ? ", " : "") + parts[i];
+    return out + "\n";
+  }
+
+  std::string plot(const Panels& panels, bool faceted) {
+    std::ostringstream plot;
+    plot << kStyle << "set xlabel '" << axis_.xlabel << "'\nset ylabel 'iteration time (ms)'\n"
+         << log_if_wide("x", lo_x_, hi_x_) << log_if_wide("y", lo_y_, hi_y_);
+    if (faceted) {
+      // The same ranges in every panel, so that panels compare at a glance.
+      plot << "set xrange [" << num(lo_x_, "%.6g") << ":" << num(hi_x_, "%.6g") << "]\nset yrange ["
+           << num(lo_y_ * 0.9, "%.6g") << ":" << num(hi_y_ * 1.1, "%.6g") << "]\n";
+      const std::size_t cols = panels.size() > 1 ? 2 : 1, rows = (panels.size() + cols - 1) / cols;
+      plot << "set multiplot layout " << rows << "," << cols << " title '" << axis_.title << "'\n";
+    } else {
+      plot << "set title '" << axis_.title << "'\n";
+    }
+    int idx = 0;
+    for (const auto& [facet, p] : panels) plot << panel_plot(p, faceted, idx);
+    if (faceted) plot << "unset multiplot\n";
+    return plot.str();
+  }
+
+  const Axis& axis_;
+  const Dimensions& dims_;
+  Palette& palette_;
+  std::size_t panels_ = 0;
+  double lo_x_ = 1e300, hi_x_ = 0, lo_y_ = 1e300, hi_y_ = 0;
+};
+
+// --- The writer ------------------------------------------------------------------------
+
+class FigureWriter {
+ public:
+  FigureWriter(std::string gnuplot, std::string dir, const FigureInputs& in)
+      : gnuplot_(std::move(gnuplot)), dir_(std::move(dir)), in_(in), dims_(in.ok), palette_(dims_.compressors) {}
+
+  Figures run() {
+    iteration();
+    if (!in_.points.empty()) cost_vs_time();
+    else out_.notes.push_back("No cost figure: no point has both a time-to-train (a training target) and a price.");
+    const auto pick = breakdown_points();
+    if (!pick.empty()) breakdown(pick);
+    return out_;
+  }
+
+ private:
+  void add(const std::string& name, const std::string& body, const std::string& title, const std::string& caption,
+           int width = 960, int height = 600) {
+    figure(gnuplot_, dir_, name, body, width, height);
+    out_.figures.push_back({name, title, caption});
+  }
+
+  /// The x axis of the iteration figure: the first of bandwidth, GPU count
+  /// and k along which a line has two points or more on average (bandwidth
+  /// that only changes with the instance draws no line).
+  const Axis* iteration_axis() const {
+    for (const auto& a : kAxes) {
+      if (!dims_.varies(a.dim)) continue;
+      std::set<std::string> lines;
+      for (const auto* r : in_.ok) lines.insert(dims_.series_of(*r, {a.dim}));
+      if (in_.ok.size() >= 2 * lines.size()) return &a;
+    }
+    return nullptr;
+  }
+
+  /// Iteration time against the axis `iteration_axis` picks.
+  void iteration() {
+    const Axis* axis = iteration_axis();
+    if (!axis) {
+      out_.notes.push_back(
+          "No iteration-time figure: no line would have two points along the bandwidth, the GPU count or k.");
+      return;
+    }
+    std::string caption =
+        "Predicted time of one training iteration (all accumulation micro-steps, synchronization and optimizer "
+        "step). One colour per compressor, one dash pattern per value of the other varying dimensions.";
+    IterationFigure fig(*axis, dims_, palette_);
+    const auto [dat, plot] = fig.build(in_.ok, caption);
+    write_file_atomic(dir_ + "/" + axis->name + ".dat", dat);
+    const int cols = fig.panels() > 1 ? 2 : 1, rows = static_cast<int>((fig.panels() + cols - 1) / cols);
+    add(axis->name, plot, axis->title, caption, cols == 1 ? 960 : 1600, rows == 1 ? 600 : 420 * rows);
+  }
+
+  void cost_vs_time();
+  std::vector<std::pair<std::string, const ResultRecord*>> breakdown_points() const;
+  void breakdown(const std::vector<std::pair<std::string, const ResultRecord*>>& pick);
+
+  std::string gnuplot_, dir_;
+  const FigureInputs& in_;
+  Dimensions dims_;
+  Palette palette_;
+  Figures out_;
+};
+
+/// Cost against time-to-train: a colour per compressor (half transparent, so
+/// points on top of each other stay visible), the Pareto front labelled with
+/// each point's index, the recommendation and its baseline marked.
+void FigureWriter::cost_vs_time() {
+  std::map<std::string, std::vector<const PlanPoint*>, NaturalLess> by;
+  double lo_x = 1e300, hi_x = 0, lo_y = 1e300, hi_y = 0;
+  for (const auto& p : in_.points) {
+    by[p.compression].push_back(&p);
+    lo_x = std::min(lo_x, p.hours), hi_x = std::max(hi_x, p.hours);
+    lo_y = std::min(lo_y, p.cost), hi_y = std::max(hi_y, p.cost);
+  }
+  std::ostringstream dat, plot;
+  plot << kStyle << "set title 'Cost against time-to-train (on-demand prices)'\n"
+       << "set xlabel 'time to train (hours)'\nset ylabel 'cost (USD)'\n"
+       << log_if_wide("x", lo_x, hi_x) << log_if_wide("y", lo_y, hi_y) << "plot ";
+  int idx = 0;
+  for (const auto& [name, pts] : by) {
+    dat << data_label(name) << " " << data_label(name) << "\n";  // the series' title (columnheader)
+    for (const auto* p : pts) dat << num(p->hours, "%.6g") << " " << num(p->cost, "%.6g") << "\n";
+    dat << "\n\n";
+    // Compressor names become the labels of the plan points, so the colour
+    // follows the label; the palette knows the records' labels.
+    plot << (idx ? ", " : "") << "'cost-vs-time.dat' index " << idx << " using 1:2 with points pt 7 ps 1.2 lc rgb '#80"
+         << palette_.colour(name) << "' title columnheader(1)";
+    ++idx;
+  }
+  dat << "\"Pareto front\" \"Pareto front\"\n";
+  for (std::size_t i : in_.front)
+    dat << num(in_.points[i].hours, "%.6g") << " " << num(in_.points[i].cost, "%.6g") << " \"#"
+        << in_.points[i].index << "\"\n";
+  dat << "\n\n";
+  plot << ", 'cost-vs-time.dat' index " << idx
+       << " using 1:2 with linespoints lc rgb 'black' lw 1.5 dt 2 pt 6 ps 2.2 title columnheader(1)"
+       << ", 'cost-vs-time.dat' index " << idx << " using 1:2:3 with labels offset char 1.2,0.9 font ',10' notitle";
+  ++idx;
+  auto mark = [&](const std::optional<PlanPoint>& p, const char* title, int pt) {
+    if (!p) return;
+    dat << "\"" << title << "\" \"" << title << "\"\n" << num(p->hours, "%.6g") << " " << num(p->cost, "%.6g")
+        << "\n\n\n";
+    plot << ", 'cost-vs-time.dat' index " << idx << " using 1:2 with points pt " << pt
+         << " ps 3 lw 2 lc rgb 'black' title columnheader(1)";
+    ++idx;
+  };
+  mark(in_.recommended, "recommended", 3);
+  if (in_.baseline && in_.recommended && in_.baseline->index != in_.recommended->index)
+    mark(in_.baseline, "baseline (uncompressed, k = 1)", 4);
+  write_file_atomic(dir_ + "/cost-vs-time.dat", dat.str());
+  add("cost-vs-time", plot.str() + "\n", "Cost against time-to-train",
+      "Every configuration with a training target and a price. The dashed staircase is the Pareto front (nothing "
+      "is both faster and cheaper), each of its points labelled with its index in the table; the star is the "
+      "recommendation, the square the uncompressed k = 1 baseline of the same cluster.");
+}
+
+/// The bars to draw: the recommendation and its baseline first, then the
+/// Pareto points, else the largest cluster's points (in sweep order); at most 24.
+std::vector<std::pair<std::string, const ResultRecord*>> FigureWriter::breakdown_points() const {
+  std::vector<std::pair<std::string, const ResultRecord*>> pick;
+  std::set<std::size_t> taken;
+  auto take = [&](std::size_t index, const std::string& role) {
+    if (taken.count(index)) return;
+    for (const auto* r : in_.ok)
+      if (r->index == index) {
+        pick.emplace_back(role, r);
+        taken.insert(index);
+      }
+  };
+  if (in_.baseline) take(in_.baseline->index, "baseline: ");
+  if (in_.recommended) take(in_.recommended->index, "recommended: ");
+  for (std::size_t i : in_.front) take(in_.points[i].index, "");
+  if (pick.empty()) {
+    int top = 0;
+    for (const auto* r : in_.ok) top = std::max(top, r->world.value_or(0));
+    for (const auto* r : in_.ok)
+      if (r->world.value_or(0) == top) take(r->index, "");
+  }
+  if (pick.size() > 24) pick.resize(24);
+  return pick;
+}
+
+/// Breakdown bars of `pick`, absolute and as shares.
+void FigureWriter::breakdown(const std::vector<std::pair<std::string, const ResultRecord*>>& pick) {
+  std::ostringstream dat, plot;
+  dat << "# label forward backward exposed_comm optimizer (ms)\n";
+  std::size_t longest = 0;
+  for (const auto& [role, r] : pick) {
+    const std::string label = role + dims_.series_of(*r, {});
+    longest = std::max(longest, label.size());
+    dat << data_label(label) << " " << num(r->forward.value_or(0) * 1e3, "%.6g") << " "
+        << num(r->backward.value_or(0) * 1e3, "%.6g") << " " << num(r->exposed_communication.value_or(0) * 1e3, "%.6g")
+        << " " << num(r->optimizer.value_or(0) * 1e3, "%.6g") << "\n";
+  }
+  write_file_atomic(dir_ + "/breakdown.dat", dat.str());
+  // Room under the bars for the longest label, slanted at 40 degrees: about
+  // 0.3 character lines of the axis font per character of the smaller tic font.
+  const int margin = 4 + static_cast<int>(std::ceil(0.3 * static_cast<double>(longest)));
+  const int height = 420 + 14 * margin;
+  const std::string bars =
+      "set style data histograms\nset style histogram rowstacked\nset style fill solid 0.85 border -1\n"
+      "set boxwidth 0.7\nset xtics rotate by -40 left noenhanced font ',10'\nset bmargin " +
+      std::to_string(margin) + "\nset rmargin " + std::to_string(std::max(10, margin)) + "\n";
+  plot << kStyle << "set title 'Where an iteration goes'\nset ylabel 'time (ms)'\n" << bars
+       << "plot 'breakdown.dat' using 2:xtic(1) title 'forward' lc rgb '#1f77b4', "
+          "'' using 3 title 'backward' lc rgb '#2ca02c', '' using 4 title 'exposed communication' lc rgb "
+          "'#d62728', '' using 5 title 'optimizer' lc rgb '#9467bd'\n";
+  const bool planned = in_.recommended.has_value();
+  const std::string which = planned ? "The recommendation beside its baseline (uncompressed, k = 1, same cluster, "
+                                      "when the sweep has it), then the Pareto-optimal configurations"
+                                    : "The configurations of the largest cluster";
+  add("breakdown", plot.str(), "Iteration breakdown",
+      which + ": forward and backward compute (all micro-steps), communication not hidden behind "
+              "the backward pass, and the optimizer step.",
+      1100, height);
+  // The same bars as shares of each iteration, so that a small phase stays
+  // visible beside a large one (at 1 Gbps exposed communication can be
+  // 100x the compute).
+  std::ostringstream share;
+  share << kStyle << "set title 'Where an iteration goes (share of each iteration)'\nset ylabel 'share (%)'\n"
+        << "set yrange [0:100]\n" << bars << "total(a, b, c, d) = (a + b + c + d > 0) ? a + b + c + d : 1\n"
+        << "plot 'breakdown.dat' using (100*$2/total($2,$3,$4,$5)):xtic(1) title 'forward' lc rgb '#1f77b4', "
+           "'' using (100*$3/total($2,$3,$4,$5)) title 'backward' lc rgb '#2ca02c', "
+           "'' using (100*$4/total($2,$3,$4,$5)) title 'exposed communication' lc rgb '#d62728', "
+           "'' using (100*$5/total($2,$3,$4,$5)) title 'optimizer' lc rgb '#9467bd'\n";
+  add("breakdown-share", share.str(), "Iteration breakdown, as shares",
+      which + ", each phase as a percentage of its iteration time.", 1100, height);
+}
+
+}  // namespace
+
+bool gnuplot_available(const std::string& gnuplot) {
+  return run_gnuplot_status(gnuplot, ".", {"-e", "exit"}, true) == 0;
+}
+
+Figures write_figures(const std::string& gnuplot, const std::string& dir, const FigureInputs& in) {
+  return FigureWriter(gnuplot, dir, in).run();
+}
+
+}  // namespace gw::plan::report_detail

@@ -1,0 +1,201 @@
+// `gradwire report` reads well from a few points to many (issue 16, item 5):
+// legends in numeric order, small multiples instead of crowded panels, an
+// iteration figure whenever a line can be drawn, the baseline beside the
+// recommendation, --deadline/--budget, a page without gnuplot, the umask.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "gradwire/core/atomic_file.hpp"
+#include "gradwire/plan/planner.hpp"
+#include "gradwire/plan/report.hpp"
+#include "gradwire/plan/sweep.hpp"
+#include "report_figures.hpp"
+
+namespace gw::plan {
+namespace {
+
+namespace fs = std::filesystem;
+using report_detail::natural_less;
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+struct Tmp {
+  fs::path dir;
+  Tmp() {
+    std::string t = (fs::temp_directory_path() / "gw-report-XXXXXX").string();
+    dir = ::mkdtemp(t.data());
+  }
+  ~Tmp() { fs::remove_all(dir); }
+};
+
+/// A sweep of ResNet-50 on p3.16xlarge with a training target, over `axes`
+/// (YAML lines under `axes:`), run with the closed form; returns the results path.
+std::string run(const Tmp& t, const std::string& axes) {
+  const fs::path sweep = t.dir / "s.yaml";
+  write_file_atomic(sweep.string(),
+                    "name: report-test\nbase:\n  name: report-test\n  cluster: {instance: p3.16xlarge, nodes: 1}\n"
+                    "  workload: {model: resnet50, micro_batch: 32, precision: fp32, optimizer: {kind: momentum},\n"
+                    "             compression: {kind: none}}\n  training: {samples: 1000000}\naxes:\n" +
+                        axes);
+  RunOptions o;
+  o.jobs = 1;
+  o.out = (t.dir / "r.jsonl").string();
+  o.progress = RunOptions::Progress::None;
+  const auto sum = run_sweep(load_sweep(sweep.string()), o, closed_form_iteration, "closed form");
+  EXPECT_EQ(sum.failed, 0u);
+  return o.out;
+}
+
+/// The titles of the data blocks of a gnuplot data file (each block's first
+/// line, `"title" "title"`), in file order.
+std::vector<std::string> block_titles(const fs::path& dat) {
+  std::vector<std::string> titles;
+  std::istringstream in(slurp(dat));
+  bool block_start = true;
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty()) {
+      block_start = true;
+      continue;
+    }
+    if (block_start && line[0] == '"') titles.push_back(line.substr(1, line.find('"', 1) - 1));
+    block_start = false;
+  }
+  return titles;
+}
+
+TEST(Report, NaturalOrderReadsNumbersAsNumbers) {
+  EXPECT_TRUE(natural_less("k=2", "k=16"));
+  EXPECT_FALSE(natural_less("k=16", "k=2"));
+  EXPECT_TRUE(natural_less("8 GPUs", "64 GPUs"));
+  EXPECT_TRUE(natural_less("uncompressed, k=2, 8 GPUs", "uncompressed, k=16, 8 GPUs"));
+  EXPECT_TRUE(natural_less("fp16", "PowerSGD rank 4"));   // letters without regard to case
+  EXPECT_TRUE(natural_less("PowerSGD rank 4", "uncompressed"));
+  EXPECT_TRUE(natural_less("k=1", "k=01") != natural_less("k=01", "k=1"));   // still a strict order
+  EXPECT_FALSE(natural_less("k=4", "k=4"));
+}
+
+TEST(Report, LegendIsInNumericOrder) {
+  Tmp t;
+  const auto results = run(t, "  cluster.nodes: [1, 2]\n  workload.accumulation: [1, 2, 16]\n");
+  render_report(results, (t.dir / "rep").string());
+  // Bandwidth does not vary: the GPU count is the x axis, one line per k.
+  ASSERT_TRUE(fs::exists(t.dir / "rep" / "iteration-vs-gpus.svg"));
+  EXPECT_EQ(block_titles(t.dir / "rep" / "iteration-vs-gpus.dat"),
+            (std::vector<std::string>{"uncompressed, k=1", "uncompressed, k=2", "uncompressed, k=16"}));
+}
+
+TEST(Report, ManyLinesBecomeSmallMultiplesWithSharedRanges) {
+  Tmp t;
+  const auto results = run(t,
+                           "  cluster.nodes: [1, 2]\n  workload.accumulation: [1, 2, 4, 8, 16, 32]\n"
+                           "  workload.compression: [{kind: none}, {kind: fp16}]\n");
+  render_report(results, (t.dir / "rep").string());
+  // 12 lines would crowd one panel: one panel per k, two lines each.
+  const std::string gp = slurp(t.dir / "rep" / "iteration-vs-gpus.gp");
+  EXPECT_NE(gp.find("set multiplot layout 3,2"), std::string::npos) << gp;
+  EXPECT_NE(gp.find("set yrange ["), std::string::npos) << gp;
+  const auto titles = block_titles(t.dir / "rep" / "iteration-vs-gpus.dat");
+  ASSERT_EQ(titles.size(), 18u);   // 6 panels: the panel's name, then its 2 lines
+  EXPECT_EQ(titles[0], "k=1");
+  EXPECT_EQ(titles[1], "fp16");
+  EXPECT_EQ(titles[2], "uncompressed");
+  EXPECT_EQ(titles[15], "k=32");
+  // Labels stay in the data file: no compressor name in the script.
+  EXPECT_EQ(gp.find("fp16"), std::string::npos);
+}
+
+TEST(Report, ASweepWithoutALineSaysSoInsteadOfDroppingTheFigure) {
+  Tmp t;
+  const auto results = run(t, "  workload.compression: [{kind: none}, {kind: fp16}]\n");
+  const auto sum = render_report(results, (t.dir / "rep").string());
+  for (const auto& f : sum.files) EXPECT_EQ(f.rfind("iteration-vs-", 0), std::string::npos) << f;
+  EXPECT_NE(slurp(t.dir / "rep" / "index.html").find("No iteration-time figure"), std::string::npos);
+}
+
+TEST(Report, TheBaselineStandsBesideTheRecommendation) {
+  Tmp t;
+  const auto results = run(t, "  cluster.nodes: [2]\n  workload.accumulation: [1, 4]\n"
+                              "  workload.compression: [{kind: none}, {kind: fp16}]\n");
+  render_report(results, (t.dir / "rep").string());
+  const auto points = plan_points(read_results(results), Pricing::OnDemand);
+  const auto rec = recommend(points, std::nullopt, std::nullopt);
+  ASSERT_TRUE(rec.found && rec.baseline);
+  std::vector<std::string> bars;   // the label of each bar, in order
+  std::istringstream in(slurp(t.dir / "rep" / "breakdown.dat"));
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty() && line[0] == '"') bars.push_back(line.substr(1, line.find('"', 1) - 1));
+  ASSERT_GE(bars.size(), 1u);
+  EXPECT_EQ(bars[0].rfind("baseline: uncompressed", 0), 0u) << bars[0];
+  if (rec.choice.index != rec.baseline->index) {
+    ASSERT_GE(bars.size(), 2u);
+    EXPECT_EQ(bars[1].rfind("recommended: ", 0), 0u) << bars[1];
+  }
+  EXPECT_NE(slurp(t.dir / "rep" / "cost-vs-time.dat").find("\"recommended\""), std::string::npos);
+}
+
+TEST(Report, DeadlineAndBudgetShapeTheRecommendation) {
+  Tmp t;
+  const auto results = run(t, "  cluster.nodes: [1, 2, 4]\n  workload.accumulation: [1, 4]\n");
+  const auto points = plan_points(read_results(results), Pricing::OnDemand);
+  ASSERT_FALSE(points.empty());
+  double fastest = 1e300;
+  for (const auto& p : points) fastest = std::min(fastest, p.hours);
+  ReportOptions o;
+  o.deadline_hours = fastest * 1.0001;   // only the fastest point meets it
+  render_report(results, (t.dir / "rep").string(), o);
+  const auto rec = recommend(points, std::nullopt, o.deadline_hours);
+  ASSERT_TRUE(rec.found);
+  EXPECT_LE(rec.choice.hours, *o.deadline_hours);
+  const std::string html = slurp(t.dir / "rep" / "index.html");
+  EXPECT_NE(html.find("; deadline "), std::string::npos);
+  EXPECT_NE(html.find(describe(rec.choice)), std::string::npos) << html.substr(0, 1500);
+
+  ReportOptions broke;
+  broke.budget = 1e-6;   // nothing is that cheap
+  render_report(results, (t.dir / "rep2").string(), broke);
+  const auto none = recommend(points, broke.budget, std::nullopt);
+  EXPECT_FALSE(none.found);
+  EXPECT_NE(slurp(t.dir / "rep2" / "index.html").find("budget"), std::string::npos);
+}
+
+TEST(Report, WithoutGnuplotThePageHasItsTables) {
+  Tmp t;
+  const auto results = run(t, "  workload.accumulation: [1, 2]\n");
+  const auto sum = render_report(results, (t.dir / "rep").string(), (t.dir / "no-such-gnuplot").string());
+  EXPECT_FALSE(sum.figures);
+  EXPECT_EQ(sum.files, (std::vector<std::string>{"index.html"}));
+  const std::string html = slurp(t.dir / "rep" / "index.html");
+  EXPECT_NE(html.find("No figures: gnuplot"), std::string::npos);
+  EXPECT_NE(html.find("<h2>All points</h2>"), std::string::npos);
+  EXPECT_NE(html.find("<h2>Pareto front</h2>"), std::string::npos);
+}
+
+TEST(Report, TheDirectoryTakesTheUmasksMode) {
+  Tmp t;
+  const auto results = run(t, "  workload.accumulation: [1, 2]\n");
+  const mode_t old = ::umask(022);
+  render_report(results, (t.dir / "open").string(), (t.dir / "no-such-gnuplot").string());
+  ::umask(077);
+  render_report(results, (t.dir / "private").string(), (t.dir / "no-such-gnuplot").string());
+  ::umask(old);
+  struct stat st {};
+  ASSERT_EQ(::stat((t.dir / "open").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0755u);
+  ASSERT_EQ(::stat((t.dir / "private").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
+}
+
+}  // namespace
+}  // namespace gw::plan
