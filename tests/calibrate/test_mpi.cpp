@@ -149,11 +149,12 @@ TEST(MpiCalibration, NoImageHoldsBothSimGridAndMpi) {
     EXPECT_NE(calibrate.find("libmpi"), std::string::npos) << calibrate;
   }
   if (std::string(GW_GRADWIRE_BIN).empty()) return;
-  const std::string gradwire = libs(GW_GRADWIRE_BIN);
+  // gradwire-sim is the executable with SimGrid (gradwire execs it to simulate).
+  const std::string gradwire = libs(GW_GRADWIRE_SIM_BIN);
   EXPECT_NE(gradwire.find("libsimgrid"), std::string::npos) << gradwire;
   EXPECT_EQ(gradwire.find("libmpi"), std::string::npos) << gradwire;
   // Nor any MPI function left for the loader to find (in SimGrid's SMPI).
-  const auto undefined = gw::test::run_command("nm -D --undefined-only '" + std::string(GW_GRADWIRE_BIN) +
+  const auto undefined = gw::test::run_command("nm -D --undefined-only '" + std::string(GW_GRADWIRE_SIM_BIN) +
                                                "' | grep -c ' MPI_' ; true");
-  EXPECT_EQ(undefined.out, "0\n") << "gradwire refers to MPI functions";
+  EXPECT_EQ(undefined.out, "0\n") << "gradwire-sim refers to MPI functions";
 }

@@ -1,10 +1,12 @@
-// The simulator's executable loads no calibration back end: gradwire's
-// dynamic dependencies (ldd: the whole closure the loader maps) and its own
-// symbols hold no CUDA runtime, cuBLAS, NCCL or MPI; gradwire-calibrate,
-// which `gradwire calibrate` execs, is where they are (the same check finds
-// them there in a CUDA or MPI build, so it is not blind). And the hand-over:
-// `gradwire calibrate` runs the calibrator beside it, or says in one line
-// (exit 2, nothing written) that there is none.
+// What each executable loads. gradwire and gradwire-sim load no calibration
+// back end: their dynamic dependencies (ldd: the whole closure the loader
+// maps) and their own symbols hold no CUDA runtime, cuBLAS, NCCL or MPI;
+// gradwire-calibrate, which `gradwire calibrate` execs, is where they are
+// (the same check finds them there in a CUDA or MPI build, so it is not
+// blind). gradwire loads no SimGrid either: the commands that simulate run
+// in gradwire-sim. And the hand-overs: each command's help and refusals are
+// the executable's it hands over to; without that one beside it, one line
+// (exit 2, nothing written).
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -23,6 +25,7 @@ namespace {
 namespace fs = std::filesystem;
 
 const std::string kBin = GW_GRADWIRE_BIN;
+const std::string kSim = GW_GRADWIRE_SIM_BIN;
 const std::string kCalibrator = GW_CALIBRATE_EXE;
 
 /// `tool`'s path on PATH (run() execs a path), or the bare name.
@@ -98,12 +101,29 @@ std::string joined(const std::vector<std::string>& v) {
 
 }  // namespace
 
-TEST(Images, GradwireLoadsNoCudaCublasNcclOrMpi) {
-  const auto libs = loaded_libraries(kBin);
-  ASSERT_FALSE(libs.empty());
-  EXPECT_NE(joined(libs).find("libsimgrid"), std::string::npos) << joined(libs);   // ldd really listed gradwire's
-  EXPECT_TRUE(backend_libraries(kBin).empty()) << joined(backend_libraries(kBin));
-  for (const auto& s : symbols(kBin)) EXPECT_FALSE(backend_symbol(s)) << "gradwire has the symbol " << s;
+TEST(Images, GradwireAndGradwireSimLoadNoCudaCublasNcclOrMpi) {
+  for (const auto& exe : {kBin, kSim}) {
+    const auto libs = loaded_libraries(exe);
+    EXPECT_NE(joined(libs).find("libyaml-cpp"), std::string::npos) << exe << ": " << joined(libs);   // ldd listed them
+    EXPECT_TRUE(backend_libraries(exe).empty()) << exe << ": " << joined(backend_libraries(exe));
+    for (const auto& s : symbols(exe)) EXPECT_FALSE(backend_symbol(s)) << exe << " has the symbol " << s;
+  }
+}
+
+TEST(Images, OnlyGradwireSimLoadsSimGrid) {
+  EXPECT_EQ(joined(loaded_libraries(kBin)).find("libsimgrid"), std::string::npos) << joined(loaded_libraries(kBin));
+  EXPECT_NE(joined(loaded_libraries(kSim)).find("libsimgrid"), std::string::npos) << joined(loaded_libraries(kSim));
+}
+
+TEST(Images, TheSimulatingCommandsRunInGradwireSim) {
+  for (const char* cmd : {"collective", "simulate", "sweep", "plan", "validate"}) {
+    const auto via = gw::test::run({kBin, "help", cmd});
+    EXPECT_EQ(via.exit_code, 0) << cmd << ": " << via.all();
+    EXPECT_EQ(via.out, gw::test::run({kSim, cmd, "--help"}).out) << cmd;
+  }
+  const auto bad = gw::test::run({kBin, "simulate", "/nonexistent/s.yaml"});
+  EXPECT_EQ(bad.exit_code, 2) << bad.all();
+  EXPECT_EQ(bad.err, gw::test::run({kSim, "simulate", "/nonexistent/s.yaml"}).err);
 }
 
 TEST(Images, TheSameCheckFindsTheBackEndsInTheCalibrator) {
@@ -137,25 +157,39 @@ TEST(Images, GradwireCalibrateIsTheCalibrator) {
   EXPECT_EQ(bad.err, gw::test::run({kCalibrator, "--device", "tpu", "--out", "/nonexistent/x.yaml"}).err);
 }
 
-TEST(Images, WithoutTheCalibratorBesideItOneLineAndExit2) {
+TEST(Images, WithoutTheExecutableBesideItOneLineAndExit2) {
   const fs::path dir = fs::temp_directory_path() / ("gw-images-" + std::to_string(::getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);
   const fs::path alone = dir / "gradwire";
   fs::copy_file(kBin, alone);
-  for (const auto& extra : {std::vector<std::string>{}, std::vector<std::string>{"--mpi"}}) {
-    std::vector<std::string> args = {alone.string(), "calibrate", "--device", "cpu", "--quick", "--out",
-                                     (dir / "p.yaml").string()};
-    args.insert(args.end(), extra.begin(), extra.end());
+  const std::string out = (dir / "p.yaml").string();
+  struct Case {
+    std::vector<std::string> args;
+    std::string line;
+  };
+  const std::vector<Case> cases = {
+      {{"calibrate", "--device", "cpu", "--quick", "--out", out}, "gradwire calibrate: the calibrator is gradwire-calibrate"},
+      {{"calibrate", "--mpi", "--device", "cpu", "--out", out}, "gradwire calibrate: the calibrator is gradwire-calibrate"},
+      {{"simulate", GW_SOURCE_DIR "/scenarios/default.yaml", "--format", "json", "--trace", out},
+       "gradwire simulate: the simulator is gradwire-sim"},
+      {{"collective", GW_SOURCE_DIR "/scenarios/default.yaml"}, "gradwire collective: the simulator is gradwire-sim"},
+  };
+  for (const auto& c : cases) {
+    std::vector<std::string> args = {alone.string()};
+    args.insert(args.end(), c.args.begin(), c.args.end());
     const auto r = gw::test::run(args);
+    const std::string exe = c.line.substr(c.line.rfind(' ') + 1);
     EXPECT_EQ(r.exit_code, 2) << r.all();
     EXPECT_TRUE(r.out.empty()) << r.out;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
-    EXPECT_NE(r.err.find("gradwire calibrate: the calibrator is gradwire-calibrate and there is none beside this "
-                         "gradwire (" + (dir / "gradwire-calibrate").string() + ")"),
+    EXPECT_NE(r.err.find(c.line + " and there is none beside this gradwire (" + (dir / exe).string() + ")"),
               std::string::npos)
         << r.err;
     EXPECT_FALSE(fs::exists(dir / "p.yaml"));
   }
+  // The commands that need neither run in gradwire itself.
+  const auto version = gw::test::run({alone.string(), "--version"});
+  EXPECT_EQ(version.exit_code, 0) << version.all();
   fs::remove_all(dir);
 }
