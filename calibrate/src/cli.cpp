@@ -1,5 +1,5 @@
-// Command-line front end of the calibrator (gradwire-calibrate and
-// `gradwire calibrate`): parse, run, write; one place maps errors to exit codes.
+// Command-line front end of the calibrator (gradwire-calibrate, which
+// `gradwire calibrate` execs): parse, run, write; one place maps errors to exit codes.
 #include <boost/program_options.hpp>
 #include <signal.h>
 #include <unistd.h>
@@ -86,9 +86,12 @@ void write_profile(const std::string& path, const std::string& text) {
 
 /// --mpi: every rank of the job runs this; rank 0 calibrates and writes the
 /// profile, the other ranks take part in its collectives (docs/calibrate.md).
-/// `mpi_start` null (gradwire): hands the same command line to gradwire-calibrate.
-int run_mpi(const Options& opt, MpiStart mpi_start, int argc, char** argv) {
-  if (mpi_start == nullptr) return exec_calibrator(argc, argv);
+/// `mpi_start` null: this executable has no MPI path (exit 2).
+int run_mpi(const Options& opt, MpiStart mpi_start) {
+  if (mpi_start == nullptr) {
+    std::cerr << "gradwire calibrate: --mpi: this executable has no MPI path (run gradwire-calibrate)\n";
+    return kExitInput;
+  }
   std::string why;
   std::unique_ptr<MpiRun> run;
   try {
@@ -297,7 +300,7 @@ int run_cli(int argc, char** argv, MpiStart mpi_start) {
 
   install_stop_handlers();
   if (!raw.logs.empty()) return run_from_logs(opt, raw);
-  if (opt.mpi) return run_mpi(opt, mpi_start, argc, argv);
+  if (opt.mpi) return run_mpi(opt, mpi_start);
   return run_local(opt);
 }
 

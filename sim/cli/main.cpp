@@ -1,5 +1,7 @@
-// gradwire: one executable, one subcommand per stage of the pipeline
-// (calibrate -> profile -> simulate -> sweep/plan -> report).
+// gradwire: one subcommand per stage of the pipeline (calibrate -> profile ->
+// simulate -> sweep/plan -> report). This table is the main of two
+// executables (sim/cli/CMakeLists.txt): gradwire-sim, with every command, and
+// gradwire, without SimGrid, whose simulating commands exec gradwire-sim.
 #include <cstring>
 #include <exception>
 #include <iostream>

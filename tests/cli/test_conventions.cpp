@@ -186,7 +186,7 @@ TEST(Install, TheInstalledBinaryFindsItsDataBesideIt) {
   const auto inst = gw::test::run_command(sh_quote(GW_CMAKE_COMMAND) + " --install " + sh_quote(GW_BINARY_DIR) +
                                           " --prefix " + sh_quote(prefix.string()) + " 2>&1");
   ASSERT_EQ(inst.exit_code, 0) << inst.out;
-  for (const char* f : {"bin/gradwire", "bin/gradwire-calibrate", "share/gradwire/models/resnet50.yaml",
+  for (const char* f : {"bin/gradwire", "bin/gradwire-sim", "bin/gradwire-calibrate", "share/gradwire/models/resnet50.yaml",
                         "share/gradwire/calibrate/profiles/a100-80gb.yaml", "share/gradwire/catalog/instances.yaml",
                         "share/gradwire/scenarios/default.yaml"})
     EXPECT_TRUE(fs::exists(prefix / f)) << f;

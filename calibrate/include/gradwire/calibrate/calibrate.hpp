@@ -112,16 +112,10 @@ class MpiRun {
 /// MPI_Init too, so no image may hold both (docs/calibrate.md).
 std::unique_ptr<MpiRun> start_mpi_run(const Options& opt, std::string* why);
 
-/// How an executable runs --mpi: start_mpi_run (gradwire-calibrate), or
-/// nullptr (gradwire): the options are checked, then the process is replaced
-/// by gradwire-calibrate beside it with the same arguments (exec_calibrator).
+/// How the calibrator runs --mpi: start_mpi_run (gradwire-calibrate, the
+/// only executable that runs calibrations: `gradwire calibrate` execs it), or
+/// nullptr: --mpi is refused (exit 2).
 using MpiStart = std::unique_ptr<MpiRun> (*)(const Options& opt, std::string* why);
-
-/// Replaces this process by the gradwire-calibrate next to the running
-/// executable, with argv[1..] (so under mpirun every rank becomes a rank of
-/// gradwire-calibrate before MPI starts). Returns only when it cannot: then
-/// it has said how to run it by hand and the result is exit code 2.
-int exec_calibrator(int argc, char** argv);
 
 std::unique_ptr<Backend> make_cpu_backend();
 /// The CUDA backend, or nullptr with *why set when no GPU can be used (or the
@@ -146,7 +140,8 @@ std::vector<double> collective_byte_sizes(const std::string& bytes_spec);
 /// Progress goes to stderr (one updating line on a terminal).
 Profile run_calibration(const Options& opt, Backend& backend);
 
-/// `gradwire-calibrate` / `gradwire calibrate`: parses options, runs, writes.
+/// `gradwire-calibrate` (also run by `gradwire calibrate`, which execs it):
+/// parses options, runs, writes.
 /// `mpi_start`: how this executable runs --mpi (MpiStart).
 /// Exit codes: 0 ok, 1 failure (no GPU, a kernel mismatch, I/O), 2 bad options.
 int run_cli(int argc, char** argv, MpiStart mpi_start);
