@@ -44,34 +44,47 @@ double alpha_beta_time(CollectiveOp op, Algorithm a, const ClusterSpec& c, NcclS
   return collective::hierarchical_allreduce_time(m, g, bytes, intra, inter);
 }
 
+// The Aggregated schedule's time of (op, a) under `cost`.
+double time_under(CollectiveOp op, Algorithm a, const ClusterSpec& c, NcclShape shape, double bytes, NcclCost cost) {
+  const int n = shape.ranks;
+  if (n <= 1) return 0.0;
+  const collective::AlphaBeta flat = collective_link(c, shape);
+  if (a == Algorithm::Tree) return collective::tree_allreduce_time(n, bytes, flat, cost);
+  if (a == Algorithm::NVLS) return collective::nvls_allreduce_time(n, bytes, flat, cost);
+  if (a == Algorithm::Ring && op == CollectiveOp::AllReduce) return collective::ring_allreduce_time(n, bytes, flat, cost);
+  if (a == Algorithm::Ring && (op == CollectiveOp::AllGather || op == CollectiveOp::ReduceScatter))
+    return collective::ring_allgather_time(n, bytes, flat, cost);
+  return alpha_beta_time(op, a, c, shape, bytes);
+}
+
 }  // namespace
 
 std::optional<double> collective_time(CollectiveOp op, Algorithm a, Protocol p, const ClusterSpec& c,
                                       NcclShape shape, double bytes) {
   const auto cost = collective_cost(op, a, p, c, shape, bytes);
   if (!cost) return std::nullopt;
-  const int n = shape.ranks;
-  if (n <= 1) return 0.0;
-  const collective::AlphaBeta flat = collective_link(c, shape);
-  if (a == Algorithm::Tree) return collective::tree_allreduce_time(n, bytes, flat, *cost);
-  if (a == Algorithm::NVLS) return collective::nvls_allreduce_time(n, bytes, flat, *cost);
-  if (a == Algorithm::Ring && op == CollectiveOp::AllReduce)
-    return collective::ring_allreduce_time(n, bytes, flat, *cost);
-  if (a == Algorithm::Ring && (op == CollectiveOp::AllGather || op == CollectiveOp::ReduceScatter))
-    return collective::ring_allgather_time(n, bytes, flat, *cost);
-  return alpha_beta_time(op, a, c, shape, bytes);
+  return time_under(op, a, c, shape, bytes, *cost);
 }
 
 CollectiveChoice choose_collective(CollectiveOp op, Algorithm a, Protocol p, const ClusterSpec& c,
                                    NcclShape shape, double bytes) {
   std::vector<Algorithm> algos = nccl_algorithms(op);
   if (a != Algorithm::Auto) algos = {a};
+  // NCCL compares its tuning model's times (every channel), then runs the
+  // pair on the channels the size gets (nccl_channels).
   std::optional<CollectiveChoice> best;
+  double best_tuning = 0;
   for (Algorithm algo : algos) {
     for (const auto& proto : protocols()) {
       if (p != Protocol::Auto && proto.protocol != p) continue;
-      const auto t = collective_time(op, algo, proto.protocol, c, shape, bytes);
-      if (t && (!best || *t < best->time)) best = CollectiveChoice{algo, proto.protocol, *t};
+      const auto cost = collective_cost(op, algo, proto.protocol, c, shape, bytes);
+      if (!cost) continue;
+      NcclCost tuning = *cost;
+      tuning.efficiency = cost->tuning_efficiency;
+      const double t = time_under(op, algo, c, shape, bytes, tuning);
+      if (best && !(t < best_tuning)) continue;
+      best_tuning = t;
+      best = CollectiveChoice{algo, proto.protocol, time_under(op, algo, c, shape, bytes, *cost), t};
     }
   }
   if (!best)

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <iterator>
 #include <stdexcept>
 
 namespace gw {
@@ -41,6 +42,67 @@ constexpr double kTreeCorrection[3][23] = {
     {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6, .6, .6, .6, .6, .8, .9, .9, .9, .9, 1.0, 1.0},
     {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9}};
 constexpr double kNetOverheadUs = 1.0;  // getNetOverhead(): x86 Intel (gradwire assumes the CPU)
+
+// Channels (docs/engine.md "Channels"). search.cc's speed tables (GB/s per
+// channel): speedArrayIntra / speedArrayInter, sm90SpeedArrayIntra /
+// sm90SpeedArrayInter (compute capability 90 and up).
+constexpr double kSpeedIntra[] = {40, 30, 20, 18, 15, 12, 10, 9, 7, 6, 5, 4, 3};
+constexpr double kSpeedInter[] = {48, 30, 28, 24, 20, 18, 15, 12, 10, 9, 7, 6, 5, 4, 3, 2.4, 1.2, 0.24, 0.12};
+constexpr double kSm90SpeedIntra[] = {60, 50, 40, 30, 24, 20, 15, 12, 11, 6, 3};
+constexpr double kSm90SpeedInter[] = {48, 45, 42, 40, 30, 24, 22, 20, 17.5, 15, 12, 6, 3, 2.4, 1.2, 0.24, 0.12};
+constexpr int kMaxChannels = 32;                 // MAXCHANNELS (device.h)
+constexpr int kSearchMaxChannels = kMaxChannels / 2;  // init.cc: ringGraph->maxChannels
+constexpr double kDupSpeed = 25.0;               // search.cc: duplicate channels when bwIntra >= 25
+constexpr double kPciBw = 12.0;                  // topo.h PCI_BW: ring Simple runs 256 threads at or below it
+// device.h NCCL_{LL,LL128,SIMPLE}_MAX_NTHREADS; comm.h NCCL_*_THREAD_THRESHOLD.
+constexpr int kMaxThreads[3] = {512, 640, 512};
+constexpr int kThreadThreshold[3] = {8, 8, 64};
+
+struct SearchResult {
+  int channels = 1;
+  double speed = 0;
+};
+
+// The ring search: per speed s (from the largest at most the GPU's peak path
+// bandwidth), the channels fitting the budgets; the best channels x s,
+// stopping at the first that fills the budget, or once the next speed is
+// below .49 of the best found.
+SearchResult ring_search(const ClusterSpec& c, int nodes) {
+  const bool sm90 = gpu_compute_capability(c.gpu) >= 90;
+  const bool net = nodes > 1;
+  const double* speeds = net ? (sm90 ? kSm90SpeedInter : kSpeedInter) : (sm90 ? kSm90SpeedIntra : kSpeedIntra);
+  const int count = static_cast<int>(net ? (sm90 ? std::size(kSm90SpeedInter) : std::size(kSpeedInter))
+                                         : (sm90 ? std::size(kSm90SpeedIntra) : std::size(kSpeedIntra)));
+  const double intra = c.gpus_per_node > 1 ? c.intra_node.usable_bandwidth() / 1e9 : 0;
+  const double nic = c.nic.usable_bandwidth() / 1e9;
+  const double peak = net ? nic : intra;
+  const double total = net ? nic * c.nic_count : intra;
+  auto fit = [&](double s) {
+    int ch = kSearchMaxChannels;
+    if (c.gpus_per_node > 1) ch = std::min(ch, static_cast<int>(intra / s + 1e-9));
+    if (net) ch = std::min(ch, c.nic_count * static_cast<int>(nic / s + 1e-9));
+    return ch;
+  };
+  int i = 0;
+  while (i < count - 1 && speeds[i] > peak) ++i;
+  SearchResult best{0, 0};
+  for (; i < count; ++i) {
+    if (best.channels > 0 && speeds[i] / best.speed <= .49) break;
+    const int ch = fit(speeds[i]);
+    if (ch * speeds[i] > best.channels * best.speed) best = {ch, speeds[i]};
+    if (best.channels > 0 && best.channels * best.speed >= total) break;
+  }
+  if (best.channels == 0) best = {1, speeds[count - 1]};
+  return best;
+}
+
+int max_threads(Algorithm a, Protocol p, const ClusterSpec& c, int nodes) {
+  if (a == Algorithm::Ring && p == Protocol::Simple) {
+    const SearchResult r = ring_search(c, nodes);
+    if (r.channels * r.speed <= kPciBw) return 256;
+  }
+  return kMaxThreads[proto_index(p)];
+}
 
 int log2i(double v) {
   int r = 0;
@@ -181,6 +243,32 @@ const std::vector<ProtocolInfo>& protocols() {
   return table;
 }
 
+int nccl_comm_channels(const ClusterSpec& c, int nodes) {
+  const SearchResult r = ring_search(c, nodes);
+  int channels = r.channels;
+  if (r.speed >= kDupSpeed) channels = std::min(2 * channels, kSearchMaxChannels);
+  return std::min(2 * channels, kMaxChannels);
+}
+
+NcclChannels nccl_channels(Algorithm a, Protocol p, const ClusterSpec& c, NcclShape shape, double bytes) {
+  NcclChannels ch;
+  if (a != Algorithm::Ring && a != Algorithm::Tree) return ch;  // NVLS keeps its channels; gradwire's own: none
+  ch.max_channels = ch.channels = nccl_comm_channels(c, shape.nodes);
+  ch.max_threads = ch.threads = max_threads(a, p, c, shape.nodes);
+  double threshold = kThreadThreshold[proto_index(p)];
+  if (a == Algorithm::Ring && p == Protocol::LL) threshold *= shape.ranks;
+  while (bytes < ch.channels * ch.threads * threshold) {
+    if (ch.channels >= 2) {
+      --ch.channels;
+    } else if (ch.threads % 128 == 0) {
+      ch.threads /= 2;
+    } else {
+      break;
+    }
+  }
+  return ch;
+}
+
 NcclLinkClass nccl_link_class(const ClusterSpec& c, bool crosses_nodes) {
   return crosses_nodes ? NcclLinkClass::Net : transport_info(c.intra_node.transport).nccl_class;
 }
@@ -209,9 +297,13 @@ std::optional<NcclCost> nccl_cost(CollectiveOp op, Algorithm a, Protocol p, cons
     return NcclCost{};
   if (s.ranks == 1) return NcclCost{};
   NcclCost cost;
-  cost.efficiency = protocol_factor(op, a, p, s);
-  if (p == Protocol::LL && link_bandwidth > 0)
-    cost.efficiency = std::min(cost.efficiency, ll_cap(c, s.nodes) / link_bandwidth);
+  // NCCL's factor on every channel (tuning) and on the channels this size
+  // gets, each channel an equal share; LL's cap bounds the sum either way.
+  const double factor = protocol_factor(op, a, p, s);
+  const double share = factor * nccl_channels(a, p, c, s, bytes).fraction();
+  const double cap = (p == Protocol::LL && link_bandwidth > 0) ? ll_cap(c, s.nodes) / link_bandwidth : factor;
+  cost.tuning_efficiency = std::min(factor, cap);
+  cost.efficiency = std::min(share, cap);
   const int i = proto_index(p);
   const double intra = hw_lat(nccl_link_class(c, false), a, p);
   double us = 0;
@@ -221,7 +313,10 @@ std::optional<NcclCost> nccl_cost(CollectiveOp op, Algorithm a, Protocol p, cons
     const int ppn = s.ranks / s.nodes;
     us = kBaseLat[0][i] + 2 * ((ppn - 1) * intra + log2i(s.nodes) * hw_lat(NcclLinkClass::Net, a, p));
     const int log_size = log2i(bytes / 64);
-    if (log_size < 23) cost.efficiency *= kTreeCorrection[i][log_size];
+    if (log_size < 23) {
+      cost.efficiency *= kTreeCorrection[i][log_size];
+      cost.tuning_efficiency *= kTreeCorrection[i][log_size];
+    }
   } else {
     us = intra;  // NVLS on one node
   }

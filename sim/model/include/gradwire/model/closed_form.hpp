@@ -48,12 +48,16 @@ std::optional<double> collective_time(CollectiveOp op, Algorithm a, Protocol p, 
 struct CollectiveChoice {
   Algorithm algorithm = Algorithm::Ring;
   Protocol protocol = Protocol::Simple;
-  double time = 0;  ///< closed-form seconds
+  double time = 0;         ///< closed-form seconds, on the channels the size gets
+  double tuning_time = 0;  ///< the same under NCCL's tuning model (every channel): what was compared
 };
 /// NCCL's rule: among the pairs available for `op` on `c` (nccl_algorithms x
 /// protocols; `a` or `p` other than auto pins it), the one with the lowest
-/// closed-form time; ties go to the earlier algorithm, then protocol (LL,
-/// LL128, Simple). Throws std::invalid_argument when no pair fits the pins.
+/// closed-form time under NCCL's tuning model (NcclCost::tuning_efficiency:
+/// every channel, as NCCL compares before it trims channels for small sizes);
+/// ties go to the earlier algorithm, then protocol (LL, LL128, Simple).
+/// `time` is the chosen pair's closed form as it runs (NcclCost::efficiency).
+/// Throws std::invalid_argument when no pair fits the pins.
 /// The engine, `gradwire collective` and `simulate`'s buckets all use it.
 CollectiveChoice choose_collective(CollectiveOp op, Algorithm a, Protocol p, const ClusterSpec& c,
                                    NcclShape shape, double bytes);

@@ -72,8 +72,42 @@ struct NcclShape {
 /// per-protocol factors, LL's bandwidth cap, the tree's size correction).
 struct NcclCost {
   double latency = 0;
+  /// What the collective runs at: NCCL's factor x the share of its channels
+  /// and threads NCCL launches at this size (nccl_channels). The engine's
+  /// flows carry bytes / efficiency.
   double efficiency = 1;
+  /// NCCL's tuning model's own factor (all channels): what NCCL's rule
+  /// compares (choose_collective); NCCL picks the pair before it trims the
+  /// channels.
+  double tuning_efficiency = 1;
 };
+
+/// NCCL's channels for one collective. NCCL runs a collective on up to
+/// comm->nChannels channels (one CTA each) and, for small messages, on fewer
+/// channels and threads (enqueue.cc topoGetAlgoInfo, NCCL 2.20.3): while
+/// bytes < channels x threads x threadThreshold it drops a channel, and at
+/// one channel it halves the threads while they are a multiple of 128.
+/// NVLS keeps its channels. gradwire gives each channel an equal share of
+/// the link, so the collective runs at fraction() of NCCL's factor (LL's cap
+/// still bounds the sum). The threads are NCCL's; they change nothing here:
+/// NCCL trims them only on one channel, below channels x threads x threshold
+/// bytes, where the latency term dominates.
+struct NcclChannels {
+  int max_channels = 1;  ///< comm->nChannels (nccl_comm_channels)
+  int channels = 1;      ///< channels launched at this size
+  int max_threads = 1;   ///< comm->maxThreads[algorithm][protocol]
+  int threads = 1;       ///< threads per channel at this size
+  double fraction() const { return static_cast<double>(channels) / max_channels; }
+};
+/// comm->nChannels as NCCL's ring search finds it on `c` (search.cc
+/// ncclTopoCompute, init.cc, connect.cc; docs/engine.md "Channels"): the
+/// speed s of the search's table (sm90 or older; intra-node table on one
+/// node, inter-node table across nodes) that carries the most channels x s
+/// on the GPU's usable intra-node bandwidth and, across nodes, on its NICs
+/// (each channel uses one NIC), at most 16 channels; doubled when s >= 25
+/// GB/s (at most 16), then doubled again (at most 32).
+int nccl_comm_channels(const ClusterSpec& c, int nodes);
+NcclChannels nccl_channels(Algorithm a, Protocol p, const ClusterSpec& c, NcclShape shape, double bytes);
 /// nullopt when NCCL does not run the pair (tree beyond all-reduce, nvls
 /// without NVSwitch multicast or beyond one node, nvls with LL/LL128, LL128
 /// where NCCL leaves it off). hierarchical, direct and the broadcast ring are
