@@ -36,6 +36,17 @@ std::string to_string(CommOp op);
 /// Profile::codec_time).
 using CodecTimeFn = std::function<double(const std::string& codec, bool encode, double elements)>;
 
+/// What the `pytorch` implementation's kernels cost on one GPU
+/// (compression.implementation: pytorch; docs/model.md, "Compression as
+/// PyTorch runs it"): each kernel takes `launch` plus the bytes it reads and
+/// writes over `copy_bandwidth`; a matrix product takes `launch` plus the
+/// larger of its FLOPs over `gemm_flops` and its bytes over `copy_bandwidth`.
+struct HookCosts {
+  double copy_bandwidth = 0;   ///< device memory bytes read + written per second
+  double gemm_flops = 0;       ///< GEMM rate at the gradient precision (FLOP/s)
+  double launch = 0;           ///< one kernel launch (s)
+};
+
 /// One step of a bucket's work on the communication stream. Steps run one
 /// after another: each collective depends on the codec work before it.
 struct CommStep {
@@ -98,11 +109,15 @@ double sent_bytes_per_gpu(CommOp op, const std::string& algorithm, double bytes,
                           const ClusterSpec& cluster);
 
 /// The communication of one bucket. `element_bytes` is the gradient size per
-/// element; world_size N matters for the all-gathered compressors.
-/// Throws std::invalid_argument for an unknown compressor and whatever
-/// codec_time throws for a codec the profile lacks.
+/// element; world_size N matters for the all-gathered compressors. With
+/// compression.implementation "pytorch" the row's pytorch plan runs, costed
+/// by `hook` (rows without one run their gradwire plan); with "gradwire" the
+/// row's plan, costed by codec_time. Throws std::invalid_argument for an
+/// unknown compressor or implementation, for a pytorch plan without a copy
+/// bandwidth, and whatever codec_time throws for a codec the profile lacks.
 BucketComm plan_bucket_comm(const CompressionSpec& compression, const ModelDesc& model,
                             const Bucket& bucket, double element_bytes, const ClusterSpec& cluster,
-                            const std::string& allreduce_algorithm, const CodecTimeFn& codec_time);
+                            const std::string& allreduce_algorithm, const CodecTimeFn& codec_time,
+                            const HookCosts& hook = {});
 
 }  // namespace gw
