@@ -2,7 +2,10 @@
 // ordered steps of its communication (codec work and dependent collectives),
 // the bytes of each collective and the compressor's memory. Plain C++, no
 // SimGrid. Every formula is documented, with its source, in docs/model.md;
-// each compressor's row (its wire plan) is in gradwire/model/compressors.hpp.
+// each compressor's row (its wire plans) is in gradwire/model/compressors.hpp.
+// The sizes below are the gradwire implementation's (the project's kernels);
+// compression.implementation: pytorch (the default) runs each row's
+// plan_pytorch (docs/model.md, "Compression as PyTorch runs it").
 //
 //   none          all-reduce of n e bytes (e = gradient bytes per element)
 //   fp16 / bf16   all-reduce of 2n bytes (PyTorch fp16/bf16_compress_hook)
