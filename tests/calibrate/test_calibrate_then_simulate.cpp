@@ -48,7 +48,7 @@ TEST(CalibrateThenSimulate, CpuProfileDrivesThePredictionAndItsCodecCosts) {
 workload:
   model: mlp-tiny
   micro_batch: 32
-  compression: {kind: int8}
+  compression: {kind: int8, implementation: gradwire}
 )");
   const auto base = simulate(scenario, profile);
   EXPECT_EQ(base["profile"]["source"], "measured");

@@ -188,7 +188,7 @@ TEST(SweepSafety, APointWhoseWorkerWasKilledIsRunAgainOnResume) {
 
 TEST(SweepSafety, ErrorRecordsThatRemainMakeTheSweepExitOneEveryTime) {
   const fs::path dir = gw::test::scratch_dir("safety-errors-left");
-  // A profile without codecs: the PowerSGD point fails (an error record).
+  // A profile without codecs: the PowerSGD point on gradwire's kernels fails (an error record).
   std::string profile;
   bool skip = false;
   for (const auto& l : lines_of(gw::test::read_text(kSource / "calibrate" / "profiles" / "a100-80gb.yaml"))) {
@@ -203,7 +203,7 @@ TEST(SweepSafety, ErrorRecordsThatRemainMakeTheSweepExitOneEveryTime) {
   write(dir / "nocodecs.yaml", profile);
   write(dir / "err.sweep.yaml", "base: " + (kSource / "scenarios" / "default.yaml").string() +
                                     "\naxes:\n  profile: [" + (dir / "nocodecs.yaml").string() +
-                                    "]\n  workload.compression: [{kind: none}, {kind: powersgd, rank: 4}]\n");
+                                    "]\n  workload.compression: [{kind: none}, {kind: powersgd, rank: 4, implementation: gradwire}]\n");
   const fs::path out = dir / "err.jsonl";
   for (int run_no = 0; run_no < 2; ++run_no) {
     const auto r = sweep(dir / "err.sweep.yaml", out);

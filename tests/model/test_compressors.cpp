@@ -83,6 +83,27 @@ TEST(CompressorTable, PlannerLabels) {
   EXPECT_EQ(gw::compressor_label(c), "bf16");
 }
 
+TEST(Scenarios, CompressionImplementationDefaultsToPytorchAndRoundTrips) {
+  EXPECT_EQ(scenario_with("{kind: fp16}").workload->compression.implementation, "pytorch");
+  for (const char* impl : {"pytorch", "gradwire"}) {
+    const gw::Scenario s = scenario_with(std::string("{kind: powersgd, rank: 2, implementation: ") + impl + "}");
+    EXPECT_EQ(s.workload->compression.implementation, impl);
+    EXPECT_EQ(s.workload->compression.rank, 2);
+  }
+}
+
+TEST(Scenarios, CompressionImplementationBadValueNamesItsPosition) {
+  try {
+    scenario_with("{kind: fp16, implementation: apex}");
+    FAIL();
+  } catch (const gw::InputError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("ternary.yaml:3:"), std::string::npos) << what;
+    EXPECT_NE(what.find("workload.compression.implementation"), std::string::npos) << what;
+    EXPECT_NE(what.find("pytorch, gradwire"), std::string::npos) << what;
+  }
+}
+
 TEST(CompressorTable, ParametersOfOtherKindsAreRefusedNamingTheirKinds) {
   try {
     scenario_with("{kind: sign, ratio: 0.1}");

@@ -3,12 +3,16 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <tuple>
+
+#include <yaml-cpp/yaml.h>
+
 
 #include "gradwire/core/atomic_file.hpp"
 #include "gradwire/plan/report.hpp"
@@ -20,8 +24,8 @@ namespace {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
-std::vector<json> run_study(const std::string& name, const std::string& out) {
-  const auto spec = load_sweep(std::string(GW_SOURCE_DIR) + "/scenarios/" + name);
+// Runs a sweep with the closed form and returns its records.
+std::vector<json> run_spec(const SweepSpec& spec, const std::string& out) {
   RunOptions o;
   o.jobs = 2;
   o.out = out;
@@ -32,6 +36,22 @@ std::vector<json> run_study(const std::string& name, const std::string& out) {
   for (const auto& l : read_results(out)) recs.push_back(json::parse(l.text));
   EXPECT_EQ(recs.size(), spec.points);
   return recs;
+}
+
+std::vector<json> run_study(const std::string& name, const std::string& out) {
+  return run_spec(load_sweep(std::string(GW_SOURCE_DIR) + "/scenarios/" + name), out);
+}
+
+// The bundled study with some axes cut down (the full grid is documented in
+// the study file and docs/planning.md): the same base and compressors.
+std::vector<json> run_reduced_study(const std::string& name, const std::map<std::string, YAML::Node>& axes,
+                                    const std::string& out) {
+  const std::string dir = std::string(GW_SOURCE_DIR) + "/scenarios";
+  YAML::Node tree = YAML::LoadFile(dir + "/" + name);
+  for (const auto& [key, values] : axes) tree["axes"][key] = values;
+  YAML::Emitter emit;
+  emit << tree;
+  return run_spec(parse_sweep(emit.c_str(), name, dir), out);
 }
 
 struct Tmp {
@@ -127,6 +147,105 @@ TEST(Studies, CompressionPaysAtLowBandwidthNotAtHighAndAllGatherLosesWithScale) 
   const std::string html = read_file((t.dir / "report" / "index.html").string());
   EXPECT_NE(html.find("<img src=\"iteration-vs-bandwidth.svg\""), std::string::npos);
   EXPECT_EQ(rep.ok, 100);
+}
+
+}  // namespace
+}  // namespace gw::plan
+
+namespace gw::plan {
+namespace {
+
+TEST(Studies, SeedLessonDirections) {
+  Tmp t;
+  const auto list = [](std::vector<std::string> v) {
+    YAML::Node n;
+    for (const auto& x : v) n.push_back(x);
+    return n;
+  };
+  const auto recs = run_reduced_study("study-seed-lesson.yaml",
+                                      {{"workload.model", list({"resnet50", "bert-base"})},
+                                       {"cluster.nodes", list({"4", "32"})},
+                                       {"cluster.nics.bandwidth", list({"1Gbps", "25Gbps", "100Gbps"})},
+                                       {"workload.micro_batch", list({"16", "64"})}},
+                                      (t.dir / "seed.jsonl").string());
+  // (model, GPUs, Gbps per NIC, micro-batch, accumulation, kind) -> seconds
+  // per sample and per iteration. The study's nodes have 8 NICs.
+  using Key = std::tuple<std::string, int, double, int, int, std::string>;
+  std::map<Key, double> per_sample, iteration;
+  for (const auto& r : recs) {
+    ASSERT_EQ(r["status"], "ok") << r.dump();
+    const Key key{r["model"].get<std::string>(), r["world"].get<int>(),
+                  std::round(r["node_bandwidth"].get<double>() * 8 / 1e9 / 8), r["micro_batch"].get<int>(),
+                  r["accumulation"].get<int>(), r["compression_kind"].get<std::string>()};
+    per_sample[key] = 1 / r["samples_per_second"].get<double>();
+    iteration[key] = r["iteration"].get<double>();
+  }
+  const auto speedup = [&](const std::string& m, int n, double g, int b, int k, const std::string& c) {
+    return per_sample.at({m, n, g, b, k, "none"}) / per_sample.at({m, n, g, b, k, c});
+  };
+  const std::vector<std::string> kinds{"fp16", "powersgd", "topk", "sign", "majority_vote", "int8"};
+  const std::vector<double> gbps{1, 25, 100};
+  const std::vector<std::string> models{"resnet50", "bert-base"};
+  for (const auto& m : models)
+    for (int n : {32, 256})
+      for (int k : {1, 4})
+        for (const auto& c : kinds) {
+          SCOPED_TRACE(m + " " + std::to_string(n) + " GPUs k=" + std::to_string(k) + " " + c);
+          // Where it pays, the speedup falls as the bandwidth rises...
+          for (int b : {16, 64})
+            for (std::size_t i = 0; i + 1 < gbps.size(); ++i)
+              if (speedup(m, n, gbps[i], b, k, c) > 1)
+                EXPECT_LE(speedup(m, n, gbps[i + 1], b, k, c), speedup(m, n, gbps[i], b, k, c) * (1 + 1e-9))
+                    << "batch " << b << ", " << gbps[i] << " -> " << gbps[i + 1] << " Gbps";
+          // ... and as the batch grows.
+          for (double g : gbps)
+            if (speedup(m, n, g, 16, k, c) > 1)
+              EXPECT_LE(speedup(m, n, g, 64, k, c), speedup(m, n, g, 16, k, c) * (1 + 1e-9)) << g << " Gbps";
+        }
+  // At 1 Gbps fp16 and PowerSGD pay; one byte per element all-gathered
+  // (signs, int8) never does from 32 GPUs: (N-1) n bytes in against the
+  // all-reduce's 2 (N-1)/N x 4n.
+  for (const auto& m : models)
+    for (int n : {32, 256})
+      for (int b : {16, 64})
+        for (double g : gbps) {
+          if (g == 1) {
+            EXPECT_GT(speedup(m, n, g, b, 1, "fp16"), 1.2) << m << " " << n;
+            EXPECT_GT(speedup(m, n, g, b, 1, "powersgd"), 1.2) << m << " " << n;
+          }
+          for (const char* c : {"sign", "majority_vote", "int8"}) EXPECT_LT(speedup(m, n, g, b, 1, c), 1.0) << c;
+        }
+  // At 100 Gbps with overlap no compressor speeds ResNet-50 up by more than 5%.
+  for (int n : {32, 256})
+    for (int b : {16, 64})
+      for (int k : {1, 4})
+        for (const auto& c : kinds) EXPECT_LE(speedup("resnet50", n, 100, b, k, c), 1.05) << c << " " << n << " " << b;
+  // From 32 to 256 GPUs the all-gather compressors' iteration grows; the
+  // all-reduce ones' stays within 10% where the network's bandwidth is not
+  // scarce (25 and 100 Gbps; at 1-10 Gbps NCCL's latency terms, which grow
+  // with N, add up to 45%: docs/planning.md).
+  for (const auto& m : models)
+    for (double g : gbps)
+      for (int b : {16, 64})
+        for (int k : {1, 4}) {
+          const auto growth = [&](const std::string& c) {
+            return iteration.at({m, 256, g, b, k, c}) / iteration.at({m, 32, g, b, k, c});
+          };
+          for (const char* c : {"topk", "sign", "majority_vote", "int8"}) EXPECT_GT(growth(c), 1.0) << m << " " << c;
+          for (const char* c : {"none", "fp16", "powersgd"})
+            EXPECT_LE(growth(c), g >= 25 ? 1.10 : 1.5) << m << " " << c << " " << g << " Gbps";
+        }
+  // Accumulation (k = 4 under no_sync) gains most per sample on slow networks.
+  for (const auto& m : models)
+    for (int n : {32, 256})
+      for (int b : {16, 64}) {
+        const auto gain = [&](double g) {
+          return per_sample.at({m, n, g, b, 1, "none"}) / per_sample.at({m, n, g, b, 4, "none"});
+        };
+        EXPECT_GE(gain(1), gain(25) * (1 - 1e-9)) << m;
+        EXPECT_GE(gain(25), gain(100) * (1 - 1e-9)) << m;
+        EXPECT_GT(gain(1), 1.0) << m;
+      }
 }
 
 }  // namespace

@@ -214,6 +214,7 @@ TEST(Replay, WireBytesPerGpuOfEveryCompressor) {
   for (const auto& [kind, bytes] : expected) {
     SCOPED_TRACE(kind);
     auto w = workload(true, 1, kind);
+    w.compression.implementation = "gradwire";   // the wire sizes of docs/model.md's table
     w.compression.ratio = 0.01;
     w.compression.rank = 4;
     w.bucket_size = w.first_bucket_size = 1e12;
@@ -256,6 +257,27 @@ TEST(Replay, AllGatherCompressorsSlowDownWithNAllReduceOnesDoNot) {
   }
 }
 
+TEST(ReplayPytorchHooks, EveryHookReplaysAsTheClosedForm) {
+  // compression.implementation: pytorch (the default): the hooks' steps on
+  // the comm stream, with and without overlap, match the closed form; with
+  // no overlap the total is compute plus every step.
+  const auto c = test::cluster(1, 8);
+  const auto coll = ring_closed_form(c);
+  for (const char* kind : {"fp16", "bf16", "int8", "sign", "majority_vote", "topk", "powersgd"}) {
+    SCOPED_TRACE(kind);
+    for (bool overlap : {false, true}) {
+      const auto plan = plan_iteration(workload(overlap, 1, kind), c, tiny_convnet(), slow_costs());
+      const auto r = simulate_plan(c, plan);
+      expect_rel(r.total, evaluate_closed_form(plan, coll).total);
+      if (overlap) continue;
+      double steps = 0;
+      for (const auto& bc : plan.comm)
+        for (const auto& s : bc.steps) steps += s.kind == CommStep::Kind::Collective ? coll(s) : s.seconds;
+      expect_rel(r.total, plan.forward + plan.backward() + steps + plan.optimizer);
+    }
+  }
+}
+
 TEST(Replay, InterferenceSlowsComputeOnlyWhileCommunicating) {
   const auto c = test::cluster(1, 8);
   auto w = workload(true);
@@ -271,13 +293,16 @@ TEST(Replay, InterferenceSlowsComputeOnlyWhileCommunicating) {
 
 // --- With a profile file -----------------------------------------------------------
 
-Scenario scenario_for(const std::string& compression) {
+// implementation gradwire: the profile's codec costs (the tests below read
+// them); pytorch: the hooks costed from the profile's bandwidth and GEMM rate.
+Scenario scenario_for(const std::string& compression, const std::string& implementation = "gradwire") {
   Scenario s;
   s.name = "replay-test";
   s.file = "in-code";
   s.cluster = test::cluster(1, 8);
   s.cluster.gpu = "h100";
   s.workload = workload(true, 1, compression);
+  s.workload->compression.implementation = implementation;
   return s;
 }
 
@@ -330,8 +355,9 @@ TEST(ReplayProfile, MissingCodecIsAnInputError) {
 TEST(ReplayProfile, BothEvaluatorsSharePrepareIteration) {
   const Profile p = load_profile("h100");
   const auto m = tiny_convnet();
-  for (const std::string kind : {"none", "int8", "powersgd"}) {
-    Scenario s = scenario_for(kind);
+  for (const std::string kind : {"none", "int8", "powersgd", "pytorch int8", "pytorch powersgd"}) {
+    SCOPED_TRACE(kind);
+    Scenario s = kind.rfind("pytorch ", 0) == 0 ? scenario_for(kind.substr(8), "pytorch") : scenario_for(kind);
     s.workload->accumulation = 4;
     const PreparedIteration prep = prepare_iteration(s, m, p);
     EXPECT_EQ(prep.plan.accumulation, 4);

@@ -76,12 +76,19 @@ double sent_bytes_per_gpu(CommOp op, const std::string& algorithm, double bytes,
 
 BucketComm plan_bucket_comm(const CompressionSpec& c, const ModelDesc& model, const Bucket& bucket,
                             double e, const ClusterSpec& cluster, const std::string& ar_algorithm,
-                            const CodecTimeFn& codec_time) {
+                            const CodecTimeFn& codec_time, const HookCosts& hook) {
   const Compressor& row = compressor(c.kind);
+  if (c.implementation != "pytorch" && c.implementation != "gradwire")
+    throw std::invalid_argument("unknown compression implementation '" + c.implementation +
+                                "' (expected pytorch or gradwire)");
+  const bool pytorch = c.implementation == "pytorch" && row.plan_pytorch;
+  if (pytorch && !(hook.copy_bandwidth > 0))
+    throw std::invalid_argument("compression.implementation pytorch needs the profile's copy bandwidth (the hooks' "
+                                "kernels are costed from it)");
   BucketPlanner b(c, model, bucket, e, cluster, ar_algorithm, codec_time,
-                  row.codecs.empty() ? std::string() : row.codecs.front());
+                  row.codecs.empty() ? std::string() : row.codecs.front(), hook);
   if (row.error_feedback && c.error_feedback) b.out().error_feedback_bytes = b.dn * e;
-  row.plan(b);
+  (pytorch ? row.plan_pytorch : row.plan)(b);
   return std::move(b.out());
 }
 

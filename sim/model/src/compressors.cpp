@@ -124,6 +124,182 @@ void plan_powersgd(BucketPlanner& b) {
   }
 }
 
+// ---- the pytorch implementation: DDP's hooks and the open implementations ------
+// Each kernel the code launches is counted (BucketPlanner::kernels: a launch
+// plus its bytes read and written at the copy bandwidth; gemm for matrix
+// products). docs/model.md, "Compression as PyTorch runs it", gives each
+// plan with its source.
+
+// fp16_compress_hook / bf16_compress_hook (torch/distributed/algorithms/
+// ddp_comm_hooks/default_hooks.py): cast to half (read e, write 2 bytes per
+// element), all-reduce the half buffer, then divide by N in half (read 2,
+// write 2) and copy back into the bucket (read 2, write e).
+void plan_half_hook(BucketPlanner& b) {
+  b.encode(b.kernels(1, (b.e + 2) * b.dn), "cast to " + b.spec.kind);
+  b.all_reduce("all-reduce " + b.spec.kind, 2 * b.dn);
+  b.decode(b.kernels(2, (4 + 2 + b.e) * b.dn), "divide, cast back");
+}
+
+// The hook's _orthogonalize (Gram-Schmidt) of an m x r matrix, column by
+// column: a norm, an epsilon add and a division of the column (3 kernels,
+// 3 m elements moved), then, while k = r - 1 - i columns follow, a product
+// with them, a column sum, a product and a subtraction (4 kernels,
+// m (2 + 7k) elements moved).
+double gram_schmidt(const BucketPlanner& b, double m, int r) {
+  double launches = 0, elements = 0;
+  for (int i = 0; i < r; ++i) {
+    const double k = r - 1 - i;
+    launches += 3;
+    elements += 3 * m;
+    if (k > 0) {
+      launches += 4;
+      elements += m * (2 + 7 * k);
+    }
+  }
+  return b.kernels(launches, elements * b.e);
+}
+
+struct HookMatrix {
+  double m = 0, n = 0;
+  int r = 0;
+};
+
+// The bucket's tensors as powerSGD_hook splits them: the matrices it
+// compresses and the elements and tensor count it all-reduces uncompressed.
+struct HookSplit {
+  std::vector<HookMatrix> matrices;
+  double p_elems = 0, q_elems = 0, plain_elems = 0, plain_tensors = 0;
+};
+
+HookSplit powersgd_split(const BucketPlanner& b) {
+  HookSplit h;
+  for (std::size_t j = b.bucket.first_tensor; j <= b.bucket.last_tensor; ++j) {
+    const auto s = powersgd_shape(b.model.tensors[j], b.spec.rank, b.spec.min_compression_rate);
+    if (!s.compressed) {
+      h.plain_elems += static_cast<double>(b.model.tensors[j].numel);
+      h.plain_tensors += 1;
+      continue;
+    }
+    h.matrices.push_back({static_cast<double>(s.m), static_cast<double>(s.n), s.rank});
+    h.p_elems += static_cast<double>(s.m) * s.rank;
+    h.q_elems += static_cast<double>(s.n) * s.rank;
+  }
+  return h;
+}
+
+// powerSGD_hook (ddp_comm_hooks/powerSGD_hook.py) after start_powerSGD_iter,
+// warm start on, per bucket: add the residual and clone the bucket (error
+// feedback), gather the uncompressed tensors (torch.cat), orthogonalize each
+// warm-started Q and compute P = M Q; all-reduce the uncompressed buffer,
+// divide it and copy each tensor back; all-reduce P; orthogonalize each P,
+// Q = M^T P; all-reduce Q; divide Q, M = P Q^T, residual = clone - result.
+void plan_powersgd_hook(BucketPlanner& b) {
+  const HookSplit h = powersgd_split(b);
+  b.out().state_bytes = (h.p_elems + h.q_elems) * b.e;
+  const bool ef = b.spec.error_feedback;
+  double first = ef ? b.kernels(2, 5 * b.e * b.dn) : 0.0;
+  if (h.plain_elems > 0) first += b.kernels(1, 2 * b.e * h.plain_elems);
+  double second = 0, third = ef ? b.kernels(1, 3 * b.e * b.dn) : 0.0;
+  for (const auto& x : h.matrices) {
+    first += gram_schmidt(b, x.n, x.r) + b.gemm(x.m, x.n, x.r);
+    second += gram_schmidt(b, x.m, x.r) + b.gemm(x.n, x.m, x.r);
+    third += b.gemm(x.m, x.r, x.n);
+  }
+  if (!h.matrices.empty()) third += b.kernels(1, 2 * b.e * h.q_elems);
+  if (first > 0) b.encode(first, "error feedback, orthogonalize Q, P = MQ");
+  if (h.plain_elems > 0) {
+    b.all_reduce("all-reduce uncompressed", h.plain_elems * b.e);
+    b.decode(b.kernels(1 + h.plain_tensors, 4 * b.e * h.plain_elems), "divide, copy back uncompressed");
+  }
+  if (!h.matrices.empty()) {
+    b.all_reduce("all-reduce P", h.p_elems * b.e);
+    b.encode(second, "orthogonalize P, Q = M^T P");
+    b.all_reduce("all-reduce Q", h.q_elems * b.e);
+  }
+  if (third > 0) b.decode(third, "M = P Q^T, error feedback");
+}
+
+// The all-gather communicator of GRACE (sands-lab/grace, grace_dl/torch/
+// communicator/allgather.py): each of the N gathered messages is
+// decompressed to a dense tensor (`per_worker` seconds each) and Python's
+// sum() adds them, 0 + t0 then N - 1 additions: N kernels moving
+// (3N - 1) e n bytes.
+double gathered_dense_sum(const BucketPlanner& b, double per_worker) {
+  return b.workers * per_worker + b.kernels(b.workers, (3 * b.workers - 1) * b.e * b.dn);
+}
+
+// Passes over the input of torch.topk's radix select (aten/src/ATen/native/
+// cuda/SortingRadixSelect.cuh): 2-bit digits over 32-bit keys, 16 counting
+// passes, then gatherTopK's two passes that write the selection.
+constexpr double kTorchTopkPasses = 18;
+
+// GRACE's TopKCompressor (grace_dl/torch/compressor/topk.py) with its
+// residual memory and the all-gather communicator: torch.topk(|x|, k) with
+// int64 indices, values gathered by index; values and indices all-gathered
+// separately; each worker's pair decompressed into zeros by scatter_.
+void plan_topk_open(BucketPlanner& b) {
+  const double k = static_cast<double>(sparse_k(b.n, b.spec.ratio));
+  const double n = b.dn, e = b.e;
+  const bool ef = b.spec.error_feedback;
+  double enc = ef ? b.kernels(1, 3 * e * n) : 0.0;   // x += residual
+  enc += b.kernels(1, 2 * e * n);                      // |x|
+  enc += b.kernels(1, kTorchTopkPasses * e * n + k * (e + 8));   // torch.topk
+  enc += b.kernels(1, k * (2 * e + 8));                // x[indices]
+  const double scatter = b.kernels(2, e * n + k * (2 * e + 8));   // zeros, scatter_
+  if (ef) enc += scatter + b.kernels(1, 3 * e * n);    // own decompression, residual = x - it
+  b.encode(enc, "torch.topk(|x|), gather values");
+  b.all_gather("all-gather values", k * e);
+  b.all_gather("all-gather indices (int64)", 8 * k);
+  b.decode(gathered_dense_sum(b, scatter) + b.kernels(1, 2 * e * n), "decompress N, sum, divide");
+}
+
+// GRACE's EFSignSGDCompressor (grace_dl/torch/compressor/efsignsgd.py) with
+// the residual memory: x >= 0, |x|, its mean and a cast to uint8 (one byte
+// per sign); signs and means all-gathered; each message decompressed (to
+// float, x 2, - 1, x mean) and summed, then divided by the learning rate.
+void plan_sign_open(BucketPlanner& b) {
+  const double n = b.dn, e = b.e;
+  const bool ef = b.spec.error_feedback;
+  const double decompress = b.kernels(4, (1 + 7 * e) * n);
+  double enc = ef ? b.kernels(1, 3 * e * n) : 0.0;
+  enc += b.kernels(4, (e + 1) * n + 2 * e * n + e * n + 2 * n);
+  if (ef) enc += decompress + b.kernels(1, 3 * e * n);
+  b.encode(enc, "signs (uint8), mean");
+  b.all_gather("all-gather signs (uint8)", n);
+  b.all_gather("all-gather means", e);
+  b.decode(gathered_dense_sum(b, decompress) + b.kernels(1, 2 * e * n), "decompress N, sum");
+}
+
+// GRACE's SignumCompressor (grace_dl/torch/compressor/signum.py): momentum
+// (1 - beta) x + beta m (3 kernels), x >= 0 cast to uint8; the signs
+// all-gathered; each decompressed (to float, x 2, - 1), summed, and the
+// majority taken (>= 0, x 2, - 1).
+void plan_majority_vote_open(BucketPlanner& b) {
+  const double n = b.dn, e = b.e;
+  b.encode(b.kernels(3, 7 * e * n) + b.kernels(2, (e + 1) * n + 2 * n), "momentum, signs (uint8)");
+  b.all_gather("all-gather signs (uint8)", n);
+  const double decompress = b.kernels(3, (1 + 5 * e) * n);
+  b.decode(gathered_dense_sum(b, decompress) + b.kernels(3, (2 + 4 * e) * n), "decompress N, sum, majority");
+}
+
+// int8 with stock NCCL: int8 messages with per-chunk scales cannot be summed
+// by NCCL, so open implementations all-gather them (GRACE's all-gather
+// communicator with a quantizer written in PyTorch ops): |x|, per-chunk
+// amax, x / scale, round, cast to int8; values and scales all-gathered; each
+// message dequantized (to float, x scale), summed and divided by N.
+void plan_int8_open(BucketPlanner& b) {
+  const double n = b.dn, e = b.e;
+  const bool ef = b.spec.error_feedback;
+  const double dequantize = b.kernels(2, (1 + 3 * e) * n);
+  double enc = ef ? b.kernels(1, 3 * e * n) : 0.0;
+  enc += b.kernels(5, (7 * e + 1) * n);
+  if (ef) enc += dequantize + b.kernels(1, 3 * e * n);
+  b.encode(enc, "quantize (PyTorch ops)");
+  b.all_gather("all-gather int8 values", n);
+  b.all_gather("all-gather scales", 4.0 * static_cast<double>((b.n + b.spec.chunk - 1) / b.spec.chunk));
+  b.decode(gathered_dense_sum(b, dequantize) + b.kernels(1, 2 * e * n), "dequantize N, sum, divide");
+}
+
 std::string label_kind(const CompressionSpec& c) { return c.kind; }
 
 // ---- the table -----------------------------------------------------------------
@@ -133,20 +309,22 @@ using P = CompressorParam;
 std::deque<Compressor> builtin_rows() {
   const auto fixed = [](const char* text) { return [text](const CompressionSpec&) { return std::string(text); }; };
   return {
-      {"none", CommOp::AllReduce, {}, false, {}, 0, fixed("uncompressed"), plan_none},
-      {"fp16", CommOp::AllReduce, {"fp16"}, false, {}, 0, label_kind, plan_half},
-      {"bf16", CommOp::AllReduce, {"bf16"}, false, {}, 0, label_kind, plan_half},
-      {"int8", CommOp::AllReduce, {"int8"}, true, {P::Chunk}, 0, label_kind, plan_int8},
-      {"sign", CommOp::AllGather, {"sign"}, true, {P::Chunk}, 0, fixed("signSGD"), plan_sign},
+      {"none", CommOp::AllReduce, {}, false, {}, 0, fixed("uncompressed"), plan_none, {}},
+      {"fp16", CommOp::AllReduce, {"fp16"}, false, {}, 0, label_kind, plan_half, plan_half_hook},
+      {"bf16", CommOp::AllReduce, {"bf16"}, false, {}, 0, label_kind, plan_half, plan_half_hook},
+      {"int8", CommOp::AllReduce, {"int8"}, true, {P::Chunk}, 0, label_kind, plan_int8, plan_int8_open},
+      {"sign", CommOp::AllGather, {"sign"}, true, {P::Chunk}, 0, fixed("signSGD"), plan_sign, plan_sign_open},
       {"majority_vote", CommOp::AllGather, {"majority_vote"}, true, {P::Chunk}, 0, fixed("majority vote"),
-       plan_majority_vote},
+       plan_majority_vote, plan_majority_vote_open},
       {"topk", CommOp::AllGather, {"topk"}, true, {P::Ratio}, 0,
-       [](const CompressionSpec& c) { return "Top-K " + percent(c.ratio) + "%"; }, plan_topk},
+       [](const CompressionSpec& c) { return "Top-K " + percent(c.ratio) + "%"; }, plan_topk, plan_topk_open},
+      // No PyTorch hook and no common open implementation modelled: gradwire's plan under both.
       {"randomk", CommOp::AllReduce, {"randomk"}, true, {P::Ratio}, 0,
-       [](const CompressionSpec& c) { return "Random-K " + percent(c.ratio) + "%"; }, plan_randomk},
+       [](const CompressionSpec& c) { return "Random-K " + percent(c.ratio) + "%"; }, plan_randomk, {}},
       // GPU kernel vs CPU twin: 1e-3 of max |x| (GEMM summation order differs).
       {"powersgd", CommOp::AllReduce, {"powersgd"}, true, {P::Rank, P::MinCompressionRate}, 1e-3,
-       [](const CompressionSpec& c) { return "PowerSGD rank " + std::to_string(c.rank); }, plan_powersgd},
+       [](const CompressionSpec& c) { return "PowerSGD rank " + std::to_string(c.rank); }, plan_powersgd,
+       plan_powersgd_hook},
   };
 }
 
@@ -191,7 +369,7 @@ void set_compressor_param(CompressionSpec& spec, CompressorParam p, double value
 
 BucketPlanner::BucketPlanner(const CompressionSpec& s, const ModelDesc& m, const Bucket& bk, double element_bytes,
                              const ClusterSpec& cluster, std::string allreduce_algorithm, CodecTimeFn codec_time,
-                             std::string codec)
+                             std::string codec, HookCosts hook_costs)
     : spec(s),
       model(m),
       bucket(bk),
@@ -199,11 +377,23 @@ BucketPlanner::BucketPlanner(const CompressionSpec& s, const ModelDesc& m, const
       dn(static_cast<double>(bk.elements)),
       e(element_bytes),
       workers(cluster.world_size()),
+      hook(hook_costs),
       algorithm_(std::move(allreduce_algorithm)),
       codec_time_(std::move(codec_time)),
       codec_(std::move(codec)) {}
 
 double BucketPlanner::codec_time(bool encode, double elements) const { return codec_time_(codec_, encode, elements); }
+
+double BucketPlanner::kernels(double launches, double bytes) const {
+  return launches * hook.launch + bytes / hook.copy_bandwidth;
+}
+
+double BucketPlanner::gemm(double rows, double inner, double cols) const {
+  const double flops = 2 * rows * inner * cols;
+  const double bytes = e * (rows * inner + inner * cols + rows * cols);
+  const double compute = hook.gemm_flops > 0 ? flops / hook.gemm_flops : 0.0;
+  return hook.launch + std::max(compute, bytes / hook.copy_bandwidth);
+}
 
 void BucketPlanner::all_reduce(const std::string& label, double bytes) {
   add(out_, collective_step(CommOp::AllReduce, label, algorithm_, bytes, bytes));

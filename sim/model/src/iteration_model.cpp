@@ -132,8 +132,10 @@ IterationPlan plan_iteration(const WorkloadSpec& w, const ClusterSpec& cluster, 
   }
   const double e = bytes_per_element(w.precision);
   p.buckets = assign_buckets(model, e, w.first_bucket_size, w.bucket_size);
+  const HookCosts hook{costs.copy_bandwidth, costs.gradient_gemm_flops > 0 ? costs.gradient_gemm_flops : costs.flops,
+                       kKernelLaunchSeconds};
   for (const auto& b : p.buckets) {
-    auto c = plan_bucket_comm(w.compression, model, b, e, cluster, p.allreduce_algorithm, costs.codec_time);
+    auto c = plan_bucket_comm(w.compression, model, b, e, cluster, p.allreduce_algorithm, costs.codec_time, hook);
     p.error_feedback_bytes += c.error_feedback_bytes;
     p.state_bytes += c.state_bytes;
     for (const auto& s : c.steps)

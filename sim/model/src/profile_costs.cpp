@@ -35,6 +35,8 @@ DeviceCosts device_costs(const Profile& profile, Precision gradient_precision, c
                                 "); it has " + profile_gemm_rates(profile));
   c.flops = it->second;
   c.copy_bandwidth = profile.copy_bandwidth;
+  const auto gradient_rate = profile.gemm_flops.find(to_string(gradient_precision));
+  if (gradient_rate != profile.gemm_flops.end()) c.gradient_gemm_flops = gradient_rate->second;
   const Profile* p = &profile;
   c.codec_time = [p](const std::string& codec, bool encode, double elements) {
     return p->codec_time(codec, encode, elements);

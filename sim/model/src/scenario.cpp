@@ -165,11 +165,12 @@ void parse_compressor_param(const yaml::Node& comp, const CompressorParamInfo& p
 // `compression:` from the compressor table: its kind, then the parameters
 // (numbers first, then booleans) that kind takes.
 CompressionSpec parse_compression(const yaml::Node& comp) {
-  std::vector<std::string> keys{"kind"};
+  std::vector<std::string> keys{"kind", "implementation"};
   for (const auto& p : compressor_params()) keys.push_back(p.key);
   comp.allow_keys(keys);
   CompressionSpec c;
   c.kind = comp.required("kind").as_enum(compressor_names());
+  if (auto impl = comp.optional("implementation")) c.implementation = impl->as_enum(compression_implementation_names());
   const Compressor& row = compressor(c.kind);
   for (const bool booleans : {false, true}) {
     for (const auto& p : compressor_params()) {
@@ -188,6 +189,11 @@ std::string to_string(Precision p) {
     case Precision::FP16: return "fp16";
   }
   return "fp32";
+}
+
+const std::vector<std::string>& compression_implementation_names() {
+  static const std::vector<std::string> names = {"pytorch", "gradwire"};
+  return names;
 }
 
 double bytes_per_element(Precision p) { return p == Precision::FP32 ? 4.0 : 2.0; }

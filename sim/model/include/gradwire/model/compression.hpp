@@ -2,7 +2,10 @@
 // ordered steps of its communication (codec work and dependent collectives),
 // the bytes of each collective and the compressor's memory. Plain C++, no
 // SimGrid. Every formula is documented, with its source, in docs/model.md;
-// each compressor's row (its wire plan) is in gradwire/model/compressors.hpp.
+// each compressor's row (its wire plans) is in gradwire/model/compressors.hpp.
+// The sizes below are the gradwire implementation's (the project's kernels);
+// compression.implementation: pytorch (the default) runs each row's
+// plan_pytorch (docs/model.md, "Compression as PyTorch runs it").
 //
 //   none          all-reduce of n e bytes (e = gradient bytes per element)
 //   fp16 / bf16   all-reduce of 2n bytes (PyTorch fp16/bf16_compress_hook)
@@ -35,6 +38,17 @@ std::string to_string(CommOp op);
 /// Encode/decode seconds of `codec` on `elements` fp32 elements (usually
 /// Profile::codec_time).
 using CodecTimeFn = std::function<double(const std::string& codec, bool encode, double elements)>;
+
+/// What the `pytorch` implementation's kernels cost on one GPU
+/// (compression.implementation: pytorch; docs/model.md, "Compression as
+/// PyTorch runs it"): each kernel takes `launch` plus the bytes it reads and
+/// writes over `copy_bandwidth`; a matrix product takes `launch` plus the
+/// larger of its FLOPs over `gemm_flops` and its bytes over `copy_bandwidth`.
+struct HookCosts {
+  double copy_bandwidth = 0;   ///< device memory bytes read + written per second
+  double gemm_flops = 0;       ///< GEMM rate at the gradient precision (FLOP/s)
+  double launch = 0;           ///< one kernel launch (s)
+};
 
 /// One step of a bucket's work on the communication stream. Steps run one
 /// after another: each collective depends on the codec work before it.
@@ -98,11 +112,15 @@ double sent_bytes_per_gpu(CommOp op, const std::string& algorithm, double bytes,
                           const ClusterSpec& cluster);
 
 /// The communication of one bucket. `element_bytes` is the gradient size per
-/// element; world_size N matters for the all-gathered compressors.
-/// Throws std::invalid_argument for an unknown compressor and whatever
-/// codec_time throws for a codec the profile lacks.
+/// element; world_size N matters for the all-gathered compressors. With
+/// compression.implementation "pytorch" the row's pytorch plan runs, costed
+/// by `hook` (rows without one run their gradwire plan); with "gradwire" the
+/// row's plan, costed by codec_time. Throws std::invalid_argument for an
+/// unknown compressor or implementation, for a pytorch plan without a copy
+/// bandwidth, and whatever codec_time throws for a codec the profile lacks.
 BucketComm plan_bucket_comm(const CompressionSpec& compression, const ModelDesc& model,
                             const Bucket& bucket, double element_bytes, const ClusterSpec& cluster,
-                            const std::string& allreduce_algorithm, const CodecTimeFn& codec_time);
+                            const std::string& allreduce_algorithm, const CodecTimeFn& codec_time,
+                            const HookCosts& hook = {});
 
 }  // namespace gw

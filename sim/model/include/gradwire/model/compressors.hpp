@@ -52,7 +52,7 @@ class BucketPlanner {
  public:
   BucketPlanner(const CompressionSpec& spec, const ModelDesc& model, const Bucket& bucket,
                 double element_bytes, const ClusterSpec& cluster, std::string allreduce_algorithm,
-                CodecTimeFn codec_time, std::string codec);
+                CodecTimeFn codec_time, std::string codec, HookCosts hook = {});
 
   const CompressionSpec& spec;
   const ModelDesc& model;
@@ -62,8 +62,17 @@ class BucketPlanner {
   const double e;         ///< gradient bytes per element
   const double workers;   ///< world size N
 
+  const HookCosts hook;    ///< the pytorch implementation's device costs
+
   /// Measured time of this compressor's codec (the row's first codec key).
   double codec_time(bool encode, double elements) const;
+  /// `launches` kernels moving `bytes` (read + written) through device memory:
+  /// launches x hook.launch + bytes / hook.copy_bandwidth.
+  double kernels(double launches, double bytes) const;
+  /// One matrix product (rows x inner) (inner x cols) at the gradient
+  /// precision: hook.launch + max(2 rows inner cols / hook.gemm_flops,
+  /// e (rows inner + inner cols + rows cols) / hook.copy_bandwidth).
+  double gemm(double rows, double inner, double cols) const;
   void all_reduce(const std::string& label, double bytes);
   /// An all-gather of `per_worker` bytes from each of the N workers.
   void all_gather(const std::string& label, double per_worker);
@@ -93,7 +102,11 @@ struct Compressor {
   /// twin when the calibrator checks them (0: bit for bit).
   double gpu_twin_tolerance = 0;
   std::function<std::string(const CompressionSpec&)> label;   ///< planner label
-  std::function<void(BucketPlanner&)> plan;                    ///< wire plan of one bucket
+  std::function<void(BucketPlanner&)> plan;                    ///< wire plan of one bucket (gradwire's kernels)
+  /// Wire plan as PyTorch users run it (its DDP hook, or the common open
+  /// implementation; compression.implementation: pytorch), costed by
+  /// BucketPlanner::kernels and gemm. Empty: the same as `plan`.
+  std::function<void(BucketPlanner&)> plan_pytorch = {};
 };
 
 /// Every compressor, in the order scenarios list them. A deque: rows (and

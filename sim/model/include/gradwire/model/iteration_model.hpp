@@ -45,6 +45,10 @@ struct DeviceCosts {
   std::string compute_precision;   ///< compute precision: a compute_precision_names() entry
   double flops = 0;                ///< achieved FLOP/s at its GEMM rate (gemm_rate_of)
   double copy_bandwidth = 0;       ///< device memory bytes read + written per second
+  /// GEMM rate at the gradient precision (the profile's fp32, bf16 or fp16
+  /// rate: PyTorch's matmul does not use TF32 by default), for the pytorch
+  /// implementation's matrix products; 0: `flops`.
+  double gradient_gemm_flops = 0;
   CodecTimeFn codec_time;          ///< encode/decode seconds by codec and elements
 };
 

@@ -135,7 +135,16 @@ struct CompressionSpec {
   std::int64_t chunk = 1024;    ///< int8 / sign: elements per scale
   bool error_feedback = true;   ///< keep a residual buffer (memory counted)
   double min_compression_rate = 2.0;  ///< powersgd: skip layers that would not pay
+  /// Whose code runs the compressor (compression_implementation_names()):
+  /// "pytorch" (DDP's communication hooks, or the common open implementation
+  /// where PyTorch has none; their kernels costed from the profile's
+  /// bandwidth, GEMM rate and launches) or "gradwire" (the project's CUDA
+  /// kernels, the profile's measured codec costs). docs/model.md, section 5.
+  std::string implementation = "pytorch";
 };
+
+/// The values of compression.implementation: pytorch, gradwire.
+const std::vector<std::string>& compression_implementation_names();
 
 struct OptimizerSpec {
   std::string kind = "adam";    ///< sgd, momentum, adam, adamw, lamb, lars

@@ -1,0 +1,202 @@
+// compression.implementation: pytorch (docs/model.md, "Compression as PyTorch
+// runs it"): each plan's steps against its formula, written here from the
+// hooks' code independently of compressors.cpp; the no-overlap iteration as
+// compute plus the sum of the steps.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <stdexcept>
+
+#include "gradwire/model/compression.hpp"
+#include "gradwire/model/iteration_model.hpp"
+#include "synthetic.hpp"
+
+namespace gw {
+namespace {
+
+using test::model_of;
+using test::tensor;
+
+constexpr double kL = 5e-6;
+
+// Codecs must not be consulted by the pytorch plans.
+double no_codec(const std::string& codec, bool, double) {
+  ADD_FAILURE() << "the pytorch plan read the profile's codec " << codec;
+  return 0;
+}
+
+BucketComm plan(const std::string& kind, const ModelDesc& m, int gpus, const HookCosts& hook, bool ef = true,
+                int rank = 4) {
+  CompressionSpec c;
+  c.kind = kind;
+  c.rank = rank;
+  c.ratio = 0.01;
+  c.chunk = 1024;
+  c.error_feedback = ef;
+  const auto buckets = assign_buckets(m, 4, 1e18, 1e18);  // one bucket
+  return plan_bucket_comm(c, m, buckets.at(0), 4, test::cluster(1, gpus), "ring", no_codec, hook);
+}
+
+std::vector<const CommStep*> of_kind(const BucketComm& c, CommStep::Kind k) {
+  std::vector<const CommStep*> out;
+  for (const auto& s : c.steps)
+    if (s.kind == k) out.push_back(&s);
+  return out;
+}
+
+TEST(PytorchHooks, HalfHookIsCastAllReduceDivideCastBack) {
+  const double n = 1000003;
+  const auto m = model_of({tensor("w", {1000003}, 1e9)});
+  const HookCosts hook{1e12, 1e13, kL};
+  for (const char* kind : {"fp16", "bf16"}) {
+    SCOPED_TRACE(kind);
+    const auto c = plan(kind, m, 8, hook);
+    ASSERT_EQ(c.steps.size(), 3u);
+    EXPECT_DOUBLE_EQ(c.steps[0].seconds, kL + 6 * n / 1e12);        // read 4 B, write 2 B
+    EXPECT_DOUBLE_EQ(c.steps[1].bytes, 2 * n);
+    EXPECT_DOUBLE_EQ(c.steps[2].seconds, 2 * kL + 10 * n / 1e12);   // divide (2 + 2 B), copy back (2 + 4 B)
+  }
+}
+
+// A conv weight 64 x 32 x 3 x 3 (m = 64, n = 288) and two biases of 64.
+ModelDesc conv_layer() {
+  return model_of({tensor("w", {64, 32, 3, 3}, 1e9), tensor("b1", {64}, 1e6), tensor("b2", {64}, 1e6)});
+}
+
+TEST(PytorchHooks, PowerSgdLaunchesAreTheHooksKernelCount) {
+  // Memory and GEMMs free: every step is its kernel count x L.
+  const HookCosts launches_only{1e30, 1e30, kL};
+  const auto c = plan("powersgd", conv_layer(), 8, launches_only);
+  ASSERT_EQ(c.steps.size(), 7u);
+  const auto coll = of_kind(c, CommStep::Kind::Collective);
+  ASSERT_EQ(coll.size(), 3u);
+  EXPECT_EQ(coll[0]->label, "all-reduce uncompressed");
+  EXPECT_DOUBLE_EQ(coll[0]->bytes, 128 * 4);
+  EXPECT_DOUBLE_EQ(coll[1]->bytes, 64 * 4 * 4);    // P: m r
+  EXPECT_DOUBLE_EQ(coll[2]->bytes, 288 * 4 * 4);   // Q: n r
+  // Gram-Schmidt at rank r: 3 kernels per column, 4 per later block: 7r - 4.
+  const double gs = 7 * 4 - 4;
+  EXPECT_NEAR(c.steps[0].seconds, (2 + 1 + gs + 1) * kL, 1e-15);   // EF add + clone, cat, orthogonalize Q, P = MQ
+  EXPECT_NEAR(c.steps[2].seconds, (1 + 2) * kL, 1e-15);            // divide, copy back two tensors
+  EXPECT_NEAR(c.steps[4].seconds, (gs + 1) * kL, 1e-15);           // orthogonalize P, Q = M^T P
+  EXPECT_NEAR(c.steps[6].seconds, (1 + 1 + 1) * kL, 1e-15);        // divide Q, P Q^T, residual
+  const auto no_ef = plan("powersgd", conv_layer(), 8, launches_only, false, 1);
+  EXPECT_NEAR(no_ef.steps[0].seconds, (1 + 3 + 1) * kL, 1e-15);    // rank 1: Gram-Schmidt is 3 kernels
+  EXPECT_NEAR(no_ef.steps[6].seconds, (1 + 1) * kL, 1e-15);
+}
+
+TEST(PytorchHooks, PowerSgdBytesAndFlopsTerms) {
+  const double e = 4, m = 64, n = 288, r = 4, N = 64 * 288 + 128;
+  // Gram-Schmidt of an m x r matrix moves m (3r + 2(r-1) + 7 r(r-1)/2) elements.
+  const auto gs = [&](double rows) { return rows * (3 * r + 2 * (r - 1) + 3.5 * r * (r - 1)) * e; };
+  const HookCosts memory{1e12, 1e30, 0};
+  const auto c = plan("powersgd", conv_layer(), 8, memory);
+  EXPECT_NEAR(c.steps[0].seconds, (5 * e * N + 2 * e * 128 + gs(n) + e * (m * n + n * r + m * r)) / 1e12, 1e-18);
+  EXPECT_NEAR(c.steps[4].seconds, (gs(m) + e * (n * m + m * r + n * r)) / 1e12, 1e-18);
+  EXPECT_NEAR(c.steps[6].seconds, (2 * e * n * r + e * (m * r + r * n + m * n) + 3 * e * N) / 1e12, 1e-18);
+  // Compute-bound products: 2 m n r FLOPs each.
+  const HookCosts flops{1e30, 1e9, 0};
+  const auto f = plan("powersgd", conv_layer(), 8, flops);
+  EXPECT_NEAR(f.steps[4].seconds, 2 * m * n * r / 1e9, 1e-15);
+}
+
+TEST(PytorchHooks, GatheredDecodeGrowsWithTheWorkers) {
+  const double n = 1 << 20, e = 4, k = std::ceil(0.01 * n);
+  const auto m = model_of({tensor("w", {1 << 20}, 1e9)});
+  const HookCosts hook{1e12, 1e13, kL};
+  const auto dense_sum = [&](double N) { return N * kL + (3 * N - 1) * e * n / 1e12; };
+  for (int gpus : {8, 64}) {
+    SCOPED_TRACE(gpus);
+    const double N = gpus;
+    const auto topk = plan("topk", m, gpus, hook);
+    const auto coll = of_kind(topk, CommStep::Kind::Collective);
+    ASSERT_EQ(coll.size(), 2u);
+    EXPECT_DOUBLE_EQ(coll[0]->contributed, k * e);   // values
+    EXPECT_DOUBLE_EQ(coll[1]->contributed, 8 * k);   // int64 indices
+    EXPECT_DOUBLE_EQ(coll[1]->bytes, 8 * k * N);
+    const double scatter = 2 * kL + (e * n + k * (2 * e + 8)) / 1e12;
+    EXPECT_NEAR(topk.decode, N * scatter + dense_sum(N) + kL + 2 * e * n / 1e12, 1e-12);
+    // torch.topk: 18 passes over the input, abs, the gather; residual kept.
+    EXPECT_NEAR(topk.encode,
+                kL + 3 * e * n / 1e12 + kL + 2 * e * n / 1e12 + kL + (18 * e * n + k * (e + 8)) / 1e12 + kL +
+                    k * (2 * e + 8) / 1e12 + scatter + kL + 3 * e * n / 1e12,
+                1e-12);
+
+    const auto sign = plan("sign", m, gpus, hook);
+    const auto sc = of_kind(sign, CommStep::Kind::Collective);
+    ASSERT_EQ(sc.size(), 2u);
+    EXPECT_DOUBLE_EQ(sc[0]->contributed, n);   // one byte per sign
+    EXPECT_DOUBLE_EQ(sc[1]->contributed, e);   // the mean
+    EXPECT_NEAR(sign.decode, N * (4 * kL + (1 + 7 * e) * n / 1e12) + dense_sum(N) + kL + 2 * e * n / 1e12, 1e-12);
+
+    const auto vote = plan("majority_vote", m, gpus, hook);
+    EXPECT_DOUBLE_EQ(of_kind(vote, CommStep::Kind::Collective).at(0)->contributed, n);
+    EXPECT_NEAR(vote.decode, N * (3 * kL + (1 + 5 * e) * n / 1e12) + dense_sum(N) + 3 * kL + (2 + 4 * e) * n / 1e12,
+                1e-12);
+
+    const auto q = plan("int8", m, gpus, hook);
+    const auto qc = of_kind(q, CommStep::Kind::Collective);
+    ASSERT_EQ(qc.size(), 2u);
+    EXPECT_EQ(qc[0]->op, CommOp::AllGather);
+    EXPECT_DOUBLE_EQ(qc[0]->contributed, n);
+    EXPECT_DOUBLE_EQ(qc[1]->contributed, 4 * std::ceil(n / 1024));
+    EXPECT_NEAR(q.decode, N * (2 * kL + (1 + 3 * e) * n / 1e12) + dense_sum(N) + kL + 2 * e * n / 1e12, 1e-12);
+  }
+}
+
+TEST(PytorchHooks, GradwireKeepsTheMeasuredCodecsAndNoneAndRandomKAreUnchanged) {
+  const auto m = model_of({tensor("w", {1000}, 1e9)});
+  const auto buckets = assign_buckets(m, 4, 1e18, 1e18);
+  CompressionSpec c;
+  c.kind = "fp16";
+  c.implementation = "gradwire";
+  const auto codec = [](const std::string&, bool encode, double elements) {
+    return (encode ? 1e-9 : 2e-9) * elements;
+  };
+  const auto g = plan_bucket_comm(c, m, buckets.at(0), 4, test::cluster(1, 8), "ring", codec, {1e12, 1e13, kL});
+  EXPECT_DOUBLE_EQ(g.encode, 1e-6);
+  EXPECT_DOUBLE_EQ(g.decode, 2e-6);
+  c.implementation = "pytorch";
+  for (const char* kind : {"none", "randomk"}) {
+    c.kind = kind;
+    c.implementation = "pytorch";
+    const auto p = plan_bucket_comm(c, m, buckets.at(0), 4, test::cluster(1, 8), "ring", codec, {});
+    c.implementation = "gradwire";
+    const auto r = plan_bucket_comm(c, m, buckets.at(0), 4, test::cluster(1, 8), "ring", codec, {});
+    ASSERT_EQ(p.steps.size(), r.steps.size()) << kind;
+    EXPECT_DOUBLE_EQ(p.encode, r.encode) << kind;
+  }
+  c.kind = "fp16";
+  c.implementation = "pytorch";   // a hook without a copy bandwidth to cost it
+  EXPECT_THROW(plan_bucket_comm(c, m, buckets.at(0), 4, test::cluster(1, 8), "ring", codec, {}), std::invalid_argument);
+  c.implementation = "apex";
+  EXPECT_THROW(plan_bucket_comm(c, m, buckets.at(0), 4, test::cluster(1, 8), "ring", codec, {}), std::invalid_argument);
+}
+
+TEST(PytorchHooks, NoOverlapIterationIsComputePlusEveryHookStep) {
+  WorkloadSpec w;
+  w.compute_efficiency = 1.0;
+  w.micro_batch = 4;
+  w.overlap = false;
+  w.ddp_overheads = false;
+  w.optimizer.step_time = 1e-4;
+  w.first_bucket_size = w.bucket_size = 1e5;   // several buckets
+  const auto m = model_of({tensor("w1", {256, 128, 3, 3}, 4e9), tensor("b1", {256}, 1e6),
+                           tensor("w2", {512, 256}, 2e9), tensor("b2", {512}, 1e6)});
+  const CollectiveTimeFn coll = [](const CommStep& s) { return 1e-4 + s.bytes / 1e10; };
+  for (const char* kind : {"fp16", "powersgd", "topk", "sign", "int8"}) {
+    SCOPED_TRACE(kind);
+    w.compression.kind = kind;
+    const auto p = plan_iteration(w, test::cluster(1, 8), m, test::costs());
+    ASSERT_GE(p.buckets.size(), 2u);
+    double steps = 0;
+    for (const auto& bc : p.comm)
+      for (const auto& s : bc.steps) steps += s.kind == CommStep::Kind::Collective ? coll(s) : s.seconds;
+    const auto r = evaluate_closed_form(p, coll);
+    EXPECT_NEAR(r.total, p.forward + p.backward() + steps + p.optimizer, 1e-12);
+    EXPECT_GT(r.encode + r.decode, 0);
+  }
+}
+
+}  // namespace
+}  // namespace gw
