@@ -17,6 +17,7 @@
 #include "gradwire/engine/engine.hpp"
 #include "gradwire/core/error.hpp"
 #include "gradwire/model/profile.hpp"
+#include "gradwire/model/stragglers.hpp"
 #include "gradwire/replay/replay.hpp"
 #include "gradwire/replay/report.hpp"
 #include "synthetic.hpp"
@@ -267,6 +268,80 @@ TEST(Replay, InterferenceSlowsComputeOnlyWhileCommunicating) {
   w.overlap = false;
   const auto off = simulate_plan(c, plan_iteration(w, c, tiny_convnet(), slow_costs()));
   expect_rel(off.backward, plan.backward());
+}
+
+// Stragglers (docs/model.md, "Stragglers"): the replay's collectives wait for
+// the expected slowest rank as the closed form's do; jitter 0 changes nothing.
+TEST(ReplayStragglers, CollectivesWaitForTheSlowestRankAsInTheClosedForm) {
+  const auto c = test::cluster(1, 8);
+  for (bool overlap : {false, true}) {
+    SCOPED_TRACE(overlap ? "overlap" : "no overlap");
+    auto w = workload(overlap, 3);
+    const auto base = simulate_plan(c, plan_iteration(w, c, tiny_convnet(), slow_costs()));
+    w.compute_jitter = 0.0;
+    EXPECT_EQ(simulate_plan(c, plan_iteration(w, c, tiny_convnet(), slow_costs())).total, base.total);
+    w.compute_jitter = 0.1;
+    const auto plan = plan_iteration(w, c, tiny_convnet(), slow_costs());
+    ASSERT_EQ(plan.bucket_sync_delay.size(), plan.buckets.size());
+    const auto r = simulate_plan(c, plan);
+    const double d = 0.1 * (plan.forward + plan.backward()) * std::sqrt(3.0) * expected_max_normal(8);
+    expect_rel(r.straggler_wait, d, 1e-12);
+    for (std::size_t b = 0; b < r.buckets.size(); ++b) {
+      SCOPED_TRACE(b);
+      const double from = overlap ? r.buckets[b].ready + plan.bucket_sync_delay[b] : r.backward_end + d;
+      EXPECT_GE(r.buckets[b].start, from - 1e-9);
+    }
+    if (!overlap) expect_rel(r.total, base.total + d);  // every collective after the slowest backward end
+    EXPECT_GT(r.total, base.total);
+    const auto closed = evaluate_closed_form(plan, ring_closed_form(c));
+    expect_rel(r.total, closed.total);
+    expect_rel(r.straggler_wait + r.exposed_communication + r.backward + r.forward + r.optimizer, r.total);
+    EXPECT_LT(r.band_low, r.total);
+    EXPECT_GT(r.band_high, r.total);
+    const auto trace = chrome_trace(r);
+    EXPECT_NE(trace.find("waiting for the slowest of 8 ranks"), std::string::npos);
+  }
+}
+
+// The band in every output: the table, JSON (round trip) and CSV hold low <= median <= high.
+TEST(ReplayOutput, TheBandIsInEveryOutputAndContainsTheMedian) {
+  const auto c = test::cluster(1, 8);
+  auto w = workload(true, 2);
+  w.compute_jitter = 0.05;
+  auto costs = slow_costs();
+  costs.flops_spread = 0.2;
+  auto plan = plan_iteration(w, c, tiny_convnet(), costs);
+  plan.residuals = {-0.1, 0.05, 12, ""};
+  const auto r = simulate_plan(c, plan);
+  ASSERT_LT(r.band_low, r.total);
+  ASSERT_GT(r.band_high, r.total);
+  const auto j = nlohmann::json::parse(result_to_json(r));
+  EXPECT_EQ(j.at("band").at("median_s").get<double>(), r.total);
+  EXPECT_LT(j.at("band").at("low_s").get<double>(), j.at("band").at("median_s").get<double>());
+  EXPECT_GT(j.at("band").at("high_s").get<double>(), j.at("band").at("median_s").get<double>());
+  const auto back = result_from_json(result_to_json(r));
+  EXPECT_EQ(back.band_low, r.band_low);
+  EXPECT_EQ(back.band_high, r.band_high);
+  EXPECT_EQ(back.band.jitter_high, r.band.jitter_high);
+  // CSV: the last three columns are low, median, high.
+  const std::string header = csv_header(), row = csv_row(r);
+  EXPECT_NE(header.find("band_low_s,band_median_s,band_high_s\n"), std::string::npos);
+  std::vector<double> cells;
+  std::stringstream ss(row);
+  for (std::string cell; std::getline(ss, cell, ',');) cells.push_back(std::atof(cell.c_str()));
+  ASSERT_GE(cells.size(), 3u);
+  const double lo = cells[cells.size() - 3], mid = cells[cells.size() - 2], hi = cells.back();
+  EXPECT_LT(lo, mid);
+  EXPECT_GT(hi, mid);
+  EXPECT_NEAR(mid, r.total, 1e-8 * r.total);
+  EXPECT_NE(format_table(r).find("band"), std::string::npos);
+  // A wider profile spread widens the band.
+  costs.flops_spread = 0.4;
+  auto wider_plan = plan_iteration(w, c, tiny_convnet(), costs);
+  wider_plan.residuals = plan.residuals;
+  const auto wider = simulate_plan(c, wider_plan);
+  EXPECT_EQ(wider.total, r.total);
+  EXPECT_GT(wider.band_high - wider.band_low, r.band_high - r.band_low);
 }
 
 // --- With a profile file -----------------------------------------------------------

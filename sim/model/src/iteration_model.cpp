@@ -1,6 +1,7 @@
 #include "gradwire/model/iteration_model.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 #include "gradwire/model/measured_compute.hpp"
@@ -108,6 +109,37 @@ void plan_ddp_overheads(IterationPlan& p, const WorkloadSpec& w, const ModelDesc
   p.fixed_work = optimizer_derived ? static_cast<double>(model.tensors.size()) * kKernelLaunchSeconds : 0.0;
 }
 
+/// Interquartile range of a normal / its standard deviation: 2 Phi^-1(0.75).
+constexpr double kIqrPerSigma = 1.3489795003921634;
+
+/// Stragglers and band term (a) (docs/model.md, "Stragglers", "The band"):
+/// cv given, else from the measured document's forward and backward IQRs
+/// (sigma = IQR / 1.349, the two independent), else 0; the collective of
+/// bucket b waits D_b for the slowest rank. The measured spread of the GEMM
+/// rate (compute from FLOPs only) feeds the band.
+void plan_stragglers(IterationPlan& p, const WorkloadSpec& w, const DeviceCosts& costs,
+                     const MeasuredCompute* measured) {
+  const double step = p.forward + p.backward();
+  if (w.compute_jitter) {
+    p.compute_jitter = *w.compute_jitter;
+    p.compute_jitter_source = "workload.compute_jitter";
+  } else if (measured && step > 0) {
+    p.compute_jitter = std::hypot(measured->forward.spread, measured->backward.spread) / kIqrPerSigma / step;
+    p.compute_jitter_source = "measured compute: forward and backward interquartile ranges / 1.349";
+  }
+  if (!measured && costs.flops_spread > 0) {
+    p.compute_spread = costs.flops_spread;
+    p.compute_spread_source = "profile: repeats' range of the " + gemm_rate_of(p.compute_precision) + " GEMM rate";
+  }
+  if (!(p.compute_jitter > 0) || p.world_size <= 1) return;
+  std::vector<double> ready(p.buckets.size());
+  std::vector<double> cumulative(p.tensor_backward.size());
+  double t = p.forward;
+  for (std::size_t j = 0; j < cumulative.size(); ++j) cumulative[j] = t += p.tensor_backward[j];
+  for (std::size_t b = 0; b < ready.size(); ++b) ready[b] = cumulative.at(p.buckets[b].last_tensor);
+  p.bucket_sync_delay = straggler_delays(p.compute_jitter, p.world_size, p.accumulation, step, ready);
+}
+
 }  // namespace
 
 IterationPlan plan_iteration(const WorkloadSpec& w, const ClusterSpec& cluster, const ModelDesc& model,
@@ -151,7 +183,21 @@ IterationPlan plan_iteration(const WorkloadSpec& w, const ClusterSpec& cluster, 
   if (w.input_rate) p.input_time = w.micro_batch * static_cast<double>(w.accumulation) / *w.input_rate;
   if (w.ddp_overheads)
     plan_ddp_overheads(p, w, model, e, costs, measured, !optimizer_measured && !w.optimizer.step_time);
+  plan_stragglers(p, w, costs, measured);
   return p;
+}
+
+void finish_band(const IterationPlan& plan, IterationResult& r) {
+  r.compute_jitter = plan.compute_jitter;
+  r.compute_jitter_source = plan.compute_jitter_source;
+  r.compute_spread = plan.compute_spread;
+  r.compute_spread_source = plan.compute_spread_source;
+  r.residual_low = plan.residuals.low;
+  r.residual_high = plan.residuals.high;
+  r.residual_cases = plan.residuals.cases;
+  r.band = band_terms(r.total, r.forward + r.backward, plan.compute_spread, plan.compute_jitter, plan.world_size,
+                      plan.accumulation, plan.forward + plan.backward(), plan.residuals);
+  band_bounds(r.total, r.band, r.band_low, r.band_high);
 }
 
 void finish_result(const IterationPlan& plan, IterationResult& r) {
@@ -201,7 +247,8 @@ void finish_result(const IterationPlan& plan, IterationResult& r) {
     comm_end = std::max(comm_end, bt.end);
     copy_out_end = std::max(copy_out_end, bt.end) + (b < plan.bucket_copy_out.size() ? plan.bucket_copy_out[b] : 0.0);
   }
-  r.exposed_communication = std::max(0.0, comm_end - r.backward_end);
+  r.straggler_wait = plan.bucket_sync_delay.empty() || r.buckets.empty() ? 0.0 : plan.bucket_sync_delay.back();
+  r.exposed_communication = std::max(0.0, comm_end - r.backward_end - r.straggler_wait);
   r.bucket_copy_out = copy_out_end - std::max(r.backward_end, comm_end);
   r.optimizer = plan.optimizer;
   r.fixed_work = plan.fixed_work;
@@ -210,6 +257,7 @@ void finish_result(const IterationPlan& plan, IterationResult& r) {
   r.input_wait = std::max(0.0, plan.input_time - r.total);  // the loader prefetches beside the step
   r.total += r.input_wait;
   r.samples_per_second = r.total > 0 ? r.global_batch / r.total : 0;
+  finish_band(plan, r);
   r.wire_bytes_per_gpu = plan.wire_bytes_per_gpu;
   r.error_feedback_bytes = plan.error_feedback_bytes;
   r.state_bytes = plan.state_bytes;
@@ -228,6 +276,10 @@ IterationResult evaluate_closed_form(const IterationPlan& plan, const Collective
   std::vector<int> bucket_of_last(plan.tensor_backward.size(), -1);
   for (std::size_t b = 0; b < nb; ++b) bucket_of_last.at(plan.buckets[b].last_tensor) = static_cast<int>(b);
 
+  // The slowest rank reaches bucket b D_b after the representative one.
+  const auto sync_delay = [&](std::size_t b) {
+    return b < plan.bucket_sync_delay.size() ? plan.bucket_sync_delay[b] : 0.0;
+  };
   double comm_free = 0;  // end of the previous bucket on the comm stream
   std::size_t scheduled = 0;
   const auto schedule = [&](std::size_t b, double ready, double earliest) {
@@ -270,14 +322,14 @@ IterationResult evaluate_closed_form(const IterationPlan& plan, const Collective
     r.tensor_end[j] = t;
     const int b = bucket_of_last[j];
     if (b >= 0 && plan.overlap) {
-      schedule(static_cast<std::size_t>(b), t, t);
+      schedule(static_cast<std::size_t>(b), t, t + sync_delay(static_cast<std::size_t>(b)));
       ++scheduled;
     }
   }
   r.backward_end = t;
   if (!plan.overlap) {
     for (std::size_t b = 0; b < nb; ++b) {
-      schedule(b, r.tensor_end[plan.buckets[b].last_tensor], t);
+      schedule(b, r.tensor_end[plan.buckets[b].last_tensor], t + sync_delay(nb - 1));  // the slowest rank's end
       ++scheduled;
     }
   }

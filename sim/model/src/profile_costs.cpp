@@ -34,6 +34,9 @@ DeviceCosts device_costs(const Profile& profile, Precision gradient_precision, c
     throw std::invalid_argument("profile '" + profile.name + "' has no " + rate + " GEMM rate (gemm_flops." + rate +
                                 "); it has " + profile_gemm_rates(profile));
   c.flops = it->second;
+  const auto points = profile.gemm_points.find(rate);
+  if (points != profile.gemm_points.end() && !points->second.empty())
+    c.flops_spread = points->second.back().spread;  // sorted by size: the compute-bound GEMM
   c.copy_bandwidth = profile.copy_bandwidth;
   const Profile* p = &profile;
   c.codec_time = [p](const std::string& codec, bool encode, double elements) {
