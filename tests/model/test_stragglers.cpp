@@ -9,6 +9,7 @@
 #include <numbers>
 #include <random>
 
+#include "gradwire/model/interference.hpp"
 #include "gradwire/model/iteration_model.hpp"
 #include "gradwire/model/stragglers.hpp"
 #include "synthetic.hpp"
@@ -212,6 +213,85 @@ TEST(Band, ResidualsFileRoundTrips) {
   EXPECT_EQ(back.high, r.high);
   EXPECT_EQ(back.cases, 24);
   EXPECT_GE(bundled_model_residuals().cases, 0);
+}
+
+// --- Interference (docs/model.md, section 7) ----------------------------------
+
+// Many small tensors with int8 compression and costly codecs, so that both
+// collectives and codecs run beside the remaining backward.
+IterationPlan interference_plan(std::optional<double> given, const InterferenceFigures& measured,
+                                bool overlap = true) {
+  std::vector<TensorDesc> ts;
+  for (int i = 0; i < 40; ++i) ts.push_back(tensor("t" + std::to_string(i), {300000}, 1e9));
+  WorkloadSpec w;
+  w.compute_efficiency = 1.0;
+  w.compression.kind = "int8";
+  w.interference = given;
+  w.overlap = overlap;
+  w.optimizer.step_time = 0;
+  w.ddp_overheads = false;
+  auto c = costs(2.0);
+  c.interference = measured;
+  return plan_iteration(w, test::cluster(1, 8), model_of(ts), c);
+}
+const CollectiveTimeFn kSlow = [](const CommStep& s) { return s.bytes / 2e9; };
+
+TEST(Interference, WorkloadOverridesTheProfileWhichOverridesTheDefault) {
+  const InterferenceFigures measured{0.3, 0.1, 0.05};
+  auto p = interference_plan(std::nullopt, measured);
+  EXPECT_EQ(p.interference, 0.3);
+  EXPECT_EQ(p.interference_codec, 0.1);
+  EXPECT_EQ(p.codec_interference, 0.05);
+  EXPECT_EQ(p.interference_range_high, 0.0);
+  p = interference_plan(0.2, measured);
+  EXPECT_EQ(p.interference, 0.2);
+  EXPECT_EQ(p.interference_codec, 0.2);
+  p = interference_plan(std::nullopt, {});
+  EXPECT_EQ(p.interference, 0.0);
+  EXPECT_EQ(p.interference_range_high, kInterferenceRangeHigh);
+}
+
+TEST(Interference, CollectivesAndCodecsSlowTheBackwardByTheirOwnFigures) {
+  const auto clean = evaluate_closed_form(interference_plan(std::nullopt, {0.0, 0.0, {}}), kSlow);
+  const auto both = evaluate_closed_form(interference_plan(std::nullopt, {0.25, 0.25, {}}), kSlow);
+  const auto nccl = evaluate_closed_form(interference_plan(std::nullopt, {0.25, 0.0, {}}), kSlow);
+  const auto codec = evaluate_closed_form(interference_plan(std::nullopt, {0.0, 0.25, {}}), kSlow);
+  const auto given = evaluate_closed_form(interference_plan(0.25, {}), kSlow);
+  EXPECT_EQ(given.total, both.total);  // one figure for both: the rule as before
+  EXPECT_GT(nccl.backward, clean.backward);
+  EXPECT_GT(codec.backward, clean.backward);
+  EXPECT_LT(nccl.backward, both.backward);
+  EXPECT_LT(codec.backward, both.backward);
+  // Tensor by tensor: the duration is the clean one times (1 + the figure of
+  // what the comm stream ran when it started).
+  const auto p = interference_plan(std::nullopt, {0.25, 0.1, {}});
+  const auto r = evaluate_closed_form(p, kSlow);
+  double start = r.backward_start;
+  int nccl_slowed = 0, codec_slowed = 0;
+  for (std::size_t j = 0; j < r.tensor_end.size(); ++j) {
+    const auto a = comm_activity_at(r, r.buckets.size(), start, true);
+    const double f = a == CommActivity::Collective ? 0.25 : a == CommActivity::Codec ? 0.1 : 0.0;
+    nccl_slowed += a == CommActivity::Collective;
+    codec_slowed += a == CommActivity::Codec;
+    EXPECT_NEAR(r.tensor_end[j] - start, p.tensor_backward[j] * (1 + f), 1e-12) << j;
+    start = r.tensor_end[j];
+  }
+  EXPECT_GT(nccl_slowed, 0);
+  EXPECT_GT(codec_slowed, 0);
+}
+
+TEST(Interference, UnmeasuredInterferenceWidensTheBandByTheOverlappedCompute) {
+  const auto r = evaluate_closed_form(interference_plan(std::nullopt, {}), kSlow);
+  EXPECT_GT(r.overlapped_compute, 0);
+  EXPECT_LT(r.overlapped_compute, r.backward);
+  EXPECT_NEAR(r.band.interference_high, r.overlapped_compute * kInterferenceRangeHigh, 1e-15);
+  EXPECT_NEAR(r.band_high - r.total, r.band.interference_high, 1e-15);  // the only term here
+  EXPECT_EQ(r.band_low, r.total);  // nothing else here: the default 0 is the low end
+  const auto measured = evaluate_closed_form(interference_plan(std::nullopt, {0.0, 0.0, {}}), kSlow);
+  EXPECT_EQ(measured.band.interference_high, 0.0);
+  EXPECT_EQ(measured.total, r.total);
+  const auto off = evaluate_closed_form(interference_plan(std::nullopt, {}, false), kSlow);
+  EXPECT_EQ(off.overlapped_compute, 0.0);
 }
 
 }  // namespace

@@ -109,6 +109,25 @@ void plan_ddp_overheads(IterationPlan& p, const WorkloadSpec& w, const ModelDesc
   p.fixed_work = optimizer_derived ? static_cast<double>(model.tensors.size()) * kKernelLaunchSeconds : 0.0;
 }
 
+/// Interference (docs/model.md, section 7): workload.interference for both
+/// compute slow-downs when given; else the profile's measured figures; else 0,
+/// with the published upper end feeding the band.
+void plan_interference(IterationPlan& p, const WorkloadSpec& w, const DeviceCosts& costs) {
+  const InterferenceFigures& m = costs.interference;
+  p.codec_interference = m.codec_under_compute.value_or(0.0);
+  if (w.interference) {
+    p.interference = p.interference_codec = *w.interference;
+    p.interference_source = "workload.interference";
+  } else if (m.compute_under_nccl || m.compute_under_codec) {
+    p.interference = m.compute_under_nccl.value_or(0.0);
+    p.interference_codec = m.compute_under_codec.value_or(p.interference);
+    p.interference_source = "profile (measured)";
+  } else {
+    p.interference_range_high = kInterferenceRangeHigh;
+    p.interference_source = "not measured: 0, band to 0.4 (Lee et al. 2025)";
+  }
+}
+
 /// Interquartile range of a normal / its standard deviation: 2 Phi^-1(0.75).
 constexpr double kIqrPerSigma = 1.3489795003921634;
 
@@ -156,7 +175,7 @@ IterationPlan plan_iteration(const WorkloadSpec& w, const ClusterSpec& cluster, 
   p.micro_batch = w.micro_batch;
   p.accumulation = w.accumulation;
   p.overlap = w.overlap;
-  p.interference = w.interference;
+  plan_interference(p, w, costs);
   if (measured) {
     plan_compute_measured(p, model, costs, *measured);
   } else {
@@ -187,6 +206,40 @@ IterationPlan plan_iteration(const WorkloadSpec& w, const ClusterSpec& cluster, 
   return p;
 }
 
+CommActivity comm_activity_at(const IterationResult& r, std::size_t buckets, double s, bool overlap) {
+  for (std::size_t b = 0; b < buckets && b < r.buckets.size(); ++b) {
+    const auto& bt = r.buckets[b];
+    // A bucket that becomes ready exactly now has not started yet when the
+    // compute stream launches its next tensor.
+    const bool starting_now = overlap && bt.start == s && bt.ready == s;
+    if (!(bt.start <= s && s < bt.end) || starting_now) continue;
+    for (const auto& st : bt.steps)
+      if (st.kind != CommStep::Kind::Collective && st.start <= s && s < st.end) return CommActivity::Codec;
+    return CommActivity::Collective;  // a collective or the bucket's launches
+  }
+  return CommActivity::Idle;
+}
+
+double interference_at(const IterationPlan& plan, CommActivity a) {
+  if (a == CommActivity::Collective) return plan.interference;
+  return a == CommActivity::Codec ? plan.interference_codec : 0.0;
+}
+
+namespace {
+
+/// Backward time of the synchronizing micro-step whose tensors started while
+/// the comm stream was busy (what interference slows).
+double overlapped_compute(const IterationResult& r, bool overlap) {
+  double sum = 0, start = r.backward_start;
+  for (double end : r.tensor_end) {
+    if (comm_activity_at(r, r.buckets.size(), start, overlap) != CommActivity::Idle) sum += end - start;
+    start = end;
+  }
+  return sum;
+}
+
+}  // namespace
+
 void finish_band(const IterationPlan& plan, IterationResult& r) {
   r.compute_jitter = plan.compute_jitter;
   r.compute_jitter_source = plan.compute_jitter_source;
@@ -197,6 +250,8 @@ void finish_band(const IterationPlan& plan, IterationResult& r) {
   r.residual_cases = plan.residuals.cases;
   r.band = band_terms(r.total, r.forward + r.backward, plan.compute_spread, plan.compute_jitter, plan.world_size,
                       plan.accumulation, plan.forward + plan.backward(), plan.residuals);
+  r.overlapped_compute = overlapped_compute(r, plan.overlap);
+  r.band.interference_high = r.overlapped_compute * plan.interference_range_high;
   band_bounds(r.total, r.band, r.band_low, r.band_high);
 }
 
@@ -210,6 +265,9 @@ void finish_result(const IterationPlan& plan, IterationResult& r) {
   r.accumulation = plan.accumulation;
   r.overlap = plan.overlap;
   r.interference = plan.interference;
+  r.interference_codec = plan.interference_codec;
+  r.codec_interference = plan.codec_interference;
+  r.interference_source = plan.interference_source;
   r.compute_efficiency = plan.compute_efficiency;
   r.compute_efficiency_default = plan.compute_efficiency_default;
   r.compute_measured = plan.compute_measured;
@@ -300,23 +358,13 @@ IterationResult evaluate_closed_form(const IterationPlan& plan, const Collective
     bt.end = t;
     comm_free = t;
   };
-  const auto busy_at = [&](double s) {
-    for (std::size_t b = 0; b < scheduled; ++b) {
-      const auto& bt = r.buckets[b];
-      // A bucket that becomes ready exactly now has not started yet when the
-      // compute stream launches its next tensor.
-      const bool starting_now = plan.overlap && bt.start == s && bt.ready == s;
-      if (bt.start <= s && s < bt.end && !starting_now) return true;
-    }
-    return false;
-  };
 
   double t = r.backward_start;
   std::vector<double> ready_later;  // overlap off: buckets wait for the whole backward
   r.tensor_end.resize(plan.tensor_backward.size());
   for (std::size_t j = 0; j < plan.tensor_backward.size(); ++j) {
     double d = plan.tensor_backward[j];
-    if (plan.interference > 0 && busy_at(t)) d *= 1 + plan.interference;
+    d *= 1 + interference_at(plan, comm_activity_at(r, scheduled, t, plan.overlap));
     if (j < plan.tensor_copy_in.size()) d += plan.tensor_copy_in[j];  // DDP copies the gradient into its bucket
     t += d;
     r.tensor_end[j] = t;

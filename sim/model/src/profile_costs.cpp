@@ -38,6 +38,7 @@ DeviceCosts device_costs(const Profile& profile, Precision gradient_precision, c
   if (points != profile.gemm_points.end() && !points->second.empty())
     c.flops_spread = points->second.back().spread;  // sorted by size: the compute-bound GEMM
   c.copy_bandwidth = profile.copy_bandwidth;
+  c.interference = profile.interference;
   const Profile* p = &profile;
   c.codec_time = [p](const std::string& codec, bool encode, double elements) {
     return p->codec_time(codec, encode, elements);

@@ -108,7 +108,8 @@ BandTerms band_terms(double total, double compute, double spread, double cv, int
 
 void band_bounds(double total, const BandTerms& t, double& low, double& high) {
   low = total - std::hypot(t.spread_low, t.jitter_low, t.residual_low);
-  high = total + std::hypot(t.spread_high, t.jitter_high, t.residual_high);
+  high = total + std::sqrt(t.spread_high * t.spread_high + t.jitter_high * t.jitter_high +
+                           t.residual_high * t.residual_high + t.interference_high * t.interference_high);
 }
 
 }  // namespace gw

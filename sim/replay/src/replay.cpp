@@ -63,7 +63,7 @@ std::string replay_in_child(const ClusterSpec& cluster, const IterationPlan& pla
   for (std::size_t b = 0; b < nb; ++b) bucket_of_last.at(plan.buckets[b].last_tensor) = static_cast<int>(b);
 
   engine::Signal ready;
-  bool comm_busy = false;
+  CommActivity comm = CommActivity::Idle;  // what the comm stream runs (interference)
   long activities = 0;
 
   sim.add_actor("compute", 0, [&] {
@@ -72,7 +72,7 @@ std::string replay_in_child(const ClusterSpec& cluster, const IterationPlan& pla
     r.backward_start = engine::Simulation::now();
     for (std::size_t j = 0; j < nt; ++j) {
       double d = plan.tensor_backward[j];
-      if (plan.interference > 0 && comm_busy) d *= 1 + plan.interference;
+      d *= 1 + interference_at(plan, comm);
       if (j < plan.tensor_copy_in.size()) d += plan.tensor_copy_in[j];  // DDP copies the gradient into its bucket
       sleep_if(d);
       ++activities;
@@ -93,15 +93,16 @@ std::string replay_in_child(const ClusterSpec& cluster, const IterationPlan& pla
       ready.acquire();
       auto& bt = r.buckets[b];
       wait_for_slowest_rank(plan, r, b);
-      comm_busy = true;
+      comm = CommActivity::Collective;  // the launches, then each step's own
       bt.start = engine::Simulation::now();
       if (b < plan.bucket_launch.size()) sleep_if(plan.bucket_launch[b]);  // hook dispatch + kernel launches
       for (const auto& s : plan.comm[b].steps) {
+        comm = s.kind == CommStep::Kind::Collective ? CommActivity::Collective : CommActivity::Codec;
         bt.steps.push_back(run_step(sim, s, plan.world_size, options));
         ++activities;
       }
       bt.end = engine::Simulation::now();
-      comm_busy = false;
+      comm = CommActivity::Idle;
     }
   });
 

@@ -57,6 +57,9 @@ std::string band_lines(const IterationResult& r) {
                        : std::string("0 (set workload.compute_jitter)"));
   o += fmt::format("  model residuals: {:+.1f}% .. {:+.1f}% (time error on {} validation cases)\n",
                    100 * r.residual_low, 100 * r.residual_high, r.residual_cases);
+  o += fmt::format("  interference:    compute {:g} under NCCL, {:g} under codecs ({}); {:.3f} ms of backward "
+                   "overlapped\n",
+                   r.interference, r.interference_codec, r.interference_source, r.overlapped_compute * 1e3);
   return o;
 }
 
@@ -194,7 +197,15 @@ std::string chrome_trace(const IterationResult& r) {
   double t = r.backward_start;
   for (std::size_t j = 0; j < r.tensor_end.size(); ++j) {
     const std::string name = j < r.tensor_names.size() ? r.tensor_names[j] : std::to_string(j);
-    span(kCompute, "backward " + name, t, r.tensor_end[j], json::object());
+    // Interference (docs/model.md, section 7): a tensor started beside a
+    // collective or a codec is slowed by its figure.
+    const CommActivity beside = comm_activity_at(r, r.buckets.size(), t, r.overlap);
+    json args = json::object();
+    if (beside != CommActivity::Idle) {
+      args["beside"] = beside == CommActivity::Codec ? "codec" : "NCCL";
+      args["slowed_by"] = beside == CommActivity::Codec ? r.interference_codec : r.interference;
+    }
+    span(kCompute, "backward " + name, t, r.tensor_end[j], std::move(args));
     t = r.tensor_end[j];
   }
   if (r.bucket_copy_out > 0)

@@ -46,13 +46,15 @@ json band_json(const IterationResult& r) {
           {"residual_low", r.residual_low},
           {"residual_high", r.residual_high},
           {"residual_cases", r.residual_cases},
+          {"overlapped_compute_s", r.overlapped_compute},
           {"terms_s",
            {{"spread_low", r.band.spread_low},
             {"spread_high", r.band.spread_high},
             {"jitter_low", r.band.jitter_low},
             {"jitter_high", r.band.jitter_high},
             {"residual_low", r.band.residual_low},
-            {"residual_high", r.band.residual_high}}}};
+            {"residual_high", r.band.residual_high},
+            {"interference_high", r.band.interference_high}}}};
 }
 
 void band_from_json(const json& j, IterationResult& r) {
@@ -67,10 +69,12 @@ void band_from_json(const json& j, IterationResult& r) {
   r.residual_low = b.at("residual_low").get<double>();
   r.residual_high = b.at("residual_high").get<double>();
   r.residual_cases = b.at("residual_cases").get<int>();
+  r.overlapped_compute = b.at("overlapped_compute_s").get<double>();
   const auto& t = b.at("terms_s");
   r.band = {t.at("spread_low").get<double>(),  t.at("spread_high").get<double>(),
             t.at("jitter_low").get<double>(),  t.at("jitter_high").get<double>(),
-            t.at("residual_low").get<double>(), t.at("residual_high").get<double>()};
+            t.at("residual_low").get<double>(), t.at("residual_high").get<double>(),
+            t.at("interference_high").get<double>()};
 }
 
 }  // namespace
@@ -88,6 +92,10 @@ std::string result_to_json(const IterationResult& r, int indent, const MemoryBre
   j["global_batch"] = r.global_batch;
   j["overlap"] = r.overlap;
   j["interference"] = r.interference;
+  j["interference_detail"] = {{"compute_under_nccl", r.interference},
+                              {"compute_under_codec", r.interference_codec},
+                              {"codec_under_compute", r.codec_interference},
+                              {"source", r.interference_source}};
   j["compute_efficiency"] = r.compute_efficiency;
   j["compute_efficiency_default"] = r.compute_efficiency_default;
   if (!r.compute_measured.empty()) j["compute_measured"] = r.compute_measured;
@@ -164,6 +172,12 @@ IterationResult result_from_json(const std::string& text) {
   r.global_batch = j.at("global_batch").get<double>();
   r.overlap = j.at("overlap").get<bool>();
   r.interference = j.at("interference").get<double>();
+  if (j.contains("interference_detail")) {
+    const auto& d = j.at("interference_detail");
+    r.interference_codec = d.at("compute_under_codec").get<double>();
+    r.codec_interference = d.at("codec_under_compute").get<double>();
+    r.interference_source = d.at("source").get<std::string>();
+  }
   r.compute_efficiency = j.at("compute_efficiency").get<double>();
   r.compute_efficiency_default = j.at("compute_efficiency_default").get<bool>();
   if (j.contains("compute_measured")) r.compute_measured = j.at("compute_measured").get<std::string>();

@@ -37,6 +37,7 @@
 
 #include "gradwire/model/buckets.hpp"
 #include "gradwire/model/compression.hpp"
+#include "gradwire/model/interference.hpp"
 #include "gradwire/model/model_desc.hpp"
 #include "gradwire/model/scenario.hpp"
 #include "gradwire/model/stragglers.hpp"
@@ -56,6 +57,7 @@ struct DeviceCosts {
   double flops_spread = 0;
   double copy_bandwidth = 0;       ///< device memory bytes read + written per second
   CodecTimeFn codec_time;          ///< encode/decode seconds by codec and elements
+  InterferenceFigures interference;   ///< measured slow-downs (profile `interference:`)
 };
 
 /// The compute rate used for a gradient precision: fp32 -> the profile's tf32
@@ -96,7 +98,11 @@ struct IterationPlan {
   int micro_batch = 1;
   int accumulation = 1;
   bool overlap = true;
-  double interference = 0;
+  double interference = 0;             ///< compute slow-down while a collective (or its launch) runs
+  double interference_codec = 0;       ///< compute slow-down while a codec runs
+  double codec_interference = 0;       ///< codec slow-down beside compute (recorded, not applied)
+  std::string interference_source;     ///< workload.interference, the profile, or the default
+  double interference_range_high = 0;  ///< unmeasured: the published upper end (band), else 0
   double compute_efficiency = 1;       ///< fraction of the GEMM rate used for compute
   bool compute_efficiency_default = true;  ///< true when not given by the scenario
   /// "measured on DEVICE, DATE" when forward, backward and optimizer come from
@@ -198,7 +204,11 @@ struct IterationResult {
   std::string method;        ///< "simulation" or "closed form"
   int world_size = 1, micro_batch = 1, accumulation = 1;
   bool overlap = true;
-  double interference = 0;
+  double interference = 0;            ///< compute slow-down under NCCL
+  double interference_codec = 0;      ///< compute slow-down under a codec
+  double codec_interference = 0;      ///< codec slow-down under compute (recorded, not applied)
+  std::string interference_source;
+  double overlapped_compute = 0;      ///< backward time that started beside communication (s)
   double compute_efficiency = 1;
   bool compute_efficiency_default = true;
   std::string compute_measured;       ///< "measured on DEVICE, DATE", or empty (FLOPs / efficiency x rate)
@@ -238,9 +248,18 @@ struct IterationResult {
 /// Collective duration for one step (closed-form network model).
 using CollectiveTimeFn = std::function<double(const CommStep& step)>;
 
-/// Evaluates the plan with the closed forms above. Interference f: a tensor's
-/// backward that starts while the comm stream is busy takes (1 + f) times as
-/// long (the same tensor-granularity rule as the replay).
+/// What the comm stream of `result` runs at time s (its first `buckets`
+/// buckets): a codec step, a collective or the bucket's launches, or nothing;
+/// with overlap a bucket that becomes ready at s has not started. The closed
+/// form and the band use it; the replay tracks it as it runs.
+CommActivity comm_activity_at(const IterationResult& result, std::size_t buckets, double s, bool overlap);
+/// The compute slow-down for an activity: interference, interference_codec or 0.
+double interference_at(const IterationPlan& plan, CommActivity activity);
+
+/// Evaluates the plan with the closed forms above. Interference: a tensor's
+/// backward that starts while the comm stream runs a collective (or its
+/// launches) takes (1 + interference) times as long, while it runs a codec
+/// (1 + interference_codec) (the same tensor-granularity rule as the replay).
 IterationResult evaluate_closed_form(const IterationPlan& plan, const CollectiveTimeFn& collective_time);
 
 /// Fills the totals of a result (forward, backward, exposed communication,

@@ -173,8 +173,9 @@ struct WorkloadSpec {
   OptimizerSpec optimizer;
   CompressionSpec compression;
   /// Slow-down of compute while communication or codecs run beside it
-  /// (fraction, 0 = none). Default documented in docs/model.md.
-  double interference = 0.0;
+  /// (fraction, 0 = none). Absent: the profile's measured figures, else 0
+  /// (docs/model.md, section 7).
+  std::optional<double> interference;
   /// Stragglers: coefficient of variation of one rank's micro-step compute
   /// (workload.compute_jitter, 0 .. 0.3). Absent: from the measured-compute
   /// document's spread when there is one, else 0 (docs/model.md, "Stragglers").

@@ -65,6 +65,7 @@ struct BandTerms {
   double spread_low = 0, spread_high = 0;       ///< (a) the profile's measured spread
   double jitter_low = 0, jitter_high = 0;       ///< (b) the slowest rank's 10-90% range
   double residual_low = 0, residual_high = 0;   ///< (c) the validation residuals
+  double interference_high = 0;   ///< (d) unmeasured interference: overlapped compute x the published upper end
 };
 /// (a): compute x s / 2 each side, s the relative spread of the compute rate.
 /// (b): sigma (mu_N - z_0.1) below, sigma (z_0.9 - mu_N) above, sigma = cv C sqrt(k).
