@@ -2,8 +2,10 @@
 # Regenerates the generated parts of docs/validation.md in place, each
 # between its begin/end markers: the collective tables (`gradwire validate
 # collectives --format markdown`) and the iteration tables (`gradwire
-# validate iterations --format markdown`). tests/validate checks that the
-# committed tables are the commands' output.
+# validate iterations --format markdown`), and validation/residuals.yaml
+# (`gradwire validate iterations --format residuals`, the band's model
+# residuals). tests/validate checks that the committed files are the
+# commands' output.
 #
 #   scripts/validation_docs.sh [GRADWIRE]     (default: build/bin/gradwire)
 set -euo pipefail
@@ -27,3 +29,7 @@ PY
 regenerate collectives '<!-- end -->'
 regenerate iterations '<!-- end: iterations -->'
 echo "validation_docs: $doc updated"
+# The band's model residuals (docs/model.md, "The band"), from the same cases.
+"$gw" validate iterations --format residuals >"$tables"
+cp "$tables" validation/residuals.yaml
+echo "validation_docs: validation/residuals.yaml updated"

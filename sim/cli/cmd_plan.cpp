@@ -63,6 +63,7 @@ int print_plan(const std::string& results, const plan::PlanRequest& req) {
     return kExitFailure;
   }
   std::cout << "recommendation: " << rec.reason << "\n";
+  std::cout << plan::band_verdict(rec, points, req.budget, req.deadline_hours) << "\n";
   if (rec.baseline && rec.baseline->index != rec.choice.index) {
     std::printf("baseline (#%zu): %s: %.4g h, $%.2f\n", rec.baseline->index, plan::describe(*rec.baseline).c_str(),
                 rec.baseline->hours, rec.baseline->cost);

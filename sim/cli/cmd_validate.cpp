@@ -4,6 +4,7 @@
 // docs/validation.md. With no kind, both.
 #include <iostream>
 #include <string>
+#include <type_traits>
 
 #include "commands.hpp"
 #include "gradwire/core/error.hpp"
@@ -26,6 +27,12 @@ void print_cases(const std::vector<Case>& cases, Run run, const std::string& for
   for (const auto& c : cases) {
     std::cerr << "gradwire validate: " << c.devset << " " << c.name << "\n";
     results.push_back(run(c));
+  }
+  if constexpr (std::is_same_v<Result, validate::IterationCaseResult>) {
+    if (format == "residuals") {
+      std::cout << validate::render_iterations_residuals(results);
+      return;
+    }
   }
   std::cout << (format == "summary" ? summary : format == "markdown" ? markdown : json)(results);
 }
@@ -56,7 +63,8 @@ int cmd_validate(int argc, char** argv) {
       ("cases", po::value<std::string>(),
        "folder of case files (default validation/collectives or validation/iterations; needs a kind)")
       ("format", po::value<std::string>()->default_value("summary"),
-       "summary (one line a case), markdown (docs/validation.md's tables) or json");
+       "summary (one line a case), markdown (docs/validation.md's tables), json, or residuals (iterations "
+       "only: validation/residuals.yaml, the band's model residuals)");
   // clang-format on
   po::positional_options_description pos;
   pos.add("what", 1);
@@ -73,10 +81,11 @@ int cmd_validate(int argc, char** argv) {
   const std::string what = vm->count("what") ? (*vm)["what"].as<std::string>() : "";
   const std::string format = (*vm)["format"].as<std::string>();
   const bool known = what.empty() || what == "collectives" || what == "iterations";
-  if (!known || (format != "summary" && format != "markdown" && format != "json") ||
+  const bool residuals = format == "residuals" && what == "iterations";
+  if (!known || (format != "summary" && format != "markdown" && format != "json" && !residuals) ||
       (what.empty() && vm->count("cases"))) {
     std::cerr << "gradwire validate: say what to validate (collectives, iterations, or nothing for both; --cases "
-                 "needs one) and a format (summary, markdown, json)\n"
+                 "needs one) and a format (summary, markdown, json; residuals with iterations)\n"
               << opts;
     return kExitInput;
   }

@@ -81,6 +81,8 @@ TEST(Profile, RoundTripIsExact) {
   // Measured transport figures (docs/profiles.md), each optional.
   p.transports["socket"] = {0.9, 3e-05, 1.5e9};
   p.transports["nvswitch"] = {0.82, std::nullopt, std::nullopt};
+  // Measured interference (docs/profiles.md), each optional.
+  p.interference = {0.21, std::nullopt, 0.125};
   const std::string path = temp_path("roundtrip.yaml");
   gw::write_file_atomic(path, gw::profile_to_yaml(p));
   gw::Profile q = gw::load_profile_file(path);
@@ -90,6 +92,7 @@ TEST(Profile, RoundTripIsExact) {
   EXPECT_EQ(q.collectives, p.collectives);
   EXPECT_EQ(q.copy_bandwidth, p.copy_bandwidth);
   EXPECT_EQ(q.transports, p.transports);
+  EXPECT_EQ(q.interference, p.interference);
   EXPECT_TRUE(q == p);
   // And the text is a fixed point.
   EXPECT_EQ(gw::profile_to_yaml(q), gw::profile_to_yaml(p));

@@ -109,7 +109,7 @@ TEST(Scenario, EveryFieldOfTheFatTreeExample) {
   EXPECT_DOUBLE_EQ(s.workload->bucket_size, 50e6);
   EXPECT_FALSE(s.workload->overlap);
   EXPECT_EQ(s.workload->accumulation, 4);
-  EXPECT_DOUBLE_EQ(s.workload->interference, 0.1);
+  EXPECT_DOUBLE_EQ(s.workload->interference.value(), 0.1);
   EXPECT_EQ(s.workload->allreduce_algorithm, "hierarchical");
   EXPECT_EQ(s.workload->optimizer.kind, "adamw");
   ASSERT_TRUE(s.workload->optimizer.step_time);

@@ -30,6 +30,38 @@ std::vector<PlanPoint> cases() {
           pt(4, "PowerSGD rank 4", 16, 20.0, 60.0)}; // cheapest, slow
 }
 
+// Whether the recommendation holds across the band: its high against the
+// runner-up's low under the same rule (cost here: no constraint).
+TEST(Planner, BandVerdictComparesTheChoicesHighWithTheRunnerUpsLow) {
+  auto pts = cases();
+  for (auto& p : pts) {
+    p.cost_low = p.cost * 0.95;
+    p.cost_high = p.cost * 1.05;
+    p.hours_low = p.hours * 0.95;
+    p.hours_high = p.hours * 1.05;
+  }
+  // Cheapest: #4 at $60 (high $63) against #1 at $69 (low $65.55): holds.
+  auto rec = recommend(pts, std::nullopt, std::nullopt);
+  ASSERT_EQ(rec.choice.index, 4u);
+  auto v = band_verdict(rec, pts, std::nullopt, std::nullopt);
+  EXPECT_NE(v.find("holds across the band"), std::string::npos) << v;
+  EXPECT_NE(v.find("$63.00 vs $65.55"), std::string::npos) << v;
+  // A wider band: #4's high $72 passes #1's low $62.10.
+  for (auto& p : pts) {
+    p.cost_low = p.cost * 0.9;
+    p.cost_high = p.cost * 1.2;
+  }
+  rec = recommend(pts, std::nullopt, std::nullopt);
+  v = band_verdict(rec, pts, std::nullopt, std::nullopt);
+  EXPECT_NE(v.find("does not hold"), std::string::npos) << v;
+  // Budget only: the fastest affordable (#2, 8 h; high 8.4 h) against #0's low 9.5 h.
+  rec = recommend(pts, 125.0, std::nullopt);
+  ASSERT_EQ(rec.choice.index, 2u);
+  v = band_verdict(rec, pts, 125.0, std::nullopt);
+  EXPECT_NE(v.find("holds"), std::string::npos) << v;
+  EXPECT_NE(v.find("8.4 h vs 9.5 h"), std::string::npos) << v;
+}
+
 TEST(Planner, ParetoFrontDropsDominatedPoints) {
   const auto pts = cases();
   const auto front = pareto_front(pts);

@@ -105,6 +105,19 @@ TEST(ResultRecordJson, RoundTripsAFreshSweepOfTheCompressionStudy) {
     const ResultRecord r = from_json(line);
     statuses.insert(r.status);
     EXPECT_EQ(to_json(r), line);
+    if (r.status != "ok") continue;
+    // The band (docs/model.md, "The band") contains the median, downstream too.
+    ASSERT_TRUE(r.band.has_value()) << line;
+    EXPECT_LE(r.band->iteration_low, *r.iteration);
+    EXPECT_GE(r.band->iteration_high, *r.iteration);
+    if (r.training) {
+      EXPECT_LE(r.band->hours_low.value(), r.training->hours);
+      EXPECT_GE(r.band->hours_high.value(), r.training->hours);
+    }
+    if (r.cost) {
+      EXPECT_LE(r.band->on_demand_low.value(), r.cost->on_demand);
+      EXPECT_GE(r.band->on_demand_high.value(), r.cost->on_demand);
+    }
   }
   EXPECT_TRUE(statuses.count("ok"));
   fs::remove_all(dir);

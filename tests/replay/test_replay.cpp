@@ -17,6 +17,7 @@
 #include "gradwire/engine/engine.hpp"
 #include "gradwire/core/error.hpp"
 #include "gradwire/model/profile.hpp"
+#include "gradwire/model/stragglers.hpp"
 #include "gradwire/replay/replay.hpp"
 #include "gradwire/replay/report.hpp"
 #include "synthetic.hpp"
@@ -291,6 +292,119 @@ TEST(Replay, InterferenceSlowsComputeOnlyWhileCommunicating) {
   expect_rel(off.backward, plan.backward());
 }
 
+// Stragglers (docs/model.md, "Stragglers"): the replay's collectives wait for
+// the expected slowest rank as the closed form's do; jitter 0 changes nothing.
+TEST(ReplayStragglers, CollectivesWaitForTheSlowestRankAsInTheClosedForm) {
+  const auto c = test::cluster(1, 8);
+  for (bool overlap : {false, true}) {
+    SCOPED_TRACE(overlap ? "overlap" : "no overlap");
+    auto w = workload(overlap, 3);
+    const auto base = simulate_plan(c, plan_iteration(w, c, tiny_convnet(), slow_costs()));
+    w.compute_jitter = 0.0;
+    EXPECT_EQ(simulate_plan(c, plan_iteration(w, c, tiny_convnet(), slow_costs())).total, base.total);
+    w.compute_jitter = 0.1;
+    const auto plan = plan_iteration(w, c, tiny_convnet(), slow_costs());
+    ASSERT_EQ(plan.bucket_sync_delay.size(), plan.buckets.size());
+    const auto r = simulate_plan(c, plan);
+    const double d = 0.1 * (plan.forward + plan.backward()) * std::sqrt(3.0) * expected_max_normal(8);
+    expect_rel(r.straggler_wait, d, 1e-12);
+    for (std::size_t b = 0; b < r.buckets.size(); ++b) {
+      SCOPED_TRACE(b);
+      const double from = overlap ? r.buckets[b].ready + plan.bucket_sync_delay[b] : r.backward_end + d;
+      EXPECT_GE(r.buckets[b].start, from - 1e-9);
+    }
+    if (!overlap) expect_rel(r.total, base.total + d);  // every collective after the slowest backward end
+    EXPECT_GT(r.total, base.total);
+    const auto closed = evaluate_closed_form(plan, ring_closed_form(c));
+    expect_rel(r.total, closed.total);
+    expect_rel(r.straggler_wait + r.exposed_communication + r.backward + r.forward + r.optimizer, r.total);
+    EXPECT_LT(r.band_low, r.total);
+    EXPECT_GT(r.band_high, r.total);
+    const auto trace = chrome_trace(r);
+    EXPECT_NE(trace.find("waiting for the slowest of 8 ranks"), std::string::npos);
+  }
+}
+
+// The band in every output: the table, JSON (round trip) and CSV hold low <= median <= high.
+TEST(ReplayOutput, TheBandIsInEveryOutputAndContainsTheMedian) {
+  const auto c = test::cluster(1, 8);
+  auto w = workload(true, 2);
+  w.compute_jitter = 0.05;
+  auto costs = slow_costs();
+  costs.flops_spread = 0.2;
+  auto plan = plan_iteration(w, c, tiny_convnet(), costs);
+  plan.residuals = {-0.1, 0.05, 12, ""};
+  const auto r = simulate_plan(c, plan);
+  ASSERT_LT(r.band_low, r.total);
+  ASSERT_GT(r.band_high, r.total);
+  const auto j = nlohmann::json::parse(result_to_json(r));
+  EXPECT_EQ(j.at("band").at("median_s").get<double>(), r.total);
+  EXPECT_LT(j.at("band").at("low_s").get<double>(), j.at("band").at("median_s").get<double>());
+  EXPECT_GT(j.at("band").at("high_s").get<double>(), j.at("band").at("median_s").get<double>());
+  const auto back = result_from_json(result_to_json(r));
+  EXPECT_EQ(back.band_low, r.band_low);
+  EXPECT_EQ(back.band_high, r.band_high);
+  EXPECT_EQ(back.band.jitter_high, r.band.jitter_high);
+  // CSV: the last three columns are low, median, high.
+  const std::string header = csv_header(), row = csv_row(r);
+  EXPECT_NE(header.find("band_low_s,band_median_s,band_high_s\n"), std::string::npos);
+  std::vector<double> cells;
+  std::stringstream ss(row);
+  for (std::string cell; std::getline(ss, cell, ',');) cells.push_back(std::atof(cell.c_str()));
+  ASSERT_GE(cells.size(), 3u);
+  const double lo = cells[cells.size() - 3], mid = cells[cells.size() - 2], hi = cells.back();
+  EXPECT_LT(lo, mid);
+  EXPECT_GT(hi, mid);
+  EXPECT_NEAR(mid, r.total, 1e-8 * r.total);
+  EXPECT_NE(format_table(r).find("band"), std::string::npos);
+  // A wider profile spread widens the band.
+  costs.flops_spread = 0.4;
+  auto wider_plan = plan_iteration(w, c, tiny_convnet(), costs);
+  wider_plan.residuals = plan.residuals;
+  const auto wider = simulate_plan(c, wider_plan);
+  EXPECT_EQ(wider.total, r.total);
+  EXPECT_GT(wider.band_high - wider.band_low, r.band_high - r.band_low);
+}
+
+// Interference (docs/model.md, section 7): collectives and codecs slow the
+// backward by their own figures, in the replay as in the closed form, and the
+// trace marks the slowed tensors.
+TEST(ReplayInterference, CollectiveAndCodecFiguresSlowTheirOwnTensorsAndShowInTheTrace) {
+  const auto c = test::cluster(1, 8);
+  auto costs = slow_costs();
+  costs.codec_time = [](const std::string&, bool encode, double elements) { return elements * (encode ? 4e-9 : 2e-9); };
+  const auto run = [&](double nccl, double codec) {
+    costs.interference = {nccl, codec, std::nullopt};
+    return simulate_plan(c, plan_iteration(workload(true, 1, "int8"), c, tiny_convnet(), costs));
+  };
+  const auto low = run(0.1, 0.1), high = run(0.3, 0.3), split = run(0.3, 0.1), clean = run(0, 0);
+  // Tensors beside codecs take the codec figure, the others the NCCL one
+  // (here the slowed tensors all start beside codecs: split = low < high).
+  EXPECT_GE(split.backward, low.backward * (1 - 1e-9));
+  EXPECT_LT(split.backward, high.backward * (1 - 1e-6));
+  EXPECT_GT(low.backward, clean.backward * (1 + 1e-6));
+  // The closed form applies the same rule; the two break ties at the instant
+  // a step ends differently (which step a tensor starting then sees), which
+  // moves the backward by well under 0.1% here.
+  costs.interference = {0.3, 0.1, std::nullopt};
+  const auto plan = plan_iteration(workload(true, 1, "int8"), c, tiny_convnet(), costs);
+  EXPECT_EQ(plan.interference_source, "profile (measured)");
+  const auto closed = evaluate_closed_form(plan, ring_closed_form(c));
+  expect_rel(split.backward, closed.backward, 1e-3);
+  expect_rel(split.total, closed.total, 1e-3);
+  const auto trace = nlohmann::json::parse(chrome_trace(split));
+  int nccl = 0, codec = 0;
+  for (const auto& e : trace.at("traceEvents")) {
+    if (e.at("ph") != "X" || !e.at("args").contains("slowed_by")) continue;
+    (e.at("args").at("beside") == "codec" ? codec : nccl) += 1;
+  }
+  EXPECT_GT(codec, 0);
+  EXPECT_EQ(nccl, 0);
+  const auto back = result_from_json(result_to_json(split));
+  EXPECT_EQ(back.interference_codec, 0.1);
+  EXPECT_EQ(back.overlapped_compute, split.overlapped_compute);
+}
+
 // --- With a profile file -----------------------------------------------------------
 
 // implementation gradwire: the profile's codec costs (the tests below read
@@ -448,7 +562,26 @@ TEST(ReplayOutput, JsonRoundTripAndTraceTracks) {
 // conv1.bias 2.45 ms. Buckets (64 KiB first, 512 KiB later, in that order):
 // [fc.bias, fc.weight] ready at 0.3 ms, [conv3.weight] at 1.0 ms, the rest at
 // 2.5 ms (the last tensor takes the 0.05 ms after the last gradient).
-Scenario measured_scenario() { return load_scenario(std::string(GW_REPLAY_TEST_DATA) + "/tiny-measured.yaml"); }
+// The document's spread would make stragglers (docs/model.md, "Stragglers");
+// the closed forms below are without them: compute_jitter 0.
+Scenario measured_scenario() {
+  Scenario s = load_scenario(std::string(GW_REPLAY_TEST_DATA) + "/tiny-measured.yaml");
+  s.workload->compute_jitter = 0.0;
+  return s;
+}
+
+// Without workload.compute_jitter the document's interquartile ranges give
+// cv = sqrt(IQR_F^2 + IQR_B^2) / 1.349 / (F + B): 0.02 and 0.03 ms of 4 ms.
+TEST(ReplayMeasured, TheDocumentsSpreadGivesTheJitter) {
+  Scenario s = measured_scenario();
+  s.workload->compute_jitter.reset();
+  const auto plan = prepare_iteration(s, tiny_convnet(), load_profile("h100")).plan;
+  EXPECT_NEAR(plan.compute_jitter, std::hypot(0.02e-3, 0.03e-3) / 1.3489795003921634 / 4e-3, 1e-12);
+  EXPECT_EQ(plan.compute_jitter_source.rfind("measured compute", 0), 0u);
+  EXPECT_EQ(plan.bucket_sync_delay.size(), plan.buckets.size());
+  s.workload->compute_jitter = 0.0;
+  EXPECT_TRUE(prepare_iteration(s, tiny_convnet(), load_profile("h100")).plan.bucket_sync_delay.empty());
+}
 
 TEST(ReplayMeasured, PlanTakesForwardReadyTimesAndOptimizerFromTheDocument) {
   const Scenario s = measured_scenario();

@@ -203,5 +203,40 @@ TEST(IterationBundled, DocsHoldTheCurrentTables) {
       << "regenerate docs/validation.md (scripts/validation_docs.sh)";
 }
 
+// The band's model residuals (docs/model.md, "The band") are the current
+// cases' and what the command writes: validation/residuals.yaml is generated.
+TEST(IterationBundled, ResidualsFileHoldsTheCurrentQuantiles) {
+  std::vector<IterationCaseResult> results;
+  for (const auto& c : load_iteration_cases(kRepo + "/validation/iterations")) results.push_back(run_iteration_case(c));
+  EXPECT_EQ(test::read_text(kRepo + "/validation/residuals.yaml"), render_iterations_residuals(results))
+      << "regenerate validation/residuals.yaml (scripts/validation_docs.sh)";
+  const auto r = gradwire({"validate", "iterations", "--cases", kRepo + "/validation/iterations", "--format", "residuals"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, render_iterations_residuals(results));
+}
+
+TEST(IterationCase, ResidualsAreTimeErrorQuantilesOfTheScoredDdpCases) {
+  const auto result = [](const std::string& kind, const std::string& quantity, std::optional<double> error) {
+    IterationCaseResult r;
+    r.c.kind = kind;
+    r.c.quantity = quantity;
+    r.error = error;
+    return r;
+  };
+  // Time errors: +0.1, -0.2, 1 / 1.25 - 1 = -0.2 ... over 11 DDP cases 0 .. 1 in steps of 0.1.
+  std::vector<IterationCaseResult> rs;
+  for (int i = 0; i <= 10; ++i) rs.push_back(result("ddp", "iteration_time", 0.1 * i));
+  rs.push_back(result("compression", "speedup", 5.0));             // not a DDP case
+  rs.push_back(result("ddp", "iteration_time", std::nullopt));     // unscored
+  auto m = iteration_residuals(rs);
+  EXPECT_EQ(m.cases, 11);
+  EXPECT_NEAR(m.low, 0.1, 1e-12);
+  EXPECT_NEAR(m.high, 0.9, 1e-12);
+  // A throughput over-predicted by 25% is a time 20% short.
+  m = iteration_residuals({result("ddp", "per_gpu_throughput", 0.25)});
+  EXPECT_NEAR(m.low, -0.2, 1e-12);
+  EXPECT_NEAR(m.high, -0.2, 1e-12);
+}
+
 }  // namespace
 }  // namespace gw::validate

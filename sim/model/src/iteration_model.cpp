@@ -1,6 +1,7 @@
 #include "gradwire/model/iteration_model.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 #include "gradwire/model/measured_compute.hpp"
@@ -108,6 +109,56 @@ void plan_ddp_overheads(IterationPlan& p, const WorkloadSpec& w, const ModelDesc
   p.fixed_work = optimizer_derived ? static_cast<double>(model.tensors.size()) * kKernelLaunchSeconds : 0.0;
 }
 
+/// Interference (docs/model.md, section 7): workload.interference for both
+/// compute slow-downs when given; else the profile's measured figures; else 0,
+/// with the published upper end feeding the band.
+void plan_interference(IterationPlan& p, const WorkloadSpec& w, const DeviceCosts& costs) {
+  const InterferenceFigures& m = costs.interference;
+  p.codec_interference = m.codec_under_compute.value_or(0.0);
+  if (w.interference) {
+    p.interference = p.interference_codec = *w.interference;
+    p.interference_source = "workload.interference";
+  } else if (m.compute_under_nccl || m.compute_under_codec) {
+    p.interference = m.compute_under_nccl.value_or(0.0);
+    p.interference_codec = m.compute_under_codec.value_or(p.interference);
+    p.interference_source = "profile (measured)";
+  } else {
+    p.interference_range_high = kInterferenceRangeHigh;
+    p.interference_source = "not measured: 0, band to 0.4 (Lee et al. 2025)";
+  }
+}
+
+/// Interquartile range of a normal / its standard deviation: 2 Phi^-1(0.75).
+constexpr double kIqrPerSigma = 1.3489795003921634;
+
+/// Stragglers and band term (a) (docs/model.md, "Stragglers", "The band"):
+/// cv given, else from the measured document's forward and backward IQRs
+/// (sigma = IQR / 1.349, the two independent), else 0; the collective of
+/// bucket b waits D_b for the slowest rank. The measured spread of the GEMM
+/// rate (compute from FLOPs only) feeds the band.
+void plan_stragglers(IterationPlan& p, const WorkloadSpec& w, const DeviceCosts& costs,
+                     const MeasuredCompute* measured) {
+  const double step = p.forward + p.backward();
+  if (w.compute_jitter) {
+    p.compute_jitter = *w.compute_jitter;
+    p.compute_jitter_source = "workload.compute_jitter";
+  } else if (measured && step > 0) {
+    p.compute_jitter = std::hypot(measured->forward.spread, measured->backward.spread) / kIqrPerSigma / step;
+    p.compute_jitter_source = "measured compute: forward and backward interquartile ranges / 1.349";
+  }
+  if (!measured && costs.flops_spread > 0) {
+    p.compute_spread = costs.flops_spread;
+    p.compute_spread_source = "profile: repeats' range of the " + gemm_rate_of(p.compute_precision) + " GEMM rate";
+  }
+  if (!(p.compute_jitter > 0) || p.world_size <= 1) return;
+  std::vector<double> ready(p.buckets.size());
+  std::vector<double> cumulative(p.tensor_backward.size());
+  double t = p.forward;
+  for (std::size_t j = 0; j < cumulative.size(); ++j) cumulative[j] = t += p.tensor_backward[j];
+  for (std::size_t b = 0; b < ready.size(); ++b) ready[b] = cumulative.at(p.buckets[b].last_tensor);
+  p.bucket_sync_delay = straggler_delays(p.compute_jitter, p.world_size, p.accumulation, step, ready);
+}
+
 }  // namespace
 
 IterationPlan plan_iteration(const WorkloadSpec& w, const ClusterSpec& cluster, const ModelDesc& model,
@@ -124,7 +175,7 @@ IterationPlan plan_iteration(const WorkloadSpec& w, const ClusterSpec& cluster, 
   p.micro_batch = w.micro_batch;
   p.accumulation = w.accumulation;
   p.overlap = w.overlap;
-  p.interference = w.interference;
+  plan_interference(p, w, costs);
   if (measured) {
     plan_compute_measured(p, model, costs, *measured);
   } else {
@@ -153,7 +204,57 @@ IterationPlan plan_iteration(const WorkloadSpec& w, const ClusterSpec& cluster, 
   if (w.input_rate) p.input_time = w.micro_batch * static_cast<double>(w.accumulation) / *w.input_rate;
   if (w.ddp_overheads)
     plan_ddp_overheads(p, w, model, e, costs, measured, !optimizer_measured && !w.optimizer.step_time);
+  plan_stragglers(p, w, costs, measured);
   return p;
+}
+
+CommActivity comm_activity_at(const IterationResult& r, std::size_t buckets, double s, bool overlap) {
+  for (std::size_t b = 0; b < buckets && b < r.buckets.size(); ++b) {
+    const auto& bt = r.buckets[b];
+    // A bucket that becomes ready exactly now has not started yet when the
+    // compute stream launches its next tensor.
+    const bool starting_now = overlap && bt.start == s && bt.ready == s;
+    if (!(bt.start <= s && s < bt.end) || starting_now) continue;
+    for (const auto& st : bt.steps)
+      if (st.kind != CommStep::Kind::Collective && st.start <= s && s < st.end) return CommActivity::Codec;
+    return CommActivity::Collective;  // a collective or the bucket's launches
+  }
+  return CommActivity::Idle;
+}
+
+double interference_at(const IterationPlan& plan, CommActivity a) {
+  if (a == CommActivity::Collective) return plan.interference;
+  return a == CommActivity::Codec ? plan.interference_codec : 0.0;
+}
+
+namespace {
+
+/// Backward time of the synchronizing micro-step whose tensors started while
+/// the comm stream was busy (what interference slows).
+double overlapped_compute(const IterationResult& r, bool overlap) {
+  double sum = 0, start = r.backward_start;
+  for (double end : r.tensor_end) {
+    if (comm_activity_at(r, r.buckets.size(), start, overlap) != CommActivity::Idle) sum += end - start;
+    start = end;
+  }
+  return sum;
+}
+
+}  // namespace
+
+void finish_band(const IterationPlan& plan, IterationResult& r) {
+  r.compute_jitter = plan.compute_jitter;
+  r.compute_jitter_source = plan.compute_jitter_source;
+  r.compute_spread = plan.compute_spread;
+  r.compute_spread_source = plan.compute_spread_source;
+  r.residual_low = plan.residuals.low;
+  r.residual_high = plan.residuals.high;
+  r.residual_cases = plan.residuals.cases;
+  r.band = band_terms(r.total, r.forward + r.backward, plan.compute_spread, plan.compute_jitter, plan.world_size,
+                      plan.accumulation, plan.forward + plan.backward(), plan.residuals);
+  r.overlapped_compute = overlapped_compute(r, plan.overlap);
+  r.band.interference_high = r.overlapped_compute * plan.interference_range_high;
+  band_bounds(r.total, r.band, r.band_low, r.band_high);
 }
 
 void finish_result(const IterationPlan& plan, IterationResult& r) {
@@ -166,6 +267,9 @@ void finish_result(const IterationPlan& plan, IterationResult& r) {
   r.accumulation = plan.accumulation;
   r.overlap = plan.overlap;
   r.interference = plan.interference;
+  r.interference_codec = plan.interference_codec;
+  r.codec_interference = plan.codec_interference;
+  r.interference_source = plan.interference_source;
   r.compute_efficiency = plan.compute_efficiency;
   r.compute_efficiency_default = plan.compute_efficiency_default;
   r.compute_measured = plan.compute_measured;
@@ -203,7 +307,8 @@ void finish_result(const IterationPlan& plan, IterationResult& r) {
     comm_end = std::max(comm_end, bt.end);
     copy_out_end = std::max(copy_out_end, bt.end) + (b < plan.bucket_copy_out.size() ? plan.bucket_copy_out[b] : 0.0);
   }
-  r.exposed_communication = std::max(0.0, comm_end - r.backward_end);
+  r.straggler_wait = plan.bucket_sync_delay.empty() || r.buckets.empty() ? 0.0 : plan.bucket_sync_delay.back();
+  r.exposed_communication = std::max(0.0, comm_end - r.backward_end - r.straggler_wait);
   r.bucket_copy_out = copy_out_end - std::max(r.backward_end, comm_end);
   r.optimizer = plan.optimizer;
   r.fixed_work = plan.fixed_work;
@@ -212,6 +317,7 @@ void finish_result(const IterationPlan& plan, IterationResult& r) {
   r.input_wait = std::max(0.0, plan.input_time - r.total);  // the loader prefetches beside the step
   r.total += r.input_wait;
   r.samples_per_second = r.total > 0 ? r.global_batch / r.total : 0;
+  finish_band(plan, r);
   r.wire_bytes_per_gpu = plan.wire_bytes_per_gpu;
   r.error_feedback_bytes = plan.error_feedback_bytes;
   r.state_bytes = plan.state_bytes;
@@ -230,6 +336,10 @@ IterationResult evaluate_closed_form(const IterationPlan& plan, const Collective
   std::vector<int> bucket_of_last(plan.tensor_backward.size(), -1);
   for (std::size_t b = 0; b < nb; ++b) bucket_of_last.at(plan.buckets[b].last_tensor) = static_cast<int>(b);
 
+  // The slowest rank reaches bucket b D_b after the representative one.
+  const auto sync_delay = [&](std::size_t b) {
+    return b < plan.bucket_sync_delay.size() ? plan.bucket_sync_delay[b] : 0.0;
+  };
   double comm_free = 0;  // end of the previous bucket on the comm stream
   std::size_t scheduled = 0;
   const auto schedule = [&](std::size_t b, double ready, double earliest) {
@@ -250,36 +360,26 @@ IterationResult evaluate_closed_form(const IterationPlan& plan, const Collective
     bt.end = t;
     comm_free = t;
   };
-  const auto busy_at = [&](double s) {
-    for (std::size_t b = 0; b < scheduled; ++b) {
-      const auto& bt = r.buckets[b];
-      // A bucket that becomes ready exactly now has not started yet when the
-      // compute stream launches its next tensor.
-      const bool starting_now = plan.overlap && bt.start == s && bt.ready == s;
-      if (bt.start <= s && s < bt.end && !starting_now) return true;
-    }
-    return false;
-  };
 
   double t = r.backward_start;
   std::vector<double> ready_later;  // overlap off: buckets wait for the whole backward
   r.tensor_end.resize(plan.tensor_backward.size());
   for (std::size_t j = 0; j < plan.tensor_backward.size(); ++j) {
     double d = plan.tensor_backward[j];
-    if (plan.interference > 0 && busy_at(t)) d *= 1 + plan.interference;
+    d *= 1 + interference_at(plan, comm_activity_at(r, scheduled, t, plan.overlap));
     if (j < plan.tensor_copy_in.size()) d += plan.tensor_copy_in[j];  // DDP copies the gradient into its bucket
     t += d;
     r.tensor_end[j] = t;
     const int b = bucket_of_last[j];
     if (b >= 0 && plan.overlap) {
-      schedule(static_cast<std::size_t>(b), t, t);
+      schedule(static_cast<std::size_t>(b), t, t + sync_delay(static_cast<std::size_t>(b)));
       ++scheduled;
     }
   }
   r.backward_end = t;
   if (!plan.overlap) {
     for (std::size_t b = 0; b < nb; ++b) {
-      schedule(b, r.tensor_end[plan.buckets[b].last_tensor], t);
+      schedule(b, r.tensor_end[plan.buckets[b].last_tensor], t + sync_delay(nb - 1));  // the slowest rank's end
       ++scheduled;
     }
   }

@@ -7,6 +7,7 @@
 #include "gradwire/model/measured_compute.hpp"
 #include "gradwire/model/profile.hpp"
 #include "gradwire/model/scenario_refs.hpp"
+#include "gradwire/model/stragglers.hpp"
 
 namespace gw {
 namespace {
@@ -59,6 +60,7 @@ PreparedIteration prepare_iteration(const Scenario& scenario, const ModelDesc& m
   } catch (const std::invalid_argument& e) {
     throw InputError(scenario.file, 0, 0, "workload", e.what());
   }
+  prepared.plan.residuals = bundled_model_residuals();
   return prepared;
 }
 

@@ -288,11 +288,21 @@ std::map<std::string, TransportFigures> read_transports(const yaml::Node& n) {
   return out;
 }
 
+// `interference:` measured slow-downs (fractions), each optional.
+InterferenceFigures read_interference(const yaml::Node& n) {
+  n.allow_keys({"compute_under_nccl", "compute_under_codec", "codec_under_compute"});
+  InterferenceFigures f;
+  if (auto x = n.optional("compute_under_nccl")) f.compute_under_nccl = x->as_double(0, 10);
+  if (auto x = n.optional("compute_under_codec")) f.compute_under_codec = x->as_double(0, 10);
+  if (auto x = n.optional("codec_under_compute")) f.codec_under_compute = x->as_double(0, 10);
+  return f;
+}
+
 Profile read_profile(const yaml::Document& doc) {
   const yaml::Node root = doc.root();
   root.allow_keys({"schema", "source", "name", "device", "sm_count", "memory", "driver", "cuda", "nccl", "date",
                    "host", "command", "references", "notes", "nccl_env", "transports", "compute", "codecs",
-                   "collectives"});
+                   "collectives", "interference"});
   Profile p;
   p.path = doc.file();
   read_schema(root);
@@ -300,6 +310,7 @@ Profile read_profile(const yaml::Document& doc) {
   read_identity(doc, root, p);
   if (auto n = root.optional("nccl_env")) p.nccl_env = read_nccl_env(*n);
   if (auto n = root.optional("transports")) p.transports = read_transports(*n);
+  if (auto n = root.optional("interference")) p.interference = read_interference(*n);
   read_compute(root.required("compute"), p);
   read_codecs(root.required("codecs"), p);
   if (auto cols = root.optional("collectives")) read_collectives(*cols, p);
@@ -489,6 +500,25 @@ Profile load_profile(const std::string& name_or_path) {
                                                " (available: " + (al.empty() ? "none" : al) + ")");
 }
 
+namespace {
+
+// `interference:` with the figures that are set; nothing when none is.
+void write_interference(std::ostream& os, const InterferenceFigures& f) {
+  const std::pair<const char*, const std::optional<double>*> figures[] = {
+      {"compute_under_nccl", &f.compute_under_nccl},
+      {"compute_under_codec", &f.compute_under_codec},
+      {"codec_under_compute", &f.codec_under_compute}};
+  bool any = false;
+  for (const auto& [key, value] : figures) {
+    if (!value->has_value()) continue;
+    if (!any) os << "interference:\n";
+    any = true;
+    os << "  " << key << ": " << num(**value) << "\n";
+  }
+}
+
+}  // namespace
+
 std::string profile_to_yaml(const Profile& p) {
   std::ostringstream os;
   os << "# gradwire calibration profile (schema gradwire-profile/1, docs/profiles.md).\n";
@@ -522,6 +552,7 @@ std::string profile_to_yaml(const Profile& p) {
       if (f.per_connection) os << "    per_connection: " << num(*f.per_connection) << "B/s\n";
     }
   }
+  write_interference(os, p.interference);
   os << "compute:\n";
   for (const auto& [prec, f] : p.gemm_flops) os << "  " << prec << "_flops: " << num(f) << "\n";
   os << "  copy_bandwidth: " << num(p.copy_bandwidth) << "\n";

@@ -34,9 +34,13 @@ DeviceCosts device_costs(const Profile& profile, Precision gradient_precision, c
     throw std::invalid_argument("profile '" + profile.name + "' has no " + rate + " GEMM rate (gemm_flops." + rate +
                                 "); it has " + profile_gemm_rates(profile));
   c.flops = it->second;
+  const auto points = profile.gemm_points.find(rate);
+  if (points != profile.gemm_points.end() && !points->second.empty())
+    c.flops_spread = points->second.back().spread;  // sorted by size: the compute-bound GEMM
   c.copy_bandwidth = profile.copy_bandwidth;
   const auto gradient_rate = profile.gemm_flops.find(to_string(gradient_precision));
   if (gradient_rate != profile.gemm_flops.end()) c.gradient_gemm_flops = gradient_rate->second;
+  c.interference = profile.interference;
   const Profile* p = &profile;
   c.codec_time = [p](const std::string& codec, bool encode, double elements) {
     return p->codec_time(codec, encode, elements);

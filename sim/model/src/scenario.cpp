@@ -246,7 +246,7 @@ WorkloadSpec parse_workload(const yaml::Node& n) {
   n.allow_keys({"model", "micro_batch", "accumulation", "precision", "bucket_size", "first_bucket_size", "overlap",
                 "optimizer", "compression", "interference", "allreduce_algorithm", "compute_efficiency",
                 "compute", "compute_precision", "ddp_overheads", "gradient_as_bucket_view",
-                "input_rate"});
+                "input_rate", "compute_jitter"});
   WorkloadSpec w;
   w.model = n.required("model").as_string();
   w.micro_batch = static_cast<int>(n.required("micro_batch").as_int(1, kMaxMicroBatch));
@@ -267,6 +267,7 @@ WorkloadSpec parse_workload(const yaml::Node& n) {
   if (auto o = n.optional("gradient_as_bucket_view")) w.gradient_as_bucket_view = o->as_bool();
   if (auto r = n.optional("input_rate")) w.input_rate = r->as_double(1e-3, 1e9);
   if (auto f = n.optional("interference")) w.interference = f->as_double(0.0, 10.0);
+  if (auto f = n.optional("compute_jitter")) w.compute_jitter = f->as_double(0.0, kMaxComputeJitter);
   if (auto f = n.optional("compute_efficiency")) {
     w.compute_efficiency = f->as_double(kMinComputeEfficiency, 1.0);
   }

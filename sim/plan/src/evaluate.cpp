@@ -127,6 +127,10 @@ void put_iteration(const IterationResult& it, ResultRecord& r) {
   r.optimizer = it.optimizer;
   r.samples_per_second = it.samples_per_second;
   r.wire_bytes_per_gpu = it.wire_bytes_per_gpu;
+  r.band = BandFigures{};
+  r.band->iteration_low = it.band_low;
+  r.band->iteration_high = it.band_high;
+  r.band->straggler_wait = it.straggler_wait;
 }
 
 /// Time-to-train (a training target) and cost (an instance).
@@ -138,10 +142,18 @@ void put_training(const PointOptions& o, const Scenario& s, const PointContext& 
   const double samples = target_samples(*s.training, p.model);
   const auto t = time_to_train(samples, it.global_batch, it.total, cf);
   r.training = TrainingFigures{t.samples, t.convergence_factor, t.iterations, t.hours()};
+  // The band carries through: time-to-train and cost at its low and high.
+  const auto low = time_to_train(samples, it.global_batch, it.band_low, cf);
+  const auto high = time_to_train(samples, it.global_batch, it.band_high, cf);
+  r.band->hours_low = low.hours();
+  r.band->hours_high = high.hours();
   if (p.type == nullptr) return;
   const int nodes = s.cluster.nodes;
-  const auto cost = run_cost(t.seconds, nodes, *p.type, o.billing.value_or(p.type->billing));
+  const BillingSpec billing = o.billing.value_or(p.type->billing);
+  const auto cost = run_cost(t.seconds, nodes, *p.type, billing);
   r.cost = CostFigures{cost.on_demand, cost.spot, cost.billed_seconds, nodes * p.type->on_demand};
+  r.band->on_demand_low = run_cost(low.seconds, nodes, *p.type, billing).on_demand;
+  r.band->on_demand_high = run_cost(high.seconds, nodes, *p.type, billing).on_demand;
 }
 
 }  // namespace

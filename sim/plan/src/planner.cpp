@@ -101,6 +101,14 @@ std::vector<PlanPoint> plan_points(const std::vector<ResultLine>& results, Prici
     p.iteration = r.iteration.value_or(0.0);
     p.hours = r.training->hours;
     p.cost = price;
+    // The band (records without one: the point itself); spot prices scale
+    // like on-demand ones, so the band's cost ratio applies to both.
+    const BandFigures band = r.band.value_or(BandFigures{});
+    const double od = r.cost->on_demand;
+    p.hours_low = band.hours_low.value_or(p.hours);
+    p.hours_high = band.hours_high.value_or(p.hours);
+    p.cost_low = od > 0 ? price * band.on_demand_low.value_or(od) / od : price;
+    p.cost_high = od > 0 ? price * band.on_demand_high.value_or(od) / od : price;
     out.push_back(std::move(p));
   }
   return out;
@@ -188,6 +196,26 @@ Recommendation recommend(const std::vector<PlanPoint>& points, std::optional<dou
   }
   r.reason = s;
   return r;
+}
+
+std::string band_verdict(const Recommendation& rec, const std::vector<PlanPoint>& points,
+                         std::optional<double> budget, std::optional<double> deadline) {
+  if (!rec.found) return "";
+  const bool by_cost = deadline.has_value() || !budget.has_value();
+  const PlanPoint* runner = nullptr;
+  for (const auto& p : points) {
+    if (p.index == rec.choice.index || (deadline && p.hours > *deadline) || (budget && p.cost > *budget)) continue;
+    if (runner == nullptr || better(p, *runner, by_cost)) runner = &p;
+  }
+  const char* what = by_cost ? "cost" : "time-to-train";
+  if (runner == nullptr) return std::string("band: no runner-up to compare with (one configuration qualifies)");
+  const double high = by_cost ? rec.choice.cost_high : rec.choice.hours_high;
+  const double low = by_cost ? runner->cost_low : runner->hours_low;
+  const std::string figures = by_cost ? "$" + fmt("%.2f", high) + " vs $" + fmt("%.2f", low)
+                                      : fmt("%.3g", high) + " h vs " + fmt("%.3g", low) + " h";
+  return std::string("band: the recommendation ") + (high <= low ? "holds" : "does not hold") +
+         " across the band (its high " + what + " vs the runner-up's low, " + describe(*runner) + ": " + figures +
+         ")";
 }
 
 }  // namespace gw::plan

@@ -86,6 +86,16 @@ void put_figures(ojson& j, const ResultRecord& r) {
                       {"spot", c->spot ? ojson(*c->spot) : ojson(nullptr)},
                       {"billed_seconds", c->billed_seconds},
                       {"usd_per_hour", c->usd_per_hour}};
+  if (const auto& b = r.band) {
+    ojson band{{"iteration_low", b->iteration_low},
+               {"iteration_high", b->iteration_high},
+               {"straggler_wait", b->straggler_wait}};
+    put(band, "hours_low", b->hours_low);
+    put(band, "hours_high", b->hours_high);
+    put(band, "on_demand_low", b->on_demand_low);
+    put(band, "on_demand_high", b->on_demand_high);
+    j["band"] = band;
+  }
 }
 
 // --- Reading -------------------------------------------------------------------
@@ -198,6 +208,10 @@ class RecordChecker {
     }
     if (const auto* m = object("memory", false)) number(*m, "memory.", "total", true);
     if (const auto* t = object("training", false)) number(*t, "training.", "hours", true);
+    if (const auto* b = object("band", false)) {
+      for (const char* k : {"iteration_low", "iteration_high", "straggler_wait"}) number(*b, "band.", k, true);
+      for (const char* k : {"hours_low", "hours_high", "on_demand_low", "on_demand_high"}) number(*b, "band.", k, false);
+    }
     if (const auto* c = object("cost", false)) {
       number(*c, "cost.", "on_demand", true);
       number(*c, "cost.", "spot", true, true);
@@ -267,6 +281,12 @@ void read_objects(const ojson& j, ResultRecord& r) {
     const auto& c = j["cost"];
     r.cost = CostFigures{figure(c, "on_demand"), opt<double>(c, "spot"), figure(c, "billed_seconds"),
                          figure(c, "usd_per_hour")};
+  }
+  if (j.contains("band")) {
+    const auto& b = j["band"];
+    r.band = BandFigures{figure(b, "iteration_low"), figure(b, "iteration_high"), figure(b, "straggler_wait"),
+                         opt<double>(b, "hours_low"), opt<double>(b, "hours_high"),
+                         opt<double>(b, "on_demand_low"), opt<double>(b, "on_demand_high")};
   }
 }
 

@@ -15,6 +15,40 @@ void sleep_if(double seconds) {
   if (seconds > 0) engine::Simulation::sleep_for(seconds);
 }
 
+// One step of a bucket on the comm stream: a collective over all ranks or a
+// codec's sleep, timed.
+StepTiming run_step(engine::Simulation& sim, const CommStep& s, int world_size, const ReplayOptions& options) {
+  StepTiming st;
+  st.label = s.label;
+  st.kind = s.kind;
+  st.bytes = s.bytes;
+  st.start = engine::Simulation::now();
+  if (s.kind == CommStep::Kind::Collective) {
+    if (world_size > 1) {
+      engine::CollectiveRequest req;
+      req.op = engine_op(s.op);
+      req.algorithm = engine::parse_algorithm(s.algorithm);
+      req.granularity = options.granularity;
+      req.bytes = s.bytes;
+      sim.run_collective(req);
+    }
+  } else {
+    sleep_if(s.seconds);
+  }
+  st.end = engine::Simulation::now();
+  return st;
+}
+
+// Stragglers (docs/model.md): bucket b's collective waits for the slowest
+// rank, D_b after this rank's ready time (with overlap off, D after the
+// slowest rank's backward end).
+void wait_for_slowest_rank(const IterationPlan& plan, const IterationResult& r, std::size_t b) {
+  if (plan.bucket_sync_delay.empty()) return;
+  const double from = plan.overlap ? r.buckets[b].ready : r.backward_end;
+  sleep_if(from + plan.bucket_sync_delay[plan.overlap ? b : plan.bucket_sync_delay.size() - 1] -
+           engine::Simulation::now());
+}
+
 // Runs inside the child: builds the platform, runs the two actors, returns JSON.
 std::string replay_in_child(const ClusterSpec& cluster, const IterationPlan& plan,
                             const ReplayOptions& options) {
@@ -29,7 +63,7 @@ std::string replay_in_child(const ClusterSpec& cluster, const IterationPlan& pla
   for (std::size_t b = 0; b < nb; ++b) bucket_of_last.at(plan.buckets[b].last_tensor) = static_cast<int>(b);
 
   engine::Signal ready;
-  bool comm_busy = false;
+  CommActivity comm = CommActivity::Idle;  // what the comm stream runs (interference)
   long activities = 0;
 
   sim.add_actor("compute", 0, [&] {
@@ -38,7 +72,7 @@ std::string replay_in_child(const ClusterSpec& cluster, const IterationPlan& pla
     r.backward_start = engine::Simulation::now();
     for (std::size_t j = 0; j < nt; ++j) {
       double d = plan.tensor_backward[j];
-      if (plan.interference > 0 && comm_busy) d *= 1 + plan.interference;
+      d *= 1 + interference_at(plan, comm);
       if (j < plan.tensor_copy_in.size()) d += plan.tensor_copy_in[j];  // DDP copies the gradient into its bucket
       sleep_if(d);
       ++activities;
@@ -57,34 +91,18 @@ std::string replay_in_child(const ClusterSpec& cluster, const IterationPlan& pla
   sim.add_actor("comm", 0, [&] {
     for (std::size_t b = 0; b < nb; ++b) {
       ready.acquire();
-      comm_busy = true;
       auto& bt = r.buckets[b];
+      wait_for_slowest_rank(plan, r, b);
+      comm = CommActivity::Collective;  // the launches, then each step's own
       bt.start = engine::Simulation::now();
       if (b < plan.bucket_launch.size()) sleep_if(plan.bucket_launch[b]);  // hook dispatch + kernel launches
       for (const auto& s : plan.comm[b].steps) {
-        StepTiming st;
-        st.label = s.label;
-        st.kind = s.kind;
-        st.bytes = s.bytes;
-        st.start = engine::Simulation::now();
-        if (s.kind == CommStep::Kind::Collective) {
-          if (plan.world_size > 1) {
-            engine::CollectiveRequest req;
-            req.op = engine_op(s.op);
-            req.algorithm = engine::parse_algorithm(s.algorithm);
-            req.granularity = options.granularity;
-            req.bytes = s.bytes;
-            sim.run_collective(req);
-          }
-        } else {
-          sleep_if(s.seconds);
-        }
+        comm = s.kind == CommStep::Kind::Collective ? CommActivity::Collective : CommActivity::Codec;
+        bt.steps.push_back(run_step(sim, s, plan.world_size, options));
         ++activities;
-        st.end = engine::Simulation::now();
-        bt.steps.push_back(st);
       }
       bt.end = engine::Simulation::now();
-      comm_busy = false;
+      comm = CommActivity::Idle;
     }
   });
 

@@ -43,6 +43,26 @@ std::string memory_table(const MemoryBreakdown& m) {
   return o;
 }
 
+// The band under the total (docs/model.md, "The band") and what it rests on.
+std::string band_lines(const IterationResult& r) {
+  std::string o = fmt::format("{:<34}{}{}{}   (low / median / high, ms; {:g}%-{:g}%)\n", "band", ms(r.band_low),
+                              ms(r.total), ms(r.band_high), 100 * kBandLowQuantile, 100 * kBandHighQuantile);
+  o += fmt::format("  measured spread: {}\n",
+                   r.compute_spread > 0 ? fmt::format("{:.3g} ({})", r.compute_spread, r.compute_spread_source)
+                                        : std::string("none (the profile has no repeats for this rate)"));
+  o += fmt::format("  compute jitter:  {}\n",
+                   r.compute_jitter > 0
+                       ? fmt::format("cv {:.3g} ({}); slowest of {} ranks", r.compute_jitter, r.compute_jitter_source,
+                                     r.world_size)
+                       : std::string("0 (set workload.compute_jitter)"));
+  o += fmt::format("  model residuals: {:+.1f}% .. {:+.1f}% (time error on {} validation cases)\n",
+                   100 * r.residual_low, 100 * r.residual_high, r.residual_cases);
+  o += fmt::format("  interference:    compute {:g} under NCCL, {:g} under codecs ({}); {:.3f} ms of backward "
+                   "overlapped\n",
+                   r.interference, r.interference_codec, r.interference_source, r.overlapped_compute * 1e3);
+  return o;
+}
+
 }  // namespace
 
 std::vector<std::pair<std::string, double>> memory_terms(const MemoryBreakdown& m) {
@@ -91,12 +111,14 @@ std::string format_table(const IterationResult& r, const MemoryBreakdown* memory
     row("  DDP bucket copy-in (autograd)", r.bucket_copy_in, true);
     row("  DDP launches (comm stream)", r.collective_launch, false);
   }
+  if (r.straggler_wait > 0) row("straggler wait (slowest rank)", r.straggler_wait, true);
   row("exposed communication", r.exposed_communication, true);
   if (r.ddp_overheads) row("DDP bucket copy-out (exposed)", r.bucket_copy_out, true);
   row("optimizer", r.optimizer, true);
   if (r.ddp_overheads) row("DDP fixed work (launches)", r.fixed_work, true);
   if (r.input_wait > 0) row("input pipeline wait", r.input_wait, true);
   row("total", r.total, true);
+  o += band_lines(r);
   o += "\n";
   o += fmt::format("samples/s (global):            {:.1f}\n", r.samples_per_second);
   o += fmt::format("bytes on the wire per GPU:     {} per iteration\n", units::format_size(r.wire_bytes_per_gpu));
@@ -129,7 +151,8 @@ std::string csv_header(bool with_memory) {
          "compression,allreduce_algorithm,overlap,forward_s,backward_s,encode_s,decode_s,"
          "exposed_communication_s,optimizer_s,total_s,samples_per_second,wire_bytes_per_gpu,"
          "error_feedback_bytes_per_gpu,buckets" + memory +
-         ",ddp_bucket_copy_in_s,ddp_bucket_copy_out_s,ddp_collective_launch_s,ddp_fixed_work_s,input_wait_s\n";
+         ",ddp_bucket_copy_in_s,ddp_bucket_copy_out_s,ddp_collective_launch_s,ddp_fixed_work_s,input_wait_s"
+         ",straggler_wait_s,compute_jitter,band_low_s,band_median_s,band_high_s\n";
 }
 
 std::string csv_row(const IterationResult& r, const MemoryBreakdown* m) {
@@ -145,8 +168,10 @@ std::string csv_row(const IterationResult& r, const MemoryBreakdown* m) {
                      r.encode, r.decode, r.exposed_communication, r.optimizer, r.total, r.samples_per_second,
                      r.wire_bytes_per_gpu, r.error_feedback_bytes, r.buckets.size()) +
          memory +
-         fmt::format(",{:.9g},{:.9g},{:.9g},{:.9g},{:.9g}\n", r.bucket_copy_in, r.bucket_copy_out,
-                     r.collective_launch, r.fixed_work, r.input_wait);
+         fmt::format(",{:.9g},{:.9g},{:.9g},{:.9g},{:.9g}", r.bucket_copy_in, r.bucket_copy_out,
+                     r.collective_launch, r.fixed_work, r.input_wait) +
+         fmt::format(",{:.9g},{:.6g},{:.9g},{:.9g},{:.9g}\n", r.straggler_wait, r.compute_jitter, r.band_low,
+                     r.total, r.band_high);
 }
 
 std::string chrome_trace(const IterationResult& r) {
@@ -172,7 +197,15 @@ std::string chrome_trace(const IterationResult& r) {
   double t = r.backward_start;
   for (std::size_t j = 0; j < r.tensor_end.size(); ++j) {
     const std::string name = j < r.tensor_names.size() ? r.tensor_names[j] : std::to_string(j);
-    span(kCompute, "backward " + name, t, r.tensor_end[j], json::object());
+    // Interference (docs/model.md, section 7): a tensor started beside a
+    // collective or a codec is slowed by its figure.
+    const CommActivity beside = comm_activity_at(r, r.buckets.size(), t, r.overlap);
+    json args = json::object();
+    if (beside != CommActivity::Idle) {
+      args["beside"] = beside == CommActivity::Codec ? "codec" : "NCCL";
+      args["slowed_by"] = beside == CommActivity::Codec ? r.interference_codec : r.interference;
+    }
+    span(kCompute, "backward " + name, t, r.tensor_end[j], std::move(args));
     t = r.tensor_end[j];
   }
   if (r.bucket_copy_out > 0)
@@ -185,6 +218,12 @@ std::string chrome_trace(const IterationResult& r) {
   if (r.input_wait > 0)
     span(kCompute, "input pipeline wait", r.total - r.input_wait, r.total,
          {{"note", "workload.input_rate: the loader delivers micro_batch x accumulation samples no faster"}});
+  if (r.straggler_wait > 0) {
+    span(kCompute, fmt::format("waiting for the slowest of {} ranks", r.world_size), r.backward_end,
+         r.backward_end + r.straggler_wait,
+         {{"note", "stragglers: expected delay of the slowest rank's compute (docs/model.md)"},
+          {"compute_jitter", r.compute_jitter}});
+  }
   for (const auto& b : r.buckets) {
     if (b.ready > 0)
       events.push_back({{"ph", "i"}, {"pid", kPid}, {"tid", kComm}, {"s", "t"}, {"ts", b.ready * 1e6},

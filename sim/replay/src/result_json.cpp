@@ -33,6 +33,50 @@ void ddp_overheads_from_json(const json& j, IterationResult& r) {
   r.fixed_work = d.at("fixed_work_s").get<double>();
 }
 
+// Stragglers and the band (docs/model.md, "Stragglers", "The band"), seconds.
+json band_json(const IterationResult& r) {
+  return {{"low_s", r.band_low},
+          {"median_s", r.total},
+          {"high_s", r.band_high},
+          {"quantiles", {kBandLowQuantile, kBandHighQuantile}},
+          {"compute_jitter", r.compute_jitter},
+          {"compute_jitter_source", r.compute_jitter_source},
+          {"compute_spread", r.compute_spread},
+          {"compute_spread_source", r.compute_spread_source},
+          {"residual_low", r.residual_low},
+          {"residual_high", r.residual_high},
+          {"residual_cases", r.residual_cases},
+          {"overlapped_compute_s", r.overlapped_compute},
+          {"terms_s",
+           {{"spread_low", r.band.spread_low},
+            {"spread_high", r.band.spread_high},
+            {"jitter_low", r.band.jitter_low},
+            {"jitter_high", r.band.jitter_high},
+            {"residual_low", r.band.residual_low},
+            {"residual_high", r.band.residual_high},
+            {"interference_high", r.band.interference_high}}}};
+}
+
+void band_from_json(const json& j, IterationResult& r) {
+  if (!j.contains("band")) return;
+  const auto& b = j.at("band");
+  r.band_low = b.at("low_s").get<double>();
+  r.band_high = b.at("high_s").get<double>();
+  r.compute_jitter = b.at("compute_jitter").get<double>();
+  r.compute_jitter_source = b.at("compute_jitter_source").get<std::string>();
+  r.compute_spread = b.at("compute_spread").get<double>();
+  r.compute_spread_source = b.at("compute_spread_source").get<std::string>();
+  r.residual_low = b.at("residual_low").get<double>();
+  r.residual_high = b.at("residual_high").get<double>();
+  r.residual_cases = b.at("residual_cases").get<int>();
+  r.overlapped_compute = b.at("overlapped_compute_s").get<double>();
+  const auto& t = b.at("terms_s");
+  r.band = {t.at("spread_low").get<double>(),  t.at("spread_high").get<double>(),
+            t.at("jitter_low").get<double>(),  t.at("jitter_high").get<double>(),
+            t.at("residual_low").get<double>(), t.at("residual_high").get<double>(),
+            t.at("interference_high").get<double>()};
+}
+
 }  // namespace
 
 std::string result_to_json(const IterationResult& r, int indent, const MemoryBreakdown* memory) {
@@ -48,6 +92,10 @@ std::string result_to_json(const IterationResult& r, int indent, const MemoryBre
   j["global_batch"] = r.global_batch;
   j["overlap"] = r.overlap;
   j["interference"] = r.interference;
+  j["interference_detail"] = {{"compute_under_nccl", r.interference},
+                              {"compute_under_codec", r.interference_codec},
+                              {"codec_under_compute", r.codec_interference},
+                              {"source", r.interference_source}};
   j["compute_efficiency"] = r.compute_efficiency;
   j["compute_efficiency_default"] = r.compute_efficiency_default;
   if (!r.compute_measured.empty()) j["compute_measured"] = r.compute_measured;
@@ -61,8 +109,10 @@ std::string result_to_json(const IterationResult& r, int indent, const MemoryBre
                   {"exposed_communication", r.exposed_communication},
                   {"optimizer", r.optimizer},
                   {"input_wait", r.input_wait},
+                  {"straggler_wait", r.straggler_wait},
                   {"total", r.total}};
   j["ddp_overheads"] = ddp_overheads_json(r);
+  j["band"] = band_json(r);
   j["samples_per_second"] = r.samples_per_second;
   j["wire_bytes_per_gpu"] = r.wire_bytes_per_gpu;
   j["error_feedback_bytes_per_gpu"] = r.error_feedback_bytes;
@@ -122,6 +172,12 @@ IterationResult result_from_json(const std::string& text) {
   r.global_batch = j.at("global_batch").get<double>();
   r.overlap = j.at("overlap").get<bool>();
   r.interference = j.at("interference").get<double>();
+  if (j.contains("interference_detail")) {
+    const auto& d = j.at("interference_detail");
+    r.interference_codec = d.at("compute_under_codec").get<double>();
+    r.codec_interference = d.at("codec_under_compute").get<double>();
+    r.interference_source = d.at("source").get<std::string>();
+  }
   r.compute_efficiency = j.at("compute_efficiency").get<double>();
   r.compute_efficiency_default = j.at("compute_efficiency_default").get<bool>();
   if (j.contains("compute_measured")) r.compute_measured = j.at("compute_measured").get<std::string>();
@@ -137,7 +193,9 @@ IterationResult result_from_json(const std::string& text) {
   r.optimizer = s.at("optimizer").get<double>();
   r.total = s.at("total").get<double>();
   r.input_wait = s.value("input_wait", 0.0);
+  r.straggler_wait = s.value("straggler_wait", 0.0);
   ddp_overheads_from_json(j, r);
+  band_from_json(j, r);
   r.samples_per_second = j.at("samples_per_second").get<double>();
   r.wire_bytes_per_gpu = j.at("wire_bytes_per_gpu").get<double>();
   r.error_feedback_bytes = j.at("error_feedback_bytes_per_gpu").get<double>();

@@ -157,6 +157,37 @@ IterationSummary summarise(const std::vector<IterationCaseResult>& results) {
 
 namespace {
 
+/// Quantile q of sorted values, linear between order statistics.
+double quantile(const std::vector<double>& sorted, double q) {
+  const double pos = q * static_cast<double>(sorted.size() - 1);
+  const auto i = static_cast<std::size_t>(pos);
+  if (i + 1 >= sorted.size()) return sorted.back();
+  return sorted[i] + (pos - static_cast<double>(i)) * (sorted[i + 1] - sorted[i]);
+}
+
+}  // namespace
+
+ModelResiduals iteration_residuals(const std::vector<IterationCaseResult>& results) {
+  std::vector<double> errors;
+  for (const auto& r : results) {
+    if (!r.error || r.c.kind != "ddp") continue;
+    errors.push_back(r.c.quantity == "iteration_time" ? *r.error : 1 / (1 + *r.error) - 1);
+  }
+  ModelResiduals m;
+  m.cases = static_cast<int>(errors.size());
+  if (errors.empty()) return m;
+  std::sort(errors.begin(), errors.end());
+  m.low = quantile(errors, kBandLowQuantile);
+  m.high = quantile(errors, kBandHighQuantile);
+  return m;
+}
+
+std::string render_iterations_residuals(const std::vector<IterationCaseResult>& results) {
+  return model_residuals_yaml(iteration_residuals(results));
+}
+
+namespace {
+
 std::string summary_lines(const IterationSummary& s) {
   return fmt::format(
       "DDP cases: {} scored, median |error| {} (target <= {:.0f}%), worst {} (target <= {:.0f}%).\n"

@@ -22,6 +22,12 @@
 //              the optimizer starts at o
 //   fixed    : W = tensors x L after the optimizer (derived optimizer only)
 // Input bound (workload.input_rate r): T = max(T, b k / r).
+// Stragglers (workload.compute_jitter cv; stragglers.hpp): bucket b's
+// collective starts D_b = cv mu_N sqrt((k-1) C^2 + (F + R_b)^2) after it is
+// ready on the representative rank (the expected slowest of N ranks); the
+// last bucket's D is the straggler wait. The band (stragglers.hpp): low and
+// high around T from the profile's spread, the jitter and the validation
+// residuals.
 #pragma once
 
 #include <cstdint>
@@ -31,8 +37,10 @@
 
 #include "gradwire/model/buckets.hpp"
 #include "gradwire/model/compression.hpp"
+#include "gradwire/model/interference.hpp"
 #include "gradwire/model/model_desc.hpp"
 #include "gradwire/model/scenario.hpp"
+#include "gradwire/model/stragglers.hpp"
 
 namespace gw {
 
@@ -44,12 +52,16 @@ struct MeasuredCompute;
 struct DeviceCosts {
   std::string compute_precision;   ///< compute precision: a compute_precision_names() entry
   double flops = 0;                ///< achieved FLOP/s at its GEMM rate (gemm_rate_of)
+  /// Relative spread (max - min) / median of the repeats of the largest GEMM
+  /// the rate was measured on (profile gemm_points), 0 when not measured.
+  double flops_spread = 0;
   double copy_bandwidth = 0;       ///< device memory bytes read + written per second
   /// GEMM rate at the gradient precision (the profile's fp32, bf16 or fp16
   /// rate: PyTorch's matmul does not use TF32 by default), for the pytorch
   /// implementation's matrix products; 0: `flops`.
   double gradient_gemm_flops = 0;
   CodecTimeFn codec_time;          ///< encode/decode seconds by codec and elements
+  InterferenceFigures interference;   ///< measured slow-downs (profile `interference:`)
 };
 
 /// The compute rate used for a gradient precision: fp32 -> the profile's tf32
@@ -90,7 +102,11 @@ struct IterationPlan {
   int micro_batch = 1;
   int accumulation = 1;
   bool overlap = true;
-  double interference = 0;
+  double interference = 0;             ///< compute slow-down while a collective (or its launch) runs
+  double interference_codec = 0;       ///< compute slow-down while a codec runs
+  double codec_interference = 0;       ///< codec slow-down beside compute (recorded, not applied)
+  std::string interference_source;     ///< workload.interference, the profile, or the default
+  double interference_range_high = 0;  ///< unmeasured: the published upper end (band), else 0
   double compute_efficiency = 1;       ///< fraction of the GEMM rate used for compute
   bool compute_efficiency_default = true;  ///< true when not given by the scenario
   /// "measured on DEVICE, DATE" when forward, backward and optimizer come from
@@ -108,6 +124,12 @@ struct IterationPlan {
   std::vector<double> bucket_launch;   ///< per bucket: launches before its first step (s), empty when off
   double fixed_work = 0;               ///< per iteration: zero_grad + optimizer launches (s)
   double input_time = 0;               ///< b x k / workload.input_rate (s), 0 when unbounded
+  double compute_jitter = 0;           ///< cv of one rank's micro-step compute (stragglers.hpp)
+  std::string compute_jitter_source;   ///< where cv comes from ("" when 0 by default)
+  std::vector<double> bucket_sync_delay;   ///< per bucket: D_b (s), empty when no stragglers
+  double compute_spread = 0;           ///< relative measured spread of the compute rate (band term a)
+  std::string compute_spread_source;   ///< where it comes from ("" when none)
+  ModelResiduals residuals;            ///< validation residuals (band term c); zero when not loaded
   double error_feedback_bytes = 0;     ///< per GPU, all buckets
   double state_bytes = 0;              ///< per GPU, all buckets (PowerSGD P, Q)
   double wire_bytes_per_gpu = 0;       ///< sent by one GPU per iteration
@@ -186,7 +208,11 @@ struct IterationResult {
   std::string method;        ///< "simulation" or "closed form"
   int world_size = 1, micro_batch = 1, accumulation = 1;
   bool overlap = true;
-  double interference = 0;
+  double interference = 0;            ///< compute slow-down under NCCL
+  double interference_codec = 0;      ///< compute slow-down under a codec
+  double codec_interference = 0;      ///< codec slow-down under compute (recorded, not applied)
+  std::string interference_source;
+  double overlapped_compute = 0;      ///< backward time that started beside communication (s)
   double compute_efficiency = 1;
   bool compute_efficiency_default = true;
   std::string compute_measured;       ///< "measured on DEVICE, DATE", or empty (FLOPs / efficiency x rate)
@@ -201,7 +227,16 @@ struct IterationResult {
   double collective_launch = 0;       ///< launches on the comm stream, all buckets (may be hidden)
   double fixed_work = 0;              ///< per-iteration fixed work after the optimizer
   double input_wait = 0;              ///< waiting for the input pipeline: max(0, b k / rate - the rest)
-  double total = 0;
+  double compute_jitter = 0;          ///< cv of one rank's micro-step compute
+  std::string compute_jitter_source;
+  double straggler_wait = 0;          ///< expected wait for the slowest rank at the last synchronization
+  double total = 0;                   ///< the prediction: the band's median
+  double band_low = 0, band_high = 0; ///< the band around total (docs/model.md, "The band")
+  BandTerms band;                     ///< what the band is made of
+  double compute_spread = 0;          ///< band term (a)'s relative spread
+  std::string compute_spread_source;
+  double residual_low = 0, residual_high = 0;   ///< band term (c)'s quantiles
+  int residual_cases = 0;
   double samples_per_second = 0;
   double wire_bytes_per_gpu = 0;
   double error_feedback_bytes = 0, state_bytes = 0;
@@ -217,14 +252,26 @@ struct IterationResult {
 /// Collective duration for one step (closed-form network model).
 using CollectiveTimeFn = std::function<double(const CommStep& step)>;
 
-/// Evaluates the plan with the closed forms above. Interference f: a tensor's
-/// backward that starts while the comm stream is busy takes (1 + f) times as
-/// long (the same tensor-granularity rule as the replay).
+/// What the comm stream of `result` runs at time s (its first `buckets`
+/// buckets): a codec step, a collective or the bucket's launches, or nothing;
+/// with overlap a bucket that becomes ready at s has not started. The closed
+/// form and the band use it; the replay tracks it as it runs.
+CommActivity comm_activity_at(const IterationResult& result, std::size_t buckets, double s, bool overlap);
+/// The compute slow-down for an activity: interference, interference_codec or 0.
+double interference_at(const IterationPlan& plan, CommActivity activity);
+
+/// Evaluates the plan with the closed forms above. Interference: a tensor's
+/// backward that starts while the comm stream runs a collective (or its
+/// launches) takes (1 + interference) times as long, while it runs a codec
+/// (1 + interference_codec) (the same tensor-granularity rule as the replay).
 IterationResult evaluate_closed_form(const IterationPlan& plan, const CollectiveTimeFn& collective_time);
 
 /// Fills the totals of a result (forward, backward, exposed communication,
 /// total, samples/s, ...) from its timeline and the plan. Used by both the
 /// closed form and the replay so they cannot drift.
 void finish_result(const IterationPlan& plan, IterationResult& result);
+/// The band of a finished result (finish_result calls it): the jitter and
+/// spread it comes from, its terms, low and high around total.
+void finish_band(const IterationPlan& plan, IterationResult& result);
 
 }  // namespace gw

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "gradwire/model/collectives.hpp"
+#include "gradwire/model/interference.hpp"
 
 namespace gw {
 
@@ -99,6 +100,8 @@ struct Profile {
   std::map<std::string, std::string> nccl_env;
   /// Measured transport figures by transport name (docs/profiles.md).
   std::map<std::string, TransportFigures> transports;
+  /// Measured slow-downs under concurrency (`interference:`, docs/profiles.md).
+  InterferenceFigures interference;
 
   bool operator==(const Profile&) const = default;
 

@@ -28,6 +28,9 @@ inline constexpr double kMinLinkBandwidth = 1e6;    ///< B/s: 8 Mbps
 inline constexpr double kMaxLinkBandwidth = 1e14;   ///< B/s: 800 Tbps
 inline constexpr double kMaxLinkLatency = 1.0;      ///< s
 inline constexpr double kMinComputeEfficiency = 0.01;
+/// workload.compute_jitter: a normal micro-step C (1 + cv Z) stays positive
+/// to 3.3 standard deviations at 0.3 (docs/model.md, "Stragglers").
+inline constexpr double kMaxComputeJitter = 0.3;
 inline constexpr double kMaxOptimizerStep = 60.0;   ///< s
 inline constexpr double kMinCompressionRatio = 1e-6;
 
@@ -179,8 +182,13 @@ struct WorkloadSpec {
   OptimizerSpec optimizer;
   CompressionSpec compression;
   /// Slow-down of compute while communication or codecs run beside it
-  /// (fraction, 0 = none). Default documented in docs/model.md.
-  double interference = 0.0;
+  /// (fraction, 0 = none). Absent: the profile's measured figures, else 0
+  /// (docs/model.md, section 7).
+  std::optional<double> interference;
+  /// Stragglers: coefficient of variation of one rank's micro-step compute
+  /// (workload.compute_jitter, 0 .. 0.3). Absent: from the measured-compute
+  /// document's spread when there is one, else 0 (docs/model.md, "Stragglers").
+  std::optional<double> compute_jitter;
   /// Fraction of the profile's achieved GEMM rate that a whole forward and
   /// backward pass reaches (kernels other than GEMMs, memory-bound layers,
   /// launch gaps). When absent, default_compute_efficiency() of the model.

@@ -30,6 +30,9 @@ struct PlanPoint {
   double iteration = 0;          ///< s
   double hours = 0;              ///< time to train
   double cost = 0;               ///< USD at the chosen pricing
+  /// The band (docs/model.md, "The band"): time-to-train and on-demand cost
+  /// at the low and high iteration time; hours and cost when not recorded.
+  double hours_low = 0, hours_high = 0, cost_low = 0, cost_high = 0;
 };
 
 enum class Pricing { OnDemand, Spot };
@@ -67,6 +70,12 @@ struct Recommendation {
 /// are added. When nothing qualifies the reason names why every point was left out.
 Recommendation recommend(const std::vector<PlanPoint>& points, std::optional<double> budget,
                          std::optional<double> deadline_hours, const Exclusions& excluded = {});
+
+/// One sentence: whether the recommendation holds across the band, i.e. its
+/// high (cost by the cheapest rules, hours by the fastest) is at most the
+/// runner-up's low under the same rule and constraints. Empty when not found.
+std::string band_verdict(const Recommendation& rec, const std::vector<PlanPoint>& points,
+                         std::optional<double> budget, std::optional<double> deadline_hours);
 
 /// "PowerSGD rank 4, k = 4 on 16 x p4d.24xlarge"
 std::string describe(const PlanPoint& p);

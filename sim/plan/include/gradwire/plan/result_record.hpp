@@ -31,6 +31,15 @@ struct CostFigures {
   double billed_seconds = 0, usd_per_hour = 0;
 };
 
+/// The band around the iteration time (docs/model.md, "The band") and what
+/// it gives downstream; hours and on-demand cost at its low and high when the
+/// record has a time-to-train and a cost.
+struct BandFigures {
+  double iteration_low = 0, iteration_high = 0;   ///< s
+  double straggler_wait = 0;                      ///< s, the expected wait for the slowest rank
+  std::optional<double> hours_low, hours_high, on_demand_low, on_demand_high;
+};
+
 using StringPairs = std::vector<std::pair<std::string, std::string>>;
 
 /// The fields of a record, in the order a record is written. index, of,
@@ -56,6 +65,7 @@ struct ResultRecord {
       samples_per_second, wire_bytes_per_gpu;   ///< s, samples/s, bytes
   std::optional<TrainingFigures> training;
   std::optional<CostFigures> cost;
+  std::optional<BandFigures> band;
   std::optional<std::string> reason;      ///< why the status is not ok (written even when empty once set)
 
   /// The instance name, "" when there is none.

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "gradwire/model/scenario.hpp"
+#include "gradwire/model/stragglers.hpp"
 #include "gradwire/validate/case_header.hpp"
 
 namespace gw::validate {
@@ -76,6 +77,14 @@ struct IterationSummary {
   int unscored = 0;
 };
 IterationSummary summarise(const std::vector<IterationCaseResult>& results);
+
+/// The model's residuals for the band (docs/model.md, "The band"): over the
+/// scored DDP cases, the iteration-time error (iteration_time: error; the
+/// other quantities go as 1 / T: 1 / (1 + error) - 1), its 10% and 90%
+/// quantiles (linear between order statistics).
+ModelResiduals iteration_residuals(const std::vector<IterationCaseResult>& results);
+/// validation/residuals.yaml: model_residuals_yaml(iteration_residuals(results)).
+std::string render_iterations_residuals(const std::vector<IterationCaseResult>& results);
 
 std::string render_iterations_markdown(const std::vector<IterationCaseResult>& results);
 std::string render_iterations_summary(const std::vector<IterationCaseResult>& results);
