@@ -378,7 +378,8 @@ std::string point_row(const ResultRecord& r) {
   std::ostringstream h;
   h << "<tr><td>" << r.index << "</td><td class=\"l\">" << html_escape(r.key) << "</td><td class=\"l\">"
     << html_escape(status) << "</td><td>" << r.world.value_or(0) << "</td><td>" << r.micro_batch.value_or(0)
-    << "</td><td>" << r.accumulation.value_or(0) << "</td><td>" << cell(r.iteration, 1e3, "%.4g") << "</td><td>"
+    << "</td><td>" << r.accumulation.value_or(0) << "</td><td>" << cell(r.global_batch, 1, "%.0f") << "</td><td>"
+    << cell(r.iteration, 1e3, "%.4g") << "</td><td>"
     << cell(r.exposed_communication, 1e3, "%.4g") << "</td><td>" << mem << "</td><td>" << hours << "</td><td>" << od
     << "</td><td>" << spot << "</td></tr>\n";
   return h.str();
@@ -392,7 +393,7 @@ std::string front_table(const std::vector<PlanPoint>& points, const std::vector<
   for (std::size_t i : front) {
     const auto& p = points[i];
     h << "<tr><td>" << p.index << "</td><td class=\"l\">" << html_escape(describe(p)) << "</td><td>"
-      << num(p.iteration * 1e3) << "</td><td>" << num(p.hours) << "</td><td>" << num(p.cost, "%.2f")
+      << num(p.iteration * 1e3) << "</td><td>" << num(p.hours) << "</td><td>" << (p.priced ? num(p.cost, "%.2f") : "&ndash;")
       << "</td></tr>\n";
   }
   h << "</table>\n";
@@ -411,8 +412,11 @@ std::string html_page(const std::string& results, const ReportSummary& sum, cons
   h << "<h1>gradwire report</h1>\n<p>Results: <code>" << html_escape(results) << "</code> &mdash; " << sum.points
     << " points: " << sum.ok << " predicted, " << sum.no_fit << " do not fit in GPU memory, " << sum.invalid
     << " invalid, " << sum.errors << " failed.</p>\n";
-  if (!points.empty()) {
-    const auto rec = recommend(points, std::nullopt, std::nullopt);
+  std::string note;  // points at different global batches: one recommendation each
+  const auto groups = points.empty() ? std::vector<std::vector<PlanPoint>>{} : comparable_groups(points, &note);
+  if (!note.empty()) h << "<p>" << html_escape(note) << "</p>\n";
+  for (const auto& group : groups) {
+    const auto rec = recommend(group, std::nullopt, std::nullopt);
     h << "<p class=\"rec\"><b>Recommendation</b> (" << html_escape(rec.rule) << "): " << html_escape(rec.reason)
       << "</p>\n";
   }
@@ -422,7 +426,7 @@ std::string html_page(const std::string& results, const ReportSummary& sum, cons
   }
   if (!front.empty()) h << front_table(points, front);
   h << "<h2>All points</h2>\n<table><tr><th>#</th><th class=\"l\">point</th><th>status</th><th>GPUs</th>"
-       "<th>micro-batch</th><th>k</th><th>iteration (ms)</th><th>exposed comm (ms)</th><th>memory (GiB)</th>"
+       "<th>micro-batch</th><th>k</th><th>global batch</th><th>iteration (ms)</th><th>exposed comm (ms)</th><th>memory (GiB)</th>"
        "<th>hours</th><th>USD on demand</th><th>USD spot</th></tr>\n";
   for (std::size_t i = 0; i < recs.size() && i < 2000; ++i) h << point_row(recs[i]);
   h << "</table>\n";
@@ -446,7 +450,7 @@ void write_report(const std::string& tmp, const std::string& gnuplot, const std:
   std::vector<std::size_t> front;
   if (!points.empty()) {
     front = pareto_front(points);
-    fig.cost_vs_time(points, front);
+    if (points.front().priced) fig.cost_vs_time(points, front);  // without prices: no cost axis
   }
   const auto pick = breakdown_points(ok, dims, points, front);
   if (!pick.empty()) fig.breakdown(pick, dims, !front.empty());
