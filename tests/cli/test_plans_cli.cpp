@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -93,6 +94,30 @@ TEST(PlansCli, PlanDoesNotCompareDifferentGlobalBatchesSilently) {
     EXPECT_NE(line.find(recs == 1 ? "global batch 128)" : "global batch 512)"), std::string::npos) << line;
   }
   EXPECT_EQ(recs, 2);
+}
+
+// Bullet 1: with a stated convergence cost (the critical-batch law), points at
+// different global batches are compared, the larger batch paying for its samples.
+TEST(PlansCli, TheCriticalBatchLawComparesDifferentGlobalBatches) {
+  const fs::path d = scratch("law");
+  write(d / "base.yaml", std::string(kSpelledCluster) + "  cloud: onprem\n  price_per_gpu_hour: 2\n" + kGpt2 +
+                             "training: {samples: 1000000, reference_batch: 128, critical_batch: 256}\n");
+  write(d / "sweep.yaml", "base: base.yaml\naxes:\n  workload.accumulation: [1, 4]\n");
+  const auto r = gw::test::run({kBin, "plan", (d / "sweep.yaml").string(), (d / "r.jsonl").string(), "-j", "1"});
+  ASSERT_EQ(r.exit_code, 0) << r.all();
+  EXPECT_NE(r.out.find("note: global batches 128 to 512 compared with the critical-batch law"), std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find("== global batch"), std::string::npos) << r.out;
+  std::ifstream in(d / "r.jsonl");
+  std::map<double, double> samples;  // global batch -> samples to train
+  for (std::string line; std::getline(in, line);) {
+    const auto j = nlohmann::json::parse(line);
+    samples[j["global_batch"].get<double>()] = j["training"]["samples"].get<double>();
+    EXPECT_EQ(j["training"]["critical_batch"].get<double>(), 256);
+  }
+  ASSERT_EQ(samples.size(), 2u);
+  EXPECT_DOUBLE_EQ(samples[128], 1e6);                          // the reference batch
+  EXPECT_DOUBLE_EQ(samples[512], 1e6 * (1 + 2.0) / (1 + 0.5));  // (1 + B/Bn) / (1 + R/Bn)
 }
 
 // Bullet 1 in simulate: micro-batch and k follow training.global_batch, and a

@@ -315,7 +315,7 @@ WorkloadSpec parse_workload(const yaml::Node& n) {
 
 TrainingSpec parse_training(const yaml::Node& n) {
   n.allow_keys({"samples", "tokens", "epochs", "dataset_size", "convergence_factor", "global_batch",
-                "critical_batch"});
+                "critical_batch", "reference_batch"});
   TrainingSpec t;
   if (auto x = n.optional("samples")) t.samples = x->as_double(1, 1e18);
   if (auto x = n.optional("tokens")) t.tokens = x->as_double(1, 1e18);
@@ -327,8 +327,13 @@ TrainingSpec parse_training(const yaml::Node& n) {
     t.global_batch_line = x->line();
     t.global_batch_column = x->column();
   }
+  if (auto x = n.optional("reference_batch")) {
+    t.reference_batch = x->as_double(1, 1e15);
+    if (!n.optional("critical_batch")) x->fail("reference_batch is only used with critical_batch");
+  }
   if (auto x = n.optional("critical_batch")) {
-    if (!t.global_batch) x->fail("critical_batch needs training.global_batch (the batch the samples are given at)");
+    if (!t.samples_batch())
+      x->fail("critical_batch needs the batch the samples are given at: training.reference_batch or global_batch");
     t.critical_batch = x->as_double(1, 1e12);
   }
   int targets = (t.samples ? 1 : 0) + (t.tokens ? 1 : 0) + (t.epochs ? 1 : 0);

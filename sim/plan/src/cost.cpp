@@ -85,7 +85,7 @@ TrainingEstimate estimate_training(const Scenario& s, const ModelDesc& model, do
   double samples = target_samples(t, model);
   if (t.critical_batch) {
     e.critical_batch = t.critical_batch;
-    samples = samples_at_batch(samples, global_batch, static_cast<double>(*t.global_batch), *t.critical_batch);
+    samples = samples_at_batch(samples, global_batch, *t.samples_batch(), *t.critical_batch);
   }
   e.time = time_to_train(samples, global_batch, iteration_seconds, convergence_factor.value_or(t.convergence_factor));
   e.priced = priced_type(s.cluster);

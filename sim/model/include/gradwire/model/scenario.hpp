@@ -205,10 +205,18 @@ struct TrainingSpec {
   std::optional<long long> global_batch;
   int global_batch_line = 0, global_batch_column = 0;
   /// training.critical_batch (B_noise of McCandlish et al. 2018): the samples
-  /// the target names are those at global_batch; at a batch B they become
-  /// samples x (1 + B / B_noise) / (1 + global_batch / B_noise). Unset: a point
-  /// at another global batch is not compared (docs/planning.md).
+  /// the target names are those at the reference batch R (training.reference_batch,
+  /// else global_batch); at a batch B they become
+  /// samples x (1 + B / B_noise) / (1 + R / B_noise). Unset: a point at another
+  /// global batch is not compared (docs/planning.md).
   std::optional<double> critical_batch;
+  std::optional<double> reference_batch;
+  /// The batch the target's samples are given at: reference_batch, else global_batch.
+  std::optional<double> samples_batch() const {
+    if (reference_batch) return reference_batch;
+    if (global_batch) return static_cast<double>(*global_batch);
+    return std::nullopt;
+  }
 };
 
 struct Scenario {

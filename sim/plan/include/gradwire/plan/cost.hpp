@@ -7,10 +7,11 @@
 //   seconds      = iterations x iteration time
 //   billed       = max(minimum, ceil(seconds / granularity) x granularity)
 //   USD          = nodes x billed / 3600 x price per instance hour
-// A fixed training.global_batch G with training.critical_batch B_noise
-// (McCandlish et al., "An Empirical Model of Large-Batch Training", 2018,
-// arXiv:1812.06162, eq. 2.11: E = E_min (1 + B / B_noise)): at a batch B the
-// target's samples become samples x (1 + B / B_noise) / (1 + G / B_noise).
+// training.critical_batch B_noise (McCandlish et al., "An Empirical Model of
+// Large-Batch Training", 2018, arXiv:1812.06162, eq. 2.11: E = E_min (1 + B /
+// B_noise)), the target's samples given at the reference batch R
+// (training.reference_batch, else training.global_batch): at a batch B they
+// become samples x (1 + B / B_noise) / (1 + R / B_noise).
 // A spelled-out cluster with its own price (cluster.cloud, price_per_*_hour)
 // is billed per second without a minimum unless the sweep says otherwise.
 // Plain C++.
