@@ -7,6 +7,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "commands.hpp"
 #include "gradwire/core/error.hpp"
@@ -40,35 +41,64 @@ void apply_options(const po::variables_map& vm, plan::PlanRequest& req) {
   if (vm["jobs"].as<int>() < 0) throw std::invalid_argument("-j must be 0 (one per CPU) or more");
 }
 
-int print_plan(const std::string& results, const plan::PlanRequest& req) {
-  const auto lines = plan::read_results(results);
-  plan::Exclusions excluded;
-  const auto points =
-      plan::plan_points(lines, req.spot.value_or(false) ? plan::Pricing::Spot : plan::Pricing::OnDemand, &excluded);
-  std::cout << "results: " << results << " (" << lines.size() << " points, " << points.size()
-            << " with a time-to-train and a " << (req.spot.value_or(false) ? "spot" : "on-demand") << " cost)\n\n";
-  const auto front = plan::pareto_front(points);
+void print_front(const std::vector<plan::PlanPoint>& points) {
   std::cout << "Pareto front (time-to-train, cost):\n";
-  std::printf("  %6s  %-52s %12s %12s %14s\n", "#", "configuration", "iter (ms)", "hours", "USD");
-  for (std::size_t i : front) {
+  std::printf("  %6s  %-72s %12s %12s %14s\n", "#", "configuration", "iter (ms)", "hours", "USD");
+  for (std::size_t i : plan::pareto_front(points)) {
     const auto& p = points[i];
-    std::printf("  %6zu  %-52s %12.4g %12.4g %14.2f\n", p.index, plan::describe(p).c_str(), p.iteration * 1e3, p.hours,
-                p.cost);
+    char usd[32] = "-";
+    if (p.priced) std::snprintf(usd, sizeof usd, "%.2f", p.cost);
+    std::printf("  %6zu  %-72s %12.4g %12.4g %14s\n", p.index, plan::describe(p).c_str(), p.iteration * 1e3,
+                p.hours, usd);
   }
+}
+
+/// One group's recommendation; true when one was found.
+bool print_recommendation(const std::vector<plan::PlanPoint>& points, const plan::PlanRequest& req,
+                          const plan::Exclusions& excluded) {
   const auto rec = plan::recommend(points, req.budget, req.deadline_hours, excluded);
-  std::cout << "\nrule: " << rec.rule << "\n";
+  std::cout << "rule: " << rec.rule << "\n";
   if (rec.excluded.total() > 0) std::cout << "excluded: " << plan::describe(rec.excluded) << "\n";
   if (!rec.found) {
     std::cout << "no recommendation: " << rec.reason << "\n";
-    return kExitFailure;
+    return false;
   }
   std::cout << "recommendation: " << rec.reason << "\n";
   std::cout << plan::band_verdict(rec, points, req.budget, req.deadline_hours) << "\n";
   if (rec.baseline && rec.baseline->index != rec.choice.index) {
-    std::printf("baseline (#%zu): %s: %.4g h, $%.2f\n", rec.baseline->index, plan::describe(*rec.baseline).c_str(),
-                rec.baseline->hours, rec.baseline->cost);
+    std::printf("baseline (#%zu): %s: %.4g h", rec.baseline->index, plan::describe(*rec.baseline).c_str(),
+                rec.baseline->hours);
+    if (rec.baseline->priced) std::printf(", $%.2f", rec.baseline->cost);
+    std::printf("\n");
   }
-  return kExitOk;
+  return true;
+}
+
+int print_plan(const std::string& results, const plan::PlanRequest& req) {
+  const auto lines = plan::read_results(results);
+  plan::Exclusions excluded;
+  const bool spot = req.spot.value_or(false);
+  const auto points = plan::plan_points(lines, spot ? plan::Pricing::Spot : plan::Pricing::OnDemand, &excluded);
+  const bool priced = points.empty() || points.front().priced;
+  std::cout << "results: " << results << " (" << lines.size() << " points, " << points.size() << " with a time-to-train"
+            << (priced ? std::string(" and a ") + (spot ? "spot" : "on-demand") + " cost"
+                       : " and no price: ranked by time")
+            << ")\n";
+  std::string note;
+  const auto groups = plan::comparable_groups(points, &note);
+  if (groups.size() == 1 && !points.empty() && points.front().global_batch > 0 && note.empty())
+    std::printf("global batch: %.0f samples per optimizer step, for every point\n", points.front().global_batch);
+  if (!note.empty()) std::cout << "note: " << note << "\n";
+  bool found = false;
+  for (const auto& group : groups) {
+    std::cout << "\n";
+    if (groups.size() > 1) std::printf("== global batch %.0f ==\n", group.front().global_batch);
+    print_front(group);
+    std::cout << "\n";
+    // The exclusions are the file's; printed once, with the first group.
+    found = print_recommendation(group, req, &group == &groups.front() ? excluded : plan::Exclusions{}) || found;
+  }
+  return found ? kExitOk : kExitFailure;
 }
 
 }  // namespace

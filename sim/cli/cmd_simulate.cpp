@@ -6,10 +6,15 @@
 // line and key, exit 2 (thrown as gw::InputError, mapped by main.cpp). A
 // configuration whose per-GPU memory (gw::scenario_memory, the sweep's model)
 // exceeds the GPU's: one line, exit 3 (kExitNoFit), unless
-// --allow-oversubscribed-memory.
+// --allow-oversubscribed-memory. With training.global_batch, micro-batch and k
+// follow it (resolve_global_batch); with a training target, the table ends
+// with the time-to-train and, when the cluster has a price, the cost.
 #include <algorithm>
+#include <cstdio>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <optional>
+#include <stdexcept>
 #include <string>
 
 #include "commands.hpp"
@@ -25,6 +30,7 @@
 #include "gradwire/replay/report.hpp"
 #include "gradwire/model/scenario.hpp"
 #include "gradwire/model/topology.hpp"
+#include "gradwire/plan/cost.hpp"
 #include "gradwire/model/scenario_refs.hpp"
 
 namespace po = boost::program_options;
@@ -61,6 +67,111 @@ bool refuse_oversubscribed(const MemoryBreakdown& memory, const std::string& pat
             << (allowed ? "; simulated anyway (--allow-oversubscribed-memory)\n"
                         : "; not simulated (--allow-oversubscribed-memory simulates it anyway)\n");
   return !allowed;
+}
+
+/// training.global_batch fixes micro-batch x k x GPUs: the split (resolve_global_batch)
+/// written into the workload; a split that cannot be made is an input error at
+/// the key, one that does not fit is left to the memory verdict.
+BatchSplit apply_global_batch(Scenario& s, const ModelDesc& model, const Profile& profile) {
+  const BatchSplit b =
+      resolve_global_batch(s, model, compressor_memory(s, model, profile), gpu_capacity(s.cluster, profile));
+  if (!b.fixed) return b;
+  if (!b.found && !b.no_fit)
+    throw InputError(s.file, s.training->global_batch_line, s.training->global_batch_column,
+                     "training.global_batch", b.reason);
+  if (b.micro_batch > 0) {
+    s.workload->micro_batch = b.micro_batch;
+    s.workload->accumulation = b.accumulation;
+  }
+  return b;
+}
+
+std::string batch_line(const BatchSplit& b, int world) {
+  return "batch: global batch " + std::to_string(b.global_batch) + " = micro-batch " + std::to_string(b.micro_batch) +
+         " x k = " + std::to_string(b.accumulation) + " x " + std::to_string(world) + " GPUs (training.global_batch; " +
+         (b.found ? b.how : b.reason) + ")";
+}
+
+/// The scenario's training target at iteration time `seconds` (docs/planning.md,
+/// "Time-to-train and cost"); a target the model cannot meet (tokens without a
+/// sequence length) is an input error at `training`.
+plan::TrainingEstimate estimate_of(const Scenario& s, const ModelDesc& model, double seconds) {
+  try {
+    const double batch = s.workload->micro_batch * static_cast<double>(s.workload->accumulation) * s.cluster.world_size();
+    return plan::estimate_training(s, model, seconds, batch);
+  } catch (const std::invalid_argument& x) {
+    throw InputError(s.file, 0, 0, "training", x.what());
+  }
+}
+
+/// "time-to-train: ..." and "cost: ..." under the table; the cost when the
+/// cluster has a price (a catalog instance or its own).
+std::string training_lines(const Scenario& s, const plan::TrainingEstimate& e, double seconds) {
+  char buf[512];
+  std::snprintf(buf, sizeof buf,
+                "time-to-train: %.0f iterations x %.4g s = %.4g h (%.6g samples at global batch %.0f, "
+                "convergence factor %g%s)\n",
+                e.time.iterations, seconds, e.time.hours(), e.time.samples, e.time.global_batch,
+                e.time.convergence_factor, e.critical_batch ? ", critical-batch law" : "");
+  std::string out = buf;
+  if (!e.cost) {
+    return out + "cost: no price known (a catalog instance, or cluster.cloud with price_per_gpu_hour / "
+                 "price_per_node_hour; docs/planning.md)\n";
+  }
+  std::snprintf(buf, sizeof buf, "cost: $%.2f on demand (%d x %s at $%.4g per node hour, %.4g h billed each)",
+                e.cost->on_demand, s.cluster.nodes, e.priced->name.c_str(), e.priced->on_demand,
+                e.cost->billed_seconds / 3600);
+  out += buf;
+  if (e.cost->spot) {
+    std::snprintf(buf, sizeof buf, ", $%.2f at spot rates", *e.cost->spot);
+    out += buf;
+  }
+  return out + "\n";
+}
+
+/// The iteration JSON with `training` and `cost` (null without a price) added.
+std::string with_training_json(const std::string& text, const plan::TrainingEstimate& e) {
+  nlohmann::json j = nlohmann::json::parse(text);
+  j["training"] = {{"samples", e.time.samples},         {"global_batch", e.time.global_batch},
+                   {"iterations", e.time.iterations},   {"hours", e.time.hours()},
+                   {"convergence_factor", e.time.convergence_factor}};
+  if (e.critical_batch) j["training"]["critical_batch"] = *e.critical_batch;
+  j["cost"] = nullptr;
+  if (e.cost) {
+    j["cost"] = {{"priced_by", e.priced->name}, {"on_demand_usd", e.cost->on_demand},
+                 {"billed_seconds", e.cost->billed_seconds}, {"usd_per_hour", e.usd_per_hour}};
+    j["cost"]["spot_usd"] = e.cost->spot ? nlohmann::json(*e.cost->spot) : nlohmann::json(nullptr);
+  }
+  return j.dump(2);
+}
+
+/// What simulate prints, once the iteration is predicted.
+struct Printed {
+  const Scenario& scenario;
+  const ScenarioRefs& refs;
+  const BatchSplit& split;
+  const MemoryBreakdown& memory;
+  const IterationResult& result;
+  const std::string& trace;
+};
+
+void print_result(const std::string& format, const Printed& p) {
+  const Scenario& s = p.scenario;
+  std::optional<plan::TrainingEstimate> estimate;
+  if (s.training) estimate = estimate_of(s, *p.refs.model, p.result.total);
+  if (format == "json") {
+    const std::string json = result_to_json(p.result, 2, &p.memory);
+    std::cout << (estimate ? with_training_json(json, *estimate) : json) << "\n";
+  } else if (format == "csv") {
+    std::cout << csv_header(true) << csv_row(p.result, &p.memory);
+  } else {
+    std::cout << format_table(p.result, &p.memory) << describe_network(resolve_cluster(s, p.refs.profile)) << "\n";
+    if (p.split.fixed) std::cout << batch_line(p.split, s.cluster.world_size()) << "\n";
+    if (s.cluster.instance && !p.refs.profile_choice.empty())
+      std::cout << "profile choice: " << p.refs.profile_choice << "\n";
+    if (estimate) std::cout << training_lines(s, *estimate, p.result.total);
+    if (!p.trace.empty()) std::cout << "\ntrace: " << p.trace << "\n";
+  }
 }
 
 }  // namespace
@@ -101,7 +212,7 @@ int cmd_simulate(int argc, char** argv) {
     return usage_error("--format must be table, json or csv (got \"" + format + "\")", opts);
 
   const std::string path = vm["scenario"].as<std::string>();
-  const Scenario scenario = load_scenario(path);
+  Scenario scenario = load_scenario(path);
   if (!scenario.workload)
     throw InputError(scenario.file.empty() ? path : scenario.file, 0, 0, "workload",
                      "simulate needs a workload section (model, micro_batch, ...)");
@@ -112,8 +223,10 @@ int cmd_simulate(int argc, char** argv) {
   const ScenarioRefs refs = resolve_scenario_references(scenario, path, profile_override);
   const ModelDesc& model = *refs.model;
   const Profile& profile = refs.profile;
+  const BatchSplit split = apply_global_batch(scenario, model, profile);
   const MemoryBreakdown memory = scenario_memory(scenario, model, profile);
   if (refuse_oversubscribed(memory, path, vm.count("allow-oversubscribed-memory") > 0)) return kExitNoFit;
+  if (scenario.training) estimate_of(scenario, model, 1.0);  // a bad target fails before the run
 
   engine::enable_progress(std::string(kCmd) + ": simulating " + std::to_string(scenario.cluster.world_size()) +
                           " GPUs");  // stderr, once the run takes long
@@ -132,14 +245,8 @@ int cmd_simulate(int argc, char** argv) {
     return kExitOk;
   }
   if (!trace.empty()) write_file_atomic(trace, chrome_trace(result), {path, model.path, profile.path});
-  if (format == "json") {
-    std::cout << result_to_json(result, 2, &memory) << "\n";
-  } else if (format == "csv") {
-    std::cout << csv_header(true) << csv_row(result, &memory);
-  } else {
-    std::cout << format_table(result, &memory) << describe_network(resolve_cluster(scenario, profile)) << "\n";
-    if (!trace.empty()) std::cout << "\ntrace: " << trace << "\n";
-  }
+  Printed what{scenario, refs, split, memory, result, trace};
+  print_result(format, what);
   return kExitOk;
 }
 

@@ -29,7 +29,7 @@ const fs::path kSource = GW_SOURCE_ROOT;
 
 void write(const fs::path& p, const std::string& text) { std::ofstream(p, std::ios::binary) << text; }
 
-/// A real results file (15 priced points on three instances: every figure is drawn).
+/// A real results file (6 priced points on three instances: every figure is drawn).
 fs::path make_results(const fs::path& dir) {
   const fs::path r = dir / "results.jsonl";
   const auto s = run({kBin, "sweep", (kSource / "scenarios" / "study-accumulation.yaml").string(), "--out", r.string(),
@@ -151,7 +151,7 @@ TEST(ReportSafety, LabelsNeverRunCommandsThroughGnuplot) {
   std::istringstream in(read_text(results));
   std::vector<nlohmann::json> recs;
   for (std::string line; std::getline(in, line);) recs.push_back(nlohmann::json::parse(line));
-  ASSERT_EQ(recs.size(), 15u);
+  ASSERT_EQ(recs.size(), 6u);
   // Spread the payloads over the records' three label fields, several per
   // label, so that every payload is somewhere in the figures' series.
   std::size_t p = 0;

@@ -1,6 +1,9 @@
 // The instance catalog: the bundled file, malformed catalogs (file, line,
 // key), and scenarios that name an instance.
 #include <gtest/gtest.h>
+
+#include <tuple>
+#include <vector>
 #include <stdlib.h>
 
 #include <filesystem>
@@ -116,7 +119,7 @@ TEST(Catalog, InstanceErrorsNameLineAndKey) {
   }
 }
 
-TEST(Catalog, EnvironmentVariableSelectsAnotherCatalog) {
+TEST(Catalog, EnvironmentVariableAddsACatalogToTheBundledOne) {
   const fs::path dir = fs::temp_directory_path() / ("gw-cat-" + std::to_string(::getpid()));
   fs::create_directories(dir);
   const std::string path = (dir / "mine.yaml").string();
@@ -127,12 +130,68 @@ TEST(Catalog, EnvironmentVariableSelectsAnotherCatalog) {
   ::setenv("GRADWIRE_CATALOG", path.c_str(), 1);
   auto s = parse_scenario(yaml::load_string("cluster: {instance: lab-box, nodes: 3}\n", "s.yaml"));
   const InstanceType* t = default_catalog().find("lab-box");
+  // Added, not replaced: the bundled instances are still there (issue 16, item 3).
+  const InstanceType* bundled = default_catalog().find("p4d.24xlarge");
+  const std::string added = default_catalog().added_path;
   ::unsetenv("GRADWIRE_CATALOG");
+  EXPECT_NE(bundled, nullptr);
+  EXPECT_EQ(added, path);
   EXPECT_EQ(s.cluster.world_size(), 6);
   ASSERT_NE(t, nullptr);
   EXPECT_DOUBLE_EQ(t->billing.granularity, 3600);
   EXPECT_FALSE(t->spot.has_value());
   fs::remove_all(dir);
+}
+
+TEST(Catalog, MergeReplacesAnInstanceOfTheSameNameAndAppendsNewOnes) {
+  Catalog base;
+  base.path = "bundled.yaml";
+  base.currency = "USD";
+  base.instances.resize(2);
+  base.instances[0].name = "a";
+  base.instances[0].on_demand = 10;
+  base.instances[1].name = "b";
+  Catalog mine;
+  mine.path = "mine.yaml";
+  mine.currency = "USD";
+  mine.instances.resize(2);
+  mine.instances[0].name = "a";
+  mine.instances[0].on_demand = 7;  // a negotiated price
+  mine.instances[1].name = "c";
+  const Catalog m = merge_catalogs(base, mine);
+  ASSERT_EQ(m.instances.size(), 3u);
+  EXPECT_DOUBLE_EQ(m.find("a")->on_demand, 7);
+  EXPECT_NE(m.find("b"), nullptr);
+  EXPECT_NE(m.find("c"), nullptr);
+  EXPECT_EQ(m.added_path, "mine.yaml");
+  mine.currency = "EUR";
+  EXPECT_THROW(merge_catalogs(base, mine), InputError);
+}
+
+TEST(Catalog, AClusterOfYourOwnTakesCloudAndAPrice) {
+  const std::string spelled = "cluster:\n  nodes: 2\n  gpus_per_node: 4\n  gpu: a100-80gb\n"
+                              "  nics: {count: 1, bandwidth: 100Gbps, latency: 5us}\n"
+                              "  fabric: {topology: switch, latency: 1us}\n";
+  auto s = parse_scenario(yaml::load_string(spelled + "  cloud: onprem\n  price_per_gpu_hour: 1.25\n", "s.yaml"));
+  EXPECT_EQ(s.cluster.cloud, "onprem");
+  ASSERT_TRUE(s.cluster.price_per_node_hour.has_value());
+  EXPECT_DOUBLE_EQ(*s.cluster.price_per_node_hour, 5.0);
+  s = parse_scenario(yaml::load_string(spelled + "  cloud: our-lab\n  price_per_node_hour: 9\n", "s.yaml"));
+  EXPECT_DOUBLE_EQ(*s.cluster.price_per_node_hour, 9.0);
+  for (const auto& [extra, key, line] :
+       std::vector<std::tuple<std::string, std::string, int>>{
+           {"  cloud: onprem\n", "cluster.cloud", 7},
+           {"  price_per_gpu_hour: 2\n", "cluster.price_per_gpu_hour", 7},
+           {"  cloud: onprem\n  price_per_gpu_hour: 1\n  price_per_node_hour: 4\n", "cluster.price_per_node_hour", 9},
+           {"  cloud: onprem\n  price_per_gpu_hour: 0\n", "cluster.price_per_gpu_hour", 8}}) {
+    try {
+      parse_scenario(yaml::load_string(spelled + extra, "s.yaml"));
+      ADD_FAILURE() << extra;
+    } catch (const InputError& e) {
+      EXPECT_EQ(e.key(), key) << e.what();
+      EXPECT_EQ(e.line(), line) << e.what();
+    }
+  }
 }
 
 }  // namespace

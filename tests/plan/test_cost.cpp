@@ -74,5 +74,38 @@ TEST(Cost, OnDemandAndSpotForAllNodes) {
   EXPECT_FALSE(run_cost(100, 2, no_spot, BillingSpec{}).spot.has_value());
 }
 
+TEST(Cost, CriticalBatchLawScalesTheSamplesWithTheBatch) {
+  // E = E_min (1 + B / B_noise): at B = G the target as given; at 4G with
+  // B_noise = G, (1 + 4) / (1 + 1) = 2.5 times the samples.
+  EXPECT_DOUBLE_EQ(samples_at_batch(1e6, 1024, 1024, 1024), 1e6);
+  EXPECT_DOUBLE_EQ(samples_at_batch(1e6, 4096, 1024, 1024), 2.5e6);
+  EXPECT_DOUBLE_EQ(samples_at_batch(1e6, 256, 1024, 1e12), 1e6 * (1 + 256 / 1e12) / (1 + 1024 / 1e12));
+}
+
+TEST(Cost, AClusterOfYourOwnIsPricedPerSecondWithoutAMinimum) {
+  Scenario s;
+  s.cluster.nodes = 3;
+  s.cluster.gpus_per_node = 8;
+  s.cluster.cloud = "onprem";
+  s.cluster.price_per_node_hour = 8 * 1.5;  // price_per_gpu_hour: 1.5
+  s.training = TrainingSpec{};
+  s.training->samples = 1e5;
+  ModelDesc m;
+  m.name = "m";
+  const auto type = priced_type(s.cluster);
+  ASSERT_TRUE(type.has_value());
+  EXPECT_EQ(type->name, "onprem");
+  EXPECT_DOUBLE_EQ(type->billing.minimum, 0);
+  // 1e5 / 100 = 1000 iterations x 0.0305 s = 30.5 s, billed 31 s per node.
+  const TrainingEstimate e = estimate_training(s, m, 0.0305, 100);
+  EXPECT_DOUBLE_EQ(e.time.iterations, 1000);
+  ASSERT_TRUE(e.cost.has_value());
+  EXPECT_DOUBLE_EQ(e.cost->billed_seconds, 31);
+  EXPECT_NEAR(e.cost->on_demand, 3 * 31 / 3600.0 * 12, 1e-12);
+  EXPECT_DOUBLE_EQ(e.usd_per_hour, 36);
+  s.cluster.price_per_node_hour.reset();
+  EXPECT_FALSE(estimate_training(s, m, 0.0305, 100).cost.has_value());
+}
+
 }  // namespace
 }  // namespace gw::plan

@@ -184,5 +184,64 @@ TEST(Memory, FittingAccumulationKeepsBothFactorsWithinTheScenarioLimits) {
   EXPECT_NE(p.reason.find("no split"), std::string::npos) << p.reason;
 }
 
+// Fixed global batch (issue 16, item 1): micro_batch x k x world = G, the
+// smallest k that fits when neither is given, and why.
+Scenario fixed_batch_scenario(long long global_batch, int world) {
+  Scenario s;
+  s.cluster.nodes = world;
+  s.cluster.gpus_per_node = 1;
+  s.workload = adam(1);
+  s.workload->micro_batch_given = false;
+  s.training = TrainingSpec{};
+  s.training->samples = 1e6;
+  s.training->global_batch = global_batch;
+  return s;
+}
+
+TEST(Memory, FixedGlobalBatchTakesTheSmallestAccumulationThatFitsAndSaysWhy) {
+  MemoryOptions o;
+  o.reserve = 0;
+  // 20 GB fixed + 0.1 GB a sample: 32 per GPU needs 23.2 GB, 16 needs 21.6 GB.
+  const Scenario s = fixed_batch_scenario(128, 4);
+  const BatchSplit b = resolve_global_batch(s, model(), CompressorMemory{}, 22e9, o);
+  ASSERT_TRUE(b.fixed);
+  ASSERT_TRUE(b.found) << b.reason;
+  EXPECT_EQ(b.micro_batch, 16);
+  EXPECT_EQ(b.accumulation, 2);
+  EXPECT_EQ(static_cast<long long>(b.micro_batch) * b.accumulation * 4, 128);
+  EXPECT_EQ(b.how.rfind("k = 2, the smallest that fits in memory (micro-batch 16 needs ", 0), 0u) << b.how;
+  EXPECT_NE(b.how.find("available): k = 1 (micro-batch 32) needs "), std::string::npos) << b.how;
+  // Nothing fits: even micro-batch 1 needs 20.1 GB.
+  const BatchSplit none = resolve_global_batch(s, model(), CompressorMemory{}, 19e9, o);
+  EXPECT_FALSE(none.found);
+  EXPECT_TRUE(none.no_fit);
+}
+
+TEST(Memory, FixedGlobalBatchWithAGivenAccumulationOrMicroBatch) {
+  Scenario s = fixed_batch_scenario(96, 4);
+  s.workload->accumulation = 3;
+  s.workload->accumulation_given = true;
+  BatchSplit b = resolve_global_batch(s, model(), CompressorMemory{}, 80e9);
+  ASSERT_TRUE(b.found) << b.reason;
+  EXPECT_EQ(b.micro_batch, 8);
+  EXPECT_EQ(b.how, "k = 3 as asked");
+  s.workload->accumulation = 5;  // 96 / (4 x 5) is not whole
+  b = resolve_global_batch(s, model(), CompressorMemory{}, 80e9);
+  EXPECT_FALSE(b.found);
+  EXPECT_FALSE(b.no_fit);
+  EXPECT_EQ(b.reason, "training.global_batch 96 is not a multiple of 4 GPUs x accumulation 5");
+  s.workload->accumulation = 3;
+  s.workload->micro_batch = 4;  // 4 x 3 x 4 = 48, not 96
+  s.workload->micro_batch_given = true;
+  EXPECT_NE(resolve_global_batch(s, model(), CompressorMemory{}, 80e9).reason.find("is not training.global_batch 96"),
+            std::string::npos);
+  s.workload->accumulation_given = false;  // micro-batch given: k follows
+  b = resolve_global_batch(s, model(), CompressorMemory{}, 80e9);
+  ASSERT_TRUE(b.found);
+  EXPECT_EQ(b.accumulation, 6);
+  s.training->global_batch.reset();
+  EXPECT_FALSE(resolve_global_batch(s, model(), CompressorMemory{}, 80e9).fixed);
+}
+
 }  // namespace
 }  // namespace gw::plan

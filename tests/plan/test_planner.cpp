@@ -122,5 +122,46 @@ TEST(Planner, ExclusionsAreCountedAndNamedWhenNothingQualifies) {
   EXPECT_EQ(describe(Exclusions{}), "");
 }
 
+// Issue 16, item 1: points at different global batches are never compared
+// without a stated convergence cost.
+TEST(Planner, DifferentGlobalBatchesAreComparedOnlyWithTheCriticalBatchLaw) {
+  auto pts = cases();
+  for (auto& p : pts) p.global_batch = 1024.0 * p.accumulation;  // k grows the batch
+  std::string note;
+  const auto groups = comparable_groups(pts, &note);
+  ASSERT_EQ(groups.size(), 3u);  // 1024, 4096, 16384
+  EXPECT_EQ(groups[0].size(), 2u);
+  EXPECT_NE(note.find("3 different global batches (1024, 4096, 16384)"), std::string::npos) << note;
+  for (const auto& g : groups)
+    for (const auto& p : g) EXPECT_EQ(p.global_batch, g.front().global_batch);
+  // The cheapest at 1024 is the uncompressed point, compared with itself,
+  // never with PowerSGD k = 16's bigger batch.
+  const auto r = recommend(groups[0], std::nullopt, std::nullopt);
+  EXPECT_EQ(r.choice.index, 0u);
+  EXPECT_NE(describe(r.choice).find("(micro-batch 0, global batch 1024)"), std::string::npos);
+  for (auto& p : pts) p.batch_law = true;
+  note.clear();
+  EXPECT_EQ(comparable_groups(pts, &note).size(), 1u);
+  EXPECT_NE(note.find("critical-batch law"), std::string::npos);
+}
+
+TEST(Planner, NoPriceRanksByTime) {
+  auto pts = cases();
+  for (auto& p : pts) {
+    p.priced = false;
+    p.cost = 0;
+  }
+  auto r = recommend(pts, std::nullopt, std::nullopt);
+  ASSERT_TRUE(r.found) << r.reason;
+  EXPECT_EQ(r.choice.index, 2u);  // the fastest
+  EXPECT_NE(r.rule.find("no price is known: ranked by time"), std::string::npos) << r.rule;
+  EXPECT_NE(r.reason.find("20% faster than uncompressed k = 1"), std::string::npos) << r.reason;
+  EXPECT_EQ(r.reason.find('$'), std::string::npos) << r.reason;
+  EXPECT_EQ(recommend(pts, std::nullopt, 9.0).choice.index, 2u);
+  r = recommend(pts, 100.0, std::nullopt);
+  EXPECT_FALSE(r.found);
+  EXPECT_NE(r.reason.find("no price is known"), std::string::npos) << r.reason;
+}
+
 }  // namespace
 }  // namespace gw::plan

@@ -1,5 +1,7 @@
 #include "gradwire/model/catalog.hpp"
 
+#include <algorithm>
+
 #include <cstdlib>
 #include <map>
 #include <memory>
@@ -7,6 +9,7 @@
 #include <regex>
 #include <set>
 
+#include "gradwire/core/error.hpp"
 #include "gradwire/model/data_dir.hpp"
 #include "gradwire/model/scenario.hpp"
 #include "gradwire/model/scenario_yaml.hpp"
@@ -83,7 +86,7 @@ Catalog load_catalog_file(const std::string& path) {
     t.name = name.as_string();
     if (t.name.empty()) name.fail("empty instance name");
     if (!names.insert(t.name).second) name.fail("duplicate instance \"" + t.name + "\"");
-    t.cloud = e.required("cloud").as_enum({"aws", "gcp", "azure"});
+    t.cloud = parse_cloud_name(e.required("cloud"));
     t.region = e.required("region").as_string();
     t.gpu = e.required("gpu").as_enum({"v100", "a100-40gb", "a100-80gb", "h100", "h200", "a10g", "l4"});
     t.gpus = static_cast<int>(e.required("gpus").as_int(1, 64));
@@ -109,18 +112,43 @@ Catalog load_catalog_file(const std::string& path) {
   return c;
 }
 
-std::string default_catalog_path() {
-  if (const char* env = std::getenv("GRADWIRE_CATALOG"); env != nullptr && *env != '\0') return env;
-  return data_dir() + "/catalog/instances.yaml";
+std::string default_catalog_path() { return data_dir() + "/catalog/instances.yaml"; }
+
+std::string user_catalog_path() {
+  const char* env = std::getenv("GRADWIRE_CATALOG");
+  return env != nullptr ? env : "";
+}
+
+Catalog merge_catalogs(Catalog base, const Catalog& added) {
+  if (added.currency != base.currency) {
+    throw InputError(added.path, 0, 0, "currency",
+                     "is " + added.currency + ", the bundled catalog's is " + base.currency +
+                         " (one currency for both)");
+  }
+  for (const InstanceType& t : added.instances) {
+    auto same = std::find_if(base.instances.begin(), base.instances.end(),
+                             [&](const InstanceType& b) { return b.name == t.name; });
+    if (same != base.instances.end()) {
+      *same = t;
+    } else {
+      base.instances.push_back(t);
+    }
+  }
+  base.added_path = added.path;
+  return base;
 }
 
 const Catalog& default_catalog() {
   static std::mutex mu;
-  static std::map<std::string, std::unique_ptr<Catalog>> cache;
+  static std::map<std::pair<std::string, std::string>, std::unique_ptr<Catalog>> cache;
   std::lock_guard<std::mutex> lock(mu);
-  const std::string path = default_catalog_path();
-  auto it = cache.find(path);
-  if (it == cache.end()) it = cache.emplace(path, std::make_unique<Catalog>(load_catalog_file(path))).first;
+  const auto key = std::make_pair(default_catalog_path(), user_catalog_path());
+  auto it = cache.find(key);
+  if (it == cache.end()) {
+    Catalog c = load_catalog_file(key.first);
+    if (!key.second.empty()) c = merge_catalogs(std::move(c), load_catalog_file(key.second));
+    it = cache.emplace(key, std::make_unique<Catalog>(std::move(c))).first;
+  }
   return *it->second;
 }
 

@@ -108,13 +108,19 @@ FitChoice smallest_fitting_accumulation(const ModelDesc& model, WorkloadSpec w, 
     w.micro_batch = static_cast<int>(per_gpu / k);
     w.accumulation = static_cast<int>(k);
     auto m = memory_per_gpu(model, w, c, capacity, o);
-    f.memory = m;
-    f.micro_batch = w.micro_batch;
-    f.accumulation = w.accumulation;
     if (m.fits()) {
       f.found = true;
+      f.refused_micro_batch = f.micro_batch;
+      f.refused_accumulation = f.accumulation;
+      f.refused = f.memory;  // the previous split, which did not fit
+      f.micro_batch = w.micro_batch;
+      f.accumulation = w.accumulation;
+      f.memory = m;
       return f;
     }
+    f.micro_batch = w.micro_batch;
+    f.accumulation = w.accumulation;
+    f.memory = m;
   }
   if (!tried || f.micro_batch != 1) {
     f.reason = "global batch " + std::to_string(global_batch) + " over " + std::to_string(world) +
@@ -125,6 +131,81 @@ FitChoice smallest_fitting_accumulation(const ModelDesc& model, WorkloadSpec w, 
   f.reason = "even micro_batch 1 needs " + units::format_size(f.memory.total) + " per GPU, more than the " +
              units::format_size(capacity) + " available";
   return f;
+}
+
+namespace {
+
+std::string needs(const MemoryBreakdown& m) {
+  return units::format_size(m.total) + " per GPU, " + units::format_size(m.capacity) + " available";
+}
+
+/// G = micro_batch x k x N with one of micro_batch or k given.
+void split_as_given(const WorkloadSpec& w, int world, BatchSplit& b) {
+  const long long g = b.global_batch;
+  const std::string gs = std::to_string(g), ws = std::to_string(world);
+  const int given = w.accumulation_given ? w.accumulation : w.micro_batch;
+  const char* what = w.accumulation_given ? "accumulation" : "micro_batch";
+  const long long split = static_cast<long long>(world) * given;
+  if (g % split != 0) {
+    b.reason = "training.global_batch " + gs + " is not a multiple of " + ws + " GPUs x " + what + " " +
+               std::to_string(given);
+    return;
+  }
+  const long long other = g / split;
+  if (other > (w.accumulation_given ? kMaxMicroBatch : kMaxAccumulation)) {
+    b.reason = "training.global_batch " + gs + " over " + ws + " GPUs x " + what + " " + std::to_string(given) +
+               " leaves " + std::to_string(other) + ", above the limit";
+    return;
+  }
+  b.micro_batch = w.accumulation_given ? static_cast<int>(other) : w.micro_batch;
+  b.accumulation = w.accumulation_given ? w.accumulation : static_cast<int>(other);
+  if (w.accumulation_given && w.micro_batch_given && w.micro_batch != b.micro_batch) {
+    b.reason = "workload.micro_batch " + std::to_string(w.micro_batch) + " x accumulation " +
+               std::to_string(w.accumulation) + " x " + ws + " GPUs is not training.global_batch " + gs +
+               " (give micro_batch or accumulation, the other follows)";
+    return;
+  }
+  b.found = true;
+  b.how = w.accumulation_given ? "k = " + std::to_string(b.accumulation) + " as asked"
+                               : "micro-batch " + std::to_string(b.micro_batch) + " as asked";
+}
+
+}  // namespace
+
+BatchSplit resolve_global_batch(const Scenario& s, const ModelDesc& model, const CompressorMemory& c, double capacity,
+                                const MemoryOptions& o) {
+  BatchSplit b;
+  if (!s.workload || !s.training || !s.training->global_batch) return b;
+  b.fixed = true;
+  b.global_batch = *s.training->global_batch;
+  WorkloadSpec w = *s.workload;
+  const int world = s.cluster.world_size();
+  if (w.accumulation_given || w.micro_batch_given) {
+    split_as_given(w, world, b);
+    if (b.micro_batch > 0) {
+      w.micro_batch = b.micro_batch;
+      w.accumulation = b.accumulation;
+      b.memory = memory_per_gpu(model, w, c, capacity, o);
+    }
+    return b;
+  }
+  const FitChoice f = smallest_fitting_accumulation(model, w, c, capacity, b.global_batch, world, o);
+  b.micro_batch = f.micro_batch;
+  b.accumulation = f.accumulation;
+  b.memory = f.memory;
+  if (!f.found) {
+    b.no_fit = f.micro_batch > 0;
+    b.reason = f.reason;
+    return b;
+  }
+  b.found = true;
+  b.how = "k = " + std::to_string(f.accumulation) + ", the smallest that fits in memory (micro-batch " +
+          std::to_string(f.micro_batch) + " needs " + needs(f.memory) + ")";
+  if (f.refused_accumulation > 0) {
+    b.how += ": k = " + std::to_string(f.refused_accumulation) + " (micro-batch " +
+             std::to_string(f.refused_micro_batch) + ") needs " + needs(f.refused);
+  }
+  return b;
 }
 
 }  // namespace gw

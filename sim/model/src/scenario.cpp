@@ -1,6 +1,7 @@
 #include "gradwire/model/scenario.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 
 #include "gradwire/model/catalog.hpp"
@@ -104,6 +105,23 @@ void parse_placement_network(const yaml::Node& n, ClusterSpec& c) {
     if (auto m = net->optional("model")) c.network.model = m->as_enum({"CM02", "LV08"});
     if (auto x = net->optional("crosstraffic")) c.network.crosstraffic = x->as_bool();
     if (auto g = net->optional("tcp_gamma")) c.network.tcp_gamma = g->as_size(1024, 1e15);
+  }
+}
+
+// A spelled-out cluster's own price (docs/planning.md, "Your own prices"):
+// `cloud` names whose it is (onprem, or any name of the user's; not a catalog
+// cloud), one of price_per_gpu_hour / price_per_node_hour (USD, > 0).
+void parse_own_price(const yaml::Node& n, ClusterSpec& c) {
+  auto gpu = n.optional("price_per_gpu_hour");
+  auto node = n.optional("price_per_node_hour");
+  if (gpu && node) node->fail("give price_per_gpu_hour or price_per_node_hour, not both");
+  if (gpu) c.price_per_node_hour = gpu->as_double(1e-9, 1e6) * c.gpus_per_node;
+  if (node) c.price_per_node_hour = node->as_double(1e-9, 1e8);
+  if (auto cloud = n.optional("cloud")) {
+    c.cloud = parse_cloud_name(*cloud);
+    if (!c.price_per_node_hour) cloud->fail("a cloud of your own needs price_per_gpu_hour or price_per_node_hour");
+  } else if (c.price_per_node_hour) {
+    (gpu ? *gpu : *node).fail("a price of your own needs `cloud:` (onprem or a name of yours) beside it");
   }
 }
 
@@ -215,9 +233,19 @@ double activation_element_bytes(const std::string& compute_precision) {
 
 std::string parse_compute_precision(const yaml::Node& n) { return n.as_enum(compute_precision_names()); }
 
+std::string parse_cloud_name(const yaml::Node& n) {
+  const std::string s = n.as_string();
+  const bool ok = !s.empty() && s.size() <= 64 && std::all_of(s.begin(), s.end(), [](unsigned char c) {
+    return std::isalnum(c) != 0 || c == '-' || c == '_' || c == '.';
+  });
+  if (!ok) n.fail("\"" + s + "\" is not a cloud name (aws, gcp, azure, onprem or a name of yours: 1-64 letters, digits, -, _ or .)");
+  return s;
+}
+
 ClusterSpec parse_cluster(const yaml::Node& n) {
   if (n.is_map() && n.has("instance")) return parse_instance_cluster(n);
-  n.allow_keys({"nodes", "gpus_per_node", "gpu", "intra_node", "nics", "fabric", "placement", "network"});
+  n.allow_keys({"nodes", "gpus_per_node", "gpu", "intra_node", "nics", "fabric", "placement", "network", "cloud",
+                "price_per_gpu_hour", "price_per_node_hour"});
   ClusterSpec c;
   c.nodes = static_cast<int>(n.required("nodes").as_int(1, kMaxWorldSize));
   auto gpn = n.required("gpus_per_node");
@@ -239,6 +267,7 @@ ClusterSpec parse_cluster(const yaml::Node& n) {
 
   parse_fabric(n.required("fabric"), c);
   parse_placement_network(n, c);
+  parse_own_price(n, c);
   return c;
 }
 
@@ -249,8 +278,13 @@ WorkloadSpec parse_workload(const yaml::Node& n) {
                 "input_rate", "compute_jitter"});
   WorkloadSpec w;
   w.model = n.required("model").as_string();
-  w.micro_batch = static_cast<int>(n.required("micro_batch").as_int(1, kMaxMicroBatch));
-  if (auto a = n.optional("accumulation")) w.accumulation = static_cast<int>(a->as_int(1, kMaxAccumulation));
+  // micro_batch may be left out when training.global_batch sets it (parse_scenario checks).
+  w.micro_batch_given = n.has("micro_batch");
+  if (auto m = n.optional("micro_batch")) w.micro_batch = static_cast<int>(m->as_int(1, kMaxMicroBatch));
+  if (auto a = n.optional("accumulation")) {
+    w.accumulation = static_cast<int>(a->as_int(1, kMaxAccumulation));
+    w.accumulation_given = true;
+  }
   if (auto p = n.optional("precision")) {
     std::string s = p->as_enum({"fp32", "bf16", "fp16"});
     w.precision = s == "fp32" ? Precision::FP32 : (s == "bf16" ? Precision::BF16 : Precision::FP16);
@@ -287,13 +321,28 @@ WorkloadSpec parse_workload(const yaml::Node& n) {
 }
 
 TrainingSpec parse_training(const yaml::Node& n) {
-  n.allow_keys({"samples", "tokens", "epochs", "dataset_size", "convergence_factor"});
+  n.allow_keys({"samples", "tokens", "epochs", "dataset_size", "convergence_factor", "global_batch",
+                "critical_batch", "reference_batch"});
   TrainingSpec t;
   if (auto x = n.optional("samples")) t.samples = x->as_double(1, 1e18);
   if (auto x = n.optional("tokens")) t.tokens = x->as_double(1, 1e18);
   if (auto x = n.optional("epochs")) t.epochs = x->as_double(1e-6, 1e6);
   if (auto x = n.optional("dataset_size")) t.dataset_size = x->as_double(1, 1e15);
   if (auto x = n.optional("convergence_factor")) t.convergence_factor = x->as_double(0.01, 100);
+  if (auto x = n.optional("global_batch")) {
+    t.global_batch = x->as_int(1, 1LL << 40);
+    t.global_batch_line = x->line();
+    t.global_batch_column = x->column();
+  }
+  if (auto x = n.optional("reference_batch")) {
+    t.reference_batch = x->as_double(1, 1e15);
+    if (!n.optional("critical_batch")) x->fail("reference_batch is only used with critical_batch");
+  }
+  if (auto x = n.optional("critical_batch")) {
+    if (!t.samples_batch())
+      x->fail("critical_batch needs the batch the samples are given at: training.reference_batch or global_batch");
+    t.critical_batch = x->as_double(1, 1e12);
+  }
   int targets = (t.samples ? 1 : 0) + (t.tokens ? 1 : 0) + (t.epochs ? 1 : 0);
   if (targets != 1) n.fail("give exactly one training target: samples, tokens, or epochs with dataset_size");
   if (t.epochs && !t.dataset_size) n.required("dataset_size");
@@ -311,6 +360,8 @@ Scenario parse_scenario(const yaml::Document& doc) {
   if (auto w = root.optional("workload")) s.workload = parse_workload(*w);
   if (auto p = root.optional("profile")) s.profile = p->as_string();
   if (auto t = root.optional("training")) s.training = parse_training(*t);
+  if (s.workload && !s.workload->micro_batch_given && !(s.training && s.training->global_batch))
+    root.required("workload").required("micro_batch");  // "missing": the global batch would set it
   return s;
 }
 

@@ -1,5 +1,6 @@
 #include "gradwire/model/scenario_refs.hpp"
 
+#include <algorithm>
 #include <filesystem>
 
 #include "gradwire/model/key_path.hpp"
@@ -54,6 +55,24 @@ std::optional<MeasuredCompute> resolve_measured_compute(const Scenario& s, const
   }
 }
 
+std::string default_profile_name(const Scenario& s, std::string* why) {
+  const std::string& gpu = s.cluster.gpu;
+  if (s.cluster.instance && !gpu.empty()) {
+    const std::string measured = gpu + "-measured";
+    const auto names = list_profiles();
+    if (std::find(names.begin(), names.end(), measured) != names.end()) {
+      if (why != nullptr)
+        *why = measured + ", the measured profile of the instance's GPU, preferred over the datasheet " + gpu +
+               " (set `profile:` to choose)";
+      return measured;
+    }
+  }
+  if (why != nullptr && !gpu.empty())
+    *why = gpu + ", the profile of the cluster's GPU" +
+           (s.cluster.instance ? std::string(" (no measured ") + gpu + "-measured profile is bundled)" : "");
+  return gpu;
+}
+
 ScenarioRefs resolve_scenario_references(const Scenario& s, const std::string& path,
                                          const std::optional<std::string>& profile_override) {
   const std::string file = s.file.empty() ? path : s.file;
@@ -65,7 +84,7 @@ ScenarioRefs resolve_scenario_references(const Scenario& s, const std::string& p
       rethrow_at_field(e, file, "workload.model");
     }
   }
-  std::string name = s.profile.empty() ? s.cluster.gpu : beside_scenario(file, s.profile);
+  std::string name = s.profile.empty() ? default_profile_name(s, &refs.profile_choice) : beside_scenario(file, s.profile);
   if (profile_override) {
     if (profile_override->empty()) throw InputError("--profile", 0, 0, "", "an empty profile name or path");
     name = *profile_override;

@@ -54,4 +54,45 @@ Cost run_cost(double seconds, int nodes, const InstanceType& type, const Billing
   return c;
 }
 
+double samples_at_batch(double samples, double batch, double reference_batch, double critical_batch) {
+  if (!(critical_batch > 0) || !(batch > 0) || !(reference_batch > 0))
+    throw std::invalid_argument("batches must be positive");
+  return samples * (1 + batch / critical_batch) / (1 + reference_batch / critical_batch);
+}
+
+std::optional<InstanceType> priced_type(const ClusterSpec& c) {
+  if (c.instance) {
+    if (const InstanceType* type = default_catalog().find(*c.instance)) return *type;
+    return std::nullopt;
+  }
+  if (!c.price_per_node_hour) return std::nullopt;
+  InstanceType own;
+  own.name = c.cloud;
+  own.cloud = c.cloud;
+  own.gpu = c.gpu;
+  own.gpus = c.gpus_per_node;
+  own.on_demand = *c.price_per_node_hour;
+  own.billing = BillingSpec{1.0, 0.0};
+  return own;
+}
+
+TrainingEstimate estimate_training(const Scenario& s, const ModelDesc& model, double iteration_seconds,
+                                   double global_batch, std::optional<double> convergence_factor,
+                                   const std::optional<BillingSpec>& billing) {
+  if (!s.training) throw std::invalid_argument("the scenario has no training target");
+  const TrainingSpec& t = *s.training;
+  TrainingEstimate e;
+  double samples = target_samples(t, model);
+  if (t.critical_batch) {
+    e.critical_batch = t.critical_batch;
+    samples = samples_at_batch(samples, global_batch, *t.samples_batch(), *t.critical_batch);
+  }
+  e.time = time_to_train(samples, global_batch, iteration_seconds, convergence_factor.value_or(t.convergence_factor));
+  e.priced = priced_type(s.cluster);
+  if (!e.priced) return e;
+  e.cost = run_cost(e.time.seconds, s.cluster.nodes, *e.priced, billing.value_or(e.priced->billing));
+  e.usd_per_hour = s.cluster.nodes * e.priced->on_demand;
+  return e;
+}
+
 }  // namespace gw::plan

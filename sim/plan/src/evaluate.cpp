@@ -7,6 +7,7 @@
 
 #include "gradwire/core/error.hpp"
 #include "gradwire/model/compressors.hpp"
+#include "gradwire/model/scenario_refs.hpp"
 #include "gradwire/plan/cost.hpp"
 
 namespace gw::plan {
@@ -18,7 +19,7 @@ std::string num(double v) {
   return buf;
 }
 
-std::string profile_name(const Scenario& s) { return s.profile.empty() ? s.cluster.gpu : s.profile; }
+std::string profile_name(const Scenario& s) { return s.profile.empty() ? default_profile_name(s) : s.profile; }
 
 }  // namespace
 
@@ -77,7 +78,6 @@ void describe_cluster(const ClusterSpec& c, ResultRecord& r) {
 struct PointContext {
   const ModelDesc& model;
   const Profile& profile;
-  const InstanceType* type;
   double capacity;
   CompressorMemory compressor;
   int world;
@@ -133,27 +133,44 @@ void put_iteration(const IterationResult& it, ResultRecord& r) {
   r.band->straggler_wait = it.straggler_wait;
 }
 
-/// Time-to-train (a training target) and cost (an instance).
+/// Time-to-train (a training target) and cost (an instance or a price of the cluster's own).
 void put_training(const PointOptions& o, const Scenario& s, const PointContext& p, const IterationResult& it,
                   ResultRecord& r) {
-  double cf = s.training->convergence_factor;
+  std::optional<double> cf;
   if (auto f = o.convergence_factors.find(s.workload->compression.kind); f != o.convergence_factors.end())
     cf = f->second;
-  const double samples = target_samples(*s.training, p.model);
-  const auto t = time_to_train(samples, it.global_batch, it.total, cf);
-  r.training = TrainingFigures{t.samples, t.convergence_factor, t.iterations, t.hours()};
+  const TrainingEstimate e = estimate_training(s, p.model, it.total, it.global_batch, cf, o.billing);
+  r.training = TrainingFigures{e.time.samples, e.time.convergence_factor, e.time.iterations, e.time.hours(),
+                               e.critical_batch};
   // The band carries through: time-to-train and cost at its low and high.
-  const auto low = time_to_train(samples, it.global_batch, it.band_low, cf);
-  const auto high = time_to_train(samples, it.global_batch, it.band_high, cf);
-  r.band->hours_low = low.hours();
-  r.band->hours_high = high.hours();
-  if (p.type == nullptr) return;
-  const int nodes = s.cluster.nodes;
-  const BillingSpec billing = o.billing.value_or(p.type->billing);
-  const auto cost = run_cost(t.seconds, nodes, *p.type, billing);
-  r.cost = CostFigures{cost.on_demand, cost.spot, cost.billed_seconds, nodes * p.type->on_demand};
-  r.band->on_demand_low = run_cost(low.seconds, nodes, *p.type, billing).on_demand;
-  r.band->on_demand_high = run_cost(high.seconds, nodes, *p.type, billing).on_demand;
+  const TrainingEstimate low = estimate_training(s, p.model, it.band_low, it.global_batch, cf, o.billing);
+  const TrainingEstimate high = estimate_training(s, p.model, it.band_high, it.global_batch, cf, o.billing);
+  r.band->hours_low = low.time.hours();
+  r.band->hours_high = high.time.hours();
+  if (!e.cost) return;
+  r.cost = CostFigures{e.cost->on_demand, e.cost->spot, e.cost->billed_seconds, e.usd_per_hour};
+  r.band->on_demand_low = low.cost->on_demand;
+  r.band->on_demand_high = high.cost->on_demand;
+}
+
+/// A fixed training.global_batch: micro-batch and k follow (resolve_global_batch).
+bool split_training_batch(const PointOptions& o, const Scenario& s, const PointContext& p, WorkloadSpec& w,
+                          ResultRecord& r) {
+  const BatchSplit b = resolve_global_batch(s, p.model, p.compressor, p.capacity, o.memory);
+  if (!b.found) {
+    if (b.micro_batch > 0) {
+      r.micro_batch = b.micro_batch;
+      r.accumulation = b.accumulation;
+      r.global_batch = static_cast<double>(b.global_batch);
+      r.memory = memory_figures(b.memory);
+    }
+    finish(r, b.no_fit ? "no_fit" : "invalid", b.reason);
+    return false;
+  }
+  w.micro_batch = b.micro_batch;
+  w.accumulation = b.accumulation;
+  r.batch_split = b.how;
+  return true;
 }
 
 }  // namespace
@@ -163,10 +180,13 @@ void PointEvaluator::evaluate_workload(Scenario& s, ResultRecord& r) {
   WorkloadSpec& w = *s.workload;
   const ModelDesc& m = model(w.model);
   const Profile& p = profile(profile_name(s));
-  const InstanceType* type = c.instance ? default_catalog().find(*c.instance) : nullptr;
   // Compressor memory does not depend on the batch split.
-  const PointContext ctx{m, p, type, gpu_capacity(c, p), compressor_memory(s, m, p), c.world_size()};
-  if (options_.global_batch && !split_global_batch(options_, ctx, w, r)) return;
+  const PointContext ctx{m, p, gpu_capacity(c, p), compressor_memory(s, m, p), c.world_size()};
+  if (options_.global_batch) {
+    if (!split_global_batch(options_, ctx, w, r)) return;
+  } else if (s.training && s.training->global_batch && !split_training_batch(options_, s, ctx, w, r)) {
+    return;
+  }
   r.micro_batch = w.micro_batch;
   r.accumulation = w.accumulation;
   r.global_batch = static_cast<double>(w.micro_batch) * w.accumulation * ctx.world;

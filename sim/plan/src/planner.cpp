@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 
 namespace gw::plan {
 namespace {
@@ -24,22 +25,63 @@ bool better(const PlanPoint& a, const PlanPoint& b, bool by_cost) {
   return a.index < b.index;
 }
 
-std::string relative(double mine, double base, const char* less, const char* more) {
+/// "31% cheaper than X", "about as expensive as X"; without X when `what` is empty.
+std::string relative(double mine, double base, const char* less, const char* more, const std::string& what = "") {
   const double r = (mine - base) / base;
-  if (std::fabs(r) < 0.005) return std::string("about as ") + (std::string(less) == "cheaper" ? "expensive" : "fast");
-  return fmt("%.0f%% ", std::fabs(r) * 100) + (r < 0 ? less : more);
+  if (std::fabs(r) < 0.005)
+    return std::string("about as ") + (std::string(less) == "cheaper" ? "expensive" : "fast") +
+           (what.empty() ? "" : " as " + what);
+  return fmt("%.0f%% ", std::fabs(r) * 100) + (r < 0 ? less : more) + (what.empty() ? "" : " than " + what);
 }
 
-/// The counter of a point left out for its status or for lacking a cost;
-/// nullptr when it has a time-to-train and a price.
-std::size_t* exclusion_of(const ResultRecord& r, Pricing pricing, Exclusions& e) {
+/// The counter of a point left out for its status or for lacking a
+/// time-to-train; nullptr when it has one (priced or not: plan_points decides).
+std::size_t* exclusion_of(const ResultRecord& r, Exclusions& e) {
   if (r.status == "no_fit") return &e.no_fit;
   if (r.status == "invalid") return &e.invalid;
   if (r.status != "ok") return &e.failed;
-  if (!r.training || !r.cost) return &e.no_cost;
-  const std::optional<double> price = pricing == Pricing::Spot ? r.cost->spot : r.cost->on_demand;
-  return price ? nullptr : &e.no_cost;
+  if (!r.training) return &e.no_cost;
+  return nullptr;
 }
+
+/// The record's price at `pricing`, if it has one.
+std::optional<double> price_of(const ResultRecord& r, Pricing pricing) {
+  if (!r.cost) return std::nullopt;
+  return pricing == Pricing::Spot ? r.cost->spot : std::optional<double>(r.cost->on_demand);
+}
+
+PlanPoint plan_point(const ResultRecord& r, std::optional<double> price) {
+  PlanPoint p;
+  p.index = r.index;
+  p.key = r.key;
+  p.compression = r.compression.value_or("");
+  p.compression_kind = r.compression_kind.value_or("");
+  p.instance = r.instance_name();
+  p.cluster_key = r.cluster_key.value_or("");
+  p.model = r.model.value_or("");
+  p.nodes = r.nodes.value_or(0);
+  p.world = r.world.value_or(0);
+  p.micro_batch = r.micro_batch.value_or(0);
+  p.accumulation = r.accumulation.value_or(0);
+  p.iteration = r.iteration.value_or(0.0);
+  p.hours = r.training->hours;
+  p.cost = price.value_or(0.0);
+  p.priced = price.has_value();
+  p.global_batch = r.global_batch.value_or(0.0);
+  p.batch_split = r.batch_split.value_or("");
+  p.batch_law = r.training->critical_batch.has_value();
+  // The band (records without one: the point itself); spot prices scale
+  // like on-demand ones, so the band's cost ratio applies to both.
+  const BandFigures band = r.band.value_or(BandFigures{});
+  const double od = r.cost ? r.cost->on_demand : 0.0;
+  p.hours_low = band.hours_low.value_or(p.hours);
+  p.hours_high = band.hours_high.value_or(p.hours);
+  p.cost_low = od > 0 ? p.cost * band.on_demand_low.value_or(od) / od : p.cost;
+  p.cost_high = od > 0 ? p.cost * band.on_demand_high.value_or(od) / od : p.cost;
+  return p;
+}
+
+std::string batch_text(double b) { return fmt("%.0f", b); }
 
 /// Why nothing qualified: "all 12 points need more memory than the GPUs have"
 /// or "no point qualifies: 8 need more memory than the GPUs have, 4 failed".
@@ -69,48 +111,56 @@ std::string describe(const Exclusions& e) {
   add(e.over_budget, "cost more than the budget");
   add(e.failed, "failed");
   add(e.invalid, "are invalid");
-  add(e.no_cost, "have no time-to-train and cost (a training target and a priced instance are needed)");
+  add(e.no_cost, "have no time-to-train and cost (a training target is needed, and a price: a catalog instance or "
+                 "the cluster's own price_per_gpu_hour / price_per_node_hour)");
   return out;
 }
 
 std::vector<PlanPoint> plan_points(const std::vector<ResultLine>& results, Pricing pricing, Exclusions* excluded) {
-  std::vector<PlanPoint> out;
+  std::vector<PlanPoint> priced, unpriced;
   Exclusions ignored;
+  Exclusions& e = excluded != nullptr ? *excluded : ignored;
   for (const auto& l : results) {
     // Checked again here (types, finite and non-negative numbers, ...):
     // InputError at the record's FILE:LINE, never a raw JSON error or a
     // negative cost recommended.
     const ResultRecord r = from_json(l.text, l.file.empty() ? std::string("results") : l.file, l.line);
-    if (std::size_t* counter = exclusion_of(r, pricing, excluded != nullptr ? *excluded : ignored)) {
+    if (std::size_t* counter = exclusion_of(r, e)) {
       ++*counter;
       continue;
     }
-    const double price = *(pricing == Pricing::Spot ? r.cost->spot : r.cost->on_demand);
-    PlanPoint p;
-    p.index = r.index;
-    p.key = r.key;
-    p.compression = r.compression.value_or("");
-    p.compression_kind = r.compression_kind.value_or("");
-    p.instance = r.instance_name();
-    p.cluster_key = r.cluster_key.value_or("");
-    p.model = r.model.value_or("");
-    p.nodes = r.nodes.value_or(0);
-    p.world = r.world.value_or(0);
-    p.micro_batch = r.micro_batch.value_or(0);
-    p.accumulation = r.accumulation.value_or(0);
-    p.iteration = r.iteration.value_or(0.0);
-    p.hours = r.training->hours;
-    p.cost = price;
-    // The band (records without one: the point itself); spot prices scale
-    // like on-demand ones, so the band's cost ratio applies to both.
-    const BandFigures band = r.band.value_or(BandFigures{});
-    const double od = r.cost->on_demand;
-    p.hours_low = band.hours_low.value_or(p.hours);
-    p.hours_high = band.hours_high.value_or(p.hours);
-    p.cost_low = od > 0 ? price * band.on_demand_low.value_or(od) / od : price;
-    p.cost_high = od > 0 ? price * band.on_demand_high.value_or(od) / od : price;
-    out.push_back(std::move(p));
+    const std::optional<double> price = price_of(r, pricing);
+    (price ? priced : unpriced).push_back(plan_point(r, price));
   }
+  if (priced.empty()) return unpriced;  // no price anywhere: ranked by time
+  e.no_cost += unpriced.size();         // a point without a price is not compared with priced ones
+  return priced;
+}
+
+std::vector<std::vector<PlanPoint>> comparable_groups(const std::vector<PlanPoint>& points, std::string* note) {
+  std::map<double, std::vector<PlanPoint>> by_batch;
+  bool law = true;
+  for (const auto& p : points) {
+    by_batch[p.global_batch].push_back(p);
+    law = law && p.batch_law;
+  }
+  if (by_batch.size() <= 1 || law) {
+    if (note != nullptr && by_batch.size() > 1)
+      *note = "global batches " + batch_text(by_batch.begin()->first) + " to " + batch_text(by_batch.rbegin()->first) +
+              " compared with the critical-batch law (training.critical_batch: more samples at a larger batch)";
+    return {points};
+  }
+  std::string list;
+  std::vector<std::vector<PlanPoint>> out;
+  for (auto& [batch, group] : by_batch) {
+    list += (list.empty() ? "" : ", ") + batch_text(batch);
+    out.push_back(std::move(group));
+  }
+  if (note != nullptr)
+    *note = "the points have " + std::to_string(by_batch.size()) + " different global batches (" + list +
+            "), compared only within each: a larger batch may need more samples to converge, which these records "
+            "do not state (fix training.global_batch, or give training.critical_batch to compare them; "
+            "docs/planning.md)";
   return out;
 }
 
@@ -133,23 +183,70 @@ std::vector<std::size_t> pareto_front(const std::vector<PlanPoint>& points) {
 std::string describe(const PlanPoint& p) {
   std::string where = p.instance.empty() ? std::to_string(p.world) + " GPUs"
                                          : std::to_string(p.nodes) + " x " + p.instance;
-  return p.compression + ", k = " + std::to_string(p.accumulation) + " on " + where;
+  std::string batch;
+  if (p.global_batch > 0)
+    batch = " (micro-batch " + std::to_string(p.micro_batch) + ", global batch " + batch_text(p.global_batch) + ")";
+  return p.compression + ", k = " + std::to_string(p.accumulation) + batch + " on " + where;
 }
+
+namespace {
+
+std::string rule_of(bool priced, std::optional<double> budget, std::optional<double> deadline) {
+  const char* best = priced ? "the cheapest" : "the fastest";
+  const std::string unpriced = priced ? "" : " (no price is known: ranked by time)";
+  if (deadline && budget)
+    return std::string(best) + " configuration that finishes within " + fmt("%g", *deadline) +
+           " h and costs at most $" + fmt("%.2f", *budget) + unpriced;
+  if (deadline) return std::string(best) + " configuration that finishes within " + fmt("%g", *deadline) + " h" + unpriced;
+  if (budget) return "the fastest configuration that costs at most $" + fmt("%.2f", *budget) + unpriced;
+  return priced ? "the cheapest configuration (no deadline or budget given)"
+                : "the fastest configuration (no price is known: ranked by time)";
+}
+
+/// The uncompressed point of the choice's cluster, model and global batch with
+/// the smallest k (k = 1 when the sweep has it).
+std::optional<PlanPoint> baseline_of(const std::vector<PlanPoint>& points, const PlanPoint& best) {
+  std::optional<PlanPoint> base;
+  for (const auto& p : points) {
+    if (p.cluster_key != best.cluster_key || p.model != best.model || p.compression_kind != "none" ||
+        p.global_batch != best.global_batch)
+      continue;
+    if (!base || p.accumulation < base->accumulation ||
+        (p.accumulation == base->accumulation && p.index < base->index))
+      base = p;
+  }
+  return base;
+}
+
+std::string summary(const PlanPoint& p) {
+  return describe(p) + ": " + fmt("%.3g", p.hours) + " h" + (p.priced ? ", $" + fmt("%.2f", p.cost) : std::string());
+}
+
+std::string nothing_meets(const std::vector<PlanPoint>& points, const Exclusions& excluded) {
+  const auto fastest = *std::min_element(points.begin(), points.end(),
+                                         [](const auto& a, const auto& b) { return better(a, b, false); });
+  std::string s = "nothing meets the constraints (" + nothing_qualifies(excluded) + "): the fastest configuration (" +
+                  describe(fastest) + ") takes " + fmt("%.3g", fastest.hours) + " h";
+  if (!fastest.priced) return s;
+  const auto cheapest = *std::min_element(points.begin(), points.end(),
+                                          [](const auto& a, const auto& b) { return better(a, b, true); });
+  return s + " for $" + fmt("%.2f", fastest.cost) + ", the cheapest (" + describe(cheapest) + ") costs $" +
+         fmt("%.2f", cheapest.cost) + " in " + fmt("%.3g", cheapest.hours) + " h";
+}
+
+}  // namespace
 
 Recommendation recommend(const std::vector<PlanPoint>& points, std::optional<double> budget,
                          std::optional<double> deadline, const Exclusions& excluded) {
   Recommendation r;
   r.excluded = excluded;
-  const bool by_cost = deadline.has_value() || !budget.has_value();
-  if (deadline && budget) {
-    r.rule = "the cheapest configuration that finishes within " + fmt("%g", *deadline) + " h and costs at most $" +
-             fmt("%.2f", *budget);
-  } else if (deadline) {
-    r.rule = "the cheapest configuration that finishes within " + fmt("%g", *deadline) + " h";
-  } else if (budget) {
-    r.rule = "the fastest configuration that costs at most $" + fmt("%.2f", *budget);
-  } else {
-    r.rule = "the cheapest configuration (no deadline or budget given)";
+  const bool priced = points.empty() || points.front().priced;
+  const bool by_cost = priced && (deadline.has_value() || !budget.has_value());
+  r.rule = rule_of(priced, budget, deadline);
+  if (!priced && budget) {
+    r.reason = "no price is known (no catalog instance, no price_per_gpu_hour / price_per_node_hour on the "
+               "cluster): no point can be held to a budget";
+    return r;
   }
   const PlanPoint* best = nullptr;
   for (const auto& p : points) {
@@ -164,36 +261,25 @@ Recommendation recommend(const std::vector<PlanPoint>& points, std::optional<dou
     if (best == nullptr || better(p, *best, by_cost)) best = &p;
   }
   if (best == nullptr) {
-    if (points.empty()) {
-      r.reason = nothing_qualifies(r.excluded);
-      return r;
-    }
-    const auto fastest = *std::min_element(points.begin(), points.end(),
-                                           [](const auto& a, const auto& b) { return better(a, b, false); });
-    const auto cheapest = *std::min_element(points.begin(), points.end(),
-                                            [](const auto& a, const auto& b) { return better(a, b, true); });
-    r.reason = "nothing meets the constraints (" + nothing_qualifies(r.excluded) + "): the fastest configuration (" + describe(fastest) + ") takes " +
-               fmt("%.3g", fastest.hours) + " h for $" + fmt("%.2f", fastest.cost) + ", the cheapest (" +
-               describe(cheapest) + ") costs $" + fmt("%.2f", cheapest.cost) + " in " + fmt("%.3g", cheapest.hours) +
-               " h";
+    r.reason = points.empty() ? nothing_qualifies(r.excluded) : nothing_meets(points, r.excluded);
     return r;
   }
   r.found = true;
   r.choice = *best;
-  for (const auto& p : points) {
-    if (p.cluster_key == best->cluster_key && p.model == best->model && p.compression_kind == "none" &&
-        p.accumulation == 1 && (!r.baseline || p.index < r.baseline->index))
-      r.baseline = p;
-  }
-  std::string s = describe(*best) + ": " + fmt("%.3g", best->hours) + " h, $" + fmt("%.2f", best->cost);
+  r.baseline = baseline_of(points, *best);
+  std::string s = summary(*best);
+  const std::string base_k = r.baseline ? "k = " + std::to_string(r.baseline->accumulation) : "";
   if (!r.baseline) {
-    s += " (the sweep has no uncompressed k = 1 point of this cluster to compare with)";
+    s += " (the sweep has no uncompressed point of this cluster and global batch to compare with)";
   } else if (r.baseline->index == best->index) {
-    s += "; the uncompressed k = 1 baseline is itself the best choice on this cluster";
+    s += "; the uncompressed " + base_k + " baseline is itself the best choice on this cluster";
   } else {
-    s += "; " + relative(best->cost, r.baseline->cost, "cheaper", "more expensive") + " than uncompressed k = 1, " +
-         relative(best->hours, r.baseline->hours, "faster", "slower");
+    const std::string base = "uncompressed " + base_k;
+    s += priced ? "; " + relative(best->cost, r.baseline->cost, "cheaper", "more expensive", base) + ", " +
+                      relative(best->hours, r.baseline->hours, "faster", "slower")
+                : "; " + relative(best->hours, r.baseline->hours, "faster", "slower", base);
   }
+  if (!best->batch_split.empty()) s += "; " + best->batch_split;
   r.reason = s;
   return r;
 }

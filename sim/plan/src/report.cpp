@@ -153,7 +153,8 @@ std::string point_row(const ResultRecord& r) {
   std::ostringstream h;
   h << "<tr><td>" << r.index << "</td><td class=\"l\">" << html_escape(r.key) << "</td><td class=\"l\">"
     << html_escape(status) << "</td><td>" << r.world.value_or(0) << "</td><td>" << r.micro_batch.value_or(0)
-    << "</td><td>" << r.accumulation.value_or(0) << "</td><td>" << cell(r.iteration, 1e3, "%.4g") << "</td><td>"
+    << "</td><td>" << r.accumulation.value_or(0) << "</td><td>" << cell(r.global_batch, 1, "%.0f") << "</td><td>"
+    << cell(r.iteration, 1e3, "%.4g") << "</td><td>"
     << cell(r.exposed_communication, 1e3, "%.4g") << "</td><td>" << mem << "</td><td>" << hours << "</td><td>" << od
     << "</td><td>" << spot << "</td></tr>\n";
   return h.str();
@@ -167,7 +168,7 @@ std::string front_table(const std::vector<PlanPoint>& points, const std::vector<
   for (std::size_t i : front) {
     const auto& p = points[i];
     h << "<tr><td>" << p.index << "</td><td class=\"l\">" << html_escape(describe(p)) << "</td><td>"
-      << num(p.iteration * 1e3) << "</td><td>" << num(p.hours) << "</td><td>" << num(p.cost, "%.2f")
+      << num(p.iteration * 1e3) << "</td><td>" << num(p.hours) << "</td><td>" << (p.priced ? num(p.cost, "%.2f") : "&ndash;")
       << "</td></tr>\n";
   }
   h << "</table>\n";
@@ -193,7 +194,8 @@ struct Page {
   const report_detail::Figures& figures;
   const std::vector<PlanPoint>& points;
   const std::vector<std::size_t>& front;
-  const std::optional<Recommendation>& rec;
+  const std::vector<Recommendation>& recommendations;   ///< one per group of comparable points
+  const std::string& note;                              ///< why there are several ("" when one)
   const ReportOptions& opt;
 };
 
@@ -207,7 +209,8 @@ std::string html_page(const Page& pg) {
   h << "<h1>gradwire report</h1>\n<p>Results: <code>" << html_escape(pg.results) << "</code> &mdash; "
     << pg.sum.points << " points: " << pg.sum.ok << " predicted, " << pg.sum.no_fit
     << " do not fit in GPU memory, " << pg.sum.invalid << " invalid, " << pg.sum.errors << " failed.</p>\n";
-  if (pg.rec) h << recommendation_html(*pg.rec, pg.opt);
+  if (!pg.note.empty()) h << "<p>" << html_escape(pg.note) << "</p>\n";
+  for (const auto& rec : pg.recommendations) h << recommendation_html(rec, pg.opt);
   for (const auto& n : pg.figures.notes) h << "<p class=\"note\">" << html_escape(n) << "</p>\n";
   for (const auto& f : pg.figures.figures) {
     h << "<h2>" << html_escape(f.title) << "</h2>\n<p>" << html_escape(f.caption) << "</p>\n<img src=\"" << f.name
@@ -215,7 +218,7 @@ std::string html_page(const Page& pg) {
   }
   if (!pg.front.empty()) h << front_table(pg.points, pg.front);
   h << "<h2>All points</h2>\n<table><tr><th>#</th><th class=\"l\">point</th><th>status</th><th>GPUs</th>"
-       "<th>micro-batch</th><th>k</th><th>iteration (ms)</th><th>exposed comm (ms)</th><th>memory (GiB)</th>"
+       "<th>micro-batch</th><th>k</th><th>global batch</th><th>iteration (ms)</th><th>exposed comm (ms)</th><th>memory (GiB)</th>"
        "<th>hours</th><th>USD on demand</th><th>USD spot</th></tr>\n";
   for (std::size_t i = 0; i < pg.recs.size() && i < 2000; ++i) h << point_row(pg.recs[i]);
   h << "</table>\n";
@@ -232,12 +235,19 @@ void write_report(const std::string& tmp, const ReportOptions& opt, const std::s
   for (const auto& r : recs)
     if (r.status == "ok") in.ok.push_back(&r);
   in.points = plan_points(lines, Pricing::OnDemand);
-  std::optional<Recommendation> rec;
+  // Points at different global batches are compared only under a batch law:
+  // otherwise one recommendation per global batch (comparable_groups says why).
+  std::vector<Recommendation> recommendations;
+  std::string note;
   if (!in.points.empty()) {
     in.front = pareto_front(in.points);
-    rec = recommend(in.points, opt.budget, opt.deadline_hours);
-    if (rec->found) in.recommended = rec->choice;
-    in.baseline = rec->baseline;
+    in.priced = in.points.front().priced;
+    for (const auto& group : comparable_groups(in.points, &note))
+      recommendations.push_back(recommend(group, opt.budget, opt.deadline_hours));
+    if (recommendations.size() == 1) {   // the figures mark one recommendation and its baseline
+      if (recommendations[0].found) in.recommended = recommendations[0].choice;
+      in.baseline = recommendations[0].baseline;
+    }
   }
   report_detail::Figures figures;
   sum.figures = report_detail::gnuplot_available(opt.gnuplot);
@@ -248,7 +258,7 @@ void write_report(const std::string& tmp, const ReportOptions& opt, const std::s
                             ") did not start; install it (./setup.sh does) and run the report again. The tables "
                             "below are complete.");
   }
-  write_file_atomic(tmp + "/index.html", html_page({results, sum, recs, figures, in.points, in.front, rec, opt}));
+  write_file_atomic(tmp + "/index.html", html_page({results, sum, recs, figures, in.points, in.front, recommendations, note, opt}));
   // The marker: this directory is a report, and these are its files (the
   // only ones a later report may remove when it replaces this one).
   std::string listing = std::string(kMarkerHeader) + "\n";

@@ -378,8 +378,12 @@ class FigureWriter {
 
   Figures run() {
     iteration();
-    if (!in_.points.empty()) cost_vs_time();
-    else out_.notes.push_back("No cost figure: no point has both a time-to-train (a training target) and a price.");
+    if (!in_.points.empty() && in_.priced) cost_vs_time();
+    else if (in_.points.empty())
+      out_.notes.push_back("No cost figure: no point has a time-to-train (a training target).");
+    else
+      out_.notes.push_back("No cost figure: no point has a price (a catalog instance or a price of your own); "
+                           "the points are ranked by time.");
     const auto pick = breakdown_points();
     if (!pick.empty()) breakdown(pick);
     return out_;

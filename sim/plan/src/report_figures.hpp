@@ -43,6 +43,7 @@ struct FigureInputs {
   std::vector<const ResultRecord*> ok;    ///< the points with status ok
   std::vector<PlanPoint> points;          ///< priced points (time-to-train and cost)
   std::vector<std::size_t> front;         ///< Pareto front (indices into points)
+  bool priced = true;                     ///< false: the points have no price (no cost axis)
   std::optional<PlanPoint> recommended, baseline;
 };
 

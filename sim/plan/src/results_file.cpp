@@ -67,6 +67,7 @@ void put_figures(ojson& j, const ResultRecord& r) {
   put(j, "micro_batch", r.micro_batch);
   put(j, "accumulation", r.accumulation);
   put(j, "global_batch", r.global_batch);
+  put(j, "batch_split", r.batch_split);
   if (r.memory) j["memory"] = memory_json(*r.memory);
   put(j, "iteration", r.iteration);
   put(j, "forward", r.forward);
@@ -81,6 +82,7 @@ void put_figures(ojson& j, const ResultRecord& r) {
     j["training"] = ojson{
         {"samples", t->samples}, {"convergence_factor", t->convergence_factor}, {"iterations", t->iterations},
         {"hours", t->hours}};
+  if (r.training && r.training->critical_batch) j["training"]["critical_batch"] = *r.training->critical_batch;
   if (const auto& c = r.cost)
     j["cost"] = ojson{{"on_demand", c->on_demand},
                       {"spot", c->spot ? ojson(*c->spot) : ojson(nullptr)},
@@ -192,7 +194,7 @@ class RecordChecker {
   /// The point's fields: those an ok record needs, and the types of the rest.
   void point(bool ok) const {
     for (const char* k : {"model", "compression", "compression_kind", "cluster_key"}) string(k, ok);
-    for (const char* k : {"gpu", "evaluator"}) string(k, false);
+    for (const char* k : {"gpu", "evaluator", "batch_split"}) string(k, false);
     string("instance", ok, true);
     for (const char* k : {"nodes", "gpus_per_node", "world", "micro_batch", "accumulation"})
       count(k, ok, static_cast<unsigned long long>(INT_MAX));
@@ -275,7 +277,7 @@ void read_objects(const ojson& j, ResultRecord& r) {
   if (j.contains("training")) {
     const auto& t = j["training"];
     r.training = TrainingFigures{figure(t, "samples"), figure(t, "convergence_factor"), figure(t, "iterations"),
-                                 figure(t, "hours")};
+                                 figure(t, "hours"), opt<double>(t, "critical_batch")};
   }
   if (j.contains("cost")) {
     const auto& c = j["cost"];
@@ -294,6 +296,7 @@ void read_figures(const ojson& j, ResultRecord& r) {
   r.micro_batch = opt<int>(j, "micro_batch");
   r.accumulation = opt<int>(j, "accumulation");
   r.global_batch = opt<double>(j, "global_batch");
+  r.batch_split = opt<std::string>(j, "batch_split");
   r.iteration = opt<double>(j, "iteration");
   r.forward = opt<double>(j, "forward");
   r.backward = opt<double>(j, "backward");

@@ -46,6 +46,8 @@ struct Catalog {
   std::string as_of;      ///< date of the prices (YYYY-MM-DD)
   std::string currency;   ///< "USD"
   std::vector<InstanceType> instances;
+  /// The user's catalog added to this one ($GRADWIRE_CATALOG), "" when none.
+  std::string added_path;
   /// The entry named `name` (exact match), or nullptr.
   const InstanceType* find(std::string_view name) const;
 };
@@ -55,10 +57,20 @@ struct Catalog {
 /// units, prices > 0, spot < on-demand.
 Catalog load_catalog_file(const std::string& path);
 
-/// $GRADWIRE_CATALOG when set and non-empty, else <source tree>/catalog/instances.yaml.
+/// The bundled catalog: <data dir>/catalog/instances.yaml.
 std::string default_catalog_path();
 
-/// The catalog at default_catalog_path(), loaded once per path and process.
+/// $GRADWIRE_CATALOG when set and non-empty (a catalog of the user's added to
+/// the bundled one), else "".
+std::string user_catalog_path();
+
+/// `added`'s entries added to `base`: a new name is appended, a name `base`
+/// has is replaced by `added`'s entry (your own price for a listed instance).
+/// Both must be in one currency (InputError at added's `currency`).
+Catalog merge_catalogs(Catalog base, const Catalog& added);
+
+/// The bundled catalog with $GRADWIRE_CATALOG's entries added (merge_catalogs),
+/// loaded once per pair of paths and process.
 const Catalog& default_catalog();
 
 /// The ClusterSpec of `nodes` instances of `type`: its GPUs, links, NICs and a

@@ -85,6 +85,10 @@ struct FitChoice {
   int accumulation = 0;
   MemoryBreakdown memory;   ///< of the chosen split; of accumulation = per-GPU batch when none fits
   std::string reason;       ///< why none fits
+  /// The split tried just before the chosen one, which did not fit (0: the
+  /// chosen k is the smallest split there is): why k is not smaller.
+  int refused_micro_batch = 0, refused_accumulation = 0;
+  MemoryBreakdown refused;
 };
 
 /// For a global batch over `world` GPUs: the smallest accumulation k (largest
@@ -93,5 +97,25 @@ FitChoice smallest_fitting_accumulation(const ModelDesc& model, WorkloadSpec wor
                                         const CompressorMemory& compressor, double capacity,
                                         long long global_batch, int world,
                                         const MemoryOptions& options = {});
+
+/// A scenario's batch split under a fixed training.global_batch G on N GPUs
+/// (docs/planning.md, "Fixed global batch"): micro_batch x k x N = G.
+///   accumulation given : micro_batch = G / (N k) (must divide; a micro_batch
+///                        given beside it must agree)
+///   micro_batch given  : k = G / (N micro_batch) (must divide)
+///   neither            : the smallest k that fits in memory
+///                        (smallest_fitting_accumulation)
+struct BatchSplit {
+  bool fixed = false;        ///< training.global_batch is set (else nothing below is)
+  bool found = false;
+  bool no_fit = false;       ///< not found because no split fits in memory
+  int micro_batch = 0, accumulation = 0;
+  long long global_batch = 0;
+  std::string how;           ///< why this k: "k = 4 as asked", "k = 2, the smallest that fits: k = 1 (...) needs ..."
+  std::string reason;        ///< why none (does not divide, disagrees, does not fit)
+  MemoryBreakdown memory;    ///< of the chosen split (or the last one tried)
+};
+BatchSplit resolve_global_batch(const Scenario& scenario, const ModelDesc& model, const CompressorMemory& compressor,
+                                double capacity, const MemoryOptions& options = {});
 
 }  // namespace gw

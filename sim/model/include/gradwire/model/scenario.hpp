@@ -99,6 +99,11 @@ struct ClusterSpec {
   NetworkModelSpec network;
   Placement placement = Placement::Linear;
   std::optional<std::string> instance;  ///< cloud instance this cluster was derived from
+  /// A spelled-out cluster's own price (docs/planning.md, "Your own prices"):
+  /// `cloud` (onprem or any name of the user's) and price_per_node_hour (or
+  /// price_per_gpu_hour x gpus_per_node), USD per node hour. Unset: no price.
+  std::string cloud;
+  std::optional<double> price_per_node_hour;
 
   int world_size() const { return nodes * gpus_per_node; }
   /// Aggregate NIC line rate of one node (NCCL stripes its channels over all NICs).
@@ -199,6 +204,10 @@ struct WorkloadSpec {
   std::string compute;
   /// Collective algorithm used for all-reduce (ring, tree, hierarchical, auto).
   std::string allreduce_algorithm = "auto";
+  /// Whether the file gave micro_batch / accumulation (with
+  /// training.global_batch the missing one follows, resolve_global_batch).
+  bool micro_batch_given = true;
+  bool accumulation_given = false;
 };
 
 /// Training target and pricing, for time-to-train and cost.
@@ -208,6 +217,23 @@ struct TrainingSpec {
   std::optional<double> epochs;       ///< or epochs x dataset_size
   std::optional<double> dataset_size; ///< samples per epoch
   double convergence_factor = 1.0;    ///< extra iterations factor (compression)
+  /// training.global_batch: the batch the optimizer sees, fixed; micro_batch x
+  /// accumulation x world must equal it (resolve_global_batch, memory.hpp).
+  std::optional<long long> global_batch;
+  int global_batch_line = 0, global_batch_column = 0;
+  /// training.critical_batch (B_noise of McCandlish et al. 2018): the samples
+  /// the target names are those at the reference batch R (training.reference_batch,
+  /// else global_batch); at a batch B they become
+  /// samples x (1 + B / B_noise) / (1 + R / B_noise). Unset: a point at another
+  /// global batch is not compared (docs/planning.md).
+  std::optional<double> critical_batch;
+  std::optional<double> reference_batch;
+  /// The batch the target's samples are given at: reference_batch, else global_batch.
+  std::optional<double> samples_batch() const {
+    if (reference_batch) return reference_batch;
+    if (global_batch) return static_cast<double>(*global_batch);
+    return std::nullopt;
+  }
 };
 
 struct Scenario {

@@ -44,7 +44,15 @@ struct ScenarioRefs {
   std::optional<ModelDesc> model;
   Profile profile;
   std::optional<MeasuredCompute> compute;   ///< workload.compute, checked against the model
+  /// Why this profile, when the scenario named none (default_profile_name).
+  std::string profile_choice;
 };
+
+/// The profile a scenario without `profile:` uses: its GPU's (cluster.gpu).
+/// For an instance cluster, the measured profile of that GPU
+/// (`<gpu>-measured`, found by list_profiles) is preferred over the datasheet
+/// one. `why` (when given) says which was taken and why.
+std::string default_profile_name(const Scenario& s, std::string* why = nullptr);
 
 /// Loads the model (when the scenario has a workload) and the profile a
 /// scenario names, as `gradwire simulate` does. `profile_override` replaces

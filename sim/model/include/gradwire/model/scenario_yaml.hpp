@@ -31,5 +31,9 @@ TrainingSpec parse_training(const yaml::Node& node);
 /// A compute precision (compute_precision_names()): the one parser of
 /// workload.compute_precision and of a measured-compute document's field.
 std::string parse_compute_precision(const yaml::Node& node);
+/// Who prices a cluster (`cloud:` of a catalog entry or of a spelled-out
+/// cluster): aws, gcp, azure, onprem or a name of the user's, 1-64 letters,
+/// digits, '-', '_' or '.'.
+std::string parse_cloud_name(const yaml::Node& node);
 
 }  // namespace gw

@@ -33,6 +33,10 @@ struct PlanPoint {
   /// The band (docs/model.md, "The band"): time-to-train and on-demand cost
   /// at the low and high iteration time; hours and cost when not recorded.
   double hours_low = 0, hours_high = 0, cost_low = 0, cost_high = 0;
+  double global_batch = 0;       ///< samples per optimizer step (0: not recorded)
+  std::string batch_split;       ///< how micro-batch and k follow a fixed global batch ("" when not fixed)
+  bool priced = true;            ///< false: no price is known, cost is 0 and points rank by time
+  bool batch_law = false;        ///< samples follow training.critical_batch (comparable across batches)
 };
 
 enum class Pricing { OnDemand, Spot };
@@ -48,8 +52,10 @@ struct Exclusions {
 std::string describe(const Exclusions& e);
 
 /// The points of a results file that have a time-to-train and a cost at
-/// `pricing` (status ok, a training target, an instance; a spot price for
-/// Spot); the others are counted in `excluded` when given.
+/// `pricing` (status ok, a training target, an instance or a price of the
+/// cluster's own; a spot price for Spot); the others are counted in
+/// `excluded` when given. When no point has a price, the points with a
+/// time-to-train are returned unpriced (priced false), to be ranked by time.
 std::vector<PlanPoint> plan_points(const std::vector<ResultLine>& results, Pricing pricing,
                                    Exclusions* excluded = nullptr);
 
@@ -77,7 +83,14 @@ Recommendation recommend(const std::vector<PlanPoint>& points, std::optional<dou
 std::string band_verdict(const Recommendation& rec, const std::vector<PlanPoint>& points,
                          std::optional<double> budget, std::optional<double> deadline_hours);
 
-/// "PowerSGD rank 4, k = 4 on 16 x p4d.24xlarge"
+/// "PowerSGD rank 4, k = 4 (micro-batch 8, global batch 1024) on 16 x p4d.24xlarge"
+/// (the batch part when the record has a global batch).
 std::string describe(const PlanPoint& p);
+
+/// The points split into groups that may be compared: one group when every
+/// point has one global batch, or when every point's samples follow the
+/// critical-batch law (training.critical_batch); else one group per global
+/// batch, in increasing batch, and `note` says why they are kept apart.
+std::vector<std::vector<PlanPoint>> comparable_groups(const std::vector<PlanPoint>& points, std::string* note);
 
 }  // namespace gw::plan

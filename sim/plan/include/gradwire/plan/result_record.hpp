@@ -22,6 +22,9 @@ struct MemoryFigures {
 /// Time-to-train (written when the scenario has a training target).
 struct TrainingFigures {
   double samples = 0, convergence_factor = 0, iterations = 0, hours = 0;
+  /// training.critical_batch when the scenario gives one (samples then follow
+  /// the batch law, cost.hpp); written only when set.
+  std::optional<double> critical_batch;
 };
 
 /// Cost of the run (written when the cluster is a catalog instance).
@@ -60,6 +63,9 @@ struct ResultRecord {
   std::optional<std::string> cluster_key, model, compression, compression_kind, evaluator;
   std::optional<int> micro_batch, accumulation;
   std::optional<double> global_batch;
+  /// How micro-batch and k follow a fixed training.global_batch ("k = 2, the
+  /// smallest that fits in memory: k = 1 (micro-batch 32) needs ..."); written when set.
+  std::optional<std::string> batch_split;
   std::optional<MemoryFigures> memory;
   std::optional<double> iteration, forward, backward, exposed_communication, encode, decode, optimizer,
       samples_per_second, wire_bytes_per_gpu;   ///< s, samples/s, bytes
