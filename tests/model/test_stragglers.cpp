@@ -226,6 +226,7 @@ IterationPlan interference_plan(std::optional<double> given, const InterferenceF
   WorkloadSpec w;
   w.compute_efficiency = 1.0;
   w.compression.kind = "int8";
+  w.compression.implementation = "gradwire";   // codec kernels on the comm stream, beside the backward
   w.interference = given;
   w.overlap = overlap;
   w.optimizer.step_time = 0;

@@ -126,8 +126,8 @@ TEST(Report, ASweepWithoutALineSaysSoInsteadOfDroppingTheFigure) {
 
 TEST(Report, TheBaselineStandsBesideTheRecommendation) {
   Tmp t;
-  const auto results = run(t, "  cluster.nodes: [2]\n  workload.accumulation: [1, 4]\n"
-                              "  workload.compression: [{kind: none}, {kind: fp16}]\n");
+  // One global batch (plan compares only points at the same one).
+  const auto results = run(t, "  cluster.nodes: [2]\n  workload.compression: [{kind: none}, {kind: fp16}]\n");
   render_report(results, (t.dir / "rep").string());
   const auto points = plan_points(read_results(results), Pricing::OnDemand);
   const auto rec = recommend(points, std::nullopt, std::nullopt);
@@ -147,7 +147,8 @@ TEST(Report, TheBaselineStandsBesideTheRecommendation) {
 
 TEST(Report, DeadlineAndBudgetShapeTheRecommendation) {
   Tmp t;
-  const auto results = run(t, "  cluster.nodes: [1, 2, 4]\n  workload.accumulation: [1, 4]\n");
+  const auto results = run(t, "  cluster.nodes: [2]\n  workload.compression: [{kind: none}, {kind: fp16}, "
+                              "{kind: powersgd, rank: 4}]\n");
   const auto points = plan_points(read_results(results), Pricing::OnDemand);
   ASSERT_FALSE(points.empty());
   double fastest = 1e300;

