@@ -181,6 +181,13 @@ TEST(Report, WithoutGnuplotThePageHasItsTables) {
   EXPECT_NE(html.find("No figures: gnuplot"), std::string::npos);
   EXPECT_NE(html.find("<h2>All points</h2>"), std::string::npos);
   EXPECT_NE(html.find("<h2>Pareto front</h2>"), std::string::npos);
+  // The table names the instance and the compressor and gives the band, the
+  // sweep's raw key last.
+  EXPECT_NE(html.find("<th class=\"l\">instance / GPU</th><th>GPUs</th><th class=\"l\">compressor</th>"),
+            std::string::npos);
+  EXPECT_NE(html.find("<th>band (ms)</th>"), std::string::npos);
+  EXPECT_NE(html.find("<td class=\"l\">p3.16xlarge</td><td>8</td><td class=\"l\">uncompressed</td>"),
+            std::string::npos);
 }
 
 TEST(Report, TheDirectoryTakesTheUmasksMode) {

@@ -142,21 +142,25 @@ std::string point_row(const ResultRecord& r) {
     return v ? num(*v * scale, f) : std::string("&ndash;");
   };
   const std::string mem = r.memory ? num(r.memory->total / (1u << 30), "%.1f") : "&ndash;";
-  std::string hours = "&ndash;", od = "&ndash;", spot = "&ndash;";
+  std::string hours = "&ndash;", od = "&ndash;", spot = "&ndash;", band = "&ndash;";
   if (r.training) hours = num(r.training->hours);
   if (r.cost) {
     od = num(r.cost->on_demand, "%.2f");
     if (r.cost->spot) spot = num(*r.cost->spot, "%.2f");
   }
+  if (r.band) band = num(r.band->iteration_low * 1e3) + "&ndash;" + num(r.band->iteration_high * 1e3);
   std::string status = r.status;
   if (r.reason) status += ": " + *r.reason;
+  // The cluster: the catalog instance, else the GPU of a cluster spelled out.
+  const std::string cluster = !r.instance_name().empty() ? r.instance_name() : r.gpu.value_or("");
   std::ostringstream h;
-  h << "<tr><td>" << r.index << "</td><td class=\"l\">" << html_escape(r.key) << "</td><td class=\"l\">"
-    << html_escape(status) << "</td><td>" << r.world.value_or(0) << "</td><td>" << r.micro_batch.value_or(0)
-    << "</td><td>" << r.accumulation.value_or(0) << "</td><td>" << cell(r.global_batch, 1, "%.0f") << "</td><td>"
-    << cell(r.iteration, 1e3, "%.4g") << "</td><td>"
-    << cell(r.exposed_communication, 1e3, "%.4g") << "</td><td>" << mem << "</td><td>" << hours << "</td><td>" << od
-    << "</td><td>" << spot << "</td></tr>\n";
+  h << "<tr><td>" << r.index << "</td><td class=\"l\">" << html_escape(cluster) << "</td><td>"
+    << r.world.value_or(0) << "</td><td class=\"l\">" << html_escape(r.compression.value_or("")) << "</td><td>"
+    << r.micro_batch.value_or(0) << "</td><td>" << r.accumulation.value_or(0) << "</td><td>"
+    << cell(r.global_batch, 1, "%.0f") << "</td><td>" << cell(r.iteration, 1e3, "%.4g") << "</td><td>" << band
+    << "</td><td>" << cell(r.exposed_communication, 1e3, "%.4g") << "</td><td>" << mem << "</td><td>" << hours
+    << "</td><td>" << od << "</td><td>" << spot << "</td><td class=\"l\">" << html_escape(status)
+    << "</td><td class=\"l key\">" << html_escape(r.key) << "</td></tr>\n";
   return h.str();
 }
 
@@ -205,7 +209,8 @@ std::string html_page(const Page& pg) {
     << "<style>body{font-family:sans-serif;max-width:1100px;margin:2em auto;color:#222}"
        "table{border-collapse:collapse;font-size:13px;margin:1em 0}td,th{border:1px solid #ccc;padding:3px 8px;"
        "text-align:right}th{background:#f0f0f0}td.l{text-align:left}img{max-width:100%;border:1px solid #ddd}"
-       ".rec{background:#eef6ee;padding:0.8em;border-left:4px solid #2ca02c}.note{color:#555}</style></head><body>\n";
+       ".rec{background:#eef6ee;padding:0.8em;border-left:4px solid #2ca02c}.note{color:#555}"
+       "td.key{color:#777;font-size:11px}</style></head><body>\n";
   h << "<h1>gradwire report</h1>\n<p>Results: <code>" << html_escape(pg.results) << "</code> &mdash; "
     << pg.sum.points << " points: " << pg.sum.ok << " predicted, " << pg.sum.no_fit
     << " do not fit in GPU memory, " << pg.sum.invalid << " invalid, " << pg.sum.errors << " failed.</p>\n";
@@ -217,9 +222,10 @@ std::string html_page(const Page& pg) {
       << ".svg\" alt=\"" << html_escape(f.title) << "\"><p><a href=\"" << f.name << ".png\">PNG</a></p>\n";
   }
   if (!pg.front.empty()) h << front_table(pg.points, pg.front);
-  h << "<h2>All points</h2>\n<table><tr><th>#</th><th class=\"l\">point</th><th>status</th><th>GPUs</th>"
-       "<th>micro-batch</th><th>k</th><th>global batch</th><th>iteration (ms)</th><th>exposed comm (ms)</th><th>memory (GiB)</th>"
-       "<th>hours</th><th>USD on demand</th><th>USD spot</th></tr>\n";
+  h << "<h2>All points</h2>\n<table><tr><th>#</th><th class=\"l\">instance / GPU</th><th>GPUs</th>"
+       "<th class=\"l\">compressor</th><th>micro-batch</th><th>k</th><th>global batch</th><th>iteration (ms)</th>"
+       "<th>band (ms)</th><th>exposed comm (ms)</th><th>memory (GiB)</th><th>hours</th><th>USD on demand</th>"
+       "<th>USD spot</th><th class=\"l\">status</th><th class=\"l\">sweep key</th></tr>\n";
   for (std::size_t i = 0; i < pg.recs.size() && i < 2000; ++i) h << point_row(pg.recs[i]);
   h << "</table>\n";
   if (pg.recs.size() > 2000) h << "<p>(first 2,000 points shown)</p>\n";
