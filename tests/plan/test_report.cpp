@@ -6,7 +6,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cctype>
+#include <cmath>
 #include <filesystem>
+#include <map>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -114,6 +117,33 @@ TEST(Report, ManyLinesBecomeSmallMultiplesWithSharedRanges) {
   EXPECT_EQ(titles[15], "k=32");
   // Labels stay in the data file: no compressor name in the script.
   EXPECT_EQ(gp.find("fp16"), std::string::npos);
+}
+
+TEST(Report, TheSpeedupMapShowsEachCompressorAgainstItsUncompressedTwin) {
+  Tmp t;
+  const auto results = run(t, "  cluster.nodes: [1, 4]\n  workload.compression: [{kind: none}, {kind: fp16}, "
+                              "{kind: topk, ratio: 0.01}]\n");
+  render_report(results, (t.dir / "rep").string());
+  // Expected: t_uncompressed / t_compressor per GPU count (one point per cell).
+  std::map<std::pair<std::string, int>, double> t_of;   // (compression kind, GPUs) -> iteration
+  for (const auto& l : read_results(results)) t_of[{*l.record.compression_kind, *l.record.world}] = *l.record.iteration;
+  const auto titles = block_titles(t.dir / "rep" / "speedup-map.dat");
+  ASSERT_EQ(titles, (std::vector<std::string>{"fp16", "Top-K 1%"}));
+  std::istringstream in(slurp(t.dir / "rep" / "speedup-map.dat"));
+  int panel = -1, cells = 0;
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("\"", 0) == 0 && line.find("NaN") == std::string::npos) ++panel;
+    if (line.empty() || !std::isdigit(static_cast<unsigned char>(line[0]))) continue;
+    std::istringstream f(line);
+    int x = -1, y = -1;
+    double log2_speedup = 0;
+    f >> x >> y >> log2_speedup;
+    const int gpus = y == 0 ? 8 : 32;   // rows in natural order: 8, 32 GPUs
+    const std::string kind = panel == 0 ? "fp16" : "topk";
+    EXPECT_NEAR(std::exp2(log2_speedup), t_of.at({"none", gpus}) / t_of.at({kind, gpus}), 1e-3) << line;
+    ++cells;
+  }
+  EXPECT_EQ(cells, 4);
 }
 
 TEST(Report, ASweepWithoutALineSaysSoInsteadOfDroppingTheFigure) {

@@ -378,6 +378,7 @@ class FigureWriter {
 
   Figures run() {
     iteration();
+    speedup_map();
     if (!in_.points.empty() && in_.priced) cost_vs_time();
     else if (in_.points.empty())
       out_.notes.push_back("No cost figure: no point has a time-to-train (a training target).");
@@ -428,6 +429,7 @@ class FigureWriter {
   }
 
   void cost_vs_time();
+  void speedup_map();
   std::vector<std::pair<std::string, const ResultRecord*>> breakdown_points() const;
   void breakdown(const std::vector<std::pair<std::string, const ResultRecord*>>& pick);
 
@@ -437,6 +439,84 @@ class FigureWriter {
   Palette palette_;
   Figures out_;
 };
+
+/// The sweep key without its compression axis: the point an uncompressed
+/// record shares with its compressed twins.
+std::string key_without_compression(const std::string& key) {
+  std::string out;
+  std::size_t pos = 0;
+  while (pos <= key.size()) {
+    const std::size_t end = std::min(key.find(';', pos), key.size());
+    const std::string part = key.substr(pos, end - pos);
+    if (part.rfind("workload.compression", 0) != 0) out += (out.empty() ? "" : ";") + part;
+    pos = end + 1;
+  }
+  return out;
+}
+
+/// Speedup maps: one panel per compressor, its speedup over uncompressed
+/// (t_uncompressed / t_compressor at the same point) on a grid of node
+/// bandwidth x GPU count, each cell the median over the other swept
+/// dimensions; green where it pays, red where it loses (log2 colour scale).
+/// Drawn when the sweep has uncompressed points and compressed twins, and
+/// the bandwidth or the GPU count varies.
+void FigureWriter::speedup_map() {
+  std::map<std::string, double> none;   // key without compression -> uncompressed iteration
+  for (const auto* r : in_.ok)
+    if (r->compression_kind.value_or("") == "none") none[key_without_compression(r->key)] = r->iteration.value_or(0);
+  if (none.empty() || (!dims_.varies(Dim::Bandwidth) && !dims_.varies(Dim::Gpus))) return;
+  // compressor -> (bandwidth, GPUs) -> speedups
+  std::map<std::string, std::map<std::pair<std::string, std::string>, std::vector<double>>, NaturalLess> cells;
+  for (const auto* r : in_.ok) {
+    if (r->compression_kind.value_or("") == "none" || !(r->iteration.value_or(0) > 0)) continue;
+    const auto base = none.find(key_without_compression(r->key));
+    if (base == none.end()) continue;
+    cells[r->compression.value_or("")][{value_of(Dim::Bandwidth, *r), value_of(Dim::Gpus, *r)}].push_back(
+        base->second / *r->iteration);
+  }
+  if (cells.empty()) return;
+  while (cells.size() > kMaxPanels) cells.erase(std::prev(cells.end()));
+  const auto& xs = dims_.values.at(Dim::Bandwidth);
+  const auto& ys = dims_.values.at(Dim::Gpus);
+  auto position = [](const NaturalSet& set, const std::string& v) {
+    return static_cast<int>(std::distance(set.begin(), set.find(v)));
+  };
+  std::ostringstream dat, plot;
+  const std::size_t cols = std::min<std::size_t>(3, cells.size()), rows = (cells.size() + cols - 1) / cols;
+  plot << "set key tmargin center noenhanced samplen 0 font ',14'\nset tmargin 3\nset xlabel 'node network bandwidth'\nset ylabel 'GPUs'\n"
+       << "set xrange [-0.5:" << static_cast<double>(xs.size()) - 0.5 << "]\nset yrange [-0.5:"
+       << static_cast<double>(ys.size()) - 0.5 << "]\n"
+       << "set palette defined (-3 '#b2182b', -1 '#f4a582', 0 '#f7f7f7', 1 '#a6dba0', 3 '#1b7837')\n"
+       << "set cbrange [-3:3]\nset cbtics ('1/8x' -3, '1/4x' -2, '1/2x' -1, '1x' 0, '2x' 1, '4x' 2, '8x' 3)\n"
+       << "set tics nomirror\nset multiplot layout " << rows << "," << cols
+       << " title 'Speedup over uncompressed (green pays, red loses)'\n";
+  int idx = 0;
+  for (const auto& [compressor, grid] : cells) {
+    dat << data_label(compressor) << " " << data_label(compressor) << "\nNaN NaN\n\n\n";   // the panel's name
+    dat << "# x y log2(speedup) label xtic ytic\n";
+    for (const auto& [xy, v] : grid) {
+      std::vector<double> sorted = v;
+      std::sort(sorted.begin(), sorted.end());
+      const double m = sorted[sorted.size() / 2];
+      dat << position(xs, xy.first) << " " << position(ys, xy.second) << " "
+          << num(std::clamp(std::log2(m), -3.0, 3.0), "%.4f") << " " << data_label(num(m, "%.2g") + "x") << " "
+          << data_label(xy.first) << " " << data_label(xy.second) << "\n";
+    }
+    dat << "\n\n";
+    plot << "plot 'speedup-map.dat' index " << idx << " using 1:2 with dots lc rgb 'white' title columnheader(1), "
+         << "'speedup-map.dat' index " << idx + 1
+         << " using 1:2:(0.5):(0.5):3:xtic(5):ytic(6) with boxxyerror fs solid 1.0 noborder fc palette notitle, "
+         << "'' index " << idx + 1 << " using 1:2:4 with labels font ',10' notitle\n";
+    idx += 2;
+  }
+  plot << "unset multiplot\n";
+  write_file_atomic(dir_ + "/speedup-map.dat", dat.str());
+  add("speedup-map", plot.str(), "Where compression pays",
+      "Each compressor's speedup over the uncompressed run of the same configuration (t_uncompressed / "
+      "t_compressor), per node bandwidth and GPU count; a cell is the median over the other swept dimensions "
+      "(model, batch, k, ...). Green: the compressor pays; red: it costs time.",
+      cols == 1 ? 700 : 520 * static_cast<int>(cols), 420 * static_cast<int>(rows));
+}
 
 /// Cost against time-to-train: a colour per compressor (half transparent, so
 /// points on top of each other stay visible), the Pareto front labelled with
