@@ -488,7 +488,8 @@ void FigureWriter::speedup_map() {
        << static_cast<double>(ys.size()) - 0.5 << "]\n"
        << "set palette defined (-3 '#b2182b', -1 '#f4a582', 0 '#f7f7f7', 1 '#a6dba0', 3 '#1b7837')\n"
        << "set cbrange [-3:3]\nset cbtics ('1/8x' -3, '1/4x' -2, '1/2x' -1, '1x' 0, '2x' 1, '4x' 2, '8x' 3)\n"
-       << "set tics nomirror\nset multiplot layout " << rows << "," << cols
+       << "set tics nomirror\n" << (xs.size() > 4 ? "set xtics rotate by 45 right\n" : "")
+       << "set multiplot layout " << rows << "," << cols
        << " title 'Speedup over uncompressed (green pays, red loses)'\n";
   int idx = 0;
   for (const auto& [compressor, grid] : cells) {
