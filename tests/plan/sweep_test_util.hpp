@@ -1,4 +1,4 @@
-// Shared by the sweep tests (test_sweep.cpp, test_sweep_cli.cpp): a
+// Shared by the sweep tests (test_sweep.cpp, test_sweep_cli.cpp, test_report.cpp): a
 // temporary directory and a small sweep.
 #pragma once
 
@@ -27,7 +27,7 @@ struct TempDir {
   }
 };
 
-const char* kSmall =
+[[maybe_unused]] const char* kSmall =
     "name: small\n"
     "base:\n"
     "  cluster: {instance: p4d.24xlarge, nodes: 2}\n"

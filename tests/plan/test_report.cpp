@@ -20,11 +20,11 @@
 #include "gradwire/plan/report.hpp"
 #include "gradwire/plan/sweep.hpp"
 #include "report_figures.hpp"
+#include "sweep_test_util.hpp"
 
 namespace gw::plan {
 namespace {
 
-namespace fs = std::filesystem;
 using report_detail::natural_less;
 
 std::string slurp(const fs::path& p) {
@@ -34,13 +34,10 @@ std::string slurp(const fs::path& p) {
   return s.str();
 }
 
+/// The sweep tests' temporary directory, named as these tests use it.
 struct Tmp {
-  fs::path dir;
-  Tmp() {
-    std::string t = (fs::temp_directory_path() / "gw-report-XXXXXX").string();
-    dir = ::mkdtemp(t.data());
-  }
-  ~Tmp() { fs::remove_all(dir); }
+  TempDir temp;
+  const fs::path& dir = temp.path;
 };
 
 /// A sweep of ResNet-50 on p3.16xlarge with a training target, over `axes`
