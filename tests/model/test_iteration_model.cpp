@@ -95,12 +95,24 @@ TEST(Compute, EfficiencyScalesComputeAndHasModelDefaults) {
   EXPECT_FALSE(part.compute_efficiency_default);
   w.compute_efficiency.reset();
   m.sequence_length = 0;
-  auto cnn = plan_iteration(w, test::cluster(1, 8), m, costs());
+  // A CNN: 0.25 of a tensor-core rate, 0.69 of the fp32 (CUDA-core) rate.
+  auto tensor_cores = costs();
+  tensor_cores.compute_precision = "tf32";
+  auto cnn = plan_iteration(w, test::cluster(1, 8), m, tensor_cores);
   EXPECT_TRUE(cnn.compute_efficiency_default);
   EXPECT_DOUBLE_EQ(cnn.compute_efficiency, 0.25);
   EXPECT_DOUBLE_EQ(cnn.forward, full.forward / 0.25);
+  for (const char* p : {"fp16", "bf16", "amp-fp16", "amp-bf16"}) {
+    tensor_cores.compute_precision = p;
+    EXPECT_DOUBLE_EQ(plan_iteration(w, test::cluster(1, 8), m, tensor_cores).compute_efficiency, 0.25) << p;
+  }
+  auto cuda_cores = costs();
+  cuda_cores.compute_precision = "fp32";
+  EXPECT_DOUBLE_EQ(plan_iteration(w, test::cluster(1, 8), m, cuda_cores).compute_efficiency, 0.69);
+  // A sequence model: 0.5 whatever the precision.
   m.sequence_length = 512;
-  EXPECT_DOUBLE_EQ(plan_iteration(w, test::cluster(1, 8), m, costs()).compute_efficiency, 0.5);
+  EXPECT_DOUBLE_EQ(plan_iteration(w, test::cluster(1, 8), m, cuda_cores).compute_efficiency, 0.5);
+  EXPECT_DOUBLE_EQ(plan_iteration(w, test::cluster(1, 8), m, tensor_cores).compute_efficiency, 0.5);
 }
 
 // --- Wire sizes ---------------------------------------------------------------

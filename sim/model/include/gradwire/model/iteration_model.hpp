@@ -140,11 +140,13 @@ struct IterationPlan {
 };
 
 /// Default fraction of the profile's GEMM rate reached by a whole training step
-/// of `model` (docs/model.md, "Compute efficiency"): 0.25 for models without a
-/// sequence length (convolutional networks), 0.5 for sequence models
-/// (transformers). Assumptions, not measurements; a scenario overrides them
-/// with workload.compute_efficiency.
-double default_compute_efficiency(const ModelDesc& model);
+/// of `model` computing in `compute_precision` (docs/model.md, "Compute
+/// efficiency"): for models without a sequence length (convolutional
+/// networks) 0.69 in fp32, which runs on the CUDA cores, and 0.25 in the
+/// tensor-core precisions (tf32, fp16, bf16, amp-*); 0.5 for sequence models
+/// (transformers). From published training throughput, not measurements of
+/// the user's job; a scenario overrides them with workload.compute_efficiency.
+double default_compute_efficiency(const ModelDesc& model, const std::string& compute_precision);
 
 /// Builds the plan. With `measured` (already checked against the model and
 /// workload, its tensors in the model's order), the forward time, the
