@@ -41,7 +41,8 @@ void apply_options(const po::variables_map& vm, plan::PlanRequest& req) {
   }
   if (vm["jobs"].as<int>() < 0) throw std::invalid_argument("-j must be 0 (one per CPU) or more");
   const auto& format = vm["format"].as<std::string>();
-  if (format != "text" && format != "json") throw std::invalid_argument("--format must be text or json, not '" + format + "'");
+  if (format != "text" && format != "json")
+    throw std::invalid_argument("--format must be text or json, not '" + format + "'");
 }
 
 void print_front(const std::vector<plan::PlanPoint>& points) {

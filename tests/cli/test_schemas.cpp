@@ -74,10 +74,13 @@ TEST(Schemas, ValidatorRejectsWhatTheSchemaForbids) {
                     "required": ["x"], "additionalProperties": false}},
     "type": "object",
     "properties": {"schema": {"const": "s/1"}, "kind": {"type": "string", "enum": ["a", "b"]},
-                   "n": {"type": ["number", "null"], "minimum": 1}, "list": {"type": "array", "items": {"$ref": "#/$defs/p"}},
-                   "opt": {"anyOf": [{"$ref": "#/$defs/p"}, {"type": "null"}]}, "map": {"type": "object", "additionalProperties": {"type": "string"}}},
+                   "n": {"type": ["number", "null"], "minimum": 1},
+                   "list": {"type": "array", "items": {"$ref": "#/$defs/p"}},
+                   "opt": {"anyOf": [{"$ref": "#/$defs/p"}, {"type": "null"}]},
+                   "map": {"type": "object", "additionalProperties": {"type": "string"}}},
     "required": ["schema", "kind"], "additionalProperties": false})"));
-  const json good = json::parse(R"({"schema": "s/1", "kind": "a", "n": null, "list": [{"x": 0}], "opt": {"x": 2}, "map": {"k": "v"}})");
+  const json good = json::parse(
+      R"({"schema": "s/1", "kind": "a", "n": null, "list": [{"x": 0}], "opt": {"x": 2}, "map": {"k": "v"}})");
   EXPECT_TRUE(v.validate(good).empty()) << join(v.validate(good));
   const std::vector<std::pair<std::string, std::string>> bad{
       {"undocumented field", R"({"schema": "s/1", "kind": "a", "extra": 1})"},
