@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "gradwire/core/output_schema.hpp"
 #include <cstdlib>
 
 #include "gradwire/model/closed_form.hpp"
@@ -202,7 +203,7 @@ class JsonPrinter : public Printer {
     j["protocol"] = r.protocol;
     doc_["results"].push_back(std::move(j));
   }
-  void end() override { std::cout << doc_.dump(2) << "\n"; }
+  void end() override { std::cout << schema_first(kCollectiveSchema, doc_.dump(), 2) << "\n"; }
 
  private:
   nlohmann::json doc_;

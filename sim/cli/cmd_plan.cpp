@@ -1,5 +1,5 @@
 // gradwire plan PLAN.yaml | SWEEP.yaml [RESULTS] | RESULTS [--budget USD]
-// [--deadline DURATION] [--spot]: the Pareto front of (time-to-train, cost) and a
+// [--deadline DURATION] [--spot] [--format text|json]: the Pareto front of (time-to-train, cost) and a
 // recommendation with its reason (rule in docs/planning.md).
 #include <cmath>
 #include <cstdio>
@@ -13,6 +13,7 @@
 #include "gradwire/core/error.hpp"
 #include "gradwire/core/options.hpp"
 #include "gradwire/plan/plan_file.hpp"
+#include "gradwire/plan/plan_json.hpp"
 #include "gradwire/plan/planner.hpp"
 
 namespace po = boost::program_options;
@@ -39,6 +40,9 @@ void apply_options(const po::variables_map& vm, plan::PlanRequest& req) {
     if (!req.deadline_hours) throw std::invalid_argument("--deadline: " + why);
   }
   if (vm["jobs"].as<int>() < 0) throw std::invalid_argument("-j must be 0 (one per CPU) or more");
+  const auto& format = vm["format"].as<std::string>();
+  if (format != "text" && format != "json")
+    throw std::invalid_argument("--format must be text or json, not '" + format + "'");
 }
 
 void print_front(const std::vector<plan::PlanPoint>& points) {
@@ -74,11 +78,18 @@ bool print_recommendation(const std::vector<plan::PlanPoint>& points, const plan
   return true;
 }
 
-int print_plan(const std::string& results, const plan::PlanRequest& req) {
+int print_plan(const std::string& results, const plan::PlanRequest& req, bool json) {
   const auto lines = plan::read_results(results);
   plan::Exclusions excluded;
   const bool spot = req.spot.value_or(false);
   const auto points = plan::plan_points(lines, spot ? plan::Pricing::Spot : plan::Pricing::OnDemand, &excluded);
+  if (json) {
+    bool found = false;
+    std::cout << plan::plan_json({results, lines.size(), req.budget, req.deadline_hours, spot}, points, excluded,
+                                 &found)
+              << "\n";
+    return found ? kExitOk : kExitFailure;
+  }
   const bool priced = points.empty() || points.front().priced;
   std::cout << "results: " << results << " (" << lines.size() << " points, " << points.size() << " with a time-to-train"
             << (priced ? std::string(" and a ") + (spot ? "spot" : "on-demand") + " cost"
@@ -105,21 +116,25 @@ int print_plan(const std::string& results, const plan::PlanRequest& req) {
 
 int cmd_plan(int argc, char** argv) {
   po::options_description opts(
-      "gradwire plan PLAN.yaml | SWEEP.yaml [RESULTS] | RESULTS [--budget USD] [--deadline DURATION] [--spot]");
+      "gradwire plan PLAN.yaml | SWEEP.yaml [RESULTS] | RESULTS [--budget USD] [--deadline DURATION] [--spot] "
+      "[--format text|json]");
   opts.add_options()("help,h", "show this help")("input", po::value<std::string>(), "plan, sweep or results file")(
       "results", po::value<std::string>(), "results file of the sweep (default: SWEEP.results.jsonl)")(
       "budget", po::value<double>(), "largest acceptable cost, USD")(
       "deadline", po::value<std::string>(),
       "latest acceptable time-to-train: a duration with its unit (10h, 90min, 3600s), as in plan files")(
       "spot", "price at spot rates (points without a spot price are left out)")(
-      "jobs,j", po::value<int>()->default_value(0), "workers when the sweep has to be run");
+      "jobs,j", po::value<int>()->default_value(0), "workers when the sweep has to be run")(
+      "format", po::value<std::string>()->default_value("text"),
+      "text, or json (schema gradwire-plan/1, docs/outputs.md)");
   po::positional_options_description pos;
   pos.add("input", 1).add("results", 1);
   std::optional<po::variables_map> vm;
   try {
     vm = gw::parse_options(argc, argv, opts, pos,
                            "\nExample: gradwire plan scenarios/study-accumulation.yaml /tmp/accumulation.jsonl --deadline 10h\n"
-                           "Example: gradwire plan /tmp/accumulation.jsonl --deadline 600min --budget 1000\n");
+                           "Example: gradwire plan /tmp/accumulation.jsonl --deadline 600min --budget 1000\n"
+                           "Example: gradwire plan /tmp/accumulation.jsonl --format json\n");
   } catch (const po::error& e) {
     std::cerr << "gradwire plan: " << e.what() << "\n" << opts;
     return kExitInput;
@@ -143,7 +158,7 @@ int cmd_plan(int argc, char** argv) {
     const int rc = run_sweep_command(req.sweep, req.results, (*vm)["jobs"].as<int>(), "", "auto", "", true);
     if (rc == kExitInterrupted) return rc;
   }
-  return print_plan(req.results, req);
+  return print_plan(req.results, req, (*vm)["format"].as<std::string>() == "json");
 }
 
 }  // namespace gw::cli

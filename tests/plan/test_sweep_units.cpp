@@ -82,7 +82,11 @@ TEST(ResultRecordJson, RoundTripsEveryRecordOfTheResultsSeeds) {
     bool partial = false;
     const auto lines = read_results(e.path().string(), &partial);  // every seed is a valid results file
     for (const auto& l : lines) {
-      EXPECT_EQ(to_json(from_json(l.text)), l.text) << e.path() << ":" << l.line;
+      // The seeds were written before records had a schema field: written
+      // back with it first, the rest byte for byte.
+      const std::string lead = R"({"schema":"gradwire-result/1",)";
+      const std::string expected = l.text.rfind(lead, 0) == 0 ? l.text : lead + l.text.substr(1);
+      EXPECT_EQ(to_json(from_json(l.text)), expected) << e.path() << ":" << l.line;
       ++checked;
     }
   }
@@ -131,7 +135,8 @@ TEST(ResultRecordJson, WritesOnlyTheFieldsThatAreSetInTheirOrder) {
   r.key = "k=v";
   r.status = "error";
   r.reason = "";
-  EXPECT_EQ(to_json(r), R"({"index":3,"of":4,"sweep":"s","key":"k=v","status":"error","reason":""})");
+  EXPECT_EQ(to_json(r),
+            R"({"schema":"gradwire-result/1","index":3,"of":4,"sweep":"s","key":"k=v","status":"error","reason":""})");
   r.status = "invalid";  // (an ok record would need every figure)
   r.reason.reset();
   r.instance.emplace();  // a spelled-out cluster: null
@@ -139,7 +144,8 @@ TEST(ResultRecordJson, WritesOnlyTheFieldsThatAreSetInTheirOrder) {
   r.global_batch = 64;
   r.cost = CostFigures{1.5, std::nullopt, 3600, 2};
   r.params = StringPairs{{"b", "1"}, {"a", "2"}};
-  EXPECT_EQ(to_json(r), R"({"index":3,"of":4,"sweep":"s","key":"k=v","params":{"b":"1","a":"2"},"status":"invalid",)"
+  EXPECT_EQ(to_json(r), R"({"schema":"gradwire-result/1","index":3,"of":4,"sweep":"s","key":"k=v",)"
+                        R"("params":{"b":"1","a":"2"},"status":"invalid",)"
                         R"("instance":null,"nodes":2,"global_batch":64.0,)"
                         R"("cost":{"on_demand":1.5,"spot":null,"billed_seconds":3600.0,"usd_per_hour":2.0}})");
   EXPECT_EQ(to_json(from_json(to_json(r))), to_json(r));
@@ -155,6 +161,30 @@ TEST(ResultRecordJson, FromJsonChecksTheRecord) {
   }
   EXPECT_THROW(from_json("[1]"), InputError);
   EXPECT_THROW(from_json("{"), InputError);
+}
+
+// Records written before the schema field read as gradwire-result/1; another
+// schema is refused naming the field; the two forms of one record are the same.
+TEST(ResultRecordJson, SchemaFieldIsOptionalAndChecked) {
+  const std::string old = R"({"index":1,"of":2,"sweep":"s","key":"k","status":"error","reason":"x"})";
+  const ResultRecord r = from_json(old);
+  EXPECT_EQ(to_json(r), R"({"schema":"gradwire-result/1",)" + old.substr(1));
+  try {
+    from_json(R"({"schema":"gradwire-result/2",)" + old.substr(1), "f.jsonl", 4);
+    FAIL() << "schema gradwire-result/2 accepted";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.line(), 4);
+    EXPECT_EQ(e.key(), "schema");
+  }
+  EXPECT_THROW(from_json(R"({"schema":1,)" + old.substr(1)), InputError);
+  ResultLine a, b, c;
+  a.text = old;
+  b.text = to_json(r);
+  c.text = R"({"schema":"gradwire-result/1",)" + old.substr(1, old.size() - 5) + R"("y"})";
+  EXPECT_TRUE(same_record(a, b));
+  EXPECT_TRUE(same_record(b, a));
+  EXPECT_FALSE(same_record(a, c));
+  EXPECT_FALSE(same_record(b, c));
 }
 
 // --- The signal guard ------------------------------------------------------------

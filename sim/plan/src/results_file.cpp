@@ -16,6 +16,7 @@
 
 #include "gradwire/core/atomic_file.hpp"
 #include "gradwire/core/error.hpp"
+#include "gradwire/core/output_schema.hpp"
 
 namespace gw::plan {
 namespace {
@@ -129,6 +130,7 @@ class RecordChecker {
     check_numbers(j_, "", file_, line_);
     const std::string status =
         j_.contains("status") && j_["status"].is_string() ? j_["status"].get<std::string>() : "";
+    schema();
     identity(status);
     point(status == "ok");
   }
@@ -175,6 +177,14 @@ class RecordChecker {
     const auto* v = field(key, required);
     if (v != nullptr && !v->is_object()) fail(key, std::string("expected an object, got ") + v->type_name());
     return v;
+  }
+
+  /// A record written before records had a schema field has none: read as
+  /// gradwire-result/1.
+  void schema() const {
+    string("schema", false);
+    if (j_.contains("schema") && j_["schema"].get<std::string>() != kResultSchema)
+      fail("schema", "unsupported record schema " + j_["schema"].dump() + "; this gradwire reads " + kResultSchema);
   }
 
   /// index, of, sweep, key, status and reason.
@@ -320,7 +330,7 @@ void read_figures(const ojson& j, ResultRecord& r) {
 }  // namespace
 
 std::string to_json(const ResultRecord& r) {
-  ojson j{{"index", r.index}, {"of", r.of}, {"sweep", r.sweep}, {"key", r.key}};
+  ojson j{{"schema", kResultSchema}, {"index", r.index}, {"of", r.of}, {"sweep", r.sweep}, {"key", r.key}};
   if (!r.inputs.empty()) j["inputs"] = pairs_json(r.inputs);
   if (r.params) j["params"] = pairs_json(*r.params);
   j["status"] = r.status;
@@ -385,6 +395,14 @@ std::vector<ResultLine> read_results(const std::string& path, bool* partial) {
   return out;
 }
 
+bool same_record(const ResultLine& a, const ResultLine& b) {
+  // The one difference two builds may write for one point: the schema
+  // field, which records written before it lack.
+  const std::string lead = std::string("{\"schema\":\"") + kResultSchema + "\",";
+  auto body = [&lead](const std::string& t) { return t.rfind(lead, 0) == 0 ? t.substr(lead.size()) : t.substr(1); };
+  return a.text == b.text || body(a.text) == body(b.text);
+}
+
 std::string canonical_results(std::vector<ResultLine> lines) {
   std::stable_sort(lines.begin(), lines.end(),
                    [](const ResultLine& a, const ResultLine& b) { return a.record.index < b.record.index; });
@@ -421,7 +439,7 @@ void add_shard(ShardRecords& m, const std::string& path) {
                        "a sweep of " + std::to_string(r.of) + " points, the first file's has " + std::to_string(m.of));
     }
     auto [it, inserted] = m.by_index.emplace(r.index, l);
-    if (!inserted && it->second.text != l.text)
+    if (!inserted && !same_record(it->second, l))
       throw InputError(path, l.line, 1, "index",
                        "point " + std::to_string(r.index) + " differs from its record at " + it->second.file + ":" +
                            std::to_string(it->second.line));
@@ -449,7 +467,7 @@ void check_merge_target(const std::string& target, const std::string& out, const
     // A record the merge would lose: OUT is most likely a shard given as
     // OUT by mistake (`gradwire merge shard0 shard1`).
     const auto it = m.by_index.find(l.record.index);
-    if (it == m.by_index.end() || it->second.text != l.text)
+    if (it == m.by_index.end() || !same_record(it->second, l))
       throw InputError(out, l.line, 1, "index",
                        "exists and holds point " + std::to_string(l.record.index) +
                            (it == m.by_index.end() ? ", which no shard has" : " with other figures than the shards") +

@@ -87,7 +87,7 @@ std::set<std::size_t> resume(const RunContext& run, RunSummary& sum) {
       throw InputError(run.opt.out, l.line, 1, "sweep", foreign_record_reason(run, r));
     auto [it, inserted] = seen.emplace(r.index, &l);
     if (!inserted) {
-      if (it->second->text != l.text)
+      if (!same_record(*it->second, l))
         throw InputError(run.opt.out, l.line, 1, "index",
                          "point " + std::to_string(r.index) + " differs from its record at line " +
                              std::to_string(it->second->line) + " (two runs wrote this file at once?); remove one of them");

@@ -1,5 +1,6 @@
 #include <nlohmann/json.hpp>
 
+#include "gradwire/core/output_schema.hpp"
 #include "gradwire/replay/replay.hpp"
 #include "gradwire/replay/report.hpp"
 
@@ -81,7 +82,6 @@ void band_from_json(const json& j, IterationResult& r) {
 
 std::string result_to_json(const IterationResult& r, int indent, const MemoryBreakdown* memory) {
   json j;
-  j["schema"] = "gradwire-iteration/1";
   j["scenario"] = r.scenario;
   j["model"] = r.model;
   j["method"] = r.method;
@@ -154,7 +154,7 @@ std::string result_to_json(const IterationResult& r, int indent, const MemoryBre
     m["fits"] = memory->fits();
     j["memory_per_gpu"] = m;
   }
-  return j.dump(indent);
+  return schema_first(kIterationSchema, j.dump(), indent);
 }
 
 IterationResult result_from_json(const std::string& text) {

@@ -17,8 +17,8 @@ namespace gw::plan {
 /// Sweeps larger than this are refused.
 inline constexpr std::size_t kMaxSweepPoints = 1'000'000;
 
-/// The record as one line of JSON (no newline): the fields in ResultRecord's
-/// order, numbers as nlohmann::json writes them (a whole count as an integer,
+/// The record as one line of JSON (no newline): "schema" (kResultSchema)
+/// first, then the fields in ResultRecord's order, numbers as nlohmann::json writes them (a whole count as an integer,
 /// every other figure as a double); bytes that are not UTF-8 become U+FFFD.
 /// Never throws for bad UTF-8.
 std::string to_json(const ResultRecord& record);
@@ -26,8 +26,9 @@ std::string to_json(const ResultRecord& record);
 /// Parses and checks one line (throws InputError at `file`:`line` naming the
 /// key: not one JSON object, wrong type, non-finite or negative number,
 /// unknown status, index >= of, a field an ok record needs missing, ...).
-/// Fields the record does not type are ignored; for every record this program
-/// writes, to_json(from_json(line)) == line.
+/// Fields the record does not type are ignored; a record without "schema"
+/// (written before it) reads as gradwire-result/1, another schema is refused.
+/// For every record this program writes, to_json(from_json(line)) == line.
 ResultRecord from_json(const std::string& line, const std::string& file = "record", int line_no = 1);
 
 struct ResultLine {
@@ -43,6 +44,9 @@ struct ResultLine {
 std::vector<ResultLine> read_results(const std::string& path, bool* partial = nullptr);
 /// Parses and checks one record as read_results does (from_json).
 ResultLine parse_result_line(std::string text, const std::string& file, int line);
+/// Whether two lines are the same record: the same text, or the same but for
+/// the "schema" field a record written before schemas lacks (docs/outputs.md).
+bool same_record(const ResultLine& a, const ResultLine& b);
 /// The canonical text: records sorted by index (stable), one per line.
 std::string canonical_results(std::vector<ResultLine> lines);
 /// Merges shard files into `out` (atomically, under the results file's lock).

@@ -1,0 +1,21 @@
+// The versions of gradwire's JSON outputs (docs/outputs.md): every output
+// object starts with "schema": "<name>/<version>", and docs/schemas/ holds
+// the JSON Schema of each. A field added keeps the version; a field renamed
+// or removed, or its meaning or unit changed, bumps it.
+#pragma once
+
+#include <string>
+
+namespace gw {
+
+inline constexpr const char* kIterationSchema = "gradwire-iteration/1";    ///< simulate --format json
+inline constexpr const char* kResultSchema = "gradwire-result/1";          ///< one sweep record
+inline constexpr const char* kPlanSchema = "gradwire-plan/1";              ///< plan --format json
+inline constexpr const char* kCollectiveSchema = "gradwire-collective/1";  ///< collective --format json
+
+/// `json_text` (one JSON object) with "schema": `schema` as its first field,
+/// the other fields after it in their order and with their text (numbers are
+/// not reformatted), dumped with `indent` (-1: one line).
+std::string schema_first(const char* schema, const std::string& json_text, int indent);
+
+}  // namespace gw

@@ -1,0 +1,260 @@
+// Documented, versioned outputs (issue 16, item 6): the real JSON outputs of
+// the executable (simulate of every bundled scenario, sweep records, plan,
+// collective) validate against docs/schemas/*.schema.json, whose objects
+// forbid fields they do not document; each starts with its "schema" field;
+// results records written before that field still read, resume and merge.
+// The validator (schema_validator.hpp) is tested on documents that must fail.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <functional>
+#include <set>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "run_util.hpp"
+#include "schema_validator.hpp"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+const std::string kBin = GW_GRADWIRE_BIN;
+const std::string kSource = GW_SOURCE_DIR;
+
+gw::test::SchemaValidator schema(const std::string& name) {
+  std::ifstream in(kSource + "/docs/schemas/" + name + ".schema.json");
+  return gw::test::SchemaValidator(json::parse(in));
+}
+
+fs::path scratch(const std::string& name) {
+  const fs::path dir = fs::temp_directory_path() / ("gradwire-schemas-" + std::to_string(::getpid())) / name;
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+std::string join(const std::vector<std::string>& v) {
+  std::string out;
+  for (const auto& s : v) out += s + "\n";
+  return out;
+}
+
+/// `text` is one JSON object whose first field is "schema": `name`, and valid against `v`.
+void expect_valid(const gw::test::SchemaValidator& v, const std::string& text, const std::string& name,
+                  const std::string& what) {
+  const auto ordered = nlohmann::ordered_json::parse(text);
+  ASSERT_TRUE(ordered.is_object()) << what;
+  ASSERT_FALSE(ordered.empty()) << what;
+  EXPECT_EQ(ordered.begin().key(), "schema") << what;
+  EXPECT_EQ(ordered.begin().value(), name) << what;
+  const auto errors = v.validate(json::parse(text));
+  EXPECT_TRUE(errors.empty()) << what << ":\n" << join(errors);
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line))
+    if (!line.empty()) out.push_back(line);
+  return out;
+}
+
+// The validator itself: each document below breaks one rule and must fail.
+TEST(Schemas, ValidatorRejectsWhatTheSchemaForbids) {
+  const auto v = gw::test::SchemaValidator(json::parse(R"({
+    "$defs": {"p": {"type": "object", "properties": {"x": {"type": "integer", "minimum": 0}},
+                    "required": ["x"], "additionalProperties": false}},
+    "type": "object",
+    "properties": {"schema": {"const": "s/1"}, "kind": {"type": "string", "enum": ["a", "b"]},
+                   "n": {"type": ["number", "null"], "minimum": 1},
+                   "list": {"type": "array", "items": {"$ref": "#/$defs/p"}},
+                   "opt": {"anyOf": [{"$ref": "#/$defs/p"}, {"type": "null"}]},
+                   "map": {"type": "object", "additionalProperties": {"type": "string"}}},
+    "required": ["schema", "kind"], "additionalProperties": false})"));
+  const json good = json::parse(
+      R"({"schema": "s/1", "kind": "a", "n": null, "list": [{"x": 0}], "opt": {"x": 2}, "map": {"k": "v"}})");
+  EXPECT_TRUE(v.validate(good).empty()) << join(v.validate(good));
+  const std::vector<std::pair<std::string, std::string>> bad{
+      {"undocumented field", R"({"schema": "s/1", "kind": "a", "extra": 1})"},
+      {"missing required", R"({"schema": "s/1"})"},
+      {"wrong const", R"({"schema": "s/2", "kind": "a"})"},
+      {"not in enum", R"({"schema": "s/1", "kind": "c"})"},
+      {"wrong type", R"({"schema": "s/1", "kind": 3})"},
+      {"below minimum", R"({"schema": "s/1", "kind": "a", "n": 0.5})"},
+      {"double for an integer", R"({"schema": "s/1", "kind": "a", "list": [{"x": 1.0}]})"},
+      {"item breaks its $ref", R"({"schema": "s/1", "kind": "a", "list": [{"x": 1, "y": 2}]})"},
+      {"anyOf: neither", R"({"schema": "s/1", "kind": "a", "opt": {"x": -1}})"},
+      {"additionalProperties schema", R"({"schema": "s/1", "kind": "a", "map": {"k": 1}})"},
+  };
+  for (const auto& [why, text] : bad) EXPECT_FALSE(v.validate(json::parse(text)).empty()) << why;
+  // A keyword the validator does not implement is refused, not ignored.
+  EXPECT_THROW(gw::test::SchemaValidator(json::parse(R"({"type": "string", "maxLength": 3})")).validate("abcd"),
+               std::invalid_argument);
+}
+
+// Every schema file is read by the validator (no keyword it does not check)
+// and forbids undocumented fields in every object it describes.
+TEST(Schemas, EverySchemaFileIsCheckedAndClosed) {
+  for (const char* name : {"iteration", "result", "plan", "collective"}) {
+    std::ifstream in(kSource + "/docs/schemas/" + std::string(name) + ".schema.json");
+    const json s = json::parse(in);
+    EXPECT_EQ(s["$schema"], "https://json-schema.org/draft/2020-12/schema") << name;
+    // An object schema without additionalProperties would let any field through.
+    std::vector<std::string> open;
+    std::function<void(const json&, const std::string&)> walk = [&](const json& node, const std::string& at) {
+      if (node.is_object()) {
+        if (node.contains("properties") && !node.contains("additionalProperties")) open.push_back(at);
+        for (auto it = node.begin(); it != node.end(); ++it) walk(it.value(), at + "/" + it.key());
+        if (node.contains("properties")) {
+          for (auto it = node["properties"].begin(); it != node["properties"].end(); ++it) {
+            EXPECT_TRUE(it.value().contains("description") || it.value().contains("$ref"))
+                << name << at << "/" << it.key() << " has no description";
+          }
+        }
+      } else if (node.is_array()) {
+        for (std::size_t i = 0; i < node.size(); ++i) walk(node[i], at + "/" + std::to_string(i));
+      }
+    };
+    walk(s, "");
+    EXPECT_TRUE(open.empty()) << name << ": " << join(open);
+    // Validating anything exercises every keyword of the schema's root.
+    EXPECT_NO_THROW(gw::test::SchemaValidator(s).validate(json::object())) << name;
+  }
+}
+
+TEST(Schemas, SimulateOfEveryBundledScenario) {
+  const auto v = schema("iteration");
+  int n = 0;
+  for (const auto& e : fs::directory_iterator(kSource + "/scenarios")) {
+    const std::string name = e.path().filename().string();
+    if (e.path().extension() != ".yaml" || name.rfind("study-", 0) == 0) continue;
+    const auto r = gw::test::run({kBin, "simulate", e.path().string(), "--format", "json"});
+    ASSERT_EQ(r.exit_code, 0) << name << ": " << r.err;
+    expect_valid(v, r.out, "gradwire-iteration/1", name);
+    ++n;
+  }
+  EXPECT_GE(n, 4);
+}
+
+TEST(Schemas, CollectiveOfEveryOp) {
+  const auto v = schema("collective");
+  for (const char* op : {"allreduce", "allgather", "reducescatter", "broadcast", "alltoall"}) {
+    const auto r = gw::test::run({kBin, "collective", kSource + "/scenarios/resnet50-8xa100.yaml", "--op", op,
+                                  "--sizes", "1KiB:1MiB", "--format", "json"});
+    ASSERT_EQ(r.exit_code, 0) << op << ": " << r.err;
+    expect_valid(v, r.out, "gradwire-collective/1", op);
+  }
+}
+
+// A sweep with ok, no_fit and unpriced points (a spelled-out cluster), then
+// the bundled accumulation study (instances, prices, a fixed global batch):
+// every record and every plan of them.
+TEST(Schemas, SweepRecordsAndPlans) {
+  const auto rv = schema("result");
+  const auto pv = schema("plan");
+  const fs::path d = scratch("sweep");
+  std::ofstream(d / "base.yaml") << "cluster:\n  nodes: 2\n  gpus_per_node: 8\n  gpu: a100-80gb\n"
+                                    "  intra_node: {bandwidth: 300GB/s, latency: 1us}\n"
+                                    "  nics: {count: 1, bandwidth: 100Gbps, latency: 5us}\n"
+                                    "  fabric: {topology: switch, latency: 1us}\n"
+                                    "workload:\n  model: gpt2\n  micro_batch: 8\n  precision: fp32\n"
+                                    "  optimizer: {kind: adamw}\ntraining: {samples: 1000000}\n";
+  std::ofstream(d / "sweep.yaml") << "base: base.yaml\naxes:\n  workload.micro_batch: [8, 4096]\n"
+                                     "  workload.compression: [{kind: none}, {kind: powersgd, rank: 4}]\n";
+  const std::string own = (d / "own.jsonl").string();
+  auto r = gw::test::run({kBin, "sweep", (d / "sweep.yaml").string(), "--out", own, "-j", "2"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string study = (d / "study.jsonl").string();
+  r = gw::test::run({kBin, "sweep", kSource + "/scenarios/study-accumulation.yaml", "--out", study, "-j", "2"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::set<std::string> statuses;
+  for (const auto& file : {own, study}) {
+    for (const auto& line : lines_of(gw::test::read_text(file))) {
+      expect_valid(rv, line, "gradwire-result/1", file);
+      statuses.insert(json::parse(line)["status"].get<std::string>());
+    }
+  }
+  EXPECT_TRUE(statuses.count("ok") && statuses.count("no_fit")) << "the sweep should cover ok and no_fit";
+  // Plans: unpriced (ranked by time), priced, and one where nothing qualifies
+  // (exit 1, still a valid document).
+  r = gw::test::run({kBin, "plan", own, "--format", "json"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  expect_valid(pv, r.out, "gradwire-plan/1", "unpriced plan");
+  EXPECT_FALSE(json::parse(r.out)["priced"].get<bool>());
+  EXPECT_GT(json::parse(r.out)["excluded"]["no_fit"].get<int>(), 0);
+  r = gw::test::run({kBin, "plan", study, "--format", "json", "--deadline", "1000h", "--budget", "100000"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  expect_valid(pv, r.out, "gradwire-plan/1", "priced plan");
+  const json plan = json::parse(r.out);
+  EXPECT_TRUE(plan["priced"].get<bool>());
+  EXPECT_EQ(plan["request"]["deadline_hours"], 1000.0);
+  EXPECT_EQ(plan["request"]["budget_usd"], 100000.0);
+  ASSERT_FALSE(plan["groups"].empty());
+  EXPECT_TRUE(plan["groups"][0]["recommendation"].is_object());
+  r = gw::test::run({kBin, "plan", study, "--format", "json", "--deadline", "1s"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  expect_valid(pv, r.out, "gradwire-plan/1", "plan with nothing qualifying");
+  const json none = json::parse(r.out);
+  EXPECT_FALSE(none["found"].get<bool>());
+  EXPECT_TRUE(none["groups"][0]["recommendation"].is_null());
+  EXPECT_GT(none["groups"][0]["excluded"]["over_deadline"].get<int>(), 0);
+}
+
+// Records written before the schema field (the same records without it) are
+// read, planned, resumed and merged with records that have it.
+TEST(Schemas, RecordsWithoutTheSchemaFieldStillWork) {
+  const fs::path d = scratch("old");
+  const std::string sweep = kSource + "/scenarios/study-accumulation.yaml";
+  const std::string full = (d / "full.jsonl").string();
+  auto r = gw::test::run({kBin, "sweep", sweep, "--out", full, "-j", "2"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto lines = lines_of(gw::test::read_text(full));
+  ASSERT_GE(lines.size(), 2u);
+  const std::string lead = "{\"schema\":\"gradwire-result/1\",";
+  auto old = [&](const std::string& line) {
+    EXPECT_EQ(line.rfind(lead, 0), 0u) << line;
+    return "{" + line.substr(lead.size());
+  };
+  // An old file of every record: plan reads it as the new one.
+  std::string old_text;
+  for (const auto& l : lines) old_text += old(l) + "\n";
+  const fs::path old_file = d / "old.jsonl";
+  std::ofstream(old_file) << old_text;
+  const auto plan_old = gw::test::run({kBin, "plan", old_file.string(), "--deadline", "1000h"});
+  const auto plan_new = gw::test::run({kBin, "plan", full, "--deadline", "1000h"});
+  EXPECT_EQ(plan_old.exit_code, plan_new.exit_code);
+  EXPECT_EQ(plan_old.out.substr(plan_old.out.find('\n')), plan_new.out.substr(plan_new.out.find('\n')));
+  // Resume: an old file holding the first point only; the rest is run now,
+  // the old record kept as written.
+  const fs::path part = d / "part.jsonl";
+  std::ofstream(part) << old(lines[0]) << "\n";
+  r = gw::test::run({kBin, "sweep", sweep, "--out", part.string(), "-j", "2"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto resumed = lines_of(gw::test::read_text(part));
+  ASSERT_EQ(resumed.size(), lines.size());
+  EXPECT_EQ(resumed[0], old(lines[0]));
+  for (std::size_t i = 1; i < lines.size(); ++i) EXPECT_EQ(resumed[i], lines[i]);
+  // Merge: an old shard and a new one overlapping on every point.
+  const fs::path merged = d / "merged.jsonl";
+  r = gw::test::run({kBin, "merge", merged.string(), old_file.string(), full});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(lines_of(gw::test::read_text(merged)).size(), lines.size());
+  // A record of a later schema is refused, naming the field.
+  const fs::path future = d / "future.jsonl";
+  std::ofstream(future) << "{\"schema\":\"gradwire-result/2\"," << lines[0].substr(lead.size()) << "\n";
+  r = gw::test::run({kBin, "plan", future.string()});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("future.jsonl:1:1"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("schema"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("gradwire-result/1"), std::string::npos) << r.err;
+}
+
+}  // namespace
