@@ -92,7 +92,7 @@ int print_plan(const std::string& results, const plan::PlanRequest& req, bool js
   }
   const bool priced = points.empty() || points.front().priced;
   std::cout << "results: " << results << " (" << lines.size() << " points, " << points.size() << " with a time-to-train"
-            << (priced ? std::string(" and a ") + (spot ? "spot" : "on-demand") + " cost"
+            << (priced ? std::string(spot ? " and a spot" : " and an on-demand") + " cost"
                        : " and no price: ranked by time")
             << ")\n";
   std::string note;
