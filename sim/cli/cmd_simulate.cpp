@@ -11,6 +11,8 @@
 // with the time-to-train and, when the cluster has a price, the cost.
 #include <algorithm>
 #include <cstdio>
+#include <fmt/format.h>
+
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -145,6 +147,27 @@ std::string with_training_json(const std::string& text, const plan::TrainingEsti
   return j.dump(2);
 }
 
+/// The CSV line pair with the time-to-train and cost columns added at the
+/// end; each is empty when unknown (no training target, no price, no spot
+/// price), so the columns are the same for every scenario.
+std::string with_training_csv(const std::string& header, const std::string& row,
+                              const std::optional<plan::TrainingEstimate>& e) {
+  auto chomp = [](std::string t) {
+    if (!t.empty() && t.back() == '\n') t.pop_back();
+    return t;
+  };
+  std::string hours, on_demand, spot;
+  if (e) {
+    hours = fmt::format("{:.9g}", e->time.hours());
+    if (e->cost) {
+      on_demand = fmt::format("{:.9g}", e->cost->on_demand);
+      if (e->cost->spot) spot = fmt::format("{:.9g}", *e->cost->spot);
+    }
+  }
+  return chomp(header) + ",time_to_train_hours,cost_on_demand_usd,cost_spot_usd\n" + chomp(row) + "," + hours + "," +
+         on_demand + "," + spot + "\n";
+}
+
 /// What simulate prints, once the iteration is predicted.
 struct Printed {
   const Scenario& scenario;
@@ -163,7 +186,7 @@ void print_result(const std::string& format, const Printed& p) {
     const std::string json = result_to_json(p.result, 2, &p.memory);
     std::cout << (estimate ? with_training_json(json, *estimate) : json) << "\n";
   } else if (format == "csv") {
-    std::cout << csv_header(true) << csv_row(p.result, &p.memory);
+    std::cout << with_training_csv(csv_header(true), csv_row(p.result, &p.memory), estimate);
   } else {
     std::cout << format_table(p.result, &p.memory) << describe_network(resolve_cluster(s, p.refs.profile)) << "\n";
     if (p.split.fixed) std::cout << batch_line(p.split, s.cluster.world_size()) << "\n";

@@ -195,6 +195,19 @@ TEST(PlansCli, SimulatePrintsTimeToTrainAndTheCostOfAnOnPremisesCluster) {
   EXPECT_NEAR(doc["cost"]["on_demand_usd"].get<double>(), usd, 0.01);
   EXPECT_DOUBLE_EQ(doc["cost"]["usd_per_hour"].get<double>(), 40.0);
   EXPECT_TRUE(doc["cost"]["spot_usd"].is_null());
+  // And in --format csv: the last three columns (no spot price: empty).
+  const auto c = gw::test::run({kBin, "simulate", (d / "s.yaml").string(), "--format", "csv"});
+  ASSERT_EQ(c.exit_code, 0) << c.all();
+  const std::string header = c.out.substr(0, c.out.find('\n'));
+  const std::string row = c.out.substr(c.out.find('\n') + 1);
+  const std::string last = ",band_high_s,time_to_train_hours,cost_on_demand_usd,cost_spot_usd";
+  EXPECT_EQ(header.rfind(last), header.size() - last.size()) << header;
+  double csv_hours = 0, csv_usd = 0;
+  const std::string tail = row.substr(row.rfind(',', row.rfind(',', row.rfind(',') - 1) - 1) + 1);
+  ASSERT_EQ(std::sscanf(tail.c_str(), "%lf,%lf,", &csv_hours, &csv_usd), 2) << row;
+  EXPECT_NEAR(csv_hours, doc["training"]["hours"].get<double>(), 1e-9 * csv_hours);
+  EXPECT_NEAR(csv_usd, doc["cost"]["on_demand_usd"].get<double>(), 1e-6 * csv_usd);
+  EXPECT_EQ(row.substr(row.size() - 2), ",\n") << row;   // the spot column is empty
 }
 
 // Bullet 3: GRADWIRE_CATALOG adds to the bundled catalog (f2c0d4f: it

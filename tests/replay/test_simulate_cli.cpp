@@ -196,7 +196,7 @@ TEST(SimulateCli, OversubscribedMemoryIsSimulatedOnRequestAndSaysItDoesNotFit) {
   EXPECT_NE(r.out.find(",buckets,memory_parameters_bytes,"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find(",memory_capacity_bytes,memory_fits,ddp_bucket_copy_in_s,ddp_bucket_copy_out_s,"
                        "ddp_collective_launch_s,ddp_fixed_work_s,input_wait_s,straggler_wait_s,compute_jitter,"
-                       "band_low_s,band_median_s,band_high_s\n"),
+                       "band_low_s,band_median_s,band_high_s,time_to_train_hours,cost_on_demand_usd,cost_spot_usd\n"),
             std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find(",false,"), std::string::npos) << r.out;
