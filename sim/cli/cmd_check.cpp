@@ -21,6 +21,7 @@
 #include "gradwire/plan/sweep_spec.hpp"
 #include "gradwire/model/profile.hpp"
 #include "gradwire/model/scenario.hpp"
+#include "gradwire/model/memory.hpp"
 #include "gradwire/model/scenario_refs.hpp"
 #include "gradwire/core/yaml_reader.hpp"
 
@@ -81,7 +82,19 @@ std::string check_one(const std::string& path, const std::string& kind) {
     if (s.workload && !s.workload->compute_precision.empty()) (void)scenario_device_costs(s, refs.profile);
     std::string what = "scenario, " + std::to_string(s.cluster.world_size()) + " GPUs";
     if (refs.model) what += ", model " + refs.model->name;
-    return what + ", profile " + refs.profile.name;
+    what += ", profile " + refs.profile.name;
+    // A fixed training.global_batch: the split simulate will make, or why none.
+    if (refs.model && s.workload && s.training && s.training->global_batch) {
+      const BatchSplit b = resolve_global_batch(s, *refs.model, compressor_memory(s, *refs.model, refs.profile),
+                                                gpu_capacity(s.cluster, refs.profile));
+      if (!b.found && !b.no_fit)
+        throw InputError(s.file, s.training->global_batch_line, s.training->global_batch_column,
+                         "training.global_batch", b.reason);
+      what += b.found ? "; global batch " + std::to_string(b.global_batch) + ": micro-batch " +
+                            std::to_string(b.micro_batch) + ", " + b.how
+                      : "; global batch " + std::to_string(b.global_batch) + ": " + b.reason;
+    }
+    return what;
   }
   if (kind == "model") {
     const ModelDesc m = load_model_file(path);

@@ -136,6 +136,12 @@ TEST(PlansCli, SimulateSplitsAFixedGlobalBatchByMemory) {
             0u)
       << r.out;
   EXPECT_NE(batch.find("16.0 GiB available): k = 2 (micro-batch 16) needs "), std::string::npos) << batch;
+  // check reports the same split without simulating.
+  const auto c = gw::test::run({kBin, "check", (d / "s.yaml").string()});
+  ASSERT_EQ(c.exit_code, 0) << c.all();
+  EXPECT_NE(c.out.find("; global batch 1024: micro-batch 8, k = 4, the smallest that fits in memory"),
+            std::string::npos)
+      << c.out;
   write(d / "bad.yaml", "cluster: {instance: p3.16xlarge, nodes: 4}\n"
                         "workload:\n  model: bert-large\n  accumulation: 3\n"
                         "training: {samples: 1000000, global_batch: 1000}\n");
@@ -145,6 +151,11 @@ TEST(PlansCli, SimulateSplitsAFixedGlobalBatchByMemory) {
   EXPECT_NE(r.err.find("bad.yaml:5:"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("training.global_batch"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("not a multiple of 32 GPUs x accumulation 3"), std::string::npos) << r.err;
+  // and check refuses it at the same place.
+  const auto cb = gw::test::run({kBin, "check", (d / "bad.yaml").string()});
+  EXPECT_EQ(cb.exit_code, 2) << cb.all();
+  EXPECT_NE(cb.err.find("bad.yaml:5:"), std::string::npos) << cb.err;
+  EXPECT_NE(cb.err.find("training.global_batch"), std::string::npos) << cb.err;
 }
 
 // Bullet 2 with a fixed global batch: no split fits, simulate refuses (exit 3)
