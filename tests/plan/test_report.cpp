@@ -217,6 +217,26 @@ TEST(Report, WithoutGnuplotThePageHasItsTables) {
             std::string::npos);
 }
 
+TEST(Report, ASweepWhereNothingFitsStillHasAPage) {
+  Tmp t;
+  const fs::path sweep = t.dir / "s.yaml";
+  write_file_atomic(sweep.string(),
+                    "name: nofit\nbase:\n  name: nofit\n  cluster: {instance: g5.48xlarge, nodes: 1}\n"
+                    "  workload: {model: llama2-7b, micro_batch: 8, precision: fp32, optimizer: {kind: adamw}}\n"
+                    "  training: {samples: 1000000}\naxes:\n  workload.accumulation: [1, 2]\n");
+  RunOptions o;
+  o.jobs = 1;
+  o.out = (t.dir / "r.jsonl").string();
+  o.progress = RunOptions::Progress::None;
+  run_sweep(load_sweep(sweep.string()), o, closed_form_iteration, "closed form");
+  const auto sum = render_report(o.out, (t.dir / "rep").string());
+  EXPECT_EQ(sum.no_fit, 2);
+  EXPECT_EQ(sum.ok, 0);
+  const std::string html = slurp(t.dir / "rep" / "index.html");
+  EXPECT_NE(html.find("No iteration-time figure"), std::string::npos);
+  EXPECT_NE(html.find("2 do not fit in GPU memory"), std::string::npos);
+}
+
 TEST(Report, TheDirectoryTakesTheUmasksMode) {
   Tmp t;
   const auto results = run(t, "  workload.accumulation: [1, 2]\n");

@@ -159,7 +159,10 @@ struct Dimensions {
       for (Dim d : kDims) values[d].insert(value_of(d, *r));
     }
   }
-  bool varies(Dim d) const { return values.at(d).size() > 1; }
+  bool varies(Dim d) const {   // no values at all (no point predicted): nothing varies
+    const auto it = values.find(d);
+    return it != values.end() && it->second.size() > 1;
+  }
 
   /// The varying dimensions of `r` other than `skip`, joined: "k=4, 64 GPUs".
   std::string rest_of(const ResultRecord& r, const std::vector<Dim>& skip) const {
