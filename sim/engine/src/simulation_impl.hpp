@@ -1,6 +1,7 @@
 // Internal: the state behind gw::engine::Simulation.
 #pragma once
 
+#include <deque>
 #include <memory>
 #include <vector>
 
@@ -14,6 +15,13 @@ struct Simulation::Impl {
   ClusterSpec cluster;
   std::unique_ptr<simgrid::s4u::Engine> engine;
   std::vector<simgrid::s4u::Host*> hosts;  ///< GPU host of each rank
+  /// Mailboxes of the big phases' flows (collective_driver.cpp), one per rank
+  /// in each set; a phase holds a set while its flows run, so concurrent
+  /// collectives never match each other's communications.
+  std::deque<std::vector<simgrid::s4u::Mailbox*>> mailbox_sets;  ///< deque: a held set never moves
+  std::vector<std::size_t> free_mailbox_sets;
+  /// A set no phase holds (a new one when all are held).
+  std::size_t acquire_mailboxes();
 };
 
 }  // namespace gw::engine
