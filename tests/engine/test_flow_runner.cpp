@@ -2,7 +2,7 @@
 // times (collective_driver.cpp): host-to-host sends from the driver (phases of
 // up to 256 flows) and one actor per host through mailboxes (bigger phases,
 // which avoid SimGrid 3.32's O(F^2) bookkeeping of host-to-host sends). Each
-// case runs both ways, forced by detail::set_flows_per_actor, on the flat,
+// case runs both ways, forced by detail::set_flows_for_mailboxes, on the flat,
 // two-level and oversubscribed interleaved fat-tree platforms, for every
 // algorithm, and with two collectives in flight at once.
 #include <gtest/gtest.h>
@@ -28,7 +28,7 @@ constexpr std::size_t kAlwaysByHost = 0;
 std::vector<double> run_groups(const ClusterSpec& c, const std::vector<std::vector<CollectiveRequest>>& groups,
                                std::size_t flows_per_actor) {
   const std::string text = run_in_child([&] {
-    detail::set_flows_per_actor(flows_per_actor);
+    detail::set_flows_for_mailboxes(flows_per_actor);
     Simulation sim(c);
     std::vector<std::vector<double>> times(groups.size());
     for (std::size_t g = 0; g < groups.size(); ++g)
