@@ -1,4 +1,4 @@
-// bench_collective: wall time of one aggregated ring all-reduce (100 MB) on
+// bench_collective: wall time of one aggregated all-reduce (100 MB, algorithm and protocol auto) on
 // 512, 4,096 and 32,768 simulated GPUs (DGX-like nodes of 8 GPUs on one
 // non-blocking switch). Prints figures; not a test. Goal: 4,096 GPUs in at most
 // 0.1 s of wall time on one core. Platform construction and the run are timed

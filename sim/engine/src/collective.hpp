@@ -69,4 +69,10 @@ extern const AlgorithmDescriptor kDirectAllToAll;
 void emit_ring_steps(const std::vector<std::vector<int>>& rings, int steps, double chunk,
                      Granularity granularity, const EmitPhase& emit, bool fold_latency);
 
+/// Phases with more flows than this run through mailboxes instead of
+/// host-to-host sends from the driver, when they can (flow_runner.cpp;
+/// default 8,192). For tests that compare both ways; set it in the
+/// simulation's process before its collectives run.
+void set_flows_for_mailboxes(std::size_t flows);
+
 }  // namespace gw::engine::detail

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 #include <stdexcept>
+#include <string>
 
 #include "collective.hpp"
 #include "gradwire/model/closed_form.hpp"
@@ -28,25 +29,6 @@ const detail::AlgorithmDescriptor& find_algorithm(CollectiveOp op, Algorithm a) 
                               " (available: ring for allreduce, allgather, reducescatter and "
                               "broadcast; tree, nvls and hierarchical for allreduce; direct for "
                               "alltoall)");
-}
-
-// SimGrid 3.32 unregisters a finished activity from its actor's list by a
-// linear search, so one actor waiting on F flows costs O(F^2): 3.3 s for the
-// 16,384 flows of one ring at 16,384 GPUs. Phases with more flows than this
-// are started by helper actors (all at the same simulated instant), each
-// owning at most this many flows; the driver joins them.
-constexpr std::size_t kFlowsPerActor = 256;
-
-void run_flows(const std::vector<s4u::Host*>& hosts, const std::vector<detail::Flow>& flows,
-               std::size_t begin, std::size_t end) {
-  std::vector<s4u::CommPtr> comms;
-  comms.reserve(end - begin);
-  for (std::size_t i = begin; i < end; ++i) {
-    const auto& f = flows[i];
-    comms.push_back(s4u::Comm::sendto_async(hosts[f.src], hosts[f.dst],
-                                            static_cast<std::uint64_t>(std::llround(f.bytes))));
-  }
-  s4u::Comm::wait_all(comms);
 }
 
 // The nodes the ranks span (ranks are numbered node by node).
@@ -98,18 +80,7 @@ double Simulation::run_collective(const CollectiveRequest& request) {
     auto& flows = phase.flows;
     if (cost.efficiency != 1.0)
       for (auto& f : flows) f.bytes /= cost.efficiency;
-    if (flows.size() <= kFlowsPerActor) {
-      run_flows(hosts, flows, 0, flows.size());
-    } else {
-      std::vector<s4u::ActorPtr> helpers;
-      helpers.reserve(flows.size() / kFlowsPerActor + 1);
-      for (std::size_t b = 0; b < flows.size(); b += kFlowsPerActor) {
-        const std::size_t e = std::min(b + kFlowsPerActor, flows.size());
-        helpers.push_back(s4u::Actor::create("flows", s4u::this_actor::get_host(),
-                                             [&hosts, &flows, b, e] { run_flows(hosts, flows, b, e); }));
-      }
-      for (auto& h : helpers) h->join();
-    }
+    impl_->run_flows(flows);
     if (phase.extra_latency_steps > 0 || cost.latency > 0) {
       double alpha = 0;
       for (const auto& f : flows) alpha = std::max(alpha, route(f.src, f.dst).first);

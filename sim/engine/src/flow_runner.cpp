@@ -1,0 +1,226 @@
+// How the driver starts a phase's flows (Simulation::Impl::run_flows).
+//
+// SimGrid 3.32 keeps every host-to-host communication (`Comm::sendto_async`,
+// a detached activity) in ONE list, maestro's, and removes a finished one by
+// a linear std::list::remove: F flows in flight cost O(F^2) whichever actor
+// started them (87% of the CPU of a 4,096-GPU tree all-reduce, 16,380 flows;
+// docs/engine.md "Where the time goes"). A mailbox communication is listed
+// only by its two actors, but needs an actor on each of its hosts, and each
+// actor costs about 30 us of CPU and two memory mappings (its stack and guard
+// page; Linux allows 65,530 per process: 65,536 actors failed with "Failed to
+// protect stack").
+//
+// The order matters: SimGrid's max-min solver works to a precision
+// (maxmin/precision, 1e-5) and its result depends on the order of the network
+// actions at that level (measured: a 512-GPU tree all-reduce's flows sorted by
+// destination moved its time by 1.4e-4 relative). A mailbox communication's
+// network action is created when its second side is posted, and SimGrid runs
+// the actors created at one instant in the order of their creation. Every
+// path below creates the same actions (host of the sender -> host of the
+// receiver, same bytes) at the same instant IN THE ORDER OF THE FLOWS, so the
+// simulated times are the same (tested, full vs fast: test_flow_runner.cpp):
+//  - sendto: the calling actor sends every flow host to host (phases of up to
+//    kFlowsForMailboxes flows, where the O(F^2) list costs less than actors);
+//  - host actors: one actor per host, in increasing rank order, posts its
+//    gets, then its puts in the flows' order. Exact when the order in which
+//    the actions are then created (predicted by host_actor_order, the same
+//    matching SimGrid does: a mailbox matches its oldest pending side) is the
+//    flows' order, which holds for a ring (checked at run time), and when
+//    the actors stay under kMaxFlowActors;
+//  - receivers then runs: one receiver per destination host posts its gets
+//    first; then one sender per run of consecutive flows from one host, in
+//    the flows' order: each put finds its get and creates its action at once.
+//    Used when host actors do not keep the order and the actors stay under
+//    kMaxFlowActors; otherwise the phase falls back to sendto.
+// Each actor releases a semaphore when its communications are over; the
+// driver takes one token per actor. One mailbox set (one mailbox per rank)
+// per phase in flight (Impl::mailbox_sets), so concurrent collectives never
+// match each other's communications.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <vector>
+
+#include "collective.hpp"
+#include "simulation_impl.hpp"
+
+namespace gw::engine {
+namespace s4u = simgrid::s4u;
+
+namespace {
+
+// Below this many flows the O(F^2) list costs less than the actors
+// (measured on the ring: 4,096 flows, 0.17 s of CPU sent host to host, 0.29 s
+// through 4,096 actors; tree, 16,380 flows: 1.94 s against 0.67 s).
+std::size_t g_flows_for_mailboxes = 8192;
+// At most this many actors per phase: two memory mappings each, within
+// Linux's default 65,530 mappings per process with room for the rest.
+constexpr std::size_t kMaxFlowActors = 24576;  // 20,476 ran; 32,768 failed
+
+char g_payload = 0;  // the mailbox communications' payload (no data moves)
+
+std::uint64_t bytes_of(const detail::Flow& f) { return static_cast<std::uint64_t>(std::llround(f.bytes)); }
+
+void send_range(const std::vector<s4u::Host*>& hosts, const std::vector<detail::Flow>& flows, std::size_t begin,
+                std::size_t end) {
+  std::vector<s4u::CommPtr> comms;
+  comms.reserve(end - begin);
+  for (std::size_t i = begin; i < end; ++i)
+    comms.push_back(s4u::Comm::sendto_async(hosts[flows[i].src], hosts[flows[i].dst], bytes_of(flows[i])));
+  s4u::Comm::wait_all(comms);
+}
+
+// Host to host, as before the mailboxes: phases of more than 256 flows by
+// helper actors of 256 flows each, joined by the driver. The helpers do not
+// shorten maestro's list; they are kept because a flow of 0 bytes (a block
+// under half a byte) is seen to end only at SimGrid's next event, which
+// depends on how the flows are started (an 8 B all-to-all on 32 GPUs: 4,004 us
+// with helpers, 11,620 us from the driver alone, 434 us with 1-byte blocks):
+// keeping them keeps every result as it was.
+void send_host_to_host(const std::vector<s4u::Host*>& hosts, const std::vector<detail::Flow>& flows) {
+  constexpr std::size_t kFlowsPerHelper = 256;
+  if (flows.size() <= kFlowsPerHelper) {
+    send_range(hosts, flows, 0, flows.size());
+    return;
+  }
+  std::vector<s4u::ActorPtr> helpers;
+  helpers.reserve(flows.size() / kFlowsPerHelper + 1);
+  for (std::size_t b = 0; b < flows.size(); b += kFlowsPerHelper) {
+    const std::size_t e = std::min(b + kFlowsPerHelper, flows.size());
+    helpers.push_back(s4u::Actor::create("flows", s4u::this_actor::get_host(),
+                                         [&hosts, &flows, b, e] { send_range(hosts, flows, b, e); }));
+  }
+  for (auto& h : helpers) h->join();
+}
+
+// The order in which SimGrid creates the actions when one actor per host (in
+// increasing rank order) posts its gets, then its puts in the flows' order;
+// a mailbox matches its oldest pending side.
+std::vector<std::size_t> host_actor_order(const std::vector<detail::Flow>& flows, std::size_t n_hosts) {
+  std::vector<std::vector<std::size_t>> out(n_hosts);
+  std::vector<int> incoming(n_hosts, 0), pending_gets(n_hosts, 0);
+  for (std::size_t i = 0; i < flows.size(); ++i) {
+    out[flows[i].src].push_back(i);
+    ++incoming[flows[i].dst];
+  }
+  std::vector<std::deque<std::size_t>> pending_puts(n_hosts);
+  std::vector<std::size_t> order;
+  order.reserve(flows.size());
+  for (std::size_t h = 0; h < n_hosts; ++h) {
+    for (int k = 0; k < incoming[h]; ++k) {
+      if (pending_puts[h].empty()) {
+        ++pending_gets[h];
+      } else {
+        order.push_back(pending_puts[h].front());
+        pending_puts[h].pop_front();
+      }
+    }
+    for (std::size_t i : out[h]) {
+      const auto d = static_cast<std::size_t>(flows[i].dst);
+      if (pending_gets[d] > 0) {
+        --pending_gets[d];
+        order.push_back(i);
+      } else {
+        pending_puts[d].push_back(i);
+      }
+    }
+  }
+  return order;
+}
+
+bool in_flow_order(const std::vector<std::size_t>& order) {
+  for (std::size_t i = 0; i < order.size(); ++i)
+    if (order[i] != i) return false;
+  return true;
+}
+
+// Starts an actor posting `gets` receives on `own`, then the puts of
+// flows[i] for i in `puts`; it releases `done` when all are over.
+void start_actor(s4u::Host* host, s4u::Mailbox* own, int gets, std::vector<std::size_t> puts,
+                 const std::vector<detail::Flow>& flows, const std::vector<s4u::Mailbox*>& boxes,
+                 const s4u::SemaphorePtr& done) {
+  s4u::Actor::create("flows", host, [own, gets, puts = std::move(puts), &flows, &boxes, done] {
+    std::vector<char*> received(static_cast<std::size_t>(gets));
+    std::vector<s4u::CommPtr> comms;
+    comms.reserve(received.size() + puts.size());
+    for (auto& r : received) comms.push_back(own->get_async<char>(&r));
+    for (std::size_t i : puts) comms.push_back(boxes[flows[i].dst]->put_async(&g_payload, bytes_of(flows[i])));
+    s4u::Comm::wait_all(comms);
+    done->release();
+  });
+}
+
+// Host actors when they keep the flows' order, else receivers then runs when
+// the actors fit; false: neither (the caller sends host to host).
+bool run_through_mailboxes(const std::vector<s4u::Host*>& hosts, const std::vector<detail::Flow>& flows,
+                           const std::vector<s4u::Mailbox*>& boxes) {
+  const std::size_t n = hosts.size();
+  std::vector<int> incoming(n, 0);
+  std::vector<std::vector<std::size_t>> out(n);
+  for (std::size_t i = 0; i < flows.size(); ++i) {
+    ++incoming[flows[i].dst];
+    out[flows[i].src].push_back(i);
+  }
+  const s4u::SemaphorePtr done = s4u::Semaphore::create(0);
+  std::size_t actors = 0;
+  std::size_t hosts_used = 0;
+  for (std::size_t h = 0; h < n; ++h) hosts_used += (incoming[h] > 0 || !out[h].empty()) ? 1 : 0;
+  if (hosts_used <= kMaxFlowActors && in_flow_order(host_actor_order(flows, n))) {
+    for (std::size_t h = 0; h < n; ++h) {
+      if (incoming[h] == 0 && out[h].empty()) continue;
+      start_actor(hosts[h], boxes[h], incoming[h], std::move(out[h]), flows, boxes, done);
+      ++actors;
+    }
+  } else {
+    std::size_t receivers = 0, runs = 0;
+    for (std::size_t h = 0; h < n; ++h) receivers += incoming[h] > 0 ? 1 : 0;
+    for (std::size_t i = 0; i < flows.size(); ++i) runs += (i == 0 || flows[i].src != flows[i - 1].src) ? 1 : 0;
+    if (receivers + runs > kMaxFlowActors) return false;
+    for (std::size_t h = 0; h < n; ++h)
+      if (incoming[h] > 0) start_actor(hosts[h], boxes[h], incoming[h], {}, flows, boxes, done);
+    for (std::size_t b = 0; b < flows.size();) {
+      std::vector<std::size_t> run{b};
+      while (run.back() + 1 < flows.size() && flows[run.back() + 1].src == flows[b].src) run.push_back(run.back() + 1);
+      b = run.back() + 1;
+      s4u::Host* src = hosts[flows[run.front()].src];  // before `run` moves
+      start_actor(src, nullptr, 0, std::move(run), flows, boxes, done);
+    }
+    actors = receivers + runs;
+  }
+  for (std::size_t a = 0; a < actors; ++a) done->acquire();
+  return true;
+}
+
+}  // namespace
+
+void detail::set_flows_for_mailboxes(std::size_t flows) { g_flows_for_mailboxes = flows; }
+
+std::size_t Simulation::Impl::acquire_mailboxes() {
+  if (!free_mailbox_sets.empty()) {
+    const std::size_t set = free_mailbox_sets.back();
+    free_mailbox_sets.pop_back();
+    return set;
+  }
+  // The set is registered before its mailboxes are made: Mailbox::by_name is
+  // a simcall, during which another collective's driver may run and take a
+  // set of its own.
+  const std::size_t set = mailbox_sets.size();
+  auto& boxes = mailbox_sets.emplace_back(hosts.size());
+  const std::string prefix = "gw-flows-" + std::to_string(set) + "-";
+  for (std::size_t r = 0; r < boxes.size(); ++r) boxes[r] = s4u::Mailbox::by_name(prefix + std::to_string(r));
+  return set;
+}
+
+void Simulation::Impl::run_flows(const std::vector<detail::Flow>& flows) {
+  if (flows.size() > g_flows_for_mailboxes) {
+    const std::size_t set = acquire_mailboxes();
+    const bool ran = run_through_mailboxes(hosts, flows, mailbox_sets[set]);
+    free_mailbox_sets.push_back(set);
+    if (ran) return;
+  }
+  send_host_to_host(hosts, flows);
+}
+
+}  // namespace gw::engine
