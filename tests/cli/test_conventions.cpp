@@ -22,12 +22,7 @@ namespace {
 const std::string kBin = GW_GRADWIRE_BIN;
 
 /// A fresh directory for one test, under the system's temporary directory.
-fs::path scratch(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / ("gradwire-conv-" + std::to_string(::getpid())) / name;
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
+fs::path scratch(const std::string& name) { return gw::test::temp_scratch("gradwire-conv", name); }
 
 void write(const fs::path& p, const std::string& text) { std::ofstream(p) << text; }
 

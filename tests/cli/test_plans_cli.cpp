@@ -27,12 +27,7 @@ namespace {
 const std::string kBin = GW_GRADWIRE_BIN;
 const std::string kSource = GW_SOURCE_DIR;
 
-fs::path scratch(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / ("gradwire-plans-" + std::to_string(::getpid())) / name;
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
+fs::path scratch(const std::string& name) { return gw::test::temp_scratch("gradwire-plans", name); }
 
 void write(const fs::path& p, const std::string& text) { std::ofstream(p) << text; }
 

@@ -33,12 +33,7 @@ gw::test::SchemaValidator schema(const std::string& name) {
   return gw::test::SchemaValidator(json::parse(in));
 }
 
-fs::path scratch(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / ("gradwire-schemas-" + std::to_string(::getpid())) / name;
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
+fs::path scratch(const std::string& name) { return gw::test::temp_scratch("gradwire-schemas", name); }
 
 std::string join(const std::vector<std::string>& v) {
   std::string out;
