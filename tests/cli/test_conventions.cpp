@@ -190,18 +190,31 @@ TEST(Install, TheInstalledBinaryFindsItsDataBesideIt) {
   // bundled scenario names are found beside the binary.
   const fs::path elsewhere = scratch("elsewhere");
   fs::copy_file(prefix / "share/gradwire/scenarios/default.yaml", elsewhere / "default.yaml");
-  auto simulate = [&](const std::string& bin) {
+  auto simulate = [&](const std::string& bin, const std::string& data_env = "") {
     return gw::test::run_command("cd " + sh_quote(elsewhere.string()) +
-                                 " && env -u GRADWIRE_DATA_DIR -u GRADWIRE_MODELS -u GRADWIRE_PROFILES "
+                                 " && env -u GRADWIRE_DATA -u GRADWIRE_DATA_DIR -u GRADWIRE_MODELS -u GRADWIRE_PROFILES "
                                  "-u GRADWIRE_CATALOG " +
-                                 sh_quote(bin) + " simulate default.yaml 2>&1");
+                                 data_env + sh_quote(bin) + " simulate default.yaml 2>&1");
   };
   const auto installed = simulate((prefix / "bin/gradwire").string());
   EXPECT_EQ(installed.exit_code, 0) << installed.out;
   EXPECT_EQ(installed.out, simulate(kBin).out);  // the build tree's binary says the same
-  // Without its share folder, the installed binary finds no model.
+  // Without its share folder, the installed binary finds no model, unless
+  // GRADWIRE_DATA (or its alias GRADWIRE_DATA_DIR) names a data folder;
+  // when both are set, GRADWIRE_DATA wins.
+  const std::string data = (prefix / "data").string();
+  fs::rename(prefix / "share/gradwire", data);
   fs::remove_all(prefix / "share");
-  EXPECT_EQ(simulate((prefix / "bin/gradwire").string()).exit_code, 2);
+  const std::string bin = (prefix / "bin/gradwire").string();
+  EXPECT_EQ(simulate(bin).exit_code, 2);
+  const std::string nowhere = (prefix / "nowhere").string();
+  EXPECT_EQ(simulate(bin, "GRADWIRE_DATA=" + sh_quote(data) + " ").out, installed.out);
+  EXPECT_EQ(simulate(bin, "GRADWIRE_DATA_DIR=" + sh_quote(data) + " ").out, installed.out);
+  EXPECT_EQ(simulate(bin, "GRADWIRE_DATA=" + sh_quote(data) + " GRADWIRE_DATA_DIR=" + sh_quote(nowhere) + " ").out,
+            installed.out);
+  EXPECT_EQ(simulate(bin, "GRADWIRE_DATA=" + sh_quote(nowhere) + " GRADWIRE_DATA_DIR=" + sh_quote(data) + " ")
+                .exit_code,
+            2);
   fs::remove_all(prefix.parent_path());
 }
 
