@@ -13,6 +13,7 @@
 
 #include "gradwire/core/atomic_file.hpp"
 #include "gradwire/core/error.hpp"
+#include "gradwire/core/units.hpp"
 #include "gradwire/plan/worker_pool.hpp"
 
 namespace gw::plan {
@@ -125,13 +126,6 @@ std::vector<std::size_t> points_to_run(const RunContext& run, const std::set<std
   return todo;
 }
 
-std::string fmt_duration(double s) {
-  char buf[32];
-  const long t = static_cast<long>(s + 0.5);
-  std::snprintf(buf, sizeof buf, "%ld:%02ld:%02ld", t / 3600, (t / 60) % 60, t % 60);
-  return buf;
-}
-
 /// The progress shown on stderr: a bar (redrawn at most every 100 ms) or a line per point.
 class ProgressReport {
  public:
@@ -157,7 +151,7 @@ class ProgressReport {
     char msg[200];
     std::snprintf(msg, sizeof msg, "\rsweep %s: %zu/%zu points (%.0f%%), %.1f points/s, ETA %s   ", name_.c_str(),
                   ran, total_, 100.0 * done / std::max(todo, 1.0), rate,
-                  fmt_duration((todo - done) / std::max(rate, 1e-9)).c_str());
+                  units::format_duration((todo - done) / std::max(rate, 1e-9)).c_str());
     write_all_stderr(msg);
   }
 
