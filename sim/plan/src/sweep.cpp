@@ -34,6 +34,10 @@ struct RunContext {
   std::string id;
   std::vector<std::string> input_paths;   ///< the sweep file, the base, every input
   std::string out;                        ///< the results file (checked, links resolved)
+  /// The version of the records written: kResultVersion, or the version of
+  /// the records of the file resumed (a file holds one version, so that a
+  /// resumed sweep ends byte for byte as one run without a stop would).
+  int version = kResultVersion;
 
   bool in_shard(std::size_t i) const {
     return i % static_cast<std::size_t>(opt.shard_count) == static_cast<std::size_t>(opt.shard_index);
@@ -74,12 +78,13 @@ std::string foreign_record_reason(const RunContext& run, const ResultRecord& r) 
 /// Checks the records of an existing results file and keeps those this run
 /// need not run again (the shard's error records are retried); rewrites the
 /// file without the cut-off record, the duplicates and the records to retry.
-/// Returns the indices kept.
-std::set<std::size_t> resume(const RunContext& run, RunSummary& sum) {
+/// Returns the indices kept; sets the version of the records to write.
+std::set<std::size_t> resume(RunContext& run, RunSummary& sum) {
   std::set<std::size_t> done;
   if (!exists(run.out)) return done;
   bool partial = false;
   const auto lines = read_results(run.out, &partial);
+  run.version = records_version(lines);
   std::map<std::size_t, const ResultLine*> seen;
   std::vector<const ResultLine*> keep;
   for (const auto& l : lines) {
@@ -174,7 +179,7 @@ std::string finished_line(const RunContext& run, const WorkerPool::Finished& f, 
   if (const auto own = f.line()) {
     line = *own;
   } else if (!StopSignalGuard::stop_requested()) {
-    line = to_json(run.error_record(f.index, f.failure()));
+    line = to_json(run.error_record(f.index, f.failure()), run.version);
   }
   if (line.empty()) return line;
   // Only a valid record of this point goes into the file (a bad one would
@@ -186,7 +191,7 @@ std::string finished_line(const RunContext& run, const WorkerPool::Finished& f, 
     record = std::move(r.record);
   } catch (const InputError& e) {
     record = run.error_record(f.index, "the worker wrote an invalid record (" + e.key() + ": " + e.reason() + ")");
-    line = to_json(record);
+    line = to_json(record, run.version);
   }
   return line;
 }
@@ -275,7 +280,7 @@ RunSummary run_sweep(const SweepSpec& spec, const RunOptions& opt, const Evaluat
         } catch (...) {
           r = run.error_record(index, "the evaluation failed with an unknown exception");
         }
-        return to_json(r);  // never throws on bad UTF-8
+        return to_json(r, run.version);  // never throws on bad UTF-8
       },
       lock.fd());
   try {

@@ -9,7 +9,10 @@
 namespace gw {
 
 inline constexpr const char* kIterationSchema = "gradwire-iteration/1";    ///< simulate --format json
-inline constexpr const char* kResultSchema = "gradwire-result/1";          ///< one sweep record
+inline constexpr const char* kResultSchema = "gradwire-result/2";          ///< one sweep record
+/// The sweep record before its fields carried their units: still read,
+/// and written when a sweep resumes a file of such records.
+inline constexpr const char* kResultSchemaV1 = "gradwire-result/1";
 inline constexpr const char* kPlanSchema = "gradwire-plan/1";              ///< plan --format json
 inline constexpr const char* kCollectiveSchema = "gradwire-collective/1";  ///< collective --format json
 
