@@ -100,7 +100,7 @@ TEST(Schemas, ValidatorRejectsWhatTheSchemaForbids) {
 // Every schema file is read by the validator (no keyword it does not check)
 // and forbids undocumented fields in every object it describes.
 TEST(Schemas, EverySchemaFileIsCheckedAndClosed) {
-  for (const char* name : {"iteration", "result", "plan", "collective"}) {
+  for (const char* name : {"iteration", "result", "gradwire-result-2", "plan", "collective", "validation"}) {
     std::ifstream in(kSource + "/docs/schemas/" + std::string(name) + ".schema.json");
     const json s = json::parse(in);
     EXPECT_EQ(s["$schema"], "https://json-schema.org/draft/2020-12/schema") << name;
@@ -149,6 +149,41 @@ TEST(Schemas, CollectiveOfEveryOp) {
     ASSERT_EQ(r.exit_code, 0) << op << ": " << r.err;
     expect_valid(v, r.out, "gradwire-collective/1", op);
   }
+}
+
+// validate --format json (each kind and both) and collective --compare
+// --format json: objects with their schema, valid against validation.schema.json,
+// holding what was asked (two cases of each kind, copied with the clusters they name).
+TEST(Schemas, ValidateAndCompare) {
+  const auto v = schema("validation");
+  const fs::path d = scratch("validate");
+  fs::copy(kSource + "/validation/clusters", d / "clusters", fs::copy_options::recursive);
+  fs::create_directories(d / "collectives");
+  fs::create_directories(d / "iterations");
+  for (const char* c : {"a7a-pcie-2080ti-nop2p-allreduce.yaml", "a7b-pcie-2080ti-nop2p-allgather.yaml"})
+    fs::copy_file(kSource + "/validation/collectives/" + c, d / "collectives" / c);
+  for (const char* c : {"b1-resnet50-1x1.yaml", "b1-resnet50-1x2.yaml"})
+    fs::copy_file(kSource + "/validation/iterations/" + c, d / "iterations" / c);
+  for (const std::string kind : {"collectives", "iterations"}) {
+    const auto r = gw::test::run({kBin, "validate", kind, "--cases", (d / kind).string(), "--format", "json"});
+    ASSERT_EQ(r.exit_code, 0) << kind << ": " << r.err;
+    expect_valid(v, r.out, "gradwire-validation/1", kind);
+    const json doc = json::parse(r.out);
+    EXPECT_EQ(doc.size(), 2u) << kind << ": the schema and the kind asked for";
+    EXPECT_EQ(doc[kind]["cases"].size(), 2u) << kind;
+  }
+  const auto c = json::parse(gw::test::run({kBin, "validate", "collectives", "--cases",
+                                            (d / "collectives").string(), "--format", "json"}).out);
+  const auto& point = c["collectives"]["cases"][0]["points"][0];
+  EXPECT_NEAR(point["predicted_busbw_bytes_per_s"].get<double>() * point["predicted_time_s"].get<double>(),
+              point["size_bytes"].get<double>() * 2 * (2 - 1) / 2, 1e-6 * point["size_bytes"].get<double>())
+      << "all-reduce on 2 GPUs: busbw = size / time x 2(n-1)/n";
+  const auto compare = gw::test::run({kBin, "collective", kSource + "/validation/clusters/rtx2080ti-pcie-1x2.yaml",
+                                      "--compare", kSource + "/tests/data/nccl-tests/rtx2080ti-1x2-all_gather_perf.log",
+                                      "--format", "json"});
+  ASSERT_EQ(compare.exit_code, 0) << compare.err;
+  expect_valid(v, compare.out, "gradwire-compare/1", "collective --compare");
+  EXPECT_EQ(json::parse(compare.out)["case"]["op"], "allgather");
 }
 
 // A sweep with ok, no_fit and unpriced points (a spelled-out cluster), then
