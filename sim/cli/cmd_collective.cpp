@@ -29,6 +29,7 @@
 #include "gradwire/core/units.hpp"
 #include "gradwire/model/nccl_tests_log.hpp"
 #include "gradwire/validate/nccl_log.hpp"
+#include "gradwire/validate/validation_json.hpp"
 
 namespace po = boost::program_options;
 
@@ -391,7 +392,7 @@ int compare(const po::variables_map& vm, const Scenario& scenario, const std::st
   for (const auto& p : c.points) sizes.push_back(p.bytes);
   const auto result = validate::score_case(c, gpus, engine::collective_times(scenario.cluster, base, sizes, path));
   if (format == "json") {
-    std::cout << validate::render_json({result});
+    std::cout << validate::render_compare_json(result);
     return kExitOk;
   }
   const int nodes = (gpus + scenario.cluster.gpus_per_node - 1) / scenario.cluster.gpus_per_node;

@@ -9,7 +9,6 @@
 // 2 with one line for bad input and writes its output atomically.
 #include <unistd.h>
 
-#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
@@ -17,6 +16,7 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "exec_beside.hpp"
 #include "gradwire/core/error.hpp"
 #include "gradwire/model/data_dir.hpp"
 
@@ -72,16 +72,10 @@ int cmd_model(int argc, char** argv) {
   // `-m` would put the current directory first on sys.path, where a user's
   // torch.py could shadow the real one; Python >= 3.11 leaves it out with this.
   ::setenv("PYTHONSAFEPATH", "1", 1);
-  std::vector<char*> args;
   std::string m = "-m", pkg = "gradwire_torch";
-  args.push_back(const_cast<char*>(python.c_str()));
-  args.push_back(m.data());
-  args.push_back(pkg.data());
+  std::vector<char*> args{m.data(), pkg.data()};
   for (int i = 1; i < argc; ++i) args.push_back(argv[i]);
-  args.push_back(nullptr);
-  std::cout.flush();
-  ::execv(python.c_str(), args.data());
-  throw std::runtime_error("cannot run " + python + ": " + std::strerror(errno));
+  throw std::runtime_error("cannot run " + python + ": " + exec_program(python, args));
 }
 
 }  // namespace gw::cli

@@ -12,6 +12,7 @@
 #include "commands.hpp"
 #include "gradwire/core/error.hpp"
 #include "gradwire/core/options.hpp"
+#include "gradwire/core/units.hpp"
 #include "gradwire/plan/plan_file.hpp"
 #include "gradwire/plan/plan_json.hpp"
 #include "gradwire/plan/planner.hpp"
@@ -47,13 +48,13 @@ void apply_options(const po::variables_map& vm, plan::PlanRequest& req) {
 
 void print_front(const std::vector<plan::PlanPoint>& points) {
   std::cout << "Pareto front (time-to-train, cost):\n";
-  std::printf("  %6s  %-72s %12s %12s %14s\n", "#", "configuration", "iter (ms)", "hours", "USD");
+  std::printf("  %6s  %-72s %12s %12s %14s\n", "#", "configuration", "iter (ms)", "h:mm:ss", "USD");
   for (std::size_t i : plan::pareto_front(points)) {
     const auto& p = points[i];
     char usd[32] = "-";
     if (p.priced) std::snprintf(usd, sizeof usd, "%.2f", p.cost);
-    std::printf("  %6zu  %-72s %12.4g %12.4g %14s\n", p.index, plan::describe(p).c_str(), p.iteration * 1e3,
-                p.hours, usd);
+    std::printf("  %6zu  %-72s %12.4g %12s %14s\n", p.index, plan::describe(p).c_str(), p.iteration * 1e3,
+                units::format_hours(p.hours).c_str(), usd);
   }
 }
 
@@ -70,8 +71,8 @@ bool print_recommendation(const std::vector<plan::PlanPoint>& points, const plan
   std::cout << "recommendation: " << rec.reason << "\n";
   std::cout << plan::band_verdict(rec, points, req.budget, req.deadline_hours) << "\n";
   if (rec.baseline && rec.baseline->index != rec.choice.index) {
-    std::printf("baseline (#%zu): %s: %.4g h", rec.baseline->index, plan::describe(*rec.baseline).c_str(),
-                rec.baseline->hours);
+    std::printf("baseline (#%zu): %s: %s", rec.baseline->index, plan::describe(*rec.baseline).c_str(),
+                units::format_hours(rec.baseline->hours).c_str());
     if (rec.baseline->priced) std::printf(", $%.2f", rec.baseline->cost);
     std::printf("\n");
   }

@@ -111,18 +111,19 @@ plan::TrainingEstimate estimate_of(const Scenario& s, const ModelDesc& model, do
 std::string training_lines(const Scenario& s, const plan::TrainingEstimate& e, double seconds) {
   char buf[512];
   std::snprintf(buf, sizeof buf,
-                "time-to-train: %.0f iterations x %.4g s = %.4g h (%.6g samples at global batch %.0f, "
+                "time-to-train: %.0f iterations x %.4g s = %s (h:mm:ss; %.6g samples at global batch %.0f, "
                 "convergence factor %g%s)\n",
-                e.time.iterations, seconds, e.time.hours(), e.time.samples, e.time.global_batch,
+                e.time.iterations, seconds, units::format_hours(e.time.hours()).c_str(), e.time.samples,
+                e.time.global_batch,
                 e.time.convergence_factor, e.critical_batch ? ", critical-batch law" : "");
   std::string out = buf;
   if (!e.cost) {
     return out + "cost: no price known (a catalog instance, or cluster.cloud with price_per_gpu_hour / "
                  "price_per_node_hour; docs/planning.md)\n";
   }
-  std::snprintf(buf, sizeof buf, "cost: $%.2f on demand (%d x %s at $%.4g per node hour, %.4g h billed each)",
+  std::snprintf(buf, sizeof buf, "cost: $%.2f on demand (%d x %s at $%.4g per node hour, %s billed each)",
                 e.cost->on_demand, s.cluster.nodes, e.priced->name.c_str(), e.priced->on_demand,
-                e.cost->billed_seconds / 3600);
+                units::format_duration(e.cost->billed_seconds).c_str());
   out += buf;
   if (e.cost->spot) {
     std::snprintf(buf, sizeof buf, ", $%.2f at spot rates", *e.cost->spot);

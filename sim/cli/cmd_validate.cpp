@@ -4,13 +4,15 @@
 // docs/validation.md. With no kind, both.
 #include <iostream>
 #include <string>
-#include <type_traits>
+#include <optional>
+#include <vector>
 
 #include "commands.hpp"
 #include "gradwire/core/error.hpp"
 #include "gradwire/core/options.hpp"
 #include "gradwire/validate/collectives.hpp"
 #include "gradwire/validate/iterations.hpp"
+#include "gradwire/validate/validation_json.hpp"
 
 namespace po = boost::program_options;
 
@@ -18,34 +20,26 @@ namespace gw::cli {
 
 namespace {
 
-// Runs every case and prints the results in `format` with the matching renderer.
-template <typename Case, typename Run, typename Render>
-void print_cases(const std::vector<Case>& cases, Run run, const std::string& format, Render summary, Render markdown,
-                 Render json) {
-  using Result = decltype(run(cases.front()));
-  std::vector<Result> results;
+// Runs every case (each named on stderr as it starts).
+template <typename Case, typename Run>
+auto run_cases(const std::vector<Case>& cases, Run run) {
+  std::vector<decltype(run(cases.front()))> results;
   for (const auto& c : cases) {
     std::cerr << "gradwire validate: " << c.devset << " " << c.name << "\n";
     results.push_back(run(c));
   }
-  if constexpr (std::is_same_v<Result, validate::IterationCaseResult>) {
-    if (format == "residuals") {
-      std::cout << validate::render_iterations_residuals(results);
-      return;
-    }
-  }
-  std::cout << (format == "summary" ? summary : format == "markdown" ? markdown : json)(results);
+  return results;
 }
 
-void print_collectives(const std::string& dir, const std::string& format) {
-  print_cases(validate::load_collective_cases(dir), validate::run_case, format, validate::render_summary,
-              validate::render_markdown, validate::render_json);
+/// The text forms of one kind: summary, markdown or (iterations) residuals.
+std::string render_collectives(const std::vector<validate::CaseResult>& r, const std::string& format) {
+  return format == "summary" ? validate::render_summary(r) : validate::render_markdown(r);
 }
 
-void print_iterations(const std::string& dir, const std::string& format) {
-  print_cases(validate::load_iteration_cases(dir), validate::run_iteration_case, format,
-              validate::render_iterations_summary, validate::render_iterations_markdown,
-              validate::render_iterations_json);
+std::string render_iterations(const std::vector<validate::IterationCaseResult>& r, const std::string& format) {
+  return format == "summary"    ? validate::render_iterations_summary(r)
+         : format == "residuals" ? validate::render_iterations_residuals(r)
+                                 : validate::render_iterations_markdown(r);
 }
 
 }  // namespace
@@ -92,17 +86,20 @@ int cmd_validate(int argc, char** argv) {
   const auto dir = [&](const char* fallback) {
     return vm->count("cases") ? (*vm)["cases"].as<std::string>() : std::string(fallback);
   };
-  if (what.empty() && format == "json") {
-    std::cout << "{\"collectives\":\n";
-    print_collectives(dir("validation/collectives"), format);
-    std::cout << ",\"iterations\":\n";
-    print_iterations(dir("validation/iterations"), format);
-    std::cout << "}\n";
+  std::optional<std::vector<validate::CaseResult>> collectives;
+  std::optional<std::vector<validate::IterationCaseResult>> iterations;
+  if (what != "iterations")
+    collectives = run_cases(validate::load_collective_cases(dir("validation/collectives")), validate::run_case);
+  if (what != "collectives")
+    iterations = run_cases(validate::load_iteration_cases(dir("validation/iterations")), validate::run_iteration_case);
+  if (format == "json") {
+    std::cout << validate::render_validation_json(collectives ? &*collectives : nullptr,
+                                                  iterations ? &*iterations : nullptr);
     return kExitOk;
   }
-  if (what != "iterations") print_collectives(dir("validation/collectives"), format);
-  if (what.empty()) std::cout << "\n";
-  if (what != "collectives") print_iterations(dir("validation/iterations"), format);
+  if (collectives) std::cout << render_collectives(*collectives, format);
+  if (collectives && iterations) std::cout << "\n";
+  if (iterations) std::cout << render_iterations(*iterations, format);
   return kExitOk;
 }
 

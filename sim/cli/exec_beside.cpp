@@ -11,6 +11,17 @@
 
 namespace gw::cli {
 
+std::string exec_program(const std::string& program, const std::vector<char*>& args) {
+  std::vector<char*> argv;
+  argv.push_back(const_cast<char*>(program.c_str()));
+  argv.insert(argv.end(), args.begin(), args.end());
+  argv.push_back(nullptr);
+  std::cout.flush();
+  std::cerr.flush();
+  ::execv(program.c_str(), argv.data());
+  return std::strerror(errno);
+}
+
 int exec_beside(const std::string& exe_name, const std::string& who, const std::string& what,
                 const std::vector<char*>& args) {
   std::error_code ec;
@@ -21,14 +32,8 @@ int exec_beside(const std::string& exe_name, const std::string& who, const std::
               << "): build it (cmake --build build --target " << exe_name << ") or run it with the same options\n";
     return kExitInput;
   }
-  std::vector<char*> argv;
-  argv.push_back(const_cast<char*>(exe.c_str()));
-  argv.insert(argv.end(), args.begin(), args.end());
-  argv.push_back(nullptr);
-  std::cout.flush();
-  std::cerr.flush();
-  ::execv(exe.c_str(), argv.data());
-  std::cerr << who << ": cannot run " << exe << ": " << std::strerror(errno) << "\n";
+  const std::string why = exec_program(exe, args);
+  std::cerr << who << ": cannot run " << exe << ": " << why << "\n";
   return kExitFailure;
 }
 

@@ -10,6 +10,11 @@
 
 namespace gw::cli {
 
+/// Replaces this process by `program` (execv, no shell) with argv[0] its
+/// path and then `args`, after flushing std::cout and std::cerr. Returns only
+/// when the exec fails: why (strerror of its errno); each caller reports it.
+std::string exec_program(const std::string& program, const std::vector<char*>& args);
+
 /// Replaces this process by `exe_name` from this executable's directory,
 /// with argv[0] its path and then `args`. Returns only when it cannot: after
 /// one line on stderr ("WHO: WHAT is EXE_NAME and there is none beside this

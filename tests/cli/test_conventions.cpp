@@ -22,12 +22,7 @@ namespace {
 const std::string kBin = GW_GRADWIRE_BIN;
 
 /// A fresh directory for one test, under the system's temporary directory.
-fs::path scratch(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / ("gradwire-conv-" + std::to_string(::getpid())) / name;
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
+fs::path scratch(const std::string& name) { return gw::test::temp_scratch("gradwire-conv", name); }
 
 void write(const fs::path& p, const std::string& text) { std::ofstream(p) << text; }
 
@@ -156,7 +151,7 @@ TEST(Deadline, OneDurationGrammarOnTheCommandLineAndInPlanFiles) {
   const fs::path res = results(dir);
   const auto hours = gw::test::run({kBin, "plan", res.string(), "--deadline", "1000h"});
   ASSERT_EQ(hours.exit_code, 0) << hours.err;
-  EXPECT_NE(rule_line(hours.out).find("within 1000 h"), std::string::npos) << hours.out;
+  EXPECT_NE(rule_line(hours.out).find("within 1000:00:00"), std::string::npos) << hours.out;
   // The same deadline in minutes and seconds, and in a plan file.
   for (const char* same : {"60000min", "3600000s"}) {
     const auto r = gw::test::run({kBin, "plan", res.string(), "--deadline", same});
@@ -195,18 +190,31 @@ TEST(Install, TheInstalledBinaryFindsItsDataBesideIt) {
   // bundled scenario names are found beside the binary.
   const fs::path elsewhere = scratch("elsewhere");
   fs::copy_file(prefix / "share/gradwire/scenarios/default.yaml", elsewhere / "default.yaml");
-  auto simulate = [&](const std::string& bin) {
+  auto simulate = [&](const std::string& bin, const std::string& data_env = "") {
     return gw::test::run_command("cd " + sh_quote(elsewhere.string()) +
-                                 " && env -u GRADWIRE_DATA_DIR -u GRADWIRE_MODELS -u GRADWIRE_PROFILES "
+                                 " && env -u GRADWIRE_DATA -u GRADWIRE_DATA_DIR -u GRADWIRE_MODELS -u GRADWIRE_PROFILES "
                                  "-u GRADWIRE_CATALOG " +
-                                 sh_quote(bin) + " simulate default.yaml 2>&1");
+                                 data_env + sh_quote(bin) + " simulate default.yaml 2>&1");
   };
   const auto installed = simulate((prefix / "bin/gradwire").string());
   EXPECT_EQ(installed.exit_code, 0) << installed.out;
   EXPECT_EQ(installed.out, simulate(kBin).out);  // the build tree's binary says the same
-  // Without its share folder, the installed binary finds no model.
+  // Without its share folder, the installed binary finds no model, unless
+  // GRADWIRE_DATA (or its alias GRADWIRE_DATA_DIR) names a data folder;
+  // when both are set, GRADWIRE_DATA wins.
+  const std::string data = (prefix / "data").string();
+  fs::rename(prefix / "share/gradwire", data);
   fs::remove_all(prefix / "share");
-  EXPECT_EQ(simulate((prefix / "bin/gradwire").string()).exit_code, 2);
+  const std::string bin = (prefix / "bin/gradwire").string();
+  EXPECT_EQ(simulate(bin).exit_code, 2);
+  const std::string nowhere = (prefix / "nowhere").string();
+  EXPECT_EQ(simulate(bin, "GRADWIRE_DATA=" + sh_quote(data) + " ").out, installed.out);
+  EXPECT_EQ(simulate(bin, "GRADWIRE_DATA_DIR=" + sh_quote(data) + " ").out, installed.out);
+  EXPECT_EQ(simulate(bin, "GRADWIRE_DATA=" + sh_quote(data) + " GRADWIRE_DATA_DIR=" + sh_quote(nowhere) + " ").out,
+            installed.out);
+  EXPECT_EQ(simulate(bin, "GRADWIRE_DATA=" + sh_quote(nowhere) + " GRADWIRE_DATA_DIR=" + sh_quote(data) + " ")
+                .exit_code,
+            2);
   fs::remove_all(prefix.parent_path());
 }
 

@@ -27,12 +27,7 @@ namespace {
 const std::string kBin = GW_GRADWIRE_BIN;
 const std::string kSource = GW_SOURCE_DIR;
 
-fs::path scratch(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / ("gradwire-plans-" + std::to_string(::getpid())) / name;
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
+fs::path scratch(const std::string& name) { return gw::test::temp_scratch("gradwire-plans", name); }
 
 void write(const fs::path& p, const std::string& text) { std::ofstream(p) << text; }
 
@@ -185,17 +180,22 @@ TEST(PlansCli, SimulatePrintsTimeToTrainAndTheCostOfAnOnPremisesCluster) {
   ASSERT_EQ(r.exit_code, 0) << r.all();
   const std::string ttt = line_starting(r.out, "time-to-train: ");
   const std::string cost = line_starting(r.out, "cost: ");
-  double iterations = 0, seconds = 0, hours = 0, usd = 0, node_price = 0, billed_h = 0;
-  ASSERT_EQ(std::sscanf(ttt.c_str(), "time-to-train: %lf iterations x %lf s = %lf h", &iterations, &seconds, &hours), 3)
+  double iterations = 0, seconds = 0, usd = 0, node_price = 0;
+  int h = 0, m = 0, s = 0, billed_h = 0, billed_m = 0, billed_s = 0;   // durations as h:mm:ss
+  ASSERT_EQ(std::sscanf(ttt.c_str(), "time-to-train: %lf iterations x %lf s = %d:%d:%d (h:mm:ss", &iterations,
+                        &seconds, &h, &m, &s),
+            5)
       << ttt;
+  const double hours = h + m / 60.0 + s / 3600.0;
   EXPECT_DOUBLE_EQ(iterations, 12800000.0 / 128);  // global batch 8 x 16 GPUs
-  EXPECT_NEAR(hours, iterations * seconds / 3600, hours * 1e-3);
-  ASSERT_EQ(std::sscanf(cost.c_str(), "cost: $%lf on demand (2 x onprem at $%lf per node hour, %lf h billed each)",
-                        &usd, &node_price, &billed_h),
-            3)
+  EXPECT_NEAR(hours, iterations * seconds / 3600, hours * 1e-3);  // seconds printed to 4 digits
+  ASSERT_EQ(std::sscanf(cost.c_str(), "cost: $%lf on demand (2 x onprem at $%lf per node hour, %d:%d:%d billed each)",
+                        &usd, &node_price, &billed_h, &billed_m, &billed_s),
+            5)
       << cost;
   EXPECT_DOUBLE_EQ(node_price, 20.0);  // 8 GPUs x $2.5
   EXPECT_NEAR(usd, 2 * 20.0 * hours, usd * 1e-3);
+  EXPECT_NEAR(usd, 2 * 20.0 * (billed_h + billed_m / 60.0 + billed_s / 3600.0), 2 * 20.0 / 3600);
   // The same figures in --format json.
   const auto j = gw::test::run({kBin, "simulate", (d / "s.yaml").string(), "--format", "json"});
   ASSERT_EQ(j.exit_code, 0) << j.all();

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <algorithm>
 #include <functional>
 #include <set>
 #include <fstream>
@@ -17,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "gradwire/plan/results_file.hpp"
 #include "run_util.hpp"
 #include "schema_validator.hpp"
 
@@ -33,12 +35,7 @@ gw::test::SchemaValidator schema(const std::string& name) {
   return gw::test::SchemaValidator(json::parse(in));
 }
 
-fs::path scratch(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / ("gradwire-schemas-" + std::to_string(::getpid())) / name;
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
+fs::path scratch(const std::string& name) { return gw::test::temp_scratch("gradwire-schemas", name); }
 
 std::string join(const std::vector<std::string>& v) {
   std::string out;
@@ -103,7 +100,7 @@ TEST(Schemas, ValidatorRejectsWhatTheSchemaForbids) {
 // Every schema file is read by the validator (no keyword it does not check)
 // and forbids undocumented fields in every object it describes.
 TEST(Schemas, EverySchemaFileIsCheckedAndClosed) {
-  for (const char* name : {"iteration", "result", "plan", "collective"}) {
+  for (const char* name : {"iteration", "result", "gradwire-result-2", "plan", "collective", "validation"}) {
     std::ifstream in(kSource + "/docs/schemas/" + std::string(name) + ".schema.json");
     const json s = json::parse(in);
     EXPECT_EQ(s["$schema"], "https://json-schema.org/draft/2020-12/schema") << name;
@@ -154,11 +151,46 @@ TEST(Schemas, CollectiveOfEveryOp) {
   }
 }
 
+// validate --format json (each kind and both) and collective --compare
+// --format json: objects with their schema, valid against validation.schema.json,
+// holding what was asked (two cases of each kind, copied with the clusters they name).
+TEST(Schemas, ValidateAndCompare) {
+  const auto v = schema("validation");
+  const fs::path d = scratch("validate");
+  fs::copy(kSource + "/validation/clusters", d / "clusters", fs::copy_options::recursive);
+  fs::create_directories(d / "collectives");
+  fs::create_directories(d / "iterations");
+  for (const char* c : {"a7a-pcie-2080ti-nop2p-allreduce.yaml", "a7b-pcie-2080ti-nop2p-allgather.yaml"})
+    fs::copy_file(kSource + "/validation/collectives/" + c, d / "collectives" / c);
+  for (const char* c : {"b1-resnet50-1x1.yaml", "b1-resnet50-1x2.yaml"})
+    fs::copy_file(kSource + "/validation/iterations/" + c, d / "iterations" / c);
+  for (const std::string kind : {"collectives", "iterations"}) {
+    const auto r = gw::test::run({kBin, "validate", kind, "--cases", (d / kind).string(), "--format", "json"});
+    ASSERT_EQ(r.exit_code, 0) << kind << ": " << r.err;
+    expect_valid(v, r.out, "gradwire-validation/1", kind);
+    const json doc = json::parse(r.out);
+    EXPECT_EQ(doc.size(), 2u) << kind << ": the schema and the kind asked for";
+    EXPECT_EQ(doc[kind]["cases"].size(), 2u) << kind;
+  }
+  const auto c = json::parse(gw::test::run({kBin, "validate", "collectives", "--cases",
+                                            (d / "collectives").string(), "--format", "json"}).out);
+  const auto& point = c["collectives"]["cases"][0]["points"][0];
+  EXPECT_NEAR(point["predicted_busbw_bytes_per_s"].get<double>() * point["predicted_time_s"].get<double>(),
+              point["size_bytes"].get<double>() * 2 * (2 - 1) / 2, 1e-6 * point["size_bytes"].get<double>())
+      << "all-reduce on 2 GPUs: busbw = size / time x 2(n-1)/n";
+  const auto compare = gw::test::run({kBin, "collective", kSource + "/validation/clusters/rtx2080ti-pcie-1x2.yaml",
+                                      "--compare", kSource + "/tests/data/nccl-tests/rtx2080ti-1x2-all_gather_perf.log",
+                                      "--format", "json"});
+  ASSERT_EQ(compare.exit_code, 0) << compare.err;
+  expect_valid(v, compare.out, "gradwire-compare/1", "collective --compare");
+  EXPECT_EQ(json::parse(compare.out)["case"]["op"], "allgather");
+}
+
 // A sweep with ok, no_fit and unpriced points (a spelled-out cluster), then
 // the bundled accumulation study (instances, prices, a fixed global batch):
 // every record and every plan of them.
 TEST(Schemas, SweepRecordsAndPlans) {
-  const auto rv = schema("result");
+  const auto rv = schema("gradwire-result-2");
   const auto pv = schema("plan");
   const fs::path d = scratch("sweep");
   std::ofstream(d / "base.yaml") << "cluster:\n  nodes: 2\n  gpus_per_node: 8\n  gpu: a100-80gb\n"
@@ -178,7 +210,7 @@ TEST(Schemas, SweepRecordsAndPlans) {
   std::set<std::string> statuses;
   for (const auto& file : {own, study}) {
     for (const auto& line : lines_of(gw::test::read_text(file))) {
-      expect_valid(rv, line, "gradwire-result/1", file);
+      expect_valid(rv, line, "gradwire-result/2", file);
       statuses.insert(json::parse(line)["status"].get<std::string>());
     }
   }
@@ -208,9 +240,15 @@ TEST(Schemas, SweepRecordsAndPlans) {
   EXPECT_GT(none["groups"][0]["excluded"]["over_deadline"].get<int>(), 0);
 }
 
-// Records written before the schema field (the same records without it) are
-// read, planned, resumed and merged with records that have it.
-TEST(Schemas, RecordsWithoutTheSchemaFieldStillWork) {
+/// `line` (a gradwire-result/2 record) as gradwire-result/1 writes it.
+std::string as_v1(const std::string& line) { return gw::plan::to_json(gw::plan::from_json(line), 1); }
+
+// gradwire-result/1 records, with the schema field or from before it (the
+// same records under their /1 names), are read, planned, resumed (the file
+// goes on in /1, ending byte for byte as a /1 sweep) and merged with each
+// other; a merge of /1 and /2 shards is refused in one line; a later schema
+// is refused naming the field.
+TEST(Schemas, ResultV1RecordsStillWork) {
   const fs::path d = scratch("old");
   const std::string sweep = kSource + "/scenarios/study-accumulation.yaml";
   const std::string full = (d / "full.jsonl").string();
@@ -219,42 +257,74 @@ TEST(Schemas, RecordsWithoutTheSchemaFieldStillWork) {
   const auto lines = lines_of(gw::test::read_text(full));
   ASSERT_GE(lines.size(), 2u);
   const std::string lead = "{\"schema\":\"gradwire-result/1\",";
-  auto old = [&](const std::string& line) {
+  const auto v1v = schema("result");
+  std::vector<std::string> v1;
+  for (const auto& l : lines) {
+    v1.push_back(as_v1(l));
+    EXPECT_NE(v1.back(), l);
+    expect_valid(v1v, v1.back(), "gradwire-result/1", "a /1 record");
+  }
+  auto old = [&](const std::string& line) {  // before the schema field
     EXPECT_EQ(line.rfind(lead, 0), 0u) << line;
     return "{" + line.substr(lead.size());
   };
-  // An old file of every record: plan reads it as the new one.
-  std::string old_text;
-  for (const auto& l : lines) old_text += old(l) + "\n";
-  const fs::path old_file = d / "old.jsonl";
+  // Files of every record, /1 and older: plan reads them as the /2 one.
+  std::string v1_text, old_text;
+  for (const auto& l : v1) {
+    v1_text += l + "\n";
+    old_text += old(l) + "\n";
+  }
+  const fs::path v1_file = d / "v1.jsonl", old_file = d / "old.jsonl";
+  std::ofstream(v1_file) << v1_text;
   std::ofstream(old_file) << old_text;
-  const auto plan_old = gw::test::run({kBin, "plan", old_file.string(), "--deadline", "1000h"});
   const auto plan_new = gw::test::run({kBin, "plan", full, "--deadline", "1000h"});
-  EXPECT_EQ(plan_old.exit_code, plan_new.exit_code);
-  EXPECT_EQ(plan_old.out.substr(plan_old.out.find('\n')), plan_new.out.substr(plan_new.out.find('\n')));
-  // Resume: an old file holding the first point only; the rest is run now,
-  // the old record kept as written.
+  for (const auto& f : {v1_file, old_file}) {
+    const auto plan_old = gw::test::run({kBin, "plan", f.string(), "--deadline", "1000h"});
+    EXPECT_EQ(plan_old.exit_code, plan_new.exit_code) << plan_old.err;
+    EXPECT_EQ(plan_old.out.substr(plan_old.out.find('\n')), plan_new.out.substr(plan_new.out.find('\n')));
+  }
+  // Resume a /1 file holding the first point only: the rest is written in
+  // /1 too, and the file is the /1 sweep byte for byte.
   const fs::path part = d / "part.jsonl";
-  std::ofstream(part) << old(lines[0]) << "\n";
+  std::ofstream(part) << v1[0] << "\n";
+  r = gw::test::run({kBin, "sweep", sweep, "--out", part.string(), "-j", "2"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(gw::test::read_text(part), v1_text);
+  // Resume a file from before the schema field: its record kept as written, the rest /1.
+  std::ofstream(part, std::ios::trunc) << old(v1[0]) << "\n";
   r = gw::test::run({kBin, "sweep", sweep, "--out", part.string(), "-j", "2"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto resumed = lines_of(gw::test::read_text(part));
   ASSERT_EQ(resumed.size(), lines.size());
-  EXPECT_EQ(resumed[0], old(lines[0]));
-  for (std::size_t i = 1; i < lines.size(); ++i) EXPECT_EQ(resumed[i], lines[i]);
-  // Merge: an old shard and a new one overlapping on every point.
+  EXPECT_EQ(resumed[0], old(v1[0]));
+  for (std::size_t i = 1; i < lines.size(); ++i) EXPECT_EQ(resumed[i], v1[i]);
+  // Merge: an old shard and a /1 one overlapping on every point.
   const fs::path merged = d / "merged.jsonl";
-  r = gw::test::run({kBin, "merge", merged.string(), old_file.string(), full});
+  r = gw::test::run({kBin, "merge", merged.string(), old_file.string(), v1_file.string()});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(lines_of(gw::test::read_text(merged)).size(), lines.size());
+  // A /1 shard and a /2 one: refused in one line naming the /2 record and
+  // the /1 one, nothing written.
+  const fs::path mixed = d / "mixed.jsonl";
+  r = gw::test::run({kBin, "merge", mixed.string(), v1_file.string(), full});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_NE(r.err.find("full.jsonl:1:1: schema"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("v1.jsonl:1"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(mixed));
+  // A file with a /1 and a /2 record is not resumed.
+  std::ofstream(part, std::ios::trunc) << v1[0] << "\n" << lines[1] << "\n";
+  r = gw::test::run({kBin, "sweep", sweep, "--out", part.string(), "-j", "2"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("part.jsonl:2:1: schema"), std::string::npos) << r.err;
   // A record of a later schema is refused, naming the field.
   const fs::path future = d / "future.jsonl";
-  std::ofstream(future) << "{\"schema\":\"gradwire-result/2\"," << lines[0].substr(lead.size()) << "\n";
+  std::ofstream(future) << "{\"schema\":\"gradwire-result/3\"," << old(v1[0]).substr(1) << "\n";
   r = gw::test::run({kBin, "plan", future.string()});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("future.jsonl:1:1"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("schema"), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("gradwire-result/1"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("gradwire-result/2"), std::string::npos) << r.err;
 }
 
 }  // namespace

@@ -175,13 +175,24 @@ inline bool looks_like_crash(const std::string& text) {
   return false;
 }
 
-#ifdef GW_HARDENING_SCRATCH
-/// A fresh, empty directory for one test (removed first if it exists).
-inline std::filesystem::path scratch_dir(const std::string& name) {
-  const auto dir = std::filesystem::path(GW_HARDENING_SCRATCH) / name;
+/// A fresh, empty directory `root`/`name` for one test (removed first if it exists).
+inline std::filesystem::path fresh_dir(const std::filesystem::path& root, const std::string& name) {
+  const auto dir = root / name;
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   return dir;
+}
+
+/// fresh_dir in this process's own folder of the temporary directory,
+/// TMP/`prefix`-PID (its parent_path(), which a test removes at its end).
+inline std::filesystem::path temp_scratch(const std::string& prefix, const std::string& name) {
+  return fresh_dir(std::filesystem::temp_directory_path() / (prefix + "-" + std::to_string(::getpid())), name);
+}
+
+#ifdef GW_HARDENING_SCRATCH
+/// A fresh, empty directory for one test (removed first if it exists).
+inline std::filesystem::path scratch_dir(const std::string& name) {
+  return fresh_dir(GW_HARDENING_SCRATCH, name);
 }
 #endif
 

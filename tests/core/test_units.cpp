@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cmath>
 #include <limits>
 
 #include "gradwire/core/units.hpp"
@@ -47,6 +48,26 @@ TEST(Units, Formatting) {
   EXPECT_EQ(format_size(25.0 * 1048576), "25.0 MiB");
   EXPECT_EQ(format_time(2e-6), "2.00 us");
   EXPECT_EQ(format_bandwidth(12.5e9), "100.00 Gbps");
+}
+
+// Durations of hours as h:mm:ss (issue 16, item 7), rounded to the second,
+// hours not wrapped at a day; format_hours is the same of a figure in hours.
+TEST(Units, DurationsAsHoursMinutesSeconds) {
+  using gw::units::format_duration;
+  using gw::units::format_hours;
+  EXPECT_EQ(format_duration(0), "0:00:00");
+  EXPECT_EQ(format_duration(42.4), "0:00:42");
+  EXPECT_EQ(format_duration(59.5), "0:01:00");
+  EXPECT_EQ(format_duration(5940), "1:39:00");
+  EXPECT_EQ(format_duration(123 * 3600.0 + 4 * 60 + 5), "123:04:05");
+  EXPECT_EQ(format_duration(-5), "-0:00:05");
+  EXPECT_EQ(format_duration(std::numeric_limits<double>::infinity()), "?");
+  EXPECT_EQ(format_duration(std::nan("")), "?");
+  EXPECT_EQ(format_hours(1.65), "1:39:00");
+  EXPECT_EQ(format_hours(1000), "1000:00:00");
+  EXPECT_EQ(format_hours(8.4), "8:24:00");
+  // Beyond what a 64-bit count of seconds holds: still hours, no overflow.
+  EXPECT_EQ(format_hours(1e15).substr(0, 5), "10000");
 }
 
 TEST(Units, IntegerGrammar) {

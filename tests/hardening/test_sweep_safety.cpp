@@ -138,7 +138,7 @@ TEST(SweepSafety, ResumeRefusesAConflictingRecordAtItsLineAndKeepsOneOfDuplicate
 
   // Another record of point 2: refused at its line, file untouched.
   auto j = nlohmann::ordered_json::parse(lines[2]);
-  j["iteration"] = j["iteration"].get<double>() * 2;
+  j["iteration_s"] = j["iteration_s"].get<double>() * 2;
   const std::string conflicting = good + j.dump() + "\n";
   write(out, conflicting);
   r = sweep(file, out);
@@ -370,7 +370,7 @@ TEST(SweepSafety, TamperedRecordsAreRefusedAtTheirLineByPlanReportMergeAndSweep)
     std::function<void(nlohmann::ordered_json&)> change;
   };
   const std::vector<Tamper> tampers{
-      {"negative cost", "cost.on_demand", [](auto& j) { j["cost"]["on_demand"] = -1000.0; }},
+      {"negative cost", "cost.on_demand_usd", [](auto& j) { j["cost"]["on_demand_usd"] = -1000.0; }},
       {"nodes as text", "nodes", [](auto& j) { j["nodes"] = "two"; }},
       {"unknown status", "status", [](auto& j) { j["status"] = "great"; }},
       {"index beyond of", "index", [](auto& j) { j["index"] = 7; }},

@@ -54,12 +54,12 @@ TEST(Planner, BandVerdictComparesTheChoicesHighWithTheRunnerUpsLow) {
   rec = recommend(pts, std::nullopt, std::nullopt);
   v = band_verdict(rec, pts, std::nullopt, std::nullopt);
   EXPECT_NE(v.find("does not hold"), std::string::npos) << v;
-  // Budget only: the fastest affordable (#2, 8 h; high 8.4 h) against #0's low 9.5 h.
+  // Budget only: the fastest affordable (#2, 8 h; high 8.4 h) against #0's low 9.5 h, as h:mm:ss.
   rec = recommend(pts, 125.0, std::nullopt);
   ASSERT_EQ(rec.choice.index, 2u);
   v = band_verdict(rec, pts, 125.0, std::nullopt);
   EXPECT_NE(v.find("holds"), std::string::npos) << v;
-  EXPECT_NE(v.find("8.4 h vs 9.5 h"), std::string::npos) << v;
+  EXPECT_NE(v.find("8:24:00 vs 9:30:00"), std::string::npos) << v;
 }
 
 TEST(Planner, ParetoFrontDropsDominatedPoints) {

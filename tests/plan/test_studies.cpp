@@ -80,9 +80,9 @@ TEST(Studies, AccumulationAtAFixedGlobalBatchFollowsMemoryAndCompressionPaysWher
     const int kk = r["accumulation"].get<int>();
     if (kk > 1) EXPECT_NE(r["batch_split"].get<std::string>().find("k = " + std::to_string(kk / 2) + " (micro-batch "),
                           std::string::npos) << r.dump();
-    EXPECT_LE(r["memory"]["total"].get<double>(), r["memory"]["capacity"].get<double>());
+    EXPECT_LE(r["memory"]["total_bytes"].get<double>(), r["memory"]["capacity_bytes"].get<double>());
     k[r["instance"]] = kk;
-    cost[r["instance"]][r["compression_kind"]] = r["cost"]["on_demand"].get<double>();
+    cost[r["instance"]][r["compression_kind"]] = r["cost"]["on_demand_usd"].get<double>();
   }
   // 32 samples per GPU of BERT-large (1.06 GB of activations each, fp16 Adam
   // state ~7.5 GB): 16 GiB V100 -> 8 a micro-step, 24 GiB A10G -> 16, 40 GiB A100 -> 32.
@@ -103,8 +103,8 @@ TEST(Studies, CompressionPaysAtLowBandwidthNotAtHighAndAllGatherLosesWithScale) 
   std::map<std::tuple<int, double, std::string>, double> it;  // (GPUs, Gbps, compressor) -> s
   for (const auto& r : recs) {
     ASSERT_EQ(r["status"], "ok") << r.dump();
-    it[{r["world"].get<int>(), r["node_bandwidth"].get<double>() * 8 / 1e9, r["compression"].get<std::string>()}] =
-        r["iteration"].get<double>();
+    it[{r["world"].get<int>(), r["node_bandwidth_bytes_per_s"].get<double>() * 8 / 1e9, r["compression"].get<std::string>()}] =
+        r["iteration_s"].get<double>();
   }
   auto speedup = [&](int gpus, double gbps, const std::string& c) {
     return it.at({gpus, gbps, "uncompressed"}) / it.at({gpus, gbps, c});
@@ -187,10 +187,10 @@ TEST(Studies, SeedLessonDirections) {
   for (const auto& r : recs) {
     ASSERT_EQ(r["status"], "ok") << r.dump();
     const Key key{r["model"].get<std::string>(), r["world"].get<int>(),
-                  std::round(r["node_bandwidth"].get<double>() * 8 / 1e9 / 8), r["micro_batch"].get<int>(),
+                  std::round(r["node_bandwidth_bytes_per_s"].get<double>() * 8 / 1e9 / 8), r["micro_batch"].get<int>(),
                   r["accumulation"].get<int>(), r["compression_kind"].get<std::string>()};
-    per_sample[key] = 1 / r["samples_per_second"].get<double>();
-    iteration[key] = r["iteration"].get<double>();
+    per_sample[key] = 1 / r["samples_per_s"].get<double>();
+    iteration[key] = r["iteration_s"].get<double>();
   }
   const auto speedup = [&](const std::string& m, int n, double g, int b, int k, const std::string& c) {
     return per_sample.at({m, n, g, b, k, "none"}) / per_sample.at({m, n, g, b, k, c});

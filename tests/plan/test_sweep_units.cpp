@@ -86,7 +86,12 @@ TEST(ResultRecordJson, RoundTripsEveryRecordOfTheResultsSeeds) {
       // back with it first, the rest byte for byte.
       const std::string lead = R"({"schema":"gradwire-result/1",)";
       const std::string expected = l.text.rfind(lead, 0) == 0 ? l.text : lead + l.text.substr(1);
-      EXPECT_EQ(to_json(from_json(l.text)), expected) << e.path() << ":" << l.line;
+      int version = 0;
+      const ResultRecord r = from_json(l.text, "seed", 1, &version);
+      EXPECT_EQ(version, 1);
+      EXPECT_EQ(to_json(r, version), expected) << e.path() << ":" << l.line;
+      // The same record as gradwire-result/2 reads back to the same /1 line.
+      EXPECT_EQ(to_json(from_json(to_json(r)), 1), expected) << e.path() << ":" << l.line;
       ++checked;
     }
   }
@@ -136,19 +141,32 @@ TEST(ResultRecordJson, WritesOnlyTheFieldsThatAreSetInTheirOrder) {
   r.status = "error";
   r.reason = "";
   EXPECT_EQ(to_json(r),
-            R"({"schema":"gradwire-result/1","index":3,"of":4,"sweep":"s","key":"k=v","status":"error","reason":""})");
+            R"({"schema":"gradwire-result/2","index":3,"of":4,"sweep":"s","key":"k=v","status":"error","reason":""})");
   r.status = "invalid";  // (an ok record would need every figure)
   r.reason.reset();
   r.instance.emplace();  // a spelled-out cluster: null
   r.nodes = 2;
   r.global_batch = 64;
   r.cost = CostFigures{1.5, std::nullopt, 3600, 2};
-  r.params = StringPairs{{"b", "1"}, {"a", "2"}};
-  EXPECT_EQ(to_json(r), R"({"schema":"gradwire-result/1","index":3,"of":4,"sweep":"s","key":"k=v",)"
-                        R"("params":{"b":"1","a":"2"},"status":"invalid",)"
-                        R"("instance":null,"nodes":2,"global_batch":64.0,)"
-                        R"("cost":{"on_demand":1.5,"spot":null,"billed_seconds":3600.0,"usd_per_hour":2.0}})");
+  r.params = StringPairs{{"b", "1"}, {"iteration", "2"}};  // an axis named like a /1 field keeps its name
+  r.iteration = 0.25;
+  EXPECT_EQ(to_json(r), R"({"schema":"gradwire-result/2","index":3,"of":4,"sweep":"s","key":"k=v",)"
+                        R"("params":{"b":"1","iteration":"2"},"status":"invalid",)"
+                        R"("instance":null,"nodes":2,"global_batch":64.0,"iteration_s":0.25,)"
+                        R"("cost":{"on_demand_usd":1.5,"spot_usd":null,"billed_s":3600.0,"usd_per_hour":2.0}})");
   EXPECT_EQ(to_json(from_json(to_json(r))), to_json(r));
+  // The same record as gradwire-result/1 (a sweep resuming a /1 file): the /1 names, in the same order.
+  const std::string v1 = to_json(r, 1);
+  EXPECT_EQ(v1, R"({"schema":"gradwire-result/1","index":3,"of":4,"sweep":"s","key":"k=v",)"
+                R"("params":{"b":"1","iteration":"2"},"status":"invalid",)"
+                R"("instance":null,"nodes":2,"global_batch":64.0,"iteration":0.25,)"
+                R"("cost":{"on_demand":1.5,"spot":null,"billed_seconds":3600.0,"usd_per_hour":2.0}})");
+  int version = 0;
+  const ResultRecord back = from_json(v1, "f", 1, &version);
+  EXPECT_EQ(version, 1);
+  EXPECT_EQ(to_json(back, version), v1);
+  EXPECT_EQ(to_json(from_json(v1)), to_json(r));
+  EXPECT_THROW(to_json(r, 3), std::invalid_argument);
 }
 
 TEST(ResultRecordJson, FromJsonChecksTheRecord) {
@@ -168,10 +186,11 @@ TEST(ResultRecordJson, FromJsonChecksTheRecord) {
 TEST(ResultRecordJson, SchemaFieldIsOptionalAndChecked) {
   const std::string old = R"({"index":1,"of":2,"sweep":"s","key":"k","status":"error","reason":"x"})";
   const ResultRecord r = from_json(old);
-  EXPECT_EQ(to_json(r), R"({"schema":"gradwire-result/1",)" + old.substr(1));
+  EXPECT_EQ(to_json(r, 1), R"({"schema":"gradwire-result/1",)" + old.substr(1));
+  EXPECT_EQ(to_json(r), R"({"schema":"gradwire-result/2",)" + old.substr(1));
   try {
-    from_json(R"({"schema":"gradwire-result/2",)" + old.substr(1), "f.jsonl", 4);
-    FAIL() << "schema gradwire-result/2 accepted";
+    from_json(R"({"schema":"gradwire-result/3",)" + old.substr(1), "f.jsonl", 4);
+    FAIL() << "schema gradwire-result/3 accepted";
   } catch (const InputError& e) {
     EXPECT_EQ(e.line(), 4);
     EXPECT_EQ(e.key(), "schema");
@@ -179,12 +198,59 @@ TEST(ResultRecordJson, SchemaFieldIsOptionalAndChecked) {
   EXPECT_THROW(from_json(R"({"schema":1,)" + old.substr(1)), InputError);
   ResultLine a, b, c;
   a.text = old;
-  b.text = to_json(r);
+  b.text = to_json(r, 1);
   c.text = R"({"schema":"gradwire-result/1",)" + old.substr(1, old.size() - 5) + R"("y"})";
   EXPECT_TRUE(same_record(a, b));
   EXPECT_TRUE(same_record(b, a));
   EXPECT_FALSE(same_record(a, c));
   EXPECT_FALSE(same_record(b, c));
+}
+
+// An error in a record names the field as its line does: the /1 name in a
+// gradwire-result/1 (or schema-less) record, the /2 name in a /2 one.
+TEST(ResultRecordJson, ErrorsNameTheFieldOfTheRecordsVersion) {
+  const std::string head = R"("index":0,"of":1,"sweep":"s","key":"k","status":"error","reason":"x",)";
+  auto key_of = [](const std::string& line) {
+    try {
+      from_json(line, "f.jsonl", 2);
+    } catch (const InputError& e) {
+      return e.key();
+    }
+    return std::string("(accepted)");
+  };
+  EXPECT_EQ(key_of("{" + head + R"("band":{"iteration_low":"a"}})"), "band.iteration_low");
+  EXPECT_EQ(key_of(R"({"schema":"gradwire-result/1",)" + head + R"("iteration":-1.0})"), "iteration");
+  EXPECT_EQ(key_of(R"({"schema":"gradwire-result/2",)" + head + R"("iteration_s":-1.0})"), "iteration_s");
+  EXPECT_EQ(key_of(R"({"schema":"gradwire-result/2",)" + head + R"("memory":{"capacity_bytes":1.0}})"),
+            "memory.total_bytes");
+  // A /1 name in a /2 record is a field /2 does not type: ignored, not read.
+  const auto r = from_json(R"({"schema":"gradwire-result/2",)" + head + R"("iteration":1.0})");
+  EXPECT_FALSE(r.iteration.has_value());
+}
+
+// A file holds records of one version: records_version names the first
+// record of another.
+TEST(ResultRecordJson, OneVersionPerFile) {
+  ResultRecord r;
+  r.of = 2;
+  r.sweep = "s";
+  r.status = "error";
+  r.reason = "x";
+  std::vector<ResultLine> lines{parse_result_line(to_json(r, 1), "a.jsonl", 1)};
+  r.index = 1;
+  lines.push_back(parse_result_line(to_json(r), "b.jsonl", 7));
+  EXPECT_EQ(records_version({lines[0]}), 1);
+  EXPECT_EQ(records_version({lines[1]}), 2);
+  EXPECT_EQ(records_version({}), kResultVersion);
+  try {
+    records_version(lines);
+    FAIL() << "a /1 and a /2 record in one file accepted";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.file(), "b.jsonl");
+    EXPECT_EQ(e.line(), 7);
+    EXPECT_EQ(e.key(), "schema");
+    EXPECT_NE(e.reason().find("a.jsonl:1"), std::string::npos) << e.reason();
+  }
 }
 
 // --- The signal guard ------------------------------------------------------------

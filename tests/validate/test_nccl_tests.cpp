@@ -216,10 +216,13 @@ TEST(CollectiveCli, CompareOnARealLog) {
   const auto json = gradwire({"collective", "--scenario", cluster, "--compare", kA3, "--format", "json"});
   ASSERT_EQ(json.exit_code, 0) << json.err;
   const auto doc = nlohmann::json::parse(json.out);
-  ASSERT_EQ(doc[0]["points"].size(), 31u);
+  ASSERT_EQ(doc["schema"], "gradwire-compare/1");
+  const auto& points = doc["case"]["points"];
+  ASSERT_EQ(points.size(), 31u);
   // The measured busbw is the log's own (from its time): 338.82 GB/s at 8 GiB.
-  EXPECT_NEAR(doc[0]["points"][30]["published_busbw"].get<double>() / 1e9, 338.8, 0.2);
-  EXPECT_GT(doc[0]["points"][30]["predicted_busbw"].get<double>(), 0);
+  EXPECT_EQ(points[30]["size_bytes"].get<double>(), 8589934592.0);
+  EXPECT_NEAR(points[30]["published_busbw_bytes_per_s"].get<double>() / 1e9, 338.8, 0.2);
+  EXPECT_GT(points[30]["predicted_busbw_bytes_per_s"].get<double>(), 0);
   // An op that contradicts the log, and a log larger than the cluster.
   EXPECT_EQ(gradwire({"collective", "--scenario", cluster, "--compare", kA3, "-g", "8"}).exit_code, 2);
   const auto wrong_op = gradwire({"collective", "--scenario", cluster, "--compare", kA3, "--op", "allgather"});

@@ -264,6 +264,17 @@ std::string format_time(double seconds) {
   return fmt_double(seconds / 3600.0, 2) + " h";
 }
 
+std::string format_duration(double seconds) {
+  if (!std::isfinite(seconds)) return "?";
+  const std::string sign = seconds < 0 ? "-" : "";
+  const double rounded = std::round(std::fabs(seconds));
+  if (rounded >= 3600.0 * 1e12) return sign + fmt_double(rounded / 3600.0, 0) + ":00:00";  // beyond a long
+  const auto t = static_cast<long long>(rounded);
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%lld:%02lld:%02lld", t / 3600, (t / 60) % 60, t % 60);
+  return sign + buf;
+}
+
 std::string format_bandwidth(double bytes_per_second) {
   double bits = bytes_per_second * 8;
   if (bits >= 1e12) return fmt_double(bits / 1e12, 2) + " Tbps";

@@ -232,8 +232,7 @@ std::string run_in_child(const std::function<std::string()>& body) {
   const std::string in = read_result(fds[0]);
   ::close(fds[0]);
   int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
+  wait_for_child(pid, &status);
   if (in.empty()) {
     if (WIFSIGNALED(status)) {
       const int sig = WTERMSIG(status);

@@ -10,7 +10,9 @@ namespace {
 namespace fs = std::filesystem;
 
 std::string find_data_dir() {
-  if (const char* env = std::getenv("GRADWIRE_DATA_DIR"); env != nullptr && *env != '\0') return env;
+  // GRADWIRE_DATA, the documented name, wins over its older alias.
+  for (const char* name : {"GRADWIRE_DATA", "GRADWIRE_DATA_DIR"})
+    if (const char* env = std::getenv(name); env != nullptr && *env != '\0') return env;
   std::error_code ec;
   fs::path dir = fs::read_symlink("/proc/self/exe", ec).parent_path();
   // bin/gradwire -> bin/../share/gradwire; tests/<area>/test_x -> two levels up.

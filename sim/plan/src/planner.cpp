@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <map>
 
+#include "gradwire/core/units.hpp"
+
 namespace gw::plan {
 namespace {
 
@@ -195,9 +197,9 @@ std::string rule_of(bool priced, std::optional<double> budget, std::optional<dou
   const char* best = priced ? "the cheapest" : "the fastest";
   const std::string unpriced = priced ? "" : " (no price is known: ranked by time)";
   if (deadline && budget)
-    return std::string(best) + " configuration that finishes within " + fmt("%g", *deadline) +
-           " h and costs at most $" + fmt("%.2f", *budget) + unpriced;
-  if (deadline) return std::string(best) + " configuration that finishes within " + fmt("%g", *deadline) + " h" + unpriced;
+    return std::string(best) + " configuration that finishes within " + units::format_hours(*deadline) + " and costs at most $" +
+           fmt("%.2f", *budget) + unpriced;
+  if (deadline) return std::string(best) + " configuration that finishes within " + units::format_hours(*deadline) + unpriced;
   if (budget) return "the fastest configuration that costs at most $" + fmt("%.2f", *budget) + unpriced;
   return priced ? "the cheapest configuration (no deadline or budget given)"
                 : "the fastest configuration (no price is known: ranked by time)";
@@ -219,19 +221,19 @@ std::optional<PlanPoint> baseline_of(const std::vector<PlanPoint>& points, const
 }
 
 std::string summary(const PlanPoint& p) {
-  return describe(p) + ": " + fmt("%.3g", p.hours) + " h" + (p.priced ? ", $" + fmt("%.2f", p.cost) : std::string());
+  return describe(p) + ": " + units::format_hours(p.hours) + (p.priced ? ", $" + fmt("%.2f", p.cost) : std::string());
 }
 
 std::string nothing_meets(const std::vector<PlanPoint>& points, const Exclusions& excluded) {
   const auto fastest = *std::min_element(points.begin(), points.end(),
                                          [](const auto& a, const auto& b) { return better(a, b, false); });
   std::string s = "nothing meets the constraints (" + nothing_qualifies(excluded) + "): the fastest configuration (" +
-                  describe(fastest) + ") takes " + fmt("%.3g", fastest.hours) + " h";
+                  describe(fastest) + ") takes " + units::format_hours(fastest.hours);
   if (!fastest.priced) return s;
   const auto cheapest = *std::min_element(points.begin(), points.end(),
                                           [](const auto& a, const auto& b) { return better(a, b, true); });
   return s + " for $" + fmt("%.2f", fastest.cost) + ", the cheapest (" + describe(cheapest) + ") costs $" +
-         fmt("%.2f", cheapest.cost) + " in " + fmt("%.3g", cheapest.hours) + " h";
+         fmt("%.2f", cheapest.cost) + " in " + units::format_hours(cheapest.hours);
 }
 
 }  // namespace
@@ -298,7 +300,7 @@ std::string band_verdict(const Recommendation& rec, const std::vector<PlanPoint>
   const double high = by_cost ? rec.choice.cost_high : rec.choice.hours_high;
   const double low = by_cost ? runner->cost_low : runner->hours_low;
   const std::string figures = by_cost ? "$" + fmt("%.2f", high) + " vs $" + fmt("%.2f", low)
-                                      : fmt("%.3g", high) + " h vs " + fmt("%.3g", low) + " h";
+                                      : units::format_hours(high) + " vs " + units::format_hours(low);
   return std::string("band: the recommendation ") + (high <= low ? "holds" : "does not hold") +
          " across the band (its high " + what + " vs the runner-up's low, " + describe(*runner) + ": " + figures +
          ")";

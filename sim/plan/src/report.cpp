@@ -20,6 +20,7 @@
 #include "gradwire/core/atomic_file.hpp"
 #include "gradwire/core/child.hpp"
 #include "gradwire/core/error.hpp"
+#include "gradwire/core/units.hpp"
 #include "gradwire/plan/planner.hpp"
 #include "gradwire/plan/results_file.hpp"
 #include "report_figures.hpp"
@@ -143,7 +144,7 @@ std::string point_row(const ResultRecord& r) {
   };
   const std::string mem = r.memory ? num(r.memory->total / (1u << 30), "%.1f") : "&ndash;";
   std::string hours = "&ndash;", od = "&ndash;", spot = "&ndash;", band = "&ndash;";
-  if (r.training) hours = num(r.training->hours);
+  if (r.training) hours = units::format_hours(r.training->hours);
   if (r.cost) {
     od = num(r.cost->on_demand, "%.2f");
     if (r.cost->spot) spot = num(*r.cost->spot, "%.2f");
@@ -168,11 +169,11 @@ std::string point_row(const ResultRecord& r) {
 std::string front_table(const std::vector<PlanPoint>& points, const std::vector<std::size_t>& front) {
   std::ostringstream h;
   h << "<h2>Pareto front</h2>\n<table><tr><th>#</th><th>configuration</th><th>iteration (ms)</th>"
-       "<th>time to train (h)</th><th>cost on demand (USD)</th></tr>\n";
+       "<th>time to train (h:mm:ss)</th><th>cost on demand (USD)</th></tr>\n";
   for (std::size_t i : front) {
     const auto& p = points[i];
     h << "<tr><td>" << p.index << "</td><td class=\"l\">" << html_escape(describe(p)) << "</td><td>"
-      << num(p.iteration * 1e3) << "</td><td>" << num(p.hours) << "</td><td>" << (p.priced ? num(p.cost, "%.2f") : "&ndash;")
+      << num(p.iteration * 1e3) << "</td><td>" << units::format_hours(p.hours) << "</td><td>" << (p.priced ? num(p.cost, "%.2f") : "&ndash;")
       << "</td></tr>\n";
   }
   h << "</table>\n";
@@ -183,7 +184,7 @@ std::string front_table(const std::vector<PlanPoint>& points, const std::vector<
 /// was asked for.
 std::string recommendation_html(const Recommendation& rec, const ReportOptions& opt) {
   std::string asked;
-  if (opt.deadline_hours) asked += "deadline " + num(*opt.deadline_hours) + " h";
+  if (opt.deadline_hours) asked += "deadline " + units::format_hours(*opt.deadline_hours);
   if (opt.budget) asked += std::string(asked.empty() ? "" : ", ") + "budget " + num(*opt.budget, "%.2f") + " USD";
   std::ostringstream h;
   h << "<p class=\"rec\"><b>Recommendation</b> (" << html_escape(rec.rule)
@@ -224,7 +225,7 @@ std::string html_page(const Page& pg) {
   if (!pg.front.empty()) h << front_table(pg.points, pg.front);
   h << "<h2>All points</h2>\n<table><tr><th>#</th><th class=\"l\">instance / GPU</th><th>GPUs</th>"
        "<th class=\"l\">compressor</th><th>micro-batch</th><th>k</th><th>global batch</th><th>iteration (ms)</th>"
-       "<th>band (ms)</th><th>exposed comm (ms)</th><th>memory (GiB)</th><th>hours</th><th>USD on demand</th>"
+       "<th>band (ms)</th><th>exposed comm (ms)</th><th>memory (GiB)</th><th>time to train (h:mm:ss)</th><th>USD on demand</th>"
        "<th>USD spot</th><th class=\"l\">status</th><th class=\"l\">sweep key</th></tr>\n";
   for (std::size_t i = 0; i < pg.recs.size() && i < 2000; ++i) h << point_row(pg.recs[i]);
   h << "</table>\n";

@@ -94,7 +94,7 @@ int run_gnuplot_status(const std::string& gnuplot, const std::string& dir, const
     ::_exit(127);
   }
   int status = 0;
-  ::waitpid(pid, &status, 0);
+  if (!wait_for_child(pid, &status)) return 128;
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
 }
 
@@ -443,17 +443,14 @@ class FigureWriter {
   Figures out_;
 };
 
-/// The sweep key without its compression axis: the point an uncompressed
-/// record shares with its compressed twins.
-std::string key_without_compression(const std::string& key) {
-  std::string out;
-  std::size_t pos = 0;
-  while (pos <= key.size()) {
-    const std::size_t end = std::min(key.find(';', pos), key.size());
-    const std::string part = key.substr(pos, end - pos);
-    if (part.rfind("workload.compression", 0) != 0) out += (out.empty() ? "" : ";") + part;
-    pos = end + 1;
-  }
+/// The point's axis values (its params) without the compression axes: what
+/// an uncompressed record shares with its compressed twins; none for a
+/// record without params.
+std::optional<StringPairs> params_without_compression(const ResultRecord& r) {
+  if (!r.params) return std::nullopt;
+  StringPairs out;
+  for (const auto& [key, value] : *r.params)
+    if (key != "workload.compression" && key.rfind("workload.compression.", 0) != 0) out.emplace_back(key, value);
   return out;
 }
 
@@ -464,15 +461,18 @@ std::string key_without_compression(const std::string& key) {
 /// Drawn when the sweep has uncompressed points and compressed twins, and
 /// the bandwidth or the GPU count varies.
 void FigureWriter::speedup_map() {
-  std::map<std::string, double> none;   // key without compression -> uncompressed iteration
-  for (const auto* r : in_.ok)
-    if (r->compression_kind.value_or("") == "none") none[key_without_compression(r->key)] = r->iteration.value_or(0);
+  std::map<StringPairs, double> none;   // params without compression -> uncompressed iteration
+  for (const auto* r : in_.ok) {
+    const auto twin = params_without_compression(*r);
+    if (twin && r->compression_kind.value_or("") == "none") none[*twin] = r->iteration.value_or(0);
+  }
   if (none.empty() || (!dims_.varies(Dim::Bandwidth) && !dims_.varies(Dim::Gpus))) return;
   // compressor -> (bandwidth, GPUs) -> speedups
   std::map<std::string, std::map<std::pair<std::string, std::string>, std::vector<double>>, NaturalLess> cells;
   for (const auto* r : in_.ok) {
     if (r->compression_kind.value_or("") == "none" || !(r->iteration.value_or(0) > 0)) continue;
-    const auto base = none.find(key_without_compression(r->key));
+    const auto twin = params_without_compression(*r);
+    const auto base = twin ? none.find(*twin) : none.end();
     if (base == none.end()) continue;
     cells[r->compression.value_or("")][{value_of(Dim::Bandwidth, *r), value_of(Dim::Gpus, *r)}].push_back(
         base->second / *r->iteration);

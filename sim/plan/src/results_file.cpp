@@ -11,8 +11,10 @@
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <stdexcept>
 
 #include "gradwire/core/atomic_file.hpp"
 #include "gradwire/core/error.hpp"
@@ -23,6 +25,82 @@ namespace {
 
 using ojson = nlohmann::ordered_json;
 
+// --- gradwire-result/1 ------------------------------------------------------------
+
+/// The fields gradwire-result/2 renamed to carry their unit (docs/outputs.md,
+/// "Units"): (gradwire-result/1 name, gradwire-result/2 name), by the object
+/// that holds them ("" for the record itself). Every other field keeps its
+/// name; the values are the same. Records are typed with the /2 names; a /1
+/// record is renamed on its way in and out.
+using Renames = std::vector<std::pair<std::string, std::string>>;
+const std::vector<std::pair<std::string, Renames>>& v1_renames() {
+  static const std::vector<std::pair<std::string, Renames>> table{
+      {"",
+       {{"node_bandwidth", "node_bandwidth_bytes_per_s"}, {"iteration", "iteration_s"}, {"forward", "forward_s"},
+        {"backward", "backward_s"}, {"exposed_communication", "exposed_communication_s"}, {"encode", "encode_s"},
+        {"decode", "decode_s"}, {"optimizer", "optimizer_s"}, {"samples_per_second", "samples_per_s"},
+        {"wire_bytes_per_gpu", "wire_per_gpu_bytes"}}},
+      {"memory",
+       {{"total", "total_bytes"}, {"capacity", "capacity_bytes"}, {"parameters", "parameters_bytes"},
+        {"gradients", "gradients_bytes"}, {"optimizer_states", "optimizer_states_bytes"},
+        {"error_feedback", "error_feedback_bytes"}, {"buckets", "buckets_bytes"},
+        {"compressor_state", "compressor_state_bytes"}, {"gather_buffer", "gather_buffer_bytes"},
+        {"activations", "activations_bytes"}, {"reserve", "reserve_bytes"}}},
+      {"cost", {{"on_demand", "on_demand_usd"}, {"spot", "spot_usd"}, {"billed_seconds", "billed_s"}}},
+      {"band",
+       {{"iteration_low", "iteration_low_s"}, {"iteration_high", "iteration_high_s"},
+        {"straggler_wait", "straggler_wait_s"}, {"hours_low", "low_hours"}, {"hours_high", "high_hours"},
+        {"on_demand_low", "on_demand_low_usd"}, {"on_demand_high", "on_demand_high_usd"}}}};
+  return table;
+}
+
+/// `name` in object `scope` renamed from /1 to /2 (`to_v2`) or back; a name
+/// the table does not hold is kept.
+std::string renamed(const std::string& scope, const std::string& name, bool to_v2) {
+  for (const auto& [object, renames] : v1_renames()) {
+    if (object != scope) continue;
+    for (const auto& [v1, v2] : renames) {
+      if (name == (to_v2 ? v1 : v2)) return to_v2 ? v2 : v1;
+    }
+  }
+  return name;
+}
+
+/// `j` (a record) with its fields renamed, in their order (the objects
+/// `params` and `inputs` hold the user's names and are left alone).
+template <class Json>
+Json renamed_record(const Json& j, bool to_v2) {
+  if (!j.is_object()) return j;
+  Json out = Json::object();
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    Json value = it.value();
+    if (value.is_object() && it.key() != "params" && it.key() != "inputs") {
+      Json inner = Json::object();
+      for (auto f = value.begin(); f != value.end(); ++f) inner[renamed(it.key(), f.key(), to_v2)] = f.value();
+      value = std::move(inner);
+    }
+    out[renamed("", it.key(), to_v2)] = std::move(value);
+  }
+  return out;
+}
+
+/// A field as a /1 record names it ("band.iteration_low" for "band.iteration_low_s").
+std::string v1_field(const std::string& key) {
+  const auto dot = key.find('.');
+  if (dot == std::string::npos) return renamed("", key, false);
+  return key.substr(0, dot + 1) + renamed(key.substr(0, dot), key.substr(dot + 1), false);
+}
+
+/// The version a record's "schema" field names: 1 without it (written before
+/// it), 0 for one this gradwire does not read (the checks say why).
+int schema_version(const nlohmann::json& j) {
+  if (!j.is_object() || !j.contains("schema")) return 1;
+  const auto& s = j["schema"];
+  if (s == kResultSchema) return 2;
+  if (s == kResultSchemaV1) return 1;
+  return 0;
+}
+
 // --- Writing -------------------------------------------------------------------
 
 ojson pairs_json(const StringPairs& pairs) {
@@ -32,17 +110,17 @@ ojson pairs_json(const StringPairs& pairs) {
 }
 
 ojson memory_json(const MemoryFigures& m) {
-  return ojson{{"total", m.total},
-               {"capacity", m.capacity},
-               {"parameters", m.parameters},
-               {"gradients", m.gradients},
-               {"optimizer_states", m.optimizer_states},
-               {"error_feedback", m.error_feedback},
-               {"buckets", m.buckets},
-               {"compressor_state", m.compressor_state},
-               {"gather_buffer", m.gather_buffer},
-               {"activations", m.activations},
-               {"reserve", m.reserve}};
+  return ojson{{"total_bytes", m.total},
+               {"capacity_bytes", m.capacity},
+               {"parameters_bytes", m.parameters},
+               {"gradients_bytes", m.gradients},
+               {"optimizer_states_bytes", m.optimizer_states},
+               {"error_feedback_bytes", m.error_feedback},
+               {"buckets_bytes", m.buckets},
+               {"compressor_state_bytes", m.compressor_state},
+               {"gather_buffer_bytes", m.gather_buffer},
+               {"activations_bytes", m.activations},
+               {"reserve_bytes", m.reserve}};
 }
 
 template <class T>
@@ -56,7 +134,7 @@ void put_cluster(ojson& j, const ResultRecord& r) {
   put(j, "gpus_per_node", r.gpus_per_node);
   put(j, "world", r.world);
   put(j, "gpu", r.gpu);
-  put(j, "node_bandwidth", r.node_bandwidth);
+  put(j, "node_bandwidth_bytes_per_s", r.node_bandwidth);
   put(j, "cluster_key", r.cluster_key);
   put(j, "model", r.model);
   put(j, "compression", r.compression);
@@ -70,33 +148,33 @@ void put_figures(ojson& j, const ResultRecord& r) {
   put(j, "global_batch", r.global_batch);
   put(j, "batch_split", r.batch_split);
   if (r.memory) j["memory"] = memory_json(*r.memory);
-  put(j, "iteration", r.iteration);
-  put(j, "forward", r.forward);
-  put(j, "backward", r.backward);
-  put(j, "exposed_communication", r.exposed_communication);
-  put(j, "encode", r.encode);
-  put(j, "decode", r.decode);
-  put(j, "optimizer", r.optimizer);
-  put(j, "samples_per_second", r.samples_per_second);
-  put(j, "wire_bytes_per_gpu", r.wire_bytes_per_gpu);
+  put(j, "iteration_s", r.iteration);
+  put(j, "forward_s", r.forward);
+  put(j, "backward_s", r.backward);
+  put(j, "exposed_communication_s", r.exposed_communication);
+  put(j, "encode_s", r.encode);
+  put(j, "decode_s", r.decode);
+  put(j, "optimizer_s", r.optimizer);
+  put(j, "samples_per_s", r.samples_per_second);
+  put(j, "wire_per_gpu_bytes", r.wire_bytes_per_gpu);
   if (const auto& t = r.training)
     j["training"] = ojson{
         {"samples", t->samples}, {"convergence_factor", t->convergence_factor}, {"iterations", t->iterations},
         {"hours", t->hours}};
   if (r.training && r.training->critical_batch) j["training"]["critical_batch"] = *r.training->critical_batch;
   if (const auto& c = r.cost)
-    j["cost"] = ojson{{"on_demand", c->on_demand},
-                      {"spot", c->spot ? ojson(*c->spot) : ojson(nullptr)},
-                      {"billed_seconds", c->billed_seconds},
+    j["cost"] = ojson{{"on_demand_usd", c->on_demand},
+                      {"spot_usd", c->spot ? ojson(*c->spot) : ojson(nullptr)},
+                      {"billed_s", c->billed_seconds},
                       {"usd_per_hour", c->usd_per_hour}};
   if (const auto& b = r.band) {
-    ojson band{{"iteration_low", b->iteration_low},
-               {"iteration_high", b->iteration_high},
-               {"straggler_wait", b->straggler_wait}};
-    put(band, "hours_low", b->hours_low);
-    put(band, "hours_high", b->hours_high);
-    put(band, "on_demand_low", b->on_demand_low);
-    put(band, "on_demand_high", b->on_demand_high);
+    ojson band{{"iteration_low_s", b->iteration_low},
+               {"iteration_high_s", b->iteration_high},
+               {"straggler_wait_s", b->straggler_wait}};
+    put(band, "low_hours", b->hours_low);
+    put(band, "high_hours", b->hours_high);
+    put(band, "on_demand_low_usd", b->on_demand_low);
+    put(band, "on_demand_high_usd", b->on_demand_high);
     j["band"] = band;
   }
 }
@@ -183,8 +261,9 @@ class RecordChecker {
   /// gradwire-result/1.
   void schema() const {
     string("schema", false);
-    if (j_.contains("schema") && j_["schema"].get<std::string>() != kResultSchema)
-      fail("schema", "unsupported record schema " + j_["schema"].dump() + "; this gradwire reads " + kResultSchema);
+    if (schema_version(j_) == 0)
+      fail("schema", "unsupported record schema " + j_["schema"].dump() + "; this gradwire reads " +
+                         kResultSchema + " and " + kResultSchemaV1);
   }
 
   /// index, of, sweep, key, status and reason.
@@ -208,9 +287,10 @@ class RecordChecker {
     string("instance", ok, true);
     for (const char* k : {"nodes", "gpus_per_node", "world", "micro_batch", "accumulation"})
       count(k, ok, static_cast<unsigned long long>(INT_MAX));
-    for (const char* k : {"node_bandwidth", "iteration", "forward", "backward", "exposed_communication", "optimizer"})
+    for (const char* k : {"node_bandwidth_bytes_per_s", "iteration_s", "forward_s", "backward_s",
+                          "exposed_communication_s", "optimizer_s"})
       number(j_, "", k, ok);
-    for (const char* k : {"encode", "decode", "samples_per_second", "wire_bytes_per_gpu", "global_batch"})
+    for (const char* k : {"encode_s", "decode_s", "samples_per_s", "wire_per_gpu_bytes", "global_batch"})
       number(j_, "", k, false);
     for (const char* k : {"params", "inputs"}) {
       if (const auto* o = object(k, false)) {
@@ -218,15 +298,16 @@ class RecordChecker {
           if (!it.value().is_string()) fail(std::string(k) + "." + it.key(), "expected a string");
       }
     }
-    if (const auto* m = object("memory", false)) number(*m, "memory.", "total", true);
+    if (const auto* m = object("memory", false)) number(*m, "memory.", "total_bytes", true);
     if (const auto* t = object("training", false)) number(*t, "training.", "hours", true);
     if (const auto* b = object("band", false)) {
-      for (const char* k : {"iteration_low", "iteration_high", "straggler_wait"}) number(*b, "band.", k, true);
-      for (const char* k : {"hours_low", "hours_high", "on_demand_low", "on_demand_high"}) number(*b, "band.", k, false);
+      for (const char* k : {"iteration_low_s", "iteration_high_s", "straggler_wait_s"}) number(*b, "band.", k, true);
+      for (const char* k : {"low_hours", "high_hours", "on_demand_low_usd", "on_demand_high_usd"})
+        number(*b, "band.", k, false);
     }
     if (const auto* c = object("cost", false)) {
-      number(*c, "cost.", "on_demand", true);
-      number(*c, "cost.", "spot", true, true);
+      number(*c, "cost.", "on_demand_usd", true);
+      number(*c, "cost.", "spot_usd", true, true);
     }
   }
 
@@ -268,7 +349,7 @@ void read_cluster(const ojson& j, ResultRecord& r) {
   r.gpus_per_node = opt<int>(j, "gpus_per_node");
   r.world = opt<int>(j, "world");
   r.gpu = opt<std::string>(j, "gpu");
-  r.node_bandwidth = opt<double>(j, "node_bandwidth");
+  r.node_bandwidth = opt<double>(j, "node_bandwidth_bytes_per_s");
   r.cluster_key = opt<std::string>(j, "cluster_key");
   r.model = opt<std::string>(j, "model");
   r.compression = opt<std::string>(j, "compression");
@@ -279,10 +360,12 @@ void read_cluster(const ojson& j, ResultRecord& r) {
 void read_objects(const ojson& j, ResultRecord& r) {
   if (j.contains("memory")) {
     const auto& m = j["memory"];
-    r.memory = MemoryFigures{figure(m, "total"),          figure(m, "capacity"),         figure(m, "parameters"),
-                             figure(m, "gradients"),      figure(m, "optimizer_states"), figure(m, "error_feedback"),
-                             figure(m, "buckets"),        figure(m, "compressor_state"), figure(m, "gather_buffer"),
-                             figure(m, "activations"),    figure(m, "reserve")};
+    r.memory = MemoryFigures{figure(m, "total_bytes"),       figure(m, "capacity_bytes"),
+                             figure(m, "parameters_bytes"),  figure(m, "gradients_bytes"),
+                             figure(m, "optimizer_states_bytes"), figure(m, "error_feedback_bytes"),
+                             figure(m, "buckets_bytes"),     figure(m, "compressor_state_bytes"),
+                             figure(m, "gather_buffer_bytes"), figure(m, "activations_bytes"),
+                             figure(m, "reserve_bytes")};
   }
   if (j.contains("training")) {
     const auto& t = j["training"];
@@ -291,14 +374,14 @@ void read_objects(const ojson& j, ResultRecord& r) {
   }
   if (j.contains("cost")) {
     const auto& c = j["cost"];
-    r.cost = CostFigures{figure(c, "on_demand"), opt<double>(c, "spot"), figure(c, "billed_seconds"),
+    r.cost = CostFigures{figure(c, "on_demand_usd"), opt<double>(c, "spot_usd"), figure(c, "billed_s"),
                          figure(c, "usd_per_hour")};
   }
   if (j.contains("band")) {
     const auto& b = j["band"];
-    r.band = BandFigures{figure(b, "iteration_low"), figure(b, "iteration_high"), figure(b, "straggler_wait"),
-                         opt<double>(b, "hours_low"), opt<double>(b, "hours_high"),
-                         opt<double>(b, "on_demand_low"), opt<double>(b, "on_demand_high")};
+    r.band = BandFigures{figure(b, "iteration_low_s"), figure(b, "iteration_high_s"), figure(b, "straggler_wait_s"),
+                         opt<double>(b, "low_hours"), opt<double>(b, "high_hours"),
+                         opt<double>(b, "on_demand_low_usd"), opt<double>(b, "on_demand_high_usd")};
   }
 }
 
@@ -307,15 +390,15 @@ void read_figures(const ojson& j, ResultRecord& r) {
   r.accumulation = opt<int>(j, "accumulation");
   r.global_batch = opt<double>(j, "global_batch");
   r.batch_split = opt<std::string>(j, "batch_split");
-  r.iteration = opt<double>(j, "iteration");
-  r.forward = opt<double>(j, "forward");
-  r.backward = opt<double>(j, "backward");
-  r.exposed_communication = opt<double>(j, "exposed_communication");
-  r.encode = opt<double>(j, "encode");
-  r.decode = opt<double>(j, "decode");
-  r.optimizer = opt<double>(j, "optimizer");
-  r.samples_per_second = opt<double>(j, "samples_per_second");
-  r.wire_bytes_per_gpu = opt<double>(j, "wire_bytes_per_gpu");
+  r.iteration = opt<double>(j, "iteration_s");
+  r.forward = opt<double>(j, "forward_s");
+  r.backward = opt<double>(j, "backward_s");
+  r.exposed_communication = opt<double>(j, "exposed_communication_s");
+  r.encode = opt<double>(j, "encode_s");
+  r.decode = opt<double>(j, "decode_s");
+  r.optimizer = opt<double>(j, "optimizer_s");
+  r.samples_per_second = opt<double>(j, "samples_per_s");
+  r.wire_bytes_per_gpu = opt<double>(j, "wire_per_gpu_bytes");
   read_objects(j, r);
 }
 
@@ -329,7 +412,8 @@ void read_figures(const ojson& j, ResultRecord& r) {
 
 }  // namespace
 
-std::string to_json(const ResultRecord& r) {
+std::string to_json(const ResultRecord& r, int version) {
+  if (version != 1 && version != 2) throw std::invalid_argument("no gradwire-result/" + std::to_string(version));
   ojson j{{"schema", kResultSchema}, {"index", r.index}, {"of", r.of}, {"sweep", r.sweep}, {"key", r.key}};
   if (!r.inputs.empty()) j["inputs"] = pairs_json(r.inputs);
   if (r.params) j["params"] = pairs_json(*r.params);
@@ -337,19 +421,32 @@ std::string to_json(const ResultRecord& r) {
   put_cluster(j, r);
   put_figures(j, r);
   put(j, "reason", r.reason);
+  if (version == 1) {
+    j = renamed_record(j, false);
+    j["schema"] = kResultSchemaV1;
+  }
   // Never throws on bad UTF-8 (a scenario's string, a file name in a reason).
   return j.dump(-1, ' ', false, ojson::error_handler_t::replace);
 }
 
-ResultRecord from_json(const std::string& text, const std::string& file, int line) {
+ResultRecord from_json(const std::string& text, const std::string& file, int line, int* version) {
   nlohmann::json checked;
   try {
     checked = nlohmann::json::parse(text);
   } catch (const std::exception& e) {
     rethrow_parse_error(e, file, line);
   }
-  RecordChecker(checked, file, line).check();
-  const ojson j = ojson::parse(text);  // in the file's key order (params, inputs)
+  const int v = schema_version(checked);
+  if (version != nullptr) *version = v;
+  if (v == 1) checked = renamed_record(checked, true);
+  try {
+    RecordChecker(checked, file, line).check();
+  } catch (const InputError& e) {
+    if (v != 1) throw;
+    throw InputError(file, line, 1, v1_field(e.key()), e.reason());  // the field as the file names it
+  }
+  ojson j = ojson::parse(text);  // in the file's key order (params, inputs)
+  if (v == 1) j = renamed_record(j, true);
   ResultRecord r;
   r.index = j["index"].get<std::size_t>();
   r.of = j["of"].get<std::size_t>();
@@ -366,7 +463,7 @@ ResultRecord from_json(const std::string& text, const std::string& file, int lin
 
 ResultLine parse_result_line(std::string text, const std::string& file, int line) {
   ResultLine r;
-  r.record = from_json(text, file, line);
+  r.record = from_json(text, file, line, &r.version);
   r.text = std::move(text);
   r.file = file;
   r.line = line;
@@ -395,10 +492,32 @@ std::vector<ResultLine> read_results(const std::string& path, bool* partial) {
   return out;
 }
 
+namespace {
+
+std::string schema_name(int version) { return version == 1 ? kResultSchemaV1 : kResultSchema; }
+
+/// `l` is of `first`'s version, or an InputError at `l` says what to do.
+void check_same_version(const ResultLine& first, const ResultLine& l) {
+  if (l.version == first.version) return;
+  throw InputError(l.file, l.line, 1, "schema",
+                   "a " + schema_name(l.version) + " record, while " + first.file + ":" +
+                       std::to_string(first.line) + " holds " + schema_name(first.version) +
+                       " ones; records of one results file or merge share one version: sweep the " +
+                       schema_name(1) + " shards again into new files with this gradwire (it writes " +
+                       schema_name(2) + "), then merge those");
+}
+
+}  // namespace
+
+int records_version(const std::vector<ResultLine>& lines) {
+  for (const auto& l : lines) check_same_version(lines.front(), l);
+  return lines.empty() ? kResultVersion : lines.front().version;
+}
+
 bool same_record(const ResultLine& a, const ResultLine& b) {
   // The one difference two builds may write for one point: the schema
   // field, which records written before it lack.
-  const std::string lead = std::string("{\"schema\":\"") + kResultSchema + "\",";
+  const std::string lead = std::string("{\"schema\":\"") + kResultSchemaV1 + "\",";
   auto body = [&lead](const std::string& t) { return t.rfind(lead, 0) == 0 ? t.substr(lead.size()) : t.substr(1); };
   return a.text == b.text || body(a.text) == body(b.text);
 }
@@ -419,6 +538,7 @@ struct ShardRecords {
   std::map<std::size_t, ResultLine> by_index;
   std::string sweep;
   std::size_t of = 0;
+  std::optional<ResultLine> first;  ///< the first record read: the others are of its version
 };
 
 /// Adds the records of one shard; records of another sweep or of another
@@ -428,6 +548,8 @@ void add_shard(ShardRecords& m, const std::string& path) {
   auto lines = read_results(path, &partial);
   for (auto& l : lines) {
     const ResultRecord& r = l.record;
+    if (!m.first) m.first = l;
+    check_same_version(*m.first, l);
     if (m.sweep.empty()) {
       m.sweep = r.sweep;
       m.of = r.of;

@@ -13,6 +13,7 @@
 
 #include "gradwire/core/atomic_file.hpp"
 #include "gradwire/core/error.hpp"
+#include "gradwire/core/units.hpp"
 #include "gradwire/plan/worker_pool.hpp"
 
 namespace gw::plan {
@@ -33,6 +34,10 @@ struct RunContext {
   std::string id;
   std::vector<std::string> input_paths;   ///< the sweep file, the base, every input
   std::string out;                        ///< the results file (checked, links resolved)
+  /// The version of the records written: kResultVersion, or the version of
+  /// the records of the file resumed (a file holds one version, so that a
+  /// resumed sweep ends byte for byte as one run without a stop would).
+  int version = kResultVersion;
 
   bool in_shard(std::size_t i) const {
     return i % static_cast<std::size_t>(opt.shard_count) == static_cast<std::size_t>(opt.shard_index);
@@ -73,12 +78,13 @@ std::string foreign_record_reason(const RunContext& run, const ResultRecord& r) 
 /// Checks the records of an existing results file and keeps those this run
 /// need not run again (the shard's error records are retried); rewrites the
 /// file without the cut-off record, the duplicates and the records to retry.
-/// Returns the indices kept.
-std::set<std::size_t> resume(const RunContext& run, RunSummary& sum) {
+/// Returns the indices kept; sets the version of the records to write.
+std::set<std::size_t> resume(RunContext& run, RunSummary& sum) {
   std::set<std::size_t> done;
   if (!exists(run.out)) return done;
   bool partial = false;
   const auto lines = read_results(run.out, &partial);
+  run.version = records_version(lines);
   std::map<std::size_t, const ResultLine*> seen;
   std::vector<const ResultLine*> keep;
   for (const auto& l : lines) {
@@ -125,13 +131,6 @@ std::vector<std::size_t> points_to_run(const RunContext& run, const std::set<std
   return todo;
 }
 
-std::string fmt_duration(double s) {
-  char buf[32];
-  const long t = static_cast<long>(s + 0.5);
-  std::snprintf(buf, sizeof buf, "%ld:%02ld:%02ld", t / 3600, (t / 60) % 60, t % 60);
-  return buf;
-}
-
 /// The progress shown on stderr: a bar (redrawn at most every 100 ms) or a line per point.
 class ProgressReport {
  public:
@@ -157,7 +156,7 @@ class ProgressReport {
     char msg[200];
     std::snprintf(msg, sizeof msg, "\rsweep %s: %zu/%zu points (%.0f%%), %.1f points/s, ETA %s   ", name_.c_str(),
                   ran, total_, 100.0 * done / std::max(todo, 1.0), rate,
-                  fmt_duration((todo - done) / std::max(rate, 1e-9)).c_str());
+                  units::format_duration((todo - done) / std::max(rate, 1e-9)).c_str());
     write_all_stderr(msg);
   }
 
@@ -180,7 +179,7 @@ std::string finished_line(const RunContext& run, const WorkerPool::Finished& f, 
   if (const auto own = f.line()) {
     line = *own;
   } else if (!StopSignalGuard::stop_requested()) {
-    line = to_json(run.error_record(f.index, f.failure()));
+    line = to_json(run.error_record(f.index, f.failure()), run.version);
   }
   if (line.empty()) return line;
   // Only a valid record of this point goes into the file (a bad one would
@@ -192,7 +191,7 @@ std::string finished_line(const RunContext& run, const WorkerPool::Finished& f, 
     record = std::move(r.record);
   } catch (const InputError& e) {
     record = run.error_record(f.index, "the worker wrote an invalid record (" + e.key() + ": " + e.reason() + ")");
-    line = to_json(record);
+    line = to_json(record, run.version);
   }
   return line;
 }
@@ -281,7 +280,7 @@ RunSummary run_sweep(const SweepSpec& spec, const RunOptions& opt, const Evaluat
         } catch (...) {
           r = run.error_record(index, "the evaluation failed with an unknown exception");
         }
-        return to_json(r);  // never throws on bad UTF-8
+        return to_json(r, run.version);  // never throws on bad UTF-8
       },
       lock.fd());
   try {

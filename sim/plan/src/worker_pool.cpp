@@ -120,8 +120,7 @@ bool WorkerPool::read_from(std::size_t k, Finished& out) {
   }
   ::close(w.fd);
   int status = 0;
-  while (::waitpid(w.pid, &status, 0) < 0 && errno == EINTR) {
-  }
+  wait_for_child(w.pid, &status);
   out = {w.index, std::move(w.buf), status};
   workers_.erase(workers_.begin() + static_cast<std::ptrdiff_t>(k));
   return true;
@@ -147,8 +146,7 @@ void WorkerPool::terminate() {
   for (const auto& w : workers_) ::kill(w.pid, SIGTERM);
   for (const auto& w : workers_) {
     ::close(w.fd);
-    while (::waitpid(w.pid, nullptr, 0) < 0 && errno == EINTR) {
-    }
+    wait_for_child(w.pid, nullptr);
   }
   workers_.clear();
 }

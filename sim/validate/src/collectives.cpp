@@ -1,5 +1,7 @@
 #include "gradwire/validate/collectives.hpp"
 
+#include "json_sections.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -180,31 +182,27 @@ std::string render_markdown(const std::vector<CaseResult>& results) {
   return out;
 }
 
-std::string render_json(const std::vector<CaseResult>& results) {
-  nlohmann::ordered_json j = nlohmann::ordered_json::array();
-  for (const auto& r : results) {
-    nlohmann::ordered_json c{{"case", r.c.name},      {"devset", r.c.devset}, {"file", r.c.file},
-                             {"source", r.c.source},  {"confidence", r.c.confidence},
-                             {"cluster", r.c.cluster_file}, {"gpus", r.gpus}, {"op", r.c.op},
-                             {"algorithm", r.c.algorithm}, {"protocol", r.c.protocol},
-                             {"published_algorithm", r.c.published_algorithm},
-                             {"gap", r.c.gap}};
-    auto opt = [](const std::optional<double>& x) { return x ? nlohmann::ordered_json(*x) : nullptr; };
-    c["median_abs_error_small"] = opt(r.median_small);
-    c["median_abs_error_large"] = opt(r.median_large);
-    c["worst_abs_error"] = opt(r.worst);
-    c["verdict"] = verdict(r);
-    c["points"] = nlohmann::ordered_json::array();
-    for (const auto& p : r.points)
-      c["points"].push_back({{"bytes", p.published.bytes},
-                             {"published_busbw", p.published.busbw},
-                             {"predicted_busbw", p.predicted_busbw},
-                             {"predicted_time", p.predicted_time},
-                             {"error", opt(p.error)},
-                             {"pair", p.pair}});
-    j.push_back(std::move(c));
-  }
-  return j.dump(2) + "\n";
+nlohmann::ordered_json collective_case_json(const CaseResult& r) {
+  nlohmann::ordered_json c{{"case", r.c.name},      {"devset", r.c.devset}, {"file", r.c.file},
+                           {"source", r.c.source},  {"confidence", r.c.confidence},
+                           {"cluster", r.c.cluster_file}, {"gpus", r.gpus}, {"op", r.c.op},
+                           {"algorithm", r.c.algorithm}, {"protocol", r.c.protocol},
+                           {"published_algorithm", r.c.published_algorithm},
+                           {"gap", r.c.gap}};
+  auto opt = [](const std::optional<double>& x) { return x ? nlohmann::ordered_json(*x) : nullptr; };
+  c["median_abs_error_small"] = opt(r.median_small);
+  c["median_abs_error_large"] = opt(r.median_large);
+  c["worst_abs_error"] = opt(r.worst);
+  c["verdict"] = verdict(r);
+  c["points"] = nlohmann::ordered_json::array();
+  for (const auto& p : r.points)
+    c["points"].push_back({{"size_bytes", p.published.bytes},
+                           {"published_busbw_bytes_per_s", p.published.busbw},
+                           {"predicted_busbw_bytes_per_s", p.predicted_busbw},
+                           {"predicted_time_s", p.predicted_time},
+                           {"error", opt(p.error)},
+                           {"pair", p.pair}});
+  return c;
 }
 
 }  // namespace gw::validate

@@ -1,5 +1,7 @@
 #include "gradwire/validate/iterations.hpp"
 
+#include "json_sections.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -236,7 +238,7 @@ std::string render_iterations_markdown(const std::vector<IterationCaseResult>& r
   return out;
 }
 
-std::string render_iterations_json(const std::vector<IterationCaseResult>& results) {
+nlohmann::ordered_json iterations_section_json(const std::vector<IterationCaseResult>& results) {
   auto opt = [](const auto& x) { return x ? nlohmann::ordered_json(*x) : nlohmann::ordered_json(nullptr); };
   nlohmann::ordered_json cases = nlohmann::ordered_json::array();
   for (const auto& r : results)
@@ -244,7 +246,7 @@ std::string render_iterations_json(const std::vector<IterationCaseResult>& resul
                      {"source", r.c.source},      {"confidence", r.c.confidence}, {"kind", r.c.kind},
                      {"gpus", r.c.scenario.cluster.world_size()}, {"model", r.c.scenario.workload->model},
                      {"quantity", r.c.quantity},  {"published", opt(r.c.published)}, {"predicted", r.predicted},
-                     {"time", r.time},            {"baseline_time", opt(r.baseline_time)},
+                     {"time_s", r.time},          {"baseline_time_s", opt(r.baseline_time)},
                      {"error", opt(r.error)},     {"same_sign", opt(r.same_sign)}, {"verdict", verdict(r)},
                      {"assumed", r.c.assumed},    {"gap", r.c.gap},             {"unscored", r.c.unscored}});
   const IterationSummary s = summarise(results);
@@ -252,7 +254,7 @@ std::string render_iterations_json(const std::vector<IterationCaseResult>& resul
                                  {"ddp_worst_abs_error", opt(s.ddp_worst)}, {"speedup_scored", s.speedup_scored},
                                  {"speedup_sign_ok", s.speedup_sign_ok},  {"speedup_within", s.speedup_within},
                                  {"unscored", s.unscored}};
-  return nlohmann::ordered_json{{"cases", cases}, {"summary", summary}}.dump(2) + "\n";
+  return nlohmann::ordered_json{{"cases", cases}, {"summary", summary}};
 }
 
 }  // namespace gw::validate

@@ -18,7 +18,10 @@
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/types.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <cerrno>
 
 namespace gw {
 
@@ -41,6 +44,16 @@ inline pid_t fork_dying_with_parent() noexcept {
   const pid_t pid = ::fork();
   if (pid == 0) die_with_parent(parent);
   return pid;
+}
+
+/// Waits for child `pid` to end (waitpid, retried when a signal interrupts
+/// it) and stores its status in `*status` (when not null); false (status
+/// untouched) when waitpid fails otherwise (no such child).
+inline bool wait_for_child(pid_t pid, int* status) noexcept {
+  while (::waitpid(pid, status, 0) < 0) {
+    if (errno != EINTR) return false;
+  }
+  return true;
 }
 
 }  // namespace gw

@@ -46,6 +46,13 @@ std::optional<std::int64_t> parse_integer(std::string_view text, IntegerError* w
 std::string format_size(double bytes);
 std::string format_time(double seconds);
 std::string format_bandwidth(double bytes_per_second);
+/// A duration as a person reads one of hours: "h:mm:ss", rounded to the
+/// second ("1:39:00", "0:00:42", "123:04:05"; "-0:00:05" below zero; "?"
+/// when not finite). Every duration of training shown to a person (tables,
+/// sentences, progress) goes through it; JSON and CSV keep numbers.
+std::string format_duration(double seconds);
+/// format_duration of a figure in hours (time-to-train, deadlines).
+inline std::string format_hours(double hours) { return format_duration(hours * 3600.0); }
 
 /// Removes leading and trailing blanks.
 std::string_view trim(std::string_view s);

@@ -9,7 +9,9 @@ namespace gw {
 
 /// The data root, the directory holding models/, calibrate/profiles/ and
 /// catalog/. In order:
-///   1. the environment variable GRADWIRE_DATA_DIR, when set and not empty;
+///   1. the environment variable GRADWIRE_DATA, when set and not empty,
+///      else GRADWIRE_DATA_DIR (its older name, kept as an alias: when both
+///      are set, GRADWIRE_DATA wins);
 ///   2. share/gradwire in the parent of the executable's directory (found
 ///      through /proc/self/exe) or in one of the two directories above that
 ///      one: <prefix>/bin/gradwire finds

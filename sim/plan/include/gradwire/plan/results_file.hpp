@@ -17,26 +17,40 @@ namespace gw::plan {
 /// Sweeps larger than this are refused.
 inline constexpr std::size_t kMaxSweepPoints = 1'000'000;
 
-/// The record as one line of JSON (no newline): "schema" (kResultSchema)
-/// first, then the fields in ResultRecord's order, numbers as nlohmann::json writes them (a whole count as an integer,
-/// every other figure as a double); bytes that are not UTF-8 become U+FFFD.
+/// The version of the sweep record this gradwire writes (kResultSchema).
+inline constexpr int kResultVersion = 2;
+
+/// The record as one line of JSON (no newline): "schema" (kResultSchema, or
+/// kResultSchemaV1 for `version` 1: the fields under their /1 names, for a
+/// sweep resuming a /1 file) first, then the fields in ResultRecord's order,
+/// numbers as nlohmann::json writes them (a whole count as an integer, every
+/// other figure as a double); bytes that are not UTF-8 become U+FFFD.
 /// Never throws for bad UTF-8.
-std::string to_json(const ResultRecord& record);
+std::string to_json(const ResultRecord& record, int version = kResultVersion);
 
 /// Parses and checks one line (throws InputError at `file`:`line` naming the
 /// key: not one JSON object, wrong type, non-finite or negative number,
 /// unknown status, index >= of, a field an ok record needs missing, ...).
 /// Fields the record does not type are ignored; a record without "schema"
-/// (written before it) reads as gradwire-result/1, another schema is refused.
-/// For every record this program writes, to_json(from_json(line)) == line.
-ResultRecord from_json(const std::string& line, const std::string& file = "record", int line_no = 1);
+/// (written before it) reads as gradwire-result/1, as does one of that
+/// schema (its fields renamed, docs/outputs.md); gradwire-result/2 reads as
+/// written; another schema is refused. An error names the field as the line
+/// does. `version` (when given) is set to the record's version (1 or 2).
+/// For every record this program writes, to_json(from_json(line, .., &v), v) == line.
+ResultRecord from_json(const std::string& line, const std::string& file = "record", int line_no = 1,
+                       int* version = nullptr);
 
 struct ResultLine {
   ResultRecord record;
   std::string text;    ///< the JSON object as written (without a trailing CR): copied verbatim by merge and resume
   std::string file;    ///< where it was read
   int line = 0;        ///< its line there
+  int version = kResultVersion;  ///< its schema's version: 1 (gradwire-result/1 or none) or 2
 };
+/// The version of the records of `lines` (kResultVersion when there are
+/// none); throws InputError at the first line of another version than the
+/// first line's (a file or a merge holds records of one version).
+int records_version(const std::vector<ResultLine>& lines);
 /// Reads a results file (a regular file of at most kMaxResultsBytes); a final
 /// line without its newline (a crash during the append) is ignored; any other
 /// malformed or invalid record is an InputError at FILE:LINE naming the key

@@ -74,7 +74,6 @@ CaseResult score_case(const CollectiveCase& c, int gpus, const std::vector<doubl
 std::string render_markdown(const std::vector<CaseResult>& results);
 /// The summary alone, as aligned text (the terminal).
 std::string render_summary(const std::vector<CaseResult>& results);
-/// Everything as JSON.
-std::string render_json(const std::vector<CaseResult>& results);
+/// As JSON: validation_json.hpp.
 
 }  // namespace gw::validate

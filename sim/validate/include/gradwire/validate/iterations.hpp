@@ -88,6 +88,6 @@ std::string render_iterations_residuals(const std::vector<IterationCaseResult>& 
 
 std::string render_iterations_markdown(const std::vector<IterationCaseResult>& results);
 std::string render_iterations_summary(const std::vector<IterationCaseResult>& results);
-std::string render_iterations_json(const std::vector<IterationCaseResult>& results);
+/// As JSON: validation_json.hpp.
 
 }  // namespace gw::validate
