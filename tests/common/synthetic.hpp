@@ -1,6 +1,7 @@
 // Small synthetic models, clusters and device costs for the replay tests.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -76,6 +77,32 @@ inline std::vector<double> bucket_ready_times(const std::vector<Bucket>& buckets
   std::vector<double> ready;
   for (const auto& b : buckets) ready.push_back(end.at(b.last_tensor));
   return ready;
+}
+
+/// The no-overlap iteration with each bucket's steps where BucketComm places
+/// them (docs/model.md, "Where the hooks' kernels run"): forward, backward
+/// and the hooks' compute-stream steps; then the buckets' comm-stream steps
+/// one after another, each bucket's side-stream steps from the end of its
+/// own; the optimizer after the last of them to end.
+inline double no_overlap_total(const IterationPlan& p, const CollectiveTimeFn& coll) {
+  double compute = p.forward + p.backward(), comm = 0, end = 0;
+  for (const auto& bc : p.comm) {
+    const std::size_t side_from = bc.steps.size() - bc.on_side_stream;
+    double side = 0;
+    for (std::size_t i = 0; i < bc.steps.size(); ++i) {
+      const auto& s = bc.steps[i];
+      const double d = s.kind == CommStep::Kind::Collective ? coll(s) : s.seconds;
+      if (i < bc.on_compute_stream) {
+        compute += d;
+      } else if (i < side_from) {
+        comm += d;
+      } else {
+        side += d;
+      }
+    }
+    end = std::max(end, comm + side);
+  }
+  return compute + end + p.optimizer;
 }
 
 }  // namespace gw::test

@@ -91,10 +91,14 @@ TEST(Studies, AccumulationAtAFixedGlobalBatchFollowsMemoryAndCompressionPaysWher
   EXPECT_EQ(k["ND96asr_v4"], 1);
   std::map<std::string, double> gain;  // PowerSGD's saving at the same global batch
   for (const auto& [inst, by] : cost) gain[inst] = 1 - by.at("powersgd") / by.at("none");
+  // PowerSGD's hook runs its first part (error feedback, P = M Q) on the
+  // backward's stream (docs/model.md, "Where the hooks' kernels run"): it
+  // pays where the network is scarce, and costs where it is not.
   EXPECT_GT(gain["p3.16xlarge"], 0.2);   // 25 Gbps for 8 V100s
-  EXPECT_GT(gain["g5.48xlarge"], 0.0);   // 100 Gbps for 8 A10Gs
-  EXPECT_LT(std::fabs(gain["ND96asr_v4"]), 0.01);  // 1.6 Tbps: nothing to gain
+  EXPECT_LT(gain["g5.48xlarge"], 0.05);  // 100 Gbps for 8 A10Gs: little or nothing to gain
+  EXPECT_LT(gain["ND96asr_v4"], 0.0);    // 1.6 Tbps: nothing to gain, the hook's work to pay
   EXPECT_GT(gain["p3.16xlarge"], gain["g5.48xlarge"] + 0.1);
+  EXPECT_GT(gain["g5.48xlarge"], gain["ND96asr_v4"]);
 }
 
 TEST(Studies, CompressionPaysAtLowBandwidthNotAtHighAndAllGatherLosesWithScale) {

@@ -130,14 +130,37 @@ void plan_powersgd(BucketPlanner& b) {
 // products). docs/model.md, "Compression as PyTorch runs it", gives each
 // plan with its source.
 
+// Where DDP runs a comm hook's kernels (docs/model.md, "Where the hooks'
+// kernels run"): Reducer::all_reduce_bucket calls the hook on the autograd
+// thread, whose current stream is the backward's (torch/csrc/distributed/
+// c10d/reducer.cpp), so the steps before the first collective run there; the
+// collectives on ProcessGroupNCCL's stream; a CUDA future's `then` callback
+// on a stream taken from the pool (ivalue::Future::invokeCallback,
+// aten/src/ATen/core/ivalue_inl.h), so the steps after the last collective
+// run beside the next buckets' collectives. Steps between two collectives
+// stay on the comm stream: the next collective waits for them.
+void place_on_hook_streams(BucketComm& c) {
+  std::size_t first = c.steps.size(), last = 0;
+  for (std::size_t i = 0; i < c.steps.size(); ++i) {
+    if (c.steps[i].kind != CommStep::Kind::Collective) continue;
+    first = std::min(first, i);
+    last = i;
+  }
+  if (first == c.steps.size()) return;  // no collective: nothing to place
+  c.on_compute_stream = first;
+  c.on_side_stream = c.steps.size() - last - 1;
+}
+
 // fp16_compress_hook / bf16_compress_hook (torch/distributed/algorithms/
-// ddp_comm_hooks/default_hooks.py): cast to half (read e, write 2 bytes per
-// element), all-reduce the half buffer, then divide by N in half (read 2,
-// write 2) and copy back into the bucket (read 2, write e).
+// ddp_comm_hooks/default_hooks.py, _compress_hook, pytorch/pytorch@38dfbe6):
+// cast to half (read e, write 2 bytes per element) and divide by N in half
+// (read 2, write 2) before the all-reduce of the half buffer; the `then`
+// callback copies it back into the bucket (read 2, write e).
 void plan_half_hook(BucketPlanner& b) {
-  b.encode(b.kernels(1, (b.e + 2) * b.dn), "cast to " + b.spec.kind);
+  b.encode(b.kernels(2, (b.e + 2 + 4) * b.dn), "cast to " + b.spec.kind + ", divide");
   b.all_reduce("all-reduce " + b.spec.kind, 2 * b.dn);
-  b.decode(b.kernels(2, (4 + 2 + b.e) * b.dn), "divide, cast back");
+  b.decode(b.kernels(1, (2 + b.e) * b.dn), "copy back");
+  place_on_hook_streams(b.out());
 }
 
 // The hook's _orthogonalize (Gram-Schmidt) of an m x r matrix, column by
@@ -217,6 +240,7 @@ void plan_powersgd_hook(BucketPlanner& b) {
     b.all_reduce("all-reduce Q", h.q_elems * b.e);
   }
   if (third > 0) b.decode(third, "M = P Q^T, error feedback");
+  place_on_hook_streams(b.out());
 }
 
 // The all-gather communicator of GRACE (sands-lab/grace, grace_dl/torch/

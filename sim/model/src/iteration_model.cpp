@@ -213,18 +213,48 @@ IterationPlan plan_iteration(const WorkloadSpec& w, const ClusterSpec& cluster, 
   return p;
 }
 
+CommActivity side_stream_activity(const IterationResult& r, std::size_t buckets, double s) {
+  for (std::size_t b = 0; b < buckets && b < r.buckets.size(); ++b)
+    for (const auto& st : r.buckets[b].steps)
+      if (st.side_stream && st.start <= s && s < st.end) return CommActivity::Codec;
+  return CommActivity::Idle;
+}
+
 CommActivity comm_activity_at(const IterationResult& r, std::size_t buckets, double s, bool overlap) {
   for (std::size_t b = 0; b < buckets && b < r.buckets.size(); ++b) {
     const auto& bt = r.buckets[b];
     // A bucket that becomes ready exactly now has not started yet when the
     // compute stream launches its next tensor.
     const bool starting_now = overlap && bt.start == s && bt.ready == s;
-    if (!(bt.start <= s && s < bt.end) || starting_now) continue;
+    // The comm stream holds the bucket from its start to its last step off
+    // the side stream (steps before the start ran on the compute stream).
+    double stream_end = bt.end;
+    bool side = false;
+    for (const auto& st : bt.steps) side = side || st.side_stream;
+    if (side) {
+      stream_end = bt.start;
+      for (const auto& st : bt.steps)
+        if (!st.side_stream) stream_end = std::max(stream_end, st.end);
+    }
+    if (!(bt.start <= s && s < stream_end) || starting_now) continue;
     for (const auto& st : bt.steps)
-      if (st.kind != CommStep::Kind::Collective && st.start <= s && s < st.end) return CommActivity::Codec;
+      if (!st.side_stream && st.kind != CommStep::Kind::Collective && st.start <= s && s < st.end)
+        return CommActivity::Codec;
     return CommActivity::Collective;  // a collective or the bucket's launches
   }
-  return CommActivity::Idle;
+  return side_stream_activity(r, buckets, s);
+}
+
+double codec_step_seconds(const IterationPlan& plan, double seconds, bool beside_compute) {
+  return beside_compute ? seconds * (1 + plan.codec_interference) : seconds;
+}
+
+void mark_side_streams(const IterationPlan& plan, IterationResult& r) {
+  for (std::size_t b = 0; b < r.buckets.size() && b < plan.comm.size(); ++b) {
+    auto& steps = r.buckets[b].steps;
+    const std::size_t side = std::min(plan.comm[b].on_side_stream, steps.size());
+    for (std::size_t i = 0; i < steps.size(); ++i) steps[i].side_stream = i >= steps.size() - side;
+  }
 }
 
 double interference_at(const IterationPlan& plan, CommActivity a) {
@@ -263,6 +293,7 @@ void finish_band(const IterationPlan& plan, IterationResult& r) {
 }
 
 void finish_result(const IterationPlan& plan, IterationResult& r) {
+  mark_side_streams(plan, r);
   r.model = plan.model;
   r.compression = plan.compression;
   r.compute_precision = plan.compute_precision;
@@ -329,66 +360,124 @@ void finish_result(const IterationPlan& plan, IterationResult& r) {
   r.tensor_names = plan.tensor_names;
 }
 
-IterationResult evaluate_closed_form(const IterationPlan& plan, const CollectiveTimeFn& collective_time) {
-  IterationResult r;
-  r.method = "closed form";
-  const double folded = plan.folded();
-  r.forward_start = folded;
-  r.backward_start = folded + plan.forward;
-  const std::size_t nb = plan.buckets.size();
-  r.buckets.resize(nb);
-  // Bucket index whose last tensor is j, or -1.
-  std::vector<int> bucket_of_last(plan.tensor_backward.size(), -1);
-  for (std::size_t b = 0; b < nb; ++b) bucket_of_last.at(plan.buckets[b].last_tensor) = static_cast<int>(b);
+namespace {
 
+StepTiming timed_step(const CommStep& s, double start, double seconds, bool side) {
+  StepTiming st;
+  st.label = s.label;
+  st.kind = s.kind;
+  st.bytes = s.bytes;
+  st.start = start;
+  st.end = start + seconds;
+  st.side_stream = side;
+  return st;
+}
+
+// One closed-form pass with the backward assumed to run until
+// `compute_until` (codec steps that start before it are beside compute).
+class ClosedFormPass {
+ public:
+  ClosedFormPass(const IterationPlan& plan, const CollectiveTimeFn& collective_time, double compute_until)
+      : plan_(plan), collective_time_(collective_time), compute_until_(compute_until) {}
+
+  IterationResult run() {
+    r_.method = "closed form";
+    const double folded = plan_.folded();
+    r_.forward_start = folded;
+    r_.backward_start = folded + plan_.forward;
+    const std::size_t nb = plan_.buckets.size();
+    r_.buckets.resize(nb);
+    // Bucket index whose last tensor is j, or -1.
+    std::vector<int> bucket_of_last(plan_.tensor_backward.size(), -1);
+    for (std::size_t b = 0; b < nb; ++b) bucket_of_last.at(plan_.buckets[b].last_tensor) = static_cast<int>(b);
+    double t = r_.backward_start;
+    r_.tensor_end.resize(plan_.tensor_backward.size());
+    for (std::size_t j = 0; j < plan_.tensor_backward.size(); ++j) {
+      double d = plan_.tensor_backward[j];
+      d *= 1 + interference_at(plan_, comm_activity_at(r_, scheduled_, t, plan_.overlap));
+      if (j < plan_.tensor_copy_in.size()) d += plan_.tensor_copy_in[j];  // DDP copies the gradient into its bucket
+      t += d;
+      const int b = bucket_of_last[j];
+      if (b >= 0) t = hook_on_compute_stream(static_cast<std::size_t>(b), t);
+      r_.tensor_end[j] = t;
+      if (b >= 0 && plan_.overlap) schedule(static_cast<std::size_t>(b), t, t + sync_delay(static_cast<std::size_t>(b)));
+    }
+    r_.backward_end = t;
+    if (!plan_.overlap)
+      for (std::size_t b = 0; b < nb; ++b)  // after the slowest rank's end
+        schedule(b, r_.tensor_end[plan_.buckets[b].last_tensor], t + sync_delay(nb - 1));
+    finish_result(plan_, r_);
+    return r_;
+  }
+
+ private:
   // The slowest rank reaches bucket b D_b after the representative one.
-  const auto sync_delay = [&](std::size_t b) {
-    return b < plan.bucket_sync_delay.size() ? plan.bucket_sync_delay[b] : 0.0;
-  };
-  double comm_free = 0;  // end of the previous bucket on the comm stream
-  std::size_t scheduled = 0;
-  const auto schedule = [&](std::size_t b, double ready, double earliest) {
-    auto& bt = r.buckets[b];
+  double sync_delay(std::size_t b) const {
+    return b < plan_.bucket_sync_delay.size() ? plan_.bucket_sync_delay[b] : 0.0;
+  }
+
+  // A PyTorch hook's steps before its first collective, on the compute
+  // stream right after the bucket's last tensor (not slowed: nothing else
+  // runs on that stream).
+  double hook_on_compute_stream(std::size_t b, double t) {
+    const auto& bc = plan_.comm[b];
+    for (std::size_t i = 0; i < bc.on_compute_stream; ++i) {
+      r_.buckets[b].steps.push_back(timed_step(bc.steps[i], t, bc.steps[i].seconds, false));
+      t += bc.steps[i].seconds;
+    }
+    return t;
+  }
+
+  // The bucket's comm-stream steps from the later of `earliest` and the end
+  // of the previous bucket, then its side-stream steps from their end.
+  void schedule(std::size_t b, double ready, double earliest) {
+    auto& bt = r_.buckets[b];
+    const auto& bc = plan_.comm[b];
     bt.ready = ready;
-    bt.start = std::max(earliest, comm_free);
-    double t = bt.start + (b < plan.bucket_launch.size() ? plan.bucket_launch[b] : 0.0);
-    for (const auto& s : plan.comm[b].steps) {
-      StepTiming st;
-      st.label = s.label;
-      st.kind = s.kind;
-      st.bytes = s.bytes;
-      st.start = t;
-      t += s.kind == CommStep::Kind::Collective ? collective_time(s) : s.seconds;
-      st.end = t;
-      bt.steps.push_back(st);
+    bt.start = std::max(earliest, comm_free_);
+    double t = bt.start + (b < plan_.bucket_launch.size() ? plan_.bucket_launch[b] : 0.0);
+    const std::size_t side_from = bc.steps.size() - bc.on_side_stream;
+    for (std::size_t i = bc.on_compute_stream; i < side_from; ++i) {
+      const auto& s = bc.steps[i];
+      const double d = s.kind == CommStep::Kind::Collective ? collective_time_(s)
+                                                            : codec_step_seconds(plan_, s.seconds, t < compute_until_);
+      bt.steps.push_back(timed_step(s, t, d, false));
+      t += d;
+    }
+    comm_free_ = t;
+    const bool beside = t < compute_until_;   // the side chain starts beside compute or not
+    for (std::size_t i = side_from; i < bc.steps.size(); ++i) {
+      const double d = codec_step_seconds(plan_, bc.steps[i].seconds, beside);
+      bt.steps.push_back(timed_step(bc.steps[i], t, d, true));
+      t += d;
     }
     bt.end = t;
-    comm_free = t;
-  };
+    ++scheduled_;
+  }
 
-  double t = r.backward_start;
-  std::vector<double> ready_later;  // overlap off: buckets wait for the whole backward
-  r.tensor_end.resize(plan.tensor_backward.size());
-  for (std::size_t j = 0; j < plan.tensor_backward.size(); ++j) {
-    double d = plan.tensor_backward[j];
-    d *= 1 + interference_at(plan, comm_activity_at(r, scheduled, t, plan.overlap));
-    if (j < plan.tensor_copy_in.size()) d += plan.tensor_copy_in[j];  // DDP copies the gradient into its bucket
-    t += d;
-    r.tensor_end[j] = t;
-    const int b = bucket_of_last[j];
-    if (b >= 0 && plan.overlap) {
-      schedule(static_cast<std::size_t>(b), t, t + sync_delay(static_cast<std::size_t>(b)));
-      ++scheduled;
-    }
+  const IterationPlan& plan_;
+  const CollectiveTimeFn& collective_time_;
+  double compute_until_;
+  IterationResult r_;
+  double comm_free_ = 0;      // end of the previous bucket on the comm stream
+  std::size_t scheduled_ = 0;
+};
+
+}  // namespace
+
+IterationResult evaluate_closed_form(const IterationPlan& plan, const CollectiveTimeFn& collective_time) {
+  // A codec step is slowed when it starts before the backward's end, which
+  // the comm stream's interference may itself move: the end is found by
+  // fixed-point iteration from the pass without codec slow-down (one more
+  // pass when nothing slows the backward, where the end does not move).
+  IterationResult r = ClosedFormPass(plan, collective_time, -1.0).run();
+  if (!(plan.codec_interference > 0)) return r;
+  for (int pass = 0; pass < 16; ++pass) {
+    IterationResult next = ClosedFormPass(plan, collective_time, r.backward_end).run();
+    const bool fixed = next.backward_end == r.backward_end;
+    r = std::move(next);
+    if (fixed) break;
   }
-  r.backward_end = t;
-  if (!plan.overlap) {
-    for (std::size_t b = 0; b < nb; ++b) {
-      schedule(b, r.tensor_end[plan.buckets[b].last_tensor], t + sync_delay(nb - 1));  // the slowest rank's end
-      ++scheduled;
-    }
-  }
-  finish_result(plan, r);
   return r;
 }
 

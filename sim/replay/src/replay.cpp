@@ -17,7 +17,8 @@ void sleep_if(double seconds) {
 
 // One step of a bucket on the comm stream: a collective over all ranks or a
 // codec's sleep, timed.
-StepTiming run_step(engine::Simulation& sim, const CommStep& s, int world_size, const ReplayOptions& options) {
+StepTiming run_step(engine::Simulation& sim, const CommStep& s, int world_size, const ReplayOptions& options,
+                    double codec_seconds) {
   StepTiming st;
   st.label = s.label;
   st.kind = s.kind;
@@ -33,7 +34,7 @@ StepTiming run_step(engine::Simulation& sim, const CommStep& s, int world_size, 
       sim.run_collective(req);
     }
   } else {
-    sleep_if(s.seconds);
+    sleep_if(codec_seconds);
   }
   st.end = engine::Simulation::now();
   return st;
@@ -47,6 +48,29 @@ void wait_for_slowest_rank(const IterationPlan& plan, const IterationResult& r, 
   const double from = plan.overlap ? r.buckets[b].ready : r.backward_end;
   sleep_if(from + plan.bucket_sync_delay[plan.overlap ? b : plan.bucket_sync_delay.size() - 1] -
            engine::Simulation::now());
+}
+
+// A PyTorch hook's work before its first collective: on the compute stream
+// after the bucket's last tensor (docs/model.md, "Where the hooks' kernels run").
+void run_on_compute_stream(engine::Simulation& sim, const IterationPlan& plan, std::size_t b, BucketTiming& bt,
+                           const ReplayOptions& options) {
+  const auto& bc = plan.comm[b];
+  for (std::size_t i = 0; i < bc.on_compute_stream; ++i)
+    bt.steps.push_back(run_step(sim, bc.steps[i], plan.world_size, options, bc.steps[i].seconds));
+}
+
+// A hook's `then` work after its last collective: on a side stream from now,
+// timed without holding the comm stream; returns its end.
+double time_side_stream(const IterationPlan& plan, std::size_t b, bool beside_compute, BucketTiming& bt) {
+  const auto& bc = plan.comm[b];
+  double t = engine::Simulation::now();
+  for (std::size_t i = bc.steps.size() - bc.on_side_stream; i < bc.steps.size(); ++i) {
+    const auto& s = bc.steps[i];
+    StepTiming st{s.label, s.kind, t, t + codec_step_seconds(plan, s.seconds, beside_compute), s.bytes, true};
+    t = st.end;
+    bt.steps.push_back(std::move(st));
+  }
+  return t;
 }
 
 // Runs inside the child: builds the platform, runs the two actors, returns JSON.
@@ -64,25 +88,34 @@ std::string replay_in_child(const ClusterSpec& cluster, const IterationPlan& pla
 
   engine::Signal ready;
   CommActivity comm = CommActivity::Idle;  // what the comm stream runs (interference)
+  bool computing = false;                  // the backward runs (codec slow-down)
+  std::size_t started = 0;                 // buckets the comm stream has taken
   long activities = 0;
 
   sim.add_actor("compute", 0, [&] {
     sleep_if(plan.forward);
     ++activities;
     r.backward_start = engine::Simulation::now();
+    computing = true;
     for (std::size_t j = 0; j < nt; ++j) {
       double d = plan.tensor_backward[j];
-      d *= 1 + interference_at(plan, comm);
+      const CommActivity beside =
+          comm != CommActivity::Idle ? comm : side_stream_activity(r, started, engine::Simulation::now());
+      d *= 1 + interference_at(plan, beside);
       if (j < plan.tensor_copy_in.size()) d += plan.tensor_copy_in[j];  // DDP copies the gradient into its bucket
       sleep_if(d);
       ++activities;
-      r.tensor_end[j] = engine::Simulation::now();
       const int b = bucket_of_last[j];
+      if (b >= 0)
+        run_on_compute_stream(sim, plan, static_cast<std::size_t>(b), r.buckets[static_cast<std::size_t>(b)], options);
+      r.tensor_end[j] = engine::Simulation::now();
+      if (j + 1 == nt) computing = false;
       if (b >= 0) {
         r.buckets[static_cast<std::size_t>(b)].ready = r.tensor_end[j];
         if (plan.overlap) ready.release();
       }
     }
+    computing = false;
     r.backward_end = engine::Simulation::now();
     if (!plan.overlap)
       for (std::size_t b = 0; b < nb; ++b) ready.release();
@@ -95,14 +128,18 @@ std::string replay_in_child(const ClusterSpec& cluster, const IterationPlan& pla
       wait_for_slowest_rank(plan, r, b);
       comm = CommActivity::Collective;  // the launches, then each step's own
       bt.start = engine::Simulation::now();
+      started = b + 1;
       if (b < plan.bucket_launch.size()) sleep_if(plan.bucket_launch[b]);  // hook dispatch + kernel launches
-      for (const auto& s : plan.comm[b].steps) {
+      const auto& bc = plan.comm[b];
+      const std::size_t side_from = bc.steps.size() - bc.on_side_stream;
+      for (std::size_t i = bc.on_compute_stream; i < side_from; ++i) {
+        const auto& s = bc.steps[i];
         comm = s.kind == CommStep::Kind::Collective ? CommActivity::Collective : CommActivity::Codec;
-        bt.steps.push_back(run_step(sim, s, plan.world_size, options));
+        bt.steps.push_back(run_step(sim, s, plan.world_size, options, codec_step_seconds(plan, s.seconds, computing)));
         ++activities;
       }
-      bt.end = engine::Simulation::now();
       comm = CommActivity::Idle;
+      bt.end = time_side_stream(plan, b, computing, bt);
     }
   });
 

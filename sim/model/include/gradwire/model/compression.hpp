@@ -21,6 +21,7 @@
 //                 a separate all-reduce.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -75,6 +76,15 @@ struct BucketComm {
   double error_feedback_bytes = 0;   ///< residual kept per GPU (bytes)
   double state_bytes = 0;      ///< other compressor state per GPU (PowerSGD P and Q)
   double wire_bytes_per_gpu = 0;   ///< bytes one GPU sends (set by plan_iteration)
+  /// Where a PyTorch DDP comm hook's steps run (docs/model.md, "Where the
+  /// hooks' kernels run"): the first `on_compute_stream` steps (the hook's
+  /// body before its first collective) on the backward's stream, serialised
+  /// with the backward; the last `on_side_stream` (its `then` callback after
+  /// the last collective) on a stream of their own, beside the next buckets'
+  /// collectives; the rest on the comm stream. 0 and 0: every step on the
+  /// comm stream (the gradwire plans, GRACE's open implementations).
+  std::size_t on_compute_stream = 0;
+  std::size_t on_side_stream = 0;
 };
 
 /// The compressor names gradwire models: the names of the compressor table

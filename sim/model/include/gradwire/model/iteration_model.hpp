@@ -7,6 +7,13 @@
 //                    collective(s), decode) one after another; a later bucket
 //                    never overtakes an earlier one.
 //   optimizer      : after the backward pass and the last bucket.
+//   PyTorch hooks  : the steps before a bucket's first collective run on the
+//                    compute stream after its last tensor (the bucket is ready
+//                    after them); those after its last collective on a side
+//                    stream that does not hold the comm stream
+//                    (BucketComm::on_compute_stream / on_side_stream).
+//   codecs         : a codec step that starts before the backward's end takes
+//                    (1 + codec_interference) times its time.
 //
 // Gradient accumulation (k micro-steps under no_sync): k-1 micro-steps of
 // forward + backward without communication, then one that synchronizes.
@@ -104,7 +111,7 @@ struct IterationPlan {
   bool overlap = true;
   double interference = 0;             ///< compute slow-down while a collective (or its launch) runs
   double interference_codec = 0;       ///< compute slow-down while a codec runs
-  double codec_interference = 0;       ///< codec slow-down beside compute (recorded, not applied)
+  double codec_interference = 0;       ///< codec slow-down while the backward runs (g)
   std::string interference_source;     ///< workload.interference, the profile, or the default
   double interference_range_high = 0;  ///< unmeasured: the published upper end (band), else 0
   double compute_efficiency = 1;       ///< fraction of the GEMM rate used for compute
@@ -189,6 +196,9 @@ struct StepTiming {
   CommStep::Kind kind = CommStep::Kind::Collective;
   double start = 0, end = 0;
   double bytes = 0;          ///< collectives: nccl-tests size
+  /// On a stream of its own beside the comm stream (a PyTorch hook's `then`
+  /// work after its last collective; BucketComm::on_side_stream).
+  bool side_stream = false;
 };
 
 struct BucketTiming {
@@ -212,7 +222,7 @@ struct IterationResult {
   bool overlap = true;
   double interference = 0;            ///< compute slow-down under NCCL
   double interference_codec = 0;      ///< compute slow-down under a codec
-  double codec_interference = 0;      ///< codec slow-down under compute (recorded, not applied)
+  double codec_interference = 0;      ///< codec slow-down while the backward runs
   std::string interference_source;
   double overlapped_compute = 0;      ///< backward time that started beside communication (s)
   double compute_efficiency = 1;
@@ -259,13 +269,28 @@ using CollectiveTimeFn = std::function<double(const CommStep& step)>;
 /// with overlap a bucket that becomes ready at s has not started. The closed
 /// form and the band use it; the replay tracks it as it runs.
 CommActivity comm_activity_at(const IterationResult& result, std::size_t buckets, double s, bool overlap);
+/// Codec work on a side stream (StepTiming::side_stream) at time s among the
+/// first `buckets` buckets: Codec or Idle. comm_activity_at falls back on it
+/// when the comm stream is idle.
+CommActivity side_stream_activity(const IterationResult& result, std::size_t buckets, double s);
 /// The compute slow-down for an activity: interference, interference_codec or 0.
 double interference_at(const IterationPlan& plan, CommActivity activity);
+/// Seconds of a codec step that starts while the backward runs (beside
+/// compute): seconds x (1 + plan.codec_interference); otherwise seconds.
+double codec_step_seconds(const IterationPlan& plan, double seconds, bool beside_compute);
+/// Marks the steps of each bucket of `result` that ran on a side stream
+/// (the plan's BucketComm::on_side_stream last steps).
+void mark_side_streams(const IterationPlan& plan, IterationResult& result);
 
 /// Evaluates the plan with the closed forms above. Interference: a tensor's
 /// backward that starts while the comm stream runs a collective (or its
 /// launches) takes (1 + interference) times as long, while it runs a codec
-/// (1 + interference_codec) (the same tensor-granularity rule as the replay).
+/// (1 + interference_codec) (the same tensor-granularity rule as the replay);
+/// a codec step that starts before the backward's end takes
+/// (1 + codec_interference) times as long. PyTorch hooks' steps run where
+/// BucketComm places them: before the first collective on the compute stream
+/// at the bucket's last tensor (the bucket is ready after them), after the
+/// last collective on a side stream that does not hold the comm stream.
 IterationResult evaluate_closed_form(const IterationPlan& plan, const CollectiveTimeFn& collective_time);
 
 /// Fills the totals of a result (forward, backward, exposed communication,
