@@ -1,8 +1,12 @@
 #include "gradwire/replay/replay.hpp"
 
+#include <cstdlib>
+#include <cstring>
+#include <sstream>
 #include <stdexcept>
 
 #include "gradwire/core/error.hpp"
+#include "gradwire/replay/collective_memo.hpp"
 
 namespace gw {
 namespace {
@@ -17,7 +21,8 @@ void sleep_if(double seconds) {
 
 // One step of a bucket on the comm stream: a collective over all ranks or a
 // codec's sleep, timed.
-StepTiming run_step(engine::Simulation& sim, const CommStep& s, int world_size, const ReplayOptions& options) {
+StepTiming run_step(engine::Simulation& sim, CollectiveMemo& memo, const CommStep& s, int world_size,
+                    const ReplayOptions& options) {
   StepTiming st;
   st.label = s.label;
   st.kind = s.kind;
@@ -30,7 +35,7 @@ StepTiming run_step(engine::Simulation& sim, const CommStep& s, int world_size, 
       req.algorithm = engine::parse_algorithm(s.algorithm);
       req.granularity = options.granularity;
       req.bytes = s.bytes;
-      sim.run_collective(req);
+      memo.run(sim, req);
     }
   } else {
     sleep_if(s.seconds);
@@ -49,10 +54,16 @@ void wait_for_slowest_rank(const IterationPlan& plan, const IterationResult& r, 
            engine::Simulation::now());
 }
 
-// Runs inside the child: builds the platform, runs the two actors, returns JSON.
+// Runs inside the child: builds the platform, runs the two actors, returns
+// a header line "EXACT SIMULATED REPLAYED" then the JSON result. EXACT is 1
+// when the memo's conditions held throughout (or it was off), 0 when they did
+// not (run again in full).
 std::string replay_in_child(const ClusterSpec& cluster, const IterationPlan& plan,
                             const ReplayOptions& options) {
   engine::Simulation sim(cluster);
+  // The comm actor is the only network user; each collective runs alone on
+  // it, so a repeated one can be a sleep (collective_memo.hpp).
+  CollectiveMemo memo(!options.full_simulation);
   IterationResult r;
   r.method = "simulation";
   const std::size_t nb = plan.buckets.size();
@@ -98,7 +109,7 @@ std::string replay_in_child(const ClusterSpec& cluster, const IterationPlan& pla
       if (b < plan.bucket_launch.size()) sleep_if(plan.bucket_launch[b]);  // hook dispatch + kernel launches
       for (const auto& s : plan.comm[b].steps) {
         comm = s.kind == CommStep::Kind::Collective ? CommActivity::Collective : CommActivity::Codec;
-        bt.steps.push_back(run_step(sim, s, plan.world_size, options));
+        bt.steps.push_back(run_step(sim, memo, s, plan.world_size, options));
         ++activities;
       }
       bt.end = engine::Simulation::now();
@@ -111,16 +122,35 @@ std::string replay_in_child(const ClusterSpec& cluster, const IterationPlan& pla
   // compute stream: finish_result() places them after the simulated timeline.
   r.simulated_activities = activities;
   r.simulated_actors = 2;
-  return result_to_json(r, -1);
+  return std::to_string(memo.exact() ? 1 : 0) + ' ' + std::to_string(memo.simulated()) + ' ' +
+         std::to_string(memo.replayed()) + '\n' + result_to_json(r, -1);
 }
 
 }  // namespace
 
+bool full_simulation(const ReplayOptions& options) {
+  const char* env = std::getenv("GRADWIRE_FULL_SIMULATION");
+  return options.full_simulation || (env != nullptr && *env != '\0' && std::strcmp(env, "0") != 0);
+}
+
 IterationResult simulate_plan(const ClusterSpec& cluster, const IterationPlan& plan,
                               const ReplayOptions& options) {
-  const std::string text =
-      engine::run_in_child([&] { return replay_in_child(cluster, plan, options); });
-  IterationResult r = result_from_json(text);
+  ReplayOptions opts = options;
+  opts.full_simulation = full_simulation(options);
+  ReplayOptions::Stats stats;
+  std::string text = engine::run_in_child([&] { return replay_in_child(cluster, plan, opts); });
+  std::istringstream header(text);
+  int exact = 1;
+  header >> exact >> stats.simulated >> stats.replayed;
+  if (exact == 0) {  // a memoised collective shared the network: the full simulation
+    opts.full_simulation = true;
+    stats.fell_back = true;
+    text = engine::run_in_child([&] { return replay_in_child(cluster, plan, opts); });
+    std::istringstream again(text);
+    again >> exact >> stats.simulated >> stats.replayed;
+  }
+  if (options.stats != nullptr) *options.stats = stats;
+  IterationResult r = result_from_json(text.substr(text.find('\n') + 1));
   // The child simulated the synchronizing micro-step from t = 0; put it after
   // the k-1 folded micro-steps.
   const double folded = plan.folded();
