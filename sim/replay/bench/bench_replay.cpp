@@ -6,6 +6,7 @@
 //   bench_replay --gpus 4096 --model gpt2-xl --compression powersgd --k 1
 //       one configuration (25 MiB buckets, overlap on), for docs/engine.md's figures
 //   --full-simulation: every collective simulated in full (no memo), the "before"
+// "coll sim" / "coll memo": collectives simulated in full / replayed from the memo.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -82,8 +83,10 @@ int main(int argc, char** argv) {
     for (int n = 8; n <= max_gpus; n *= 8) sizes.push_back(n);
   }
   const gw::Profile profile = gw::load_profile("h100");
-  std::printf("%-10s %-9s %6s %6s %8s %8s %13s %12s %10s\n", "model", "compress", "GPUs", "k", "buckets",
-              "sim acts", "iteration(ms)", "samples/s", "wall (s)");
+  std::printf("%-10s %-9s %6s %6s %8s %8s %9s %9s %13s %12s %10s\n", "model", "compress", "GPUs", "k", "buckets",
+              "sim acts", "coll sim", "coll memo", "iteration(ms)", "samples/s", "wall (s)");
+  gw::ReplayOptions::Stats stats;
+  options.stats = &stats;
   for (const auto& name : models) {
     const gw::ModelDesc model = gw::load_model(name);
     for (int n : sizes) {
@@ -92,8 +95,9 @@ int main(int argc, char** argv) {
         const auto t0 = std::chrono::steady_clock::now();
         const auto r = gw::simulate_iteration(s, model, profile, options);
         const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        std::printf("%-10s %-9s %6d %6d %8zu %8ld %13.3f %12.1f %10.3f\n", name.c_str(), compression.c_str(), n,
-                    k, r.buckets.size(), r.simulated_activities, r.total * 1e3, r.samples_per_second, wall);
+        std::printf("%-10s %-9s %6d %6d %8zu %8ld %9ld %9ld %13.3f %12.1f %10.3f\n", name.c_str(),
+                    compression.c_str(), n, k, r.buckets.size(), r.simulated_activities, stats.simulated,
+                    stats.replayed, r.total * 1e3, r.samples_per_second, wall);
         std::fflush(stdout);
       }
     }
