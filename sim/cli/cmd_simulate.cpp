@@ -212,7 +212,10 @@ int cmd_simulate(int argc, char** argv) {
       ("profile", po::value<std::string>(),
        "calibration profile (name in calibrate/profiles or a path); overrides the scenario's")
       ("allow-oversubscribed-memory",
-       "simulate a configuration that does not fit in GPU memory (the output says it does not fit)");
+       "simulate a configuration that does not fit in GPU memory (the output says it does not fit)")
+      ("full-simulation",
+       "simulate every collective in full, none replayed from an identical earlier one (same results, "
+       "slower; also GRADWIRE_FULL_SIMULATION=1; docs/engine.md, \"Memoised collectives\")");
   // clang-format on
   po::options_description hidden;
   hidden.add_options()("scenario", po::value<std::string>());
@@ -262,7 +265,9 @@ int cmd_simulate(int argc, char** argv) {
     if (trace != "-") checked_output_path(trace, {path, model.path, profile.path});
   }
 
-  const IterationResult result = simulate_iteration(scenario, model, profile);
+  ReplayOptions replay;
+  replay.full_simulation = vm.count("full-simulation") > 0;
+  const IterationResult result = simulate_iteration(scenario, model, profile, replay);
 
   if (trace == "-") {
     std::cout << chrome_trace(result);

@@ -224,3 +224,44 @@ TEST(SimulateCli, JsonMemoryFieldsAreTheMemoryModels) {
 }
 
 }  // namespace
+
+namespace {
+
+/// Every number of `a` within 1e-9 relative of the same number of `b`, every
+/// other value equal.
+void expect_same_numbers(const nlohmann::json& a, const nlohmann::json& b, const std::string& at) {
+  if (a.is_number() && b.is_number()) {
+    const double x = a.get<double>(), y = b.get<double>();
+    EXPECT_LE(std::abs(x - y), 1e-9 * std::max({std::abs(x), std::abs(y), 1e-300})) << at << ": " << x << " vs " << y;
+  } else if (a.is_object() && b.is_object()) {
+    ASSERT_EQ(a.size(), b.size()) << at;
+    for (auto it = a.begin(); it != a.end(); ++it) {
+      ASSERT_TRUE(b.contains(it.key())) << at << "." << it.key();
+      expect_same_numbers(it.value(), b.at(it.key()), at + "." + it.key());
+    }
+  } else if (a.is_array() && b.is_array()) {
+    ASSERT_EQ(a.size(), b.size()) << at;
+    for (std::size_t i = 0; i < a.size(); ++i) expect_same_numbers(a[i], b[i], at + "[" + std::to_string(i) + "]");
+  } else {
+    EXPECT_EQ(a, b) << at;
+  }
+}
+
+}  // namespace
+
+// Memoised collectives (docs/engine.md): --full-simulation and
+// GRADWIRE_FULL_SIMULATION run every collective in full; the JSON is the same
+// to 1e-9 relative in every number.
+TEST(SimulateCli, FullSimulationGivesTheSameResult) {
+  const std::string scenario = std::string(GW_SOURCE_DIR) + "/scenarios/gpt2-topk-lowbw.yaml --format json";
+  const auto memo = run_stdout(scenario);
+  const auto full = run_stdout(scenario + " --full-simulation");
+  ASSERT_EQ(memo.code, 0) << memo.out;
+  ASSERT_EQ(full.code, 0) << full.out;
+  expect_same_numbers(nlohmann::json::parse(full.out), nlohmann::json::parse(memo.out), "result");
+  ASSERT_EQ(::setenv("GRADWIRE_FULL_SIMULATION", "1", 1), 0);
+  const auto env = run_stdout(scenario);
+  ::unsetenv("GRADWIRE_FULL_SIMULATION");
+  ASSERT_EQ(env.code, 0) << env.out;
+  EXPECT_EQ(env.out, full.out);
+}

@@ -36,6 +36,16 @@ constexpr int kActorStackKiB = 256;
 constexpr int kActorStackKiB = 64;
 #endif
 
+// Flows that have ended (Simulation::network_activity), from SimGrid's
+// signal: it fires when a network action, whoever started it, changes state
+// (done, failed). One engine per process, so process-wide.
+long g_flows_ended = 0;
+
+void watch_network() {
+  s4u::Link::on_communication_state_change_cb(
+      [](simgrid::kernel::resource::NetworkAction&, simgrid::kernel::resource::Action::State) { ++g_flows_ended; });
+}
+
 }  // namespace
 
 Simulation::Simulation(const ClusterSpec& cluster) : impl_(std::make_unique<Impl>()) {
@@ -67,6 +77,7 @@ Simulation::Simulation(const ClusterSpec& cluster) : impl_(std::make_unique<Impl
   s4u::Engine::set_config("contexts/stack-size", kActorStackKiB);
   detail::configure_network(cluster.network);
   impl_->hosts = detail::build_platform(cluster);
+  watch_network();
 }
 
 Simulation::~Simulation() = default;
@@ -91,6 +102,8 @@ double Simulation::now() { return s4u::Engine::get_clock(); }
 void Simulation::sleep_for(double seconds) {
   if (seconds > 0) s4u::this_actor::sleep_for(seconds);
 }
+
+Simulation::NetworkActivity Simulation::network_activity() const { return {g_flows_ended}; }
 
 std::pair<double, double> Simulation::route(int src_rank, int dst_rank) const {
   if (src_rank < 0 || src_rank >= world_size() || dst_rank < 0 || dst_rank >= world_size())

@@ -1,8 +1,12 @@
 #include "gradwire/replay/replay.hpp"
 
+#include <cstdlib>
+#include <cstring>
+#include <sstream>
 #include <stdexcept>
 
 #include "gradwire/core/error.hpp"
+#include "gradwire/replay/collective_memo.hpp"
 
 namespace gw {
 namespace {
@@ -17,8 +21,8 @@ void sleep_if(double seconds) {
 
 // One step of a bucket on the comm stream: a collective over all ranks or a
 // codec's sleep, timed.
-StepTiming run_step(engine::Simulation& sim, const CommStep& s, int world_size, const ReplayOptions& options,
-                    double codec_seconds) {
+StepTiming run_step(engine::Simulation& sim, CollectiveMemo& memo, const CommStep& s, int world_size,
+                    const ReplayOptions& options, double codec_seconds) {
   StepTiming st;
   st.label = s.label;
   st.kind = s.kind;
@@ -31,7 +35,7 @@ StepTiming run_step(engine::Simulation& sim, const CommStep& s, int world_size, 
       req.algorithm = engine::parse_algorithm(s.algorithm);
       req.granularity = options.granularity;
       req.bytes = s.bytes;
-      sim.run_collective(req);
+      memo.run(sim, req);
     }
   } else {
     sleep_if(codec_seconds);
@@ -52,11 +56,11 @@ void wait_for_slowest_rank(const IterationPlan& plan, const IterationResult& r, 
 
 // A PyTorch hook's work before its first collective: on the compute stream
 // after the bucket's last tensor (docs/model.md, "Where the hooks' kernels run").
-void run_on_compute_stream(engine::Simulation& sim, const IterationPlan& plan, std::size_t b, BucketTiming& bt,
-                           const ReplayOptions& options) {
+void run_on_compute_stream(engine::Simulation& sim, CollectiveMemo& memo, const IterationPlan& plan,
+                           std::size_t b, BucketTiming& bt, const ReplayOptions& options) {
   const auto& bc = plan.comm[b];
   for (std::size_t i = 0; i < bc.on_compute_stream; ++i)
-    bt.steps.push_back(run_step(sim, bc.steps[i], plan.world_size, options, bc.steps[i].seconds));
+    bt.steps.push_back(run_step(sim, memo, bc.steps[i], plan.world_size, options, bc.steps[i].seconds));
 }
 
 // A hook's `then` work after its last collective: on a side stream from now,
@@ -73,10 +77,16 @@ double time_side_stream(const IterationPlan& plan, std::size_t b, bool beside_co
   return t;
 }
 
-// Runs inside the child: builds the platform, runs the two actors, returns JSON.
+// Runs inside the child: builds the platform, runs the two actors, returns
+// a header line "EXACT SIMULATED REPLAYED" then the JSON result. EXACT is 1
+// when the memo's conditions held throughout (or it was off), 0 when they did
+// not (run again in full).
 std::string replay_in_child(const ClusterSpec& cluster, const IterationPlan& plan,
                             const ReplayOptions& options) {
   engine::Simulation sim(cluster);
+  // The comm actor is the only network user; each collective runs alone on
+  // it, so a repeated one can be a sleep (collective_memo.hpp).
+  CollectiveMemo memo(!options.full_simulation);
   IterationResult r;
   r.method = "simulation";
   const std::size_t nb = plan.buckets.size();
@@ -106,8 +116,10 @@ std::string replay_in_child(const ClusterSpec& cluster, const IterationPlan& pla
       sleep_if(d);
       ++activities;
       const int b = bucket_of_last[j];
-      if (b >= 0)
-        run_on_compute_stream(sim, plan, static_cast<std::size_t>(b), r.buckets[static_cast<std::size_t>(b)], options);
+      if (b >= 0) {
+        const auto bu = static_cast<std::size_t>(b);
+        run_on_compute_stream(sim, memo, plan, bu, r.buckets[bu], options);
+      }
       r.tensor_end[j] = engine::Simulation::now();
       if (j + 1 == nt) computing = false;
       if (b >= 0) {
@@ -135,7 +147,7 @@ std::string replay_in_child(const ClusterSpec& cluster, const IterationPlan& pla
       for (std::size_t i = bc.on_compute_stream; i < side_from; ++i) {
         const auto& s = bc.steps[i];
         comm = s.kind == CommStep::Kind::Collective ? CommActivity::Collective : CommActivity::Codec;
-        bt.steps.push_back(run_step(sim, s, plan.world_size, options, codec_step_seconds(plan, s.seconds, computing)));
+        bt.steps.push_back(run_step(sim, memo, s, plan.world_size, options, codec_step_seconds(plan, s.seconds, computing)));
         ++activities;
       }
       comm = CommActivity::Idle;
@@ -148,16 +160,35 @@ std::string replay_in_child(const ClusterSpec& cluster, const IterationPlan& pla
   // compute stream: finish_result() places them after the simulated timeline.
   r.simulated_activities = activities;
   r.simulated_actors = 2;
-  return result_to_json(r, -1);
+  return std::to_string(memo.exact() ? 1 : 0) + ' ' + std::to_string(memo.simulated()) + ' ' +
+         std::to_string(memo.replayed()) + '\n' + result_to_json(r, -1);
 }
 
 }  // namespace
 
+bool full_simulation(const ReplayOptions& options) {
+  const char* env = std::getenv("GRADWIRE_FULL_SIMULATION");
+  return options.full_simulation || (env != nullptr && *env != '\0' && std::strcmp(env, "0") != 0);
+}
+
 IterationResult simulate_plan(const ClusterSpec& cluster, const IterationPlan& plan,
                               const ReplayOptions& options) {
-  const std::string text =
-      engine::run_in_child([&] { return replay_in_child(cluster, plan, options); });
-  IterationResult r = result_from_json(text);
+  ReplayOptions opts = options;
+  opts.full_simulation = full_simulation(options);
+  ReplayOptions::Stats stats;
+  std::string text = engine::run_in_child([&] { return replay_in_child(cluster, plan, opts); });
+  std::istringstream header(text);
+  int exact = 1;
+  header >> exact >> stats.simulated >> stats.replayed;
+  if (exact == 0) {  // a memoised collective shared the network: the full simulation
+    opts.full_simulation = true;
+    stats.fell_back = true;
+    text = engine::run_in_child([&] { return replay_in_child(cluster, plan, opts); });
+    std::istringstream again(text);
+    again >> exact >> stats.simulated >> stats.replayed;
+  }
+  if (options.stats != nullptr) *options.stats = stats;
+  IterationResult r = result_from_json(text.substr(text.find('\n') + 1));
   // The child simulated the synchronizing micro-step from t = 0; put it after
   // the k-1 folded micro-steps.
   const double folded = plan.folded();

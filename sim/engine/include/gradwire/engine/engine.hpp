@@ -80,6 +80,15 @@ class Simulation {
   /// the last flow has finished; returns the simulated duration (s).
   double run_collective(const CollectiveRequest& request);
 
+  /// What the network has done, for checks that a span of time had it to
+  /// itself (the replay's memoised collectives, docs/engine.md): how many
+  /// flows (SimGrid network actions, whoever started them) have ended so far,
+  /// counted from SimGrid's Link::on_communication_state_change signal.
+  struct NetworkActivity {
+    long flows_ended = 0;
+  };
+  NetworkActivity network_activity() const;
+
   /// Route latency (s) and bottleneck bandwidth (bytes/s) between two ranks,
   /// read from the platform; for closed-form checks.
   std::pair<double, double> route(int src_rank, int dst_rank) const;

@@ -5,7 +5,8 @@
 //             by tensor, releasing a signal each time a bucket's last
 //             gradient is ready (all at the end when overlap is off);
 //   comm    : takes the buckets in order, and for each runs its encode
-//             (sleep), its collective(s) over all ranks (run_collective) and
+//             (sleep), its collective(s) over all ranks (run_collective, or
+//             the sleep of a memoised identical one: collective_memo.hpp) and
 //             its decode (sleep).
 // Ranks are identical, so one rank's streams stand for all. Gradient
 // accumulation: only the synchronizing micro-step is simulated; the k-1
@@ -29,7 +30,23 @@ struct ReplayOptions {
   /// How collectives become flows (engine::Granularity). Aggregated keeps
   /// contention and scales to thousands of GPUs.
   engine::Granularity granularity = engine::Granularity::Aggregated;
+  /// Simulate every collective in full instead of replaying a repeated one
+  /// as a sleep of its recorded duration (CollectiveMemo, docs/engine.md,
+  /// "Memoised collectives"); also on when the environment sets
+  /// GRADWIRE_FULL_SIMULATION to anything but "" or "0". The results are
+  /// the same; this is for checking that they are.
+  bool full_simulation = false;
+  /// When set, filled with how the collectives were run (tests, benchmarks).
+  struct Stats {
+    long simulated = 0;      ///< collectives simulated in full
+    long replayed = 0;       ///< collectives replayed as their recorded duration
+    bool fell_back = false;  ///< the memo's condition failed: run again in full
+  };
+  Stats* stats = nullptr;
 };
+
+/// options.full_simulation, or GRADWIRE_FULL_SIMULATION set (not "" or "0").
+bool full_simulation(const ReplayOptions& options);
 
 /// Predicts one iteration of `scenario` (its workload is required): the plan
 /// from prepare_iteration, replayed. Bad input (no workload, unknown
