@@ -149,6 +149,45 @@ TEST(ReplayMemo, CompressionAndAccumulationEqualTheFullSimulation) {
   EXPECT_GT(check_memo_equals_full(l.scenario, l.model, l.profile, "gradwire int8 codec, k = 4"), 0);
 }
 
+TEST(ReplayMemo, AnotherIterationOnAnEqualClusterReplaysWhatTheFirstRecorded) {
+  // gpt2 at 5 nodes: a cluster no other test builds, so the first run records.
+  Loaded l = gpt2_on_default(5);
+  ReplayOptions::Stats first, second, other, full_stats;
+  ReplayOptions o1, o2, o3, full_opts;
+  o1.stats = &first;
+  o2.stats = &second;
+  o3.stats = &other;
+  full_opts.stats = &full_stats;
+  full_opts.full_simulation = true;
+  const IterationResult a = simulate_iteration(l.scenario, l.model, l.profile, o1);
+  const IterationResult b = simulate_iteration(l.scenario, l.model, l.profile, o2);
+  EXPECT_GT(first.simulated, 0);
+  EXPECT_EQ(second.simulated, 0) << "the second iteration simulated what the first recorded";
+  EXPECT_EQ(second.replayed, first.simulated + first.replayed);
+  const IterationResult full = simulate_iteration(l.scenario, l.model, l.profile, full_opts);
+  expect_same_timeline(full, a, "first iteration");
+  expect_same_timeline(full, b, "second iteration (seeded)");
+  // Any field of the cluster differs: nothing is shared.
+  l.scenario.cluster.nic.bandwidth /= 2;
+  const IterationResult c = simulate_iteration(l.scenario, l.model, l.profile, o3);
+  EXPECT_EQ(other.simulated, first.simulated);
+  expect_same_timeline(simulate_iteration(l.scenario, l.model, l.profile, full_opts), c, "other cluster");
+  ASSERT_FALSE(c.buckets.empty());
+  EXPECT_GT(c.buckets[0].steps.back().end - c.buckets[0].steps.back().start,
+            a.buckets[0].steps.back().end - a.buckets[0].steps.back().start);
+}
+
+TEST(ReplayMemo, DurationsTravelExactly) {
+  CollectiveMemo::Durations d;
+  d[std::string("a\n b:c\0\xff", 9)] = 0.1 + 0.2;  // any byte in a key; a duration's every bit
+  d["allreduce/auto"] = 1.0 / 3.0;
+  d["x"] = 5e-324;
+  EXPECT_EQ(CollectiveMemo::decode(CollectiveMemo::encode(d)), d);
+  EXPECT_TRUE(CollectiveMemo::decode("").empty());
+  EXPECT_THROW(CollectiveMemo::decode("6:0x1p+0"), std::runtime_error);  // odd key digits
+  EXPECT_THROW(CollectiveMemo::decode("61:"), std::runtime_error);        // no duration
+}
+
 TEST(ReplayMemo, TheSwitchAndTheEnvironmentTurnTheMemoOff) {
   ReplayOptions o;
   ::unsetenv("GRADWIRE_FULL_SIMULATION");

@@ -77,16 +77,36 @@ double time_side_stream(const IterationPlan& plan, std::size_t b, bool beside_co
   return t;
 }
 
+// Collective durations recorded by this process's earlier replays, per
+// platform (collective_memo.hpp, "Across iterations"); the few most recent
+// clusters are kept.
+std::vector<std::pair<ClusterSpec, CollectiveMemo::Durations>>& known_durations() {
+  static std::vector<std::pair<ClusterSpec, CollectiveMemo::Durations>> known;
+  return known;
+}
+
+CollectiveMemo::Durations& known_for(const ClusterSpec& cluster) {
+  constexpr std::size_t kClusters = 16;
+  auto& known = known_durations();
+  for (auto& [c, d] : known)
+    if (c == cluster) return d;
+  if (known.size() == kClusters) known.erase(known.begin());
+  return known.emplace_back(cluster, CollectiveMemo::Durations{}).second;
+}
+
 // Runs inside the child: builds the platform, runs the two actors, returns
-// a header line "EXACT SIMULATED REPLAYED" then the JSON result. EXACT is 1
-// when the memo's conditions held throughout (or it was off), 0 when they did
-// not (run again in full).
+// a header line "EXACT SIMULATED REPLAYED", a line of the memo's durations
+// (CollectiveMemo::encode) and then the JSON result. EXACT is 1 when the
+// memo's conditions held throughout (or it was off), 0 when they did not
+// (run again in full).
 std::string replay_in_child(const ClusterSpec& cluster, const IterationPlan& plan,
                             const ReplayOptions& options) {
   engine::Simulation sim(cluster);
   // The comm actor is the only network user; each collective runs alone on
-  // it, so a repeated one can be a sleep (collective_memo.hpp).
+  // it, so a repeated one can be a sleep (collective_memo.hpp), and so can
+  // one an earlier replay on an equal cluster recorded.
   CollectiveMemo memo(!options.full_simulation);
+  memo.seed(known_for(cluster));
   IterationResult r;
   r.method = "simulation";
   const std::size_t nb = plan.buckets.size();
@@ -161,7 +181,8 @@ std::string replay_in_child(const ClusterSpec& cluster, const IterationPlan& pla
   r.simulated_activities = activities;
   r.simulated_actors = 2;
   return std::to_string(memo.exact() ? 1 : 0) + ' ' + std::to_string(memo.simulated()) + ' ' +
-         std::to_string(memo.replayed()) + '\n' + result_to_json(r, -1);
+         std::to_string(memo.replayed()) + '\n' + CollectiveMemo::encode(memo.durations()) + '\n' +
+         result_to_json(r, -1);
 }
 
 }  // namespace
@@ -188,7 +209,11 @@ IterationResult simulate_plan(const ClusterSpec& cluster, const IterationPlan& p
     again >> exact >> stats.simulated >> stats.replayed;
   }
   if (options.stats != nullptr) *options.stats = stats;
-  IterationResult r = result_from_json(text.substr(text.find('\n') + 1));
+  const std::size_t header_end = text.find('\n');
+  const std::size_t durations_end = text.find('\n', header_end + 1);
+  if (!opts.full_simulation)  // what the child recorded serves the next replay on this cluster
+    known_for(cluster) = CollectiveMemo::decode(text.substr(header_end + 1, durations_end - header_end - 1));
+  IterationResult r = result_from_json(text.substr(durations_end + 1));
   // The child simulated the synchronizing micro-step from t = 0; put it after
   // the k-1 folded micro-steps.
   const double folded = plan.folded();

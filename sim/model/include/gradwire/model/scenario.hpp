@@ -53,6 +53,7 @@ struct LinkSpec {
   /// The rate one GPU's peer link reaches through its connections; 0 = no limit.
   double connection_limit() const { return per_connection > 0 ? per_connection * connections : 0.0; }
   bool host_staged() const { return transport_info(transport).host_staged; }
+  bool operator==(const LinkSpec&) const = default;
 };
 
 /// A link of `bandwidth` and `latency` carried by `t`, with the table's figures.
@@ -68,6 +69,7 @@ struct FabricSpec {
   int nodes_per_leaf = 0;
   /// Fat-tree only: leaf downlink capacity / leaf uplink capacity (>= 1).
   double oversubscription = 1.0;
+  bool operator==(const FabricSpec&) const = default;
 };
 
 /// How ranks are laid out over nodes and leaves. "linear": rank r on node
@@ -82,6 +84,7 @@ struct NetworkModelSpec {
   /// SimGrid network/TCP-gamma (window), bytes. Large by default so that flows
   /// are not window-limited.
   double tcp_gamma = 4.0 * 1024 * 1024 * 1024;
+  bool operator==(const NetworkModelSpec&) const = default;
 };
 
 struct ClusterSpec {
@@ -114,6 +117,9 @@ struct ClusterSpec {
   bool ideal_transports() const {
     return intra_node.transport == Transport::GpuLink && nic.transport == Transport::Network;
   }
+  /// Every field, so that equal clusters build equal platforms (the replay
+  /// shares recorded collective durations between equal clusters).
+  bool operator==(const ClusterSpec&) const = default;
 };
 
 enum class Precision { FP32, BF16, FP16 };

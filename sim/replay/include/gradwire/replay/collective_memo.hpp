@@ -18,8 +18,16 @@
 // whatever source: SimGrid's own count, Simulation::network_activity), marks
 // the memo inexact (exact() == false): the caller then runs the whole
 // simulation again without the memo (simulate_plan does).
+//
+// Across iterations: the durations a child recorded are returned to the
+// process that forked it (encode/decode) and seed the next child that builds
+// an equal platform (ClusterSpec's ==, every field): a recorded duration is a
+// function of the platform and the request only, by the condition above, so
+// it holds in any replay on an equal cluster; the run-time check applies to a
+// seeded duration as to one recorded in the same child.
 #pragma once
 
+#include <istream>
 #include <map>
 #include <string>
 
@@ -31,6 +39,18 @@ class CollectiveMemo {
  public:
   /// disabled: every collective is simulated in full.
   explicit CollectiveMemo(bool enabled) : enabled_(enabled) {}
+
+  using Durations = std::map<std::string, double>;  ///< key(request) -> seconds
+  /// Durations recorded on an equal platform by an earlier memo (another
+  /// iteration's child): replayed like this memo's own. No effect when disabled.
+  void seed(const Durations& known) {
+    if (enabled_) durations_.insert(known.begin(), known.end());
+  }
+  /// What this memo holds: seeded and recorded.
+  const Durations& durations() const { return durations_; }
+  /// One line, exact (keys in hex, seconds as hex floats); decode reads it back.
+  static std::string encode(const Durations& durations);
+  static Durations decode(const std::string& line);
 
   /// Runs `request` from the calling actor: a recorded duration's sleep when
   /// the conditions above hold, else the full collective. Returns its duration.
