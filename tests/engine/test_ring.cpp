@@ -4,9 +4,12 @@
 // nccl_model.hpp) within 0.1%, Aggregated and PerStep, N in {2, 8, 64, 512}.
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 #include "engine_test_util.hpp"
 #include "gradwire/model/closed_form.hpp"
 #include "gradwire/model/collective_model.hpp"
+#include "gradwire/model/topology.hpp"
 
 namespace gw::engine {
 namespace {
@@ -88,6 +91,57 @@ TEST(NcclPairs, RingAndTreeEqualClosedFormsAt512) {
   expect_closed_forms(c, ring_and_tree_pairs(), kSizes, {Granularity::Aggregated});
   expect_closed_forms(c, {{CollectiveOp::AllReduce, Algorithm::Ring, Protocol::Simple}}, {64 * MiB},
                       {Granularity::PerStep});
+}
+
+// NCCL's tree as NCCL builds it: chains inside the nodes, a double binary
+// tree between them. 8 GPUs per node (N = 16, 64, 512) on the NIC-bound test
+// switch (12.5 GB/s NICs, 300 GB/s GPU links): the closed form
+// (collective_time: tree_links, collective_node_sizes) within 0.1%, every
+// protocol, Aggregated, PerStep up to 64 ranks; one node (a chain) likewise.
+TEST(NcclPairs, TreeWithNodeChainsEqualsClosedForm) {
+  for (auto [nodes, gpus] : {std::pair{2, 8}, {8, 8}, {64, 8}, {1, 8}}) {
+    const auto c = h100_switch(nodes, gpus);
+    const int n = c.world_size();
+    std::vector<CollectiveRequest> reqs;
+    std::vector<std::tuple<Protocol, double, bool>> keys;
+    for (const auto& pi : protocols())
+      for (double s : kSizes)
+        for (bool per_step : {false, true}) {
+          if (per_step && n > 64) continue;
+          reqs.push_back(request(CollectiveOp::AllReduce, Algorithm::Tree, s,
+                                 per_step ? Granularity::PerStep : Granularity::Aggregated));
+          reqs.back().protocol = pi.protocol;
+          keys.emplace_back(pi.protocol, s, per_step);
+        }
+    const auto run = run_collectives(c, reqs);
+    ASSERT_EQ(run.times.size(), reqs.size());
+    for (std::size_t i = 0; i < reqs.size(); ++i) {
+      const auto [p, s, per_step] = keys[i];
+      const auto cost = *collective_cost(CollectiveOp::AllReduce, Algorithm::Tree, p, c, collective_shape(c, n), s);
+      const double expect =
+          cm::tree_allreduce_time(collective_node_sizes(c, n), s, tree_links(c), cost, per_step);
+      EXPECT_NEAR(run.times[i], expect, kTolerance * expect)
+          << to_string(p) << (per_step ? " per-step" : " aggregated") << " " << nodes << "x" << gpus
+          << " size=" << s;
+      if (!per_step) {
+        EXPECT_NEAR(*collective_time(CollectiveOp::AllReduce, Algorithm::Tree, p, c, collective_shape(c, n), s),
+                    expect, 1e-12 * expect);
+      }
+    }
+  }
+}
+
+TEST(NcclPairs, TreeOnTheNodeLinkAtLargeSizes) {
+  // 4 nodes x 8 GPUs, 1 GiB: every node link carries 4 flows of S/2 each
+  // way -> 2 S / (B_node e), e = NCCL's tree factor 0.92 (Simple).
+  const auto c = h100_switch(4, 8);
+  auto req = request(CollectiveOp::AllReduce, Algorithm::Tree, GiB);
+  req.protocol = Protocol::Simple;
+  const auto run = run_collectives(c, {req});
+  const auto cost = *collective_cost(CollectiveOp::AllReduce, Algorithm::Tree, Protocol::Simple, c,
+                                     collective_shape(c, 32), GiB);
+  const double bw_term = run.times[0] - std::max(cost.latency, route_latency(c, true));
+  EXPECT_NEAR(bw_term, 2 * GiB / (0.92 * kNicBw), 0.03 * bw_term);
 }
 
 TEST(NcclPairs, NvlsEqualsClosedFormOnOneNode) {

@@ -4,7 +4,6 @@
 // S inside every node. Ranks are grouped by node in the order they appear;
 // every node must hold the same number g of participating ranks.
 // Closed form: collective::hierarchical_allreduce_time().
-#include <map>
 #include <stdexcept>
 
 #include "collective.hpp"
@@ -13,16 +12,7 @@ namespace gw::engine::detail {
 namespace {
 
 void schedule(const ScheduleInput& in, const EmitPhase& emit) {
-  const int gpn = in.cluster->gpus_per_node;
-  std::map<int, std::vector<int>> by_node_map;
-  std::vector<int> node_order;
-  for (int rank : in.ranks) {
-    auto [it, fresh] = by_node_map.try_emplace(rank / gpn);
-    if (fresh) node_order.push_back(rank / gpn);
-    it->second.push_back(rank);
-  }
-  std::vector<std::vector<int>> intra;
-  for (int node : node_order) intra.push_back(by_node_map[node]);
+  const std::vector<std::vector<int>> intra = ranks_by_node(in);
   const int g = static_cast<int>(intra.front().size());
   for (const auto& ranks : intra)
     if (static_cast<int>(ranks.size()) != g)

@@ -1,28 +1,33 @@
-// NCCL-style double-binary-tree all-reduce. Two complementary binary trees over
-// the ring order (collective::double_binary_tree), each carrying S/2 in K
-// pipeline chunks: reduce up the tree, then broadcast down, pipelined
-// (collective::tree_allreduce_schedule gives the rounds).
+// NCCL's tree all-reduce as NCCL builds it (collective::nccl_trees): the ranks
+// of each node form a chain, the nodes a double binary tree, two trees (the
+// chain mirrored in the second) each carrying S/2 in K pipeline chunks:
+// reduce up the tree, then broadcast down, pipelined
+// (collective::tree_allreduce_schedule gives the rounds). Ranks are grouped by
+// node in the order they appear (ring order: node by node).
 // PerStep: one phase per round, one message per chunk and tree edge, in
-// lock-step (every round pays a route latency: the upper bound).
-// Aggregated (NCCL's pipelining: the chunks' latencies overlap): one flow per
-// tree edge and direction, all at once, each carrying sum_r loads[r] /
-// max_load chunks, so that the busiest rank link -- max_load flows -- takes
-// what it takes in the per-step rounds, pipeline fill included; no latency
-// steps: the driver applies NCCL's tree latency.
-// Closed form: collective::tree_allreduce_time(n, S, ab, cost, per_step).
+// lock-step (every round pays its worst route latency: the upper bound).
+// Aggregated (NCCL's pipelining: the chunks overlap, and NCCL's tree latency,
+// which the driver applies, stands for the pipeline's depth, as in NCCL's
+// tuning model): one flow per tree edge and direction, all at once, each
+// carrying its tree's S/2; no latency steps.
+// Closed form: collective::tree_allreduce_time(node_sizes, S, links, cost, per_step).
 #include "collective.hpp"
-
+#include "gradwire/model/closed_form.hpp"
 #include "gradwire/model/collective_model.hpp"
 
 namespace gw::engine::detail {
 namespace {
 
 void schedule(const ScheduleInput& in, const EmitPhase& emit) {
-  const auto& r = in.ranks;
-  const int n = static_cast<int>(r.size());
+  const int n = static_cast<int>(in.ranks.size());
   if (n < 2) return;
-  const auto trees = collective::double_binary_tree(n);
-  const auto s = collective::tree_allreduce_schedule(n, in.bytes);
+  std::vector<int> sizes, r;  // ranks per node; the trees' positions -> ranks
+  for (const auto& node : ranks_by_node(in)) {
+    sizes.push_back(static_cast<int>(node.size()));
+    r.insert(r.end(), node.begin(), node.end());
+  }
+  const auto trees = collective::nccl_trees(sizes);
+  const auto s = collective::tree_allreduce_schedule(sizes, in.bytes, tree_links(*in.cluster));
   const double chunk = in.bytes / 2 / s.chunks;
   const int k = s.chunks;
   const int h = s.height;
@@ -43,7 +48,7 @@ void schedule(const ScheduleInput& in, const EmitPhase& emit) {
     }
     return;
   }
-  const double per_edge = s.load_sum / s.max_load * chunk;
+  const double per_edge = in.bytes / 2;  // every chunk of one tree, at once
   Phase p;
   p.flows.reserve(4 * static_cast<std::size_t>(n));
   for (const auto& t : trees) {

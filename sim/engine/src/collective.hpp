@@ -60,6 +60,11 @@ extern const AlgorithmDescriptor kNvlsAllReduce;
 extern const AlgorithmDescriptor kPipelineBroadcast;
 extern const AlgorithmDescriptor kDirectAllToAll;
 
+/// The participating ranks grouped by node (rank / gpus_per_node), nodes in
+/// the order their first rank appears, ranks in their order (the
+/// hierarchical all-reduce's rings, the tree's chains).
+std::vector<std::vector<int>> ranks_by_node(const ScheduleInput& in);
+
 /// Ring pass shared by the ring algorithms: `steps` steps over `ranks` in
 /// order, each rank sending `chunk` bytes to its successor per step. PerStep:
 /// one phase per step; Aggregated: one phase, one flow of steps x chunk per

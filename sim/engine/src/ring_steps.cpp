@@ -1,7 +1,22 @@
-// The ring pass shared by the ring algorithms (see collective.hpp).
+// The ring pass shared by the ring algorithms, and the ranks grouped by node
+// (see collective.hpp).
+#include <map>
+
 #include "collective.hpp"
 
 namespace gw::engine::detail {
+
+std::vector<std::vector<int>> ranks_by_node(const ScheduleInput& in) {
+  const int gpn = in.cluster->gpus_per_node;
+  std::map<int, std::size_t> index;  // node -> its group
+  std::vector<std::vector<int>> groups;
+  for (int rank : in.ranks) {
+    auto [it, fresh] = index.try_emplace(rank / gpn, groups.size());
+    if (fresh) groups.emplace_back();
+    groups[it->second].push_back(rank);
+  }
+  return groups;
+}
 
 void emit_ring_steps(const std::vector<std::vector<int>>& rings, int steps, double chunk,
                      Granularity granularity, const EmitPhase& emit, bool fold_latency) {

@@ -1,6 +1,7 @@
 #include "gradwire/model/closed_form.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <stdexcept>
 
 #include "gradwire/model/collective_model.hpp"
@@ -24,6 +25,22 @@ collective::AlphaBeta collective_link(const ClusterSpec& c, NcclShape shape) {
   return {route_latency(c, true), std::min({ring_bw, out_cap, node_fabric_bandwidth(c)})};
 }
 
+std::vector<int> collective_node_sizes(const ClusterSpec& c, int ranks) {
+  const int g = std::max(1, c.gpus_per_node);
+  std::vector<int> sizes(static_cast<std::size_t>(std::max(1, (ranks + g - 1) / g)), g);
+  sizes.back() = ranks - g * (static_cast<int>(sizes.size()) - 1);
+  return sizes;
+}
+
+collective::TreeLinks tree_links(const ClusterSpec& c) {
+  const double intra = c.intra_node.usable_bandwidth();
+  const double none = std::numeric_limits<double>::infinity();
+  return {{route_latency(c, false), intra},
+          {route_latency(c, true), node_fabric_bandwidth(c)},
+          connection_limit(c),
+          c.intra_node.host_staged() ? intra : none};
+}
+
 std::optional<NcclCost> collective_cost(CollectiveOp op, Algorithm a, Protocol p, const ClusterSpec& c,
                                         NcclShape shape, double bytes) {
   return nccl_cost(op, a, p, c, shape, bytes, collective_link(c, shape).bandwidth);
@@ -44,12 +61,27 @@ double alpha_beta_time(CollectiveOp op, Algorithm a, const ClusterSpec& c, NcclS
   return collective::hierarchical_allreduce_time(m, g, bytes, intra, inter);
 }
 
-// The Aggregated schedule's time of (op, a) under `cost`.
-double time_under(CollectiveOp op, Algorithm a, const ClusterSpec& c, NcclShape shape, double bytes, NcclCost cost) {
+// The tree's links as NCCL's tuning model sees them: the collective link for
+// every flow (its bandwidth already holds the connection cap and a host path's
+// share).
+collective::TreeLinks graph_links(collective::AlphaBeta flat) {
+  const double none = std::numeric_limits<double>::infinity();
+  return {flat, flat, none, none};
+}
+
+// The Aggregated schedule's time of (op, a) under `cost`. `tuning`: as NCCL's
+// tuning model compares it, every algorithm on the one bandwidth of NCCL's
+// graph (the collective link; tuning.cc gives tree and ring the same
+// nChannels x bw), so the tree's flows all get the collective link rather than
+// the platform's link classes (tree_links).
+double time_under(CollectiveOp op, Algorithm a, const ClusterSpec& c, NcclShape shape, double bytes, NcclCost cost,
+                  bool tuning = false) {
   const int n = shape.ranks;
   if (n <= 1) return 0.0;
   const collective::AlphaBeta flat = collective_link(c, shape);
-  if (a == Algorithm::Tree) return collective::tree_allreduce_time(n, bytes, flat, cost);
+  if (a == Algorithm::Tree)
+    return collective::tree_allreduce_time(collective_node_sizes(c, n), bytes, tuning ? graph_links(flat) : tree_links(c),
+                                           cost);
   if (a == Algorithm::NVLS) return collective::nvls_allreduce_time(n, bytes, flat, cost);
   if (a == Algorithm::Ring && op == CollectiveOp::AllReduce) return collective::ring_allreduce_time(n, bytes, flat, cost);
   if (a == Algorithm::Ring && (op == CollectiveOp::AllGather || op == CollectiveOp::ReduceScatter))
@@ -81,7 +113,7 @@ CollectiveChoice choose_collective(CollectiveOp op, Algorithm a, Protocol p, con
       if (!cost) continue;
       NcclCost tuning = *cost;
       tuning.efficiency = cost->tuning_efficiency;
-      const double t = time_under(op, algo, c, shape, bytes, tuning);
+      const double t = time_under(op, algo, c, shape, bytes, tuning, true);
       if (best && !(t < best_tuning)) continue;
       best_tuning = t;
       best = CollectiveChoice{algo, proto.protocol, time_under(op, algo, c, shape, bytes, *cost), t};

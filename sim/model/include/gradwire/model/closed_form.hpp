@@ -36,6 +36,15 @@ NcclShape collective_shape(const ClusterSpec& c, int ranks);
 /// inter-node route and min(intra ring flow, the connection cap, node fabric
 /// bandwidth) (transports.hpp, topology.hpp).
 collective::AlphaBeta collective_link(const ClusterSpec& c, NcclShape shape);
+/// The ranks per node of the first `ranks` ranks of `c` (node by node: full
+/// nodes, then the rest): the nodes NCCL's tree chains (collective::nccl_trees).
+std::vector<int> collective_node_sizes(const ClusterSpec& c, int ranks);
+/// What the tree's flows cross on `c` (collective::TreeLinks): the route
+/// latencies within and across nodes (route_latency), each GPU's usable
+/// intra-node bandwidth, a node's fabric share (node_fabric_bandwidth), the
+/// NIC transport's connection cap (connection_limit) and, host-staged, the
+/// node's one host path at the intra link's usable bandwidth.
+collective::TreeLinks tree_links(const ClusterSpec& c);
 /// NCCL's cost of (op, a, p) over `shape` on `c` at `bytes`, with the link of
 /// collective_link (nccl_model.hpp nccl_cost); nullopt where NCCL lacks the pair.
 std::optional<NcclCost> collective_cost(CollectiveOp op, Algorithm a, Protocol p, const ClusterSpec& c,
@@ -54,7 +63,9 @@ struct CollectiveChoice {
 /// NCCL's rule: among the pairs available for `op` on `c` (nccl_algorithms x
 /// protocols; `a` or `p` other than auto pins it), the one with the lowest
 /// closed-form time under NCCL's tuning model (NcclCost::tuning_efficiency:
-/// every channel, as NCCL compares before it trims channels for small sizes);
+/// every channel, as NCCL compares before it trims channels for small sizes;
+/// every algorithm on the collective link, as NCCL's model gives tree and ring
+/// one graph bandwidth: the tree's flows are not priced per link class here);
 /// ties go to the earlier algorithm, then protocol (LL, LL128, Simple).
 /// `time` is the chosen pair's closed form as it runs (NcclCost::efficiency).
 /// Throws std::invalid_argument when no pair fits the pins.

@@ -103,30 +103,67 @@ struct BinaryTree {
 /// position that is interior in one tree is a leaf in the other.
 std::array<BinaryTree, 2> double_binary_tree(int n);
 
-/// Schedule of the double-binary-tree all-reduce as rounds: each tree carries
-/// S/2 in K chunks; chunk k crosses the edge above a node of depth d upwards
-/// (reduce) in round k + (H - d) and downwards (broadcast) in round
-/// k + H + d - 1, H the trees' common height, so R = K + 2H - 1 rounds.
-/// loads[r] is the largest number of flows that leave or enter one rank in
-/// round r (both trees together); on a non-blocking switch round r takes
-/// alpha + loads[r] (S/2K)/B.
+/// NCCL's trees over ranks grouped by node (positions node by node:
+/// `node_sizes[k]` ranks on node k; trees.cc, connect.cc, graph.h
+/// NCCL_TOPO_PATTERN_BALANCED_TREE, NCCL 2.20.3): the nodes form the double
+/// binary tree (double_binary_tree over nodes); inside a node the ranks form a
+/// chain. In the first tree the chain's head is the node's first rank: it
+/// holds the edge to the parent node and to the first child node, each rank
+/// j > 0 hangs below rank j-1, and the second child node attaches to the
+/// chain's last rank (BALANCED_TREE: "tree parent + one child on first GPU,
+/// second child on second GPU"). The second tree mirrors the chain (head: the
+/// node's last rank). One rank per node gives double_binary_tree(nodes).
+std::array<BinaryTree, 2> nccl_trees(const std::vector<int>& node_sizes);
+
+/// What the tree's flows cross on the platform (topology.hpp): within a node
+/// the route latency and each GPU's link (each direction); across nodes the
+/// route latency and a node's share of the fabric (each direction); the
+/// per-GPU connection cap on flows out of a node (infinite when none); the
+/// node's one host-memory path every intra-node copy crosses when host-staged
+/// (both directions; infinite when not).
+struct TreeLinks {
+  AlphaBeta intra;
+  AlphaBeta inter;
+  double connection = 0;
+  double staging = 0;
+};
+/// Every link of one bandwidth, one route latency (one GPU per node on a
+/// non-blocking switch).
+TreeLinks uniform_tree_links(AlphaBeta ab);
+
+/// Schedule of the tree all-reduce as rounds: each tree carries S/2 in K
+/// chunks; chunk k crosses the edge above a rank of depth d upwards (reduce)
+/// in round k + (H - d) and downwards (broadcast) in round k + H + d - 1, H
+/// the trees' common height in hops, so R = K + 2H - 1 rounds. A round in
+/// which every flow carries one chunk c takes cost[r] x c, cost[r] the largest
+/// flows-per-bandwidth over the link classes of TreeLinks (a GPU's link each
+/// way, its connection cap, a node's fabric share each way, a host-staged
+/// node's shared path).
 struct TreeSchedule {
   int chunks = 1;           ///< K
   int height = 0;           ///< H
   int rounds = 0;           ///< R = K + 2H - 1
   int max_load = 0;         ///< largest number of edges of both trees at one rank, one direction
-  double load_sum = 0;      ///< sum_r loads[r] (O(H) work whatever K)
-  std::vector<int> loads;   ///< per round; empty beyond 2^22 ranks x rounds (load_sum still holds)
+  double load_sum = 0;      ///< sum_r loads[r] (O(n H) work whatever K)
+  std::vector<int> loads;   ///< per round, one rank's link; empty beyond 2^22 ranks x rounds (load_sum still holds)
+  double cost_sum = 0;      ///< sum_r cost[r] (s per chunk byte)
+  double peak = 0;          ///< the steady round's cost: every edge busy
+  int inter_rounds = 0;     ///< rounds in which a flow crosses nodes
 };
+TreeSchedule tree_allreduce_schedule(const std::vector<int>& node_sizes, double bytes, const TreeLinks& links);
+/// One rank per node, every link alike (cost in flows per unit bandwidth).
 TreeSchedule tree_allreduce_schedule(int n, double bytes);
 
-/// Double-binary-tree all-reduce on a non-blocking switch (one GPU per link),
-/// pipelined as NCCL runs it: the chunks' latencies overlap, NCCL's latency
-/// model L covers the pipeline's depth:
-///   max(L, w) + sum_r loads[r] (S/2K)/(B e)
-/// (the bandwidth term -> max_load (S/2)/(B e) once K is large against H:
-/// every link busy). Aggregated w = alpha; PerStep (lock-step rounds, every
-/// chunk a message) w = R alpha.
+/// Tree all-reduce as NCCL pipelines it (Aggregated): the chunks overlap and
+/// NCCL's latency model L covers the pipeline's depth (as NCCL's tuning model:
+/// latency + bytes / bandwidth):
+///   max(L, w) + peak (S/2) / e,  w = the worst route's latency
+/// (one rank per node on a switch: peak = 4 / B, four flows of S/2 per link).
+/// PerStep (lock-step rounds, every chunk a message, fill and drain included):
+///   max(L, w) + cost_sum (S/2K) / e,  w = each round's worst route latency, summed.
+double tree_allreduce_time(const std::vector<int>& node_sizes, double bytes, const TreeLinks& links,
+                           NcclCost cost, bool per_step = false);
+/// n ranks, one per node, every link `ab`.
 double tree_allreduce_time(int n, double bytes, AlphaBeta ab, NcclCost cost, bool per_step = false);
 
 }  // namespace gw::collective
