@@ -59,8 +59,10 @@ struct Meta {
   std::vector<double> sizes;
 };
 
-// One column description shared by every format: key (CSV/JSON), the two
-// table header lines, width, and the value.
+// One column description shared by every format: the CSV key (nccl-tests'
+// names and units), the two table header lines, width, the value, and the
+// JSON key with its value (gradwire's unit grammar, docs/outputs.md: the
+// bandwidths in B/s, not nccl-tests' GB/s).
 struct Column {
   const char* key;
   const char* title;
@@ -68,15 +70,19 @@ struct Column {
   int width;
   int precision;  ///< -1: integer; -2: the type string
   double (*value)(const Row&);
+  const char* json_key;
+  double (*json_value)(const Row&);
 };
 
 const Column kColumns[] = {
-    {"size_B", "size", "(B)", 12, -1, [](const Row& r) { return r.bytes; }},
-    {"count", "count", "(elements)", 12, -1, [](const Row& r) { return r.count; }},
-    {"type", "type", "", 7, -2, nullptr},
-    {"time_us", "time", "(us)", 11, 2, [](const Row& r) { return r.time * 1e6; }},
-    {"algbw_GBps", "algbw", "(GB/s)", 8, 2, [](const Row& r) { return r.algbw / 1e9; }},
-    {"busbw_GBps", "busbw", "(GB/s)", 8, 2, [](const Row& r) { return r.busbw / 1e9; }},
+    {"size_B", "size", "(B)", 12, -1, [](const Row& r) { return r.bytes; }, "size_bytes", nullptr},
+    {"count", "count", "(elements)", 12, -1, [](const Row& r) { return r.count; }, "count", nullptr},
+    {"type", "type", "", 7, -2, nullptr, "type", nullptr},
+    {"time_us", "time", "(us)", 11, 2, [](const Row& r) { return r.time * 1e6; }, "time_us", nullptr},
+    {"algbw_GBps", "algbw", "(GB/s)", 8, 2, [](const Row& r) { return r.algbw / 1e9; }, "algbw_bytes_per_s",
+     [](const Row& r) { return r.algbw; }},
+    {"busbw_GBps", "busbw", "(GB/s)", 8, 2, [](const Row& r) { return r.busbw / 1e9; }, "busbw_bytes_per_s",
+     [](const Row& r) { return r.busbw; }},
 };
 
 std::string cell(const Column& c, const Row& r) {
@@ -196,9 +202,9 @@ class JsonPrinter : public Printer {
     for (const auto& c : kColumns) {
       if (!c.value) continue;
       if (c.precision == -1)
-        j[c.key] = static_cast<long long>(c.value(r));
+        j[c.json_key] = static_cast<long long>(c.value(r));
       else
-        j[c.key] = c.value(r);
+        j[c.json_key] = c.json_value ? c.json_value(r) : c.value(r);
     }
     j["algorithm"] = r.algorithm;
     j["protocol"] = r.protocol;

@@ -127,7 +127,7 @@ int cmd_plan(int argc, char** argv) {
       "spot", "price at spot rates (points without a spot price are left out)")(
       "jobs,j", po::value<int>()->default_value(0), "workers when the sweep has to be run")(
       "format", po::value<std::string>()->default_value("text"),
-      "text, or json (schema gradwire-plan/1, docs/outputs.md)");
+      "text, or json (schema gradwire-plan/2, docs/outputs.md)");
   po::positional_options_description pos;
   pos.add("input", 1).add("results", 1);
   std::optional<po::variables_map> vm;

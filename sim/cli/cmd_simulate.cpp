@@ -132,9 +132,10 @@ std::string training_lines(const Scenario& s, const plan::TrainingEstimate& e, d
   return out + "\n";
 }
 
-/// The iteration JSON with `training` and `cost` (null without a price) added.
+/// The iteration JSON with `training` and `cost` (null without a price) added
+/// after its fields, in their order ("schema" first).
 std::string with_training_json(const std::string& text, const plan::TrainingEstimate& e) {
-  nlohmann::json j = nlohmann::json::parse(text);
+  nlohmann::ordered_json j = nlohmann::ordered_json::parse(text);
   j["training"] = {{"samples", e.time.samples},         {"global_batch", e.time.global_batch},
                    {"iterations", e.time.iterations},   {"hours", e.time.hours()},
                    {"convergence_factor", e.time.convergence_factor}};
@@ -142,8 +143,8 @@ std::string with_training_json(const std::string& text, const plan::TrainingEsti
   j["cost"] = nullptr;
   if (e.cost) {
     j["cost"] = {{"priced_by", e.priced->name}, {"on_demand_usd", e.cost->on_demand},
-                 {"billed_seconds", e.cost->billed_seconds}, {"usd_per_hour", e.usd_per_hour}};
-    j["cost"]["spot_usd"] = e.cost->spot ? nlohmann::json(*e.cost->spot) : nlohmann::json(nullptr);
+                 {"billed_s", e.cost->billed_seconds}, {"usd_per_hour", e.usd_per_hour}};
+    j["cost"]["spot_usd"] = e.cost->spot ? nlohmann::ordered_json(*e.cost->spot) : nlohmann::ordered_json(nullptr);
   }
   return j.dump(2);
 }

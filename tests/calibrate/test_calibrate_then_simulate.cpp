@@ -53,7 +53,7 @@ workload:
   const auto base = simulate(scenario, profile);
   EXPECT_EQ(base["profile"]["source"], "measured");
   EXPECT_EQ(base["profile"]["name"], p.name);
-  const double encode = base["seconds"]["encode"].get<double>();
+  const double encode = base["critical_path"]["encode_s"].get<double>();
   ASSERT_GT(encode, 0);
 
   // Triple every int8 encode cost (points and knots) and predict again.
@@ -64,7 +64,7 @@ workload:
   const fs::path slow_path = dir / "cpu-slow-int8.yaml";
   gw::write_file_atomic(slow_path.string(), gw::profile_to_yaml(slower));
   const auto slow = simulate(scenario, slow_path);
-  EXPECT_NEAR(slow["seconds"]["encode"].get<double>(), 3 * encode, 1e-6 * encode);
-  EXPECT_NEAR(slow["seconds"]["decode"].get<double>(), base["seconds"]["decode"].get<double>(), 1e-12);
+  EXPECT_NEAR(slow["critical_path"]["encode_s"].get<double>(), 3 * encode, 1e-6 * encode);
+  EXPECT_NEAR(slow["critical_path"]["decode_s"].get<double>(), base["critical_path"]["decode_s"].get<double>(), 1e-12);
   fs::remove_all(dir);
 }

@@ -100,7 +100,8 @@ TEST(Schemas, ValidatorRejectsWhatTheSchemaForbids) {
 // Every schema file is read by the validator (no keyword it does not check)
 // and forbids undocumented fields in every object it describes.
 TEST(Schemas, EverySchemaFileIsCheckedAndClosed) {
-  for (const char* name : {"iteration", "result", "gradwire-result-2", "plan", "collective", "validation"}) {
+  for (const char* name : {"iteration", "gradwire-iteration-2", "result", "gradwire-result-2", "plan", "gradwire-plan-2",
+                           "collective", "gradwire-collective-2", "validation"}) {
     std::ifstream in(kSource + "/docs/schemas/" + std::string(name) + ".schema.json");
     const json s = json::parse(in);
     EXPECT_EQ(s["$schema"], "https://json-schema.org/draft/2020-12/schema") << name;
@@ -128,26 +129,64 @@ TEST(Schemas, EverySchemaFileIsCheckedAndClosed) {
 }
 
 TEST(Schemas, SimulateOfEveryBundledScenario) {
-  const auto v = schema("iteration");
+  const auto v = schema("gradwire-iteration-2");
   int n = 0;
   for (const auto& e : fs::directory_iterator(kSource + "/scenarios")) {
     const std::string name = e.path().filename().string();
     if (e.path().extension() != ".yaml" || name.rfind("study-", 0) == 0) continue;
     const auto r = gw::test::run({kBin, "simulate", e.path().string(), "--format", "json"});
     ASSERT_EQ(r.exit_code, 0) << name << ": " << r.err;
-    expect_valid(v, r.out, "gradwire-iteration/1", name);
+    expect_valid(v, r.out, "gradwire-iteration/2", name);
     ++n;
   }
   EXPECT_GE(n, 4);
 }
 
+// simulate of a scenario with a training target: an instance (priced, with a
+// spot price) and a cluster of its own without a price (cost null). The
+// time-to-train in hours is the iterations times the iteration in seconds.
+TEST(Schemas, SimulateWithTrainingAndCost) {
+  const auto v = schema("gradwire-iteration-2");
+  const fs::path d = scratch("training");
+  const std::string workload = "workload:\n  model: resnet50\n  micro_batch: 32\n  precision: fp32\n"
+                               "  optimizer: {kind: sgd}\ntraining: {samples: 1000000}\n";
+  std::ofstream(d / "priced.yaml") << "cluster: {instance: p4d.24xlarge, nodes: 2}\n" << workload;
+  std::ofstream(d / "own.yaml") << "cluster:\n  nodes: 2\n  gpus_per_node: 8\n  gpu: a100-80gb\n"
+                                   "  intra_node: {bandwidth: 300GB/s, latency: 1us}\n"
+                                   "  nics: {count: 1, bandwidth: 100Gbps, latency: 5us}\n"
+                                   "  fabric: {topology: switch, latency: 1us}\n"
+                                << workload;
+  for (const char* name : {"priced.yaml", "own.yaml"}) {
+    const auto r = gw::test::run({kBin, "simulate", (d / name).string(), "--format", "json"});
+    ASSERT_EQ(r.exit_code, 0) << name << ": " << r.err;
+    expect_valid(v, r.out, "gradwire-iteration/2", name);
+    const json j = json::parse(r.out);
+    const auto& t = j["training"];
+    EXPECT_NEAR(t["hours"].get<double>(),
+                t["iterations"].get<double>() * j["critical_path"]["total_s"].get<double>() / 3600,
+                1e-9 * t["hours"].get<double>())
+        << name;
+    EXPECT_EQ(j["cost"].is_null(), std::string(name) == "own.yaml") << name;
+  }
+  const json priced = json::parse(gw::test::run({kBin, "simulate", (d / "priced.yaml").string(), "--format", "json"}).out);
+  EXPECT_GE(priced["cost"]["billed_s"].get<double>(), priced["training"]["hours"].get<double>() * 3600) << "billed time";
+  EXPECT_NEAR(priced["cost"]["on_demand_usd"].get<double>(),
+              priced["cost"]["billed_s"].get<double>() / 3600 * priced["cost"]["usd_per_hour"].get<double>(), 0.01);
+}
+
 TEST(Schemas, CollectiveOfEveryOp) {
-  const auto v = schema("collective");
+  const auto v = schema("gradwire-collective-2");
   for (const char* op : {"allreduce", "allgather", "reducescatter", "broadcast", "alltoall"}) {
     const auto r = gw::test::run({kBin, "collective", kSource + "/scenarios/resnet50-8xa100.yaml", "--op", op,
                                   "--sizes", "1KiB:1MiB", "--format", "json"});
     ASSERT_EQ(r.exit_code, 0) << op << ": " << r.err;
-    expect_valid(v, r.out, "gradwire-collective/1", op);
+    expect_valid(v, r.out, "gradwire-collective/2", op);
+    // Bandwidths in B/s: algbw = size / time.
+    for (const auto& row : json::parse(r.out)["results"]) {
+      EXPECT_NEAR(row["algbw_bytes_per_s"].get<double>() * row["time_us"].get<double>() * 1e-6,
+                  row["size_bytes"].get<double>(), 1e-9 * row["size_bytes"].get<double>())
+          << op;
+    }
   }
 }
 
@@ -191,7 +230,7 @@ TEST(Schemas, ValidateAndCompare) {
 // every record and every plan of them.
 TEST(Schemas, SweepRecordsAndPlans) {
   const auto rv = schema("gradwire-result-2");
-  const auto pv = schema("plan");
+  const auto pv = schema("gradwire-plan-2");
   const fs::path d = scratch("sweep");
   std::ofstream(d / "base.yaml") << "cluster:\n  nodes: 2\n  gpus_per_node: 8\n  gpu: a100-80gb\n"
                                     "  intra_node: {bandwidth: 300GB/s, latency: 1us}\n"
@@ -219,21 +258,26 @@ TEST(Schemas, SweepRecordsAndPlans) {
   // (exit 1, still a valid document).
   r = gw::test::run({kBin, "plan", own, "--format", "json"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  expect_valid(pv, r.out, "gradwire-plan/1", "unpriced plan");
+  expect_valid(pv, r.out, "gradwire-plan/2", "unpriced plan");
   EXPECT_FALSE(json::parse(r.out)["priced"].get<bool>());
   EXPECT_GT(json::parse(r.out)["excluded"]["no_fit"].get<int>(), 0);
   r = gw::test::run({kBin, "plan", study, "--format", "json", "--deadline", "1000h", "--budget", "100000"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  expect_valid(pv, r.out, "gradwire-plan/1", "priced plan");
+  expect_valid(pv, r.out, "gradwire-plan/2", "priced plan");
   const json plan = json::parse(r.out);
   EXPECT_TRUE(plan["priced"].get<bool>());
   EXPECT_EQ(plan["request"]["deadline_hours"], 1000.0);
   EXPECT_EQ(plan["request"]["budget_usd"], 100000.0);
   ASSERT_FALSE(plan["groups"].empty());
-  EXPECT_TRUE(plan["groups"][0]["recommendation"].is_object());
+  ASSERT_TRUE(plan["groups"][0]["recommendation"].is_object());
+  const auto& rec = plan["groups"][0]["recommendation"];
+  EXPECT_LE(rec["band"]["low_hours"].get<double>(), rec["time_to_train_hours"].get<double>());
+  EXPECT_GE(rec["band"]["high_hours"].get<double>(), rec["time_to_train_hours"].get<double>());
+  EXPECT_LE(rec["band"]["cost_low_usd"].get<double>(), rec["cost_usd"].get<double>());
+  EXPECT_LE(rec["time_to_train_hours"].get<double>(), 1000.0) << "within the deadline";
   r = gw::test::run({kBin, "plan", study, "--format", "json", "--deadline", "1s"});
   EXPECT_EQ(r.exit_code, 1) << r.err;
-  expect_valid(pv, r.out, "gradwire-plan/1", "plan with nothing qualifying");
+  expect_valid(pv, r.out, "gradwire-plan/2", "plan with nothing qualifying");
   const json none = json::parse(r.out);
   EXPECT_FALSE(none["found"].get<bool>());
   EXPECT_TRUE(none["groups"][0]["recommendation"].is_null());

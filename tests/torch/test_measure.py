@@ -93,22 +93,22 @@ workload:
         out = json.loads(self.run_ok("simulate", self.scenario(8), "--format", "json").stdout)
         self.assertIn("compute_measured", out)
         self.assertTrue(out["compute_measured"].startswith("measured on "))
-        self.assertAlmostEqual(out["seconds"]["forward"], seconds(doc["forward"]["median"]), delta=1e-9)
-        self.assertAlmostEqual(out["seconds"]["backward"], seconds(doc["backward"]["median"]), delta=1e-8)
-        self.assertAlmostEqual(out["seconds"]["optimizer"], seconds(doc["optimizer"]["median"]), delta=1e-9)
+        self.assertAlmostEqual(out["critical_path"]["forward_s"], seconds(doc["forward"]["median"]), delta=1e-9)
+        self.assertAlmostEqual(out["critical_path"]["backward_s"], seconds(doc["backward"]["median"]), delta=1e-8)
+        self.assertAlmostEqual(out["critical_path"]["optimizer_s"], seconds(doc["optimizer"]["median"]), delta=1e-9)
         self.assertEqual(out["tensor_names"], names)
         # DDP's copy of each gradient into its bucket (docs/model.md, "DDP
         # overheads") comes after the measured ready time: never before it.
-        start = out["timeline"]["backward_start"]
-        ends = [e - start for e in out["tensor_end"]]
+        start = out["timeline"]["backward_start_s"]
+        ends = [e - start for e in out["tensor_end_s"]]
         for i, r in enumerate(ready[:-1]):
             self.assertGreaterEqual(ends[i], r - 1e-9)
         # Without DDP's overheads each gradient is ready exactly at its
         # measured time (the bucket at its last tensor's).
         bare = json.loads(self.run_ok("simulate", self.scenario(8, ddp_overheads=False), "--format",
                                       "json").stdout)
-        start = bare["timeline"]["backward_start"]
-        ends = [e - start for e in bare["tensor_end"]]
+        start = bare["timeline"]["backward_start_s"]
+        ends = [e - start for e in bare["tensor_end_s"]]
         for i, r in enumerate(ready[:-1]):
             self.assertAlmostEqual(ends[i], r, delta=1e-8)
         table = self.run_ok("simulate", self.scenario(8)).stdout

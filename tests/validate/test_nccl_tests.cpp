@@ -148,7 +148,7 @@ TEST(CollectiveCli, LayoutRoundTrip) {
   EXPECT_EQ(log.op, CollectiveOp::AllReduce);
   for (std::size_t i = 0; i < log.rows.size(); ++i) {
     const auto& row = log.rows[i];
-    EXPECT_EQ(row.bytes, results[i]["size_B"].get<double>());
+    EXPECT_EQ(row.bytes, results[i]["size_bytes"].get<double>());
     EXPECT_EQ(row.bytes, 8 * std::pow(8.0, static_cast<double>(i)));
     EXPECT_EQ(row.count, row.bytes / 4);
     const double us = results[i]["time_us"].get<double>();

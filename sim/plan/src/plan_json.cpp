@@ -33,12 +33,12 @@ ojson point_json(const PlanPoint& p) {
           {"global_batch", p.global_batch > 0 ? ojson(p.global_batch) : ojson(nullptr)},
           {"batch_split", p.batch_split.empty() ? ojson(nullptr) : ojson(p.batch_split)},
           {"iteration_s", p.iteration},
-          {"hours", p.hours},
+          {"time_to_train_hours", p.hours},
           {"cost_usd", p.priced ? ojson(p.cost) : ojson(nullptr)}};
-  j["band"] = {{"hours_low", p.hours_low},
-               {"hours_high", p.hours_high},
-               {"cost_usd_low", p.priced ? ojson(p.cost_low) : ojson(nullptr)},
-               {"cost_usd_high", p.priced ? ojson(p.cost_high) : ojson(nullptr)}};
+  j["band"] = {{"low_hours", p.hours_low},
+               {"high_hours", p.hours_high},
+               {"cost_low_usd", p.priced ? ojson(p.cost_low) : ojson(nullptr)},
+               {"cost_high_usd", p.priced ? ojson(p.cost_high) : ojson(nullptr)}};
   return j;
 }
 

@@ -48,14 +48,14 @@ json band_json(const IterationResult& r) {
           {"residual_high", r.residual_high},
           {"residual_cases", r.residual_cases},
           {"overlapped_compute_s", r.overlapped_compute},
-          {"terms_s",
-           {{"spread_low", r.band.spread_low},
-            {"spread_high", r.band.spread_high},
-            {"jitter_low", r.band.jitter_low},
-            {"jitter_high", r.band.jitter_high},
-            {"residual_low", r.band.residual_low},
-            {"residual_high", r.band.residual_high},
-            {"interference_high", r.band.interference_high}}}};
+          {"terms",
+           {{"spread_low_s", r.band.spread_low},
+            {"spread_high_s", r.band.spread_high},
+            {"jitter_low_s", r.band.jitter_low},
+            {"jitter_high_s", r.band.jitter_high},
+            {"residual_low_s", r.band.residual_low},
+            {"residual_high_s", r.band.residual_high},
+            {"interference_high_s", r.band.interference_high}}}};
 }
 
 void band_from_json(const json& j, IterationResult& r) {
@@ -71,11 +71,11 @@ void band_from_json(const json& j, IterationResult& r) {
   r.residual_high = b.at("residual_high").get<double>();
   r.residual_cases = b.at("residual_cases").get<int>();
   r.overlapped_compute = b.at("overlapped_compute_s").get<double>();
-  const auto& t = b.at("terms_s");
-  r.band = {t.at("spread_low").get<double>(),  t.at("spread_high").get<double>(),
-            t.at("jitter_low").get<double>(),  t.at("jitter_high").get<double>(),
-            t.at("residual_low").get<double>(), t.at("residual_high").get<double>(),
-            t.at("interference_high").get<double>()};
+  const auto& t = b.at("terms");
+  r.band = {t.at("spread_low_s").get<double>(),  t.at("spread_high_s").get<double>(),
+            t.at("jitter_low_s").get<double>(),  t.at("jitter_high_s").get<double>(),
+            t.at("residual_low_s").get<double>(), t.at("residual_high_s").get<double>(),
+            t.at("interference_high_s").get<double>()};
 }
 
 }  // namespace
@@ -102,47 +102,47 @@ std::string result_to_json(const IterationResult& r, int indent, const MemoryBre
   j["compression"] = r.compression;
   j["compute_precision"] = r.compute_precision;
   j["allreduce_algorithm"] = r.allreduce_algorithm;
-  j["seconds"] = {{"forward", r.forward},
-                  {"backward", r.backward},
-                  {"encode", r.encode},
-                  {"decode", r.decode},
-                  {"exposed_communication", r.exposed_communication},
-                  {"optimizer", r.optimizer},
-                  {"input_wait", r.input_wait},
-                  {"straggler_wait", r.straggler_wait},
-                  {"total", r.total}};
+  j["critical_path"] = {{"forward_s", r.forward},
+                        {"backward_s", r.backward},
+                        {"encode_s", r.encode},
+                        {"decode_s", r.decode},
+                        {"exposed_communication_s", r.exposed_communication},
+                        {"optimizer_s", r.optimizer},
+                        {"input_wait_s", r.input_wait},
+                        {"straggler_wait_s", r.straggler_wait},
+                        {"total_s", r.total}};
   j["ddp_overheads"] = ddp_overheads_json(r);
   j["band"] = band_json(r);
-  j["samples_per_second"] = r.samples_per_second;
-  j["wire_bytes_per_gpu"] = r.wire_bytes_per_gpu;
-  j["error_feedback_bytes_per_gpu"] = r.error_feedback_bytes;
-  j["compressor_state_bytes_per_gpu"] = r.state_bytes;
-  j["timeline"] = {{"folded", r.folded},
-                   {"forward_start", r.forward_start},
-                   {"backward_start", r.backward_start},
-                   {"backward_end", r.backward_end},
-                   {"optimizer_start", r.optimizer_start}};
+  j["samples_per_s"] = r.samples_per_second;
+  j["wire_per_gpu_bytes"] = r.wire_bytes_per_gpu;
+  j["error_feedback_per_gpu_bytes"] = r.error_feedback_bytes;
+  j["compressor_state_per_gpu_bytes"] = r.state_bytes;
+  j["timeline"] = {{"folded_s", r.folded},
+                   {"forward_start_s", r.forward_start},
+                   {"backward_start_s", r.backward_start},
+                   {"backward_end_s", r.backward_end},
+                   {"optimizer_start_s", r.optimizer_start}};
   j["simulated_activities"] = r.simulated_activities;
   j["simulated_actors"] = r.simulated_actors;
   j["tensor_names"] = r.tensor_names;
-  j["tensor_end"] = r.tensor_end;
+  j["tensor_end_s"] = r.tensor_end;
   json buckets = json::array();
   for (const auto& b : r.buckets) {
     json steps = json::array();
     for (const auto& s : b.steps)
-      steps.push_back({{"label", s.label}, {"kind", to_string(s.kind)}, {"start", s.start},
-                       {"end", s.end}, {"bytes", s.bytes}});
+      steps.push_back({{"label", s.label}, {"kind", to_string(s.kind)}, {"start_s", s.start},
+                       {"end_s", s.end}, {"size_bytes", s.bytes}});
     buckets.push_back({{"index", b.index},
                        {"tensors", b.tensors},
                        {"elements", b.elements},
-                       {"bytes", b.bytes},
-                       {"wire_bytes_per_gpu", b.wire_bytes_per_gpu},
-                       {"ready", b.ready},
-                       {"start", b.start},
-                       {"end", b.end},
-                       {"encode", b.encode},
-                       {"decode", b.decode},
-                       {"communication", b.communication},
+                       {"size_bytes", b.bytes},
+                       {"wire_per_gpu_bytes", b.wire_bytes_per_gpu},
+                       {"ready_s", b.ready},
+                       {"start_s", b.start},
+                       {"end_s", b.end},
+                       {"encode_s", b.encode},
+                       {"decode_s", b.decode},
+                       {"communication_s", b.communication},
                        {"steps", steps}});
   }
   j["buckets"] = buckets;
@@ -184,52 +184,52 @@ IterationResult result_from_json(const std::string& text) {
   r.compression = j.at("compression").get<std::string>();
   r.compute_precision = j.at("compute_precision").get<std::string>();
   r.allreduce_algorithm = j.at("allreduce_algorithm").get<std::string>();
-  const auto& s = j.at("seconds");
-  r.forward = s.at("forward").get<double>();
-  r.backward = s.at("backward").get<double>();
-  r.encode = s.at("encode").get<double>();
-  r.decode = s.at("decode").get<double>();
-  r.exposed_communication = s.at("exposed_communication").get<double>();
-  r.optimizer = s.at("optimizer").get<double>();
-  r.total = s.at("total").get<double>();
-  r.input_wait = s.value("input_wait", 0.0);
-  r.straggler_wait = s.value("straggler_wait", 0.0);
+  const auto& s = j.at("critical_path");
+  r.forward = s.at("forward_s").get<double>();
+  r.backward = s.at("backward_s").get<double>();
+  r.encode = s.at("encode_s").get<double>();
+  r.decode = s.at("decode_s").get<double>();
+  r.exposed_communication = s.at("exposed_communication_s").get<double>();
+  r.optimizer = s.at("optimizer_s").get<double>();
+  r.total = s.at("total_s").get<double>();
+  r.input_wait = s.at("input_wait_s").get<double>();
+  r.straggler_wait = s.at("straggler_wait_s").get<double>();
   ddp_overheads_from_json(j, r);
   band_from_json(j, r);
-  r.samples_per_second = j.at("samples_per_second").get<double>();
-  r.wire_bytes_per_gpu = j.at("wire_bytes_per_gpu").get<double>();
-  r.error_feedback_bytes = j.at("error_feedback_bytes_per_gpu").get<double>();
-  r.state_bytes = j.at("compressor_state_bytes_per_gpu").get<double>();
+  r.samples_per_second = j.at("samples_per_s").get<double>();
+  r.wire_bytes_per_gpu = j.at("wire_per_gpu_bytes").get<double>();
+  r.error_feedback_bytes = j.at("error_feedback_per_gpu_bytes").get<double>();
+  r.state_bytes = j.at("compressor_state_per_gpu_bytes").get<double>();
   const auto& t = j.at("timeline");
-  r.folded = t.at("folded").get<double>();
-  r.forward_start = t.at("forward_start").get<double>();
-  r.backward_start = t.at("backward_start").get<double>();
-  r.backward_end = t.at("backward_end").get<double>();
-  r.optimizer_start = t.at("optimizer_start").get<double>();
+  r.folded = t.at("folded_s").get<double>();
+  r.forward_start = t.at("forward_start_s").get<double>();
+  r.backward_start = t.at("backward_start_s").get<double>();
+  r.backward_end = t.at("backward_end_s").get<double>();
+  r.optimizer_start = t.at("optimizer_start_s").get<double>();
   r.simulated_activities = j.at("simulated_activities").get<long>();
   r.simulated_actors = j.at("simulated_actors").get<int>();
   r.tensor_names = j.at("tensor_names").get<std::vector<std::string>>();
-  r.tensor_end = j.at("tensor_end").get<std::vector<double>>();
+  r.tensor_end = j.at("tensor_end_s").get<std::vector<double>>();
   for (const auto& b : j.at("buckets")) {
     BucketTiming bt;
     bt.index = b.at("index").get<int>();
     bt.tensors = b.at("tensors").get<int>();
     bt.elements = b.at("elements").get<std::int64_t>();
-    bt.bytes = b.at("bytes").get<double>();
-    bt.wire_bytes_per_gpu = b.at("wire_bytes_per_gpu").get<double>();
-    bt.ready = b.at("ready").get<double>();
-    bt.start = b.at("start").get<double>();
-    bt.end = b.at("end").get<double>();
-    bt.encode = b.at("encode").get<double>();
-    bt.decode = b.at("decode").get<double>();
-    bt.communication = b.at("communication").get<double>();
+    bt.bytes = b.at("size_bytes").get<double>();
+    bt.wire_bytes_per_gpu = b.at("wire_per_gpu_bytes").get<double>();
+    bt.ready = b.at("ready_s").get<double>();
+    bt.start = b.at("start_s").get<double>();
+    bt.end = b.at("end_s").get<double>();
+    bt.encode = b.at("encode_s").get<double>();
+    bt.decode = b.at("decode_s").get<double>();
+    bt.communication = b.at("communication_s").get<double>();
     for (const auto& st : b.at("steps")) {
       StepTiming x;
       x.label = st.at("label").get<std::string>();
       x.kind = kind_from(st.at("kind").get<std::string>());
-      x.start = st.at("start").get<double>();
-      x.end = st.at("end").get<double>();
-      x.bytes = st.at("bytes").get<double>();
+      x.start = st.at("start_s").get<double>();
+      x.end = st.at("end_s").get<double>();
+      x.bytes = st.at("size_bytes").get<double>();
       bt.steps.push_back(std::move(x));
     }
     r.buckets.push_back(std::move(bt));

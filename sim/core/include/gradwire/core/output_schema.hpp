@@ -8,13 +8,13 @@
 
 namespace gw {
 
-inline constexpr const char* kIterationSchema = "gradwire-iteration/1";    ///< simulate --format json
+inline constexpr const char* kIterationSchema = "gradwire-iteration/2";    ///< simulate --format json
 inline constexpr const char* kResultSchema = "gradwire-result/2";          ///< one sweep record
 /// The sweep record before its fields carried their units: still read,
 /// and written when a sweep resumes a file of such records.
 inline constexpr const char* kResultSchemaV1 = "gradwire-result/1";
-inline constexpr const char* kPlanSchema = "gradwire-plan/1";              ///< plan --format json
-inline constexpr const char* kCollectiveSchema = "gradwire-collective/1";  ///< collective --format json
+inline constexpr const char* kPlanSchema = "gradwire-plan/2";              ///< plan --format json
+inline constexpr const char* kCollectiveSchema = "gradwire-collective/2";  ///< collective --format json
 inline constexpr const char* kValidationSchema = "gradwire-validation/1";  ///< validate --format json
 inline constexpr const char* kCompareSchema = "gradwire-compare/1";        ///< collective --compare --format json
 

@@ -1,5 +1,5 @@
-// `gradwire plan --format json` (docs/outputs.md, schema gradwire-plan/1 in
-// docs/schemas/plan.schema.json): the request, the file's exclusions, and per
+// `gradwire plan --format json` (docs/outputs.md, schema gradwire-plan/2 in
+// docs/schemas/gradwire-plan-2.schema.json): the request, the file's exclusions, and per
 // comparable group (one global batch) its Pareto front, recommendation,
 // baseline and band verdict, as the text form prints them. Plain C++.
 #pragma once

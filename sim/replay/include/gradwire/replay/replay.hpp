@@ -59,9 +59,11 @@ IterationResult simulate_iteration(const Scenario& scenario, const ModelDesc& mo
 IterationResult simulate_plan(const ClusterSpec& cluster, const IterationPlan& plan,
                               const ReplayOptions& options = {});
 
-/// JSON form of a result (the `--format json` output), and back. With
-/// `memory`, a "memory_per_gpu" object (bytes, capacity, fits) is added after
-/// the other fields (result_from_json ignores it).
+/// JSON form of a result (the `--format json` output, gradwire-iteration/2),
+/// and back (the forked replay child hands its result over in this form;
+/// gradwire reads no /1 document). With `memory`, a "memory_per_gpu" object
+/// (bytes, capacity, fits) is added after the other fields (result_from_json
+/// ignores it).
 std::string result_to_json(const IterationResult& result, int indent = 2,
                            const MemoryBreakdown* memory = nullptr);
 IterationResult result_from_json(const std::string& text);
