@@ -112,6 +112,11 @@ std::string result_to_json(const IterationResult& r, int indent, const MemoryBre
                   {"straggler_wait", r.straggler_wait},
                   {"total", r.total}};
   j["ddp_overheads"] = ddp_overheads_json(r);
+  // Added fields (docs/outputs.md): where a PyTorch hook's codec time ran.
+  if (const CodecStreams c = codec_streams(r); c.off_comm_stream()) {
+    const auto part = [](const CodecTime& t) { return json{{"encode_s", t.encode}, {"decode_s", t.decode}}; };
+    j["codec_streams"] = {{"compute_stream", part(c.compute)}, {"comm_stream", part(c.comm)}, {"side_stream", part(c.side)}};
+  }
   j["band"] = band_json(r);
   j["samples_per_second"] = r.samples_per_second;
   j["wire_bytes_per_gpu"] = r.wire_bytes_per_gpu;
