@@ -213,9 +213,36 @@ std::string csv_row(const IterationResult& r, const MemoryBreakdown* m) {
                      r.total, r.band_high);
 }
 
+namespace {
+
+// The trace's process and tracks (thread ids).
+constexpr int kPid = 0, kCompute = 1, kComm = 2, kCodec = 3, kHookCompute = 4, kHookSide = 5;
+
+// The track a bucket's step is drawn on: NCCL's for a collective (its bytes
+// in `args`), else the codec track of the step's stream (step_stream), the
+// stream in `args` when it is not the comm stream.
+int step_track(const BucketTiming& b, const StepTiming& s, nlohmann::json& args) {
+  if (s.kind == CommStep::Kind::Collective) {
+    args["bytes"] = s.bytes;
+    return kComm;
+  }
+  switch (step_stream(b, s)) {
+    case StepStream::Compute:
+      args["stream"] = "compute";
+      return kHookCompute;
+    case StepStream::Side:
+      args["stream"] = "side";
+      return kHookSide;
+    case StepStream::Comm:
+      break;
+  }
+  return kCodec;
+}
+
+}  // namespace
+
 std::string chrome_trace(const IterationResult& r) {
   using nlohmann::json;
-  constexpr int kPid = 0, kCompute = 1, kComm = 2, kCodec = 3, kHookCompute = 4, kHookSide = 5;
   json events = json::array();
   const auto meta = [&](const char* what, int tid, const std::string& name) {
     events.push_back({{"ph", "M"}, {"pid", kPid}, {"tid", tid}, {"name", what}, {"args", {{"name", name}}}});
@@ -272,14 +299,10 @@ std::string chrome_trace(const IterationResult& r) {
       events.push_back({{"ph", "i"}, {"pid", kPid}, {"tid", kComm}, {"s", "t"}, {"ts", b.ready * 1e6},
                         {"name", fmt::format("bucket {} ready", b.index)}});
     for (const auto& s : b.steps) {
-      const bool coll = s.kind == CommStep::Kind::Collective;
-      const StepStream where = step_stream(b, s);
       json args = {{"bucket", b.index}, {"tensors", b.tensors}, {"bucket_bytes", b.bytes}};
-      if (coll) args["bytes"] = s.bytes;
-      if (!coll && where != StepStream::Comm) args["stream"] = where == StepStream::Compute ? "compute" : "side";
-      const int codec_track = where == StepStream::Compute ? kHookCompute : where == StepStream::Side ? kHookSide : kCodec;
-      span(coll ? kComm : codec_track,
-           coll ? fmt::format("bucket {}: {} ({})", b.index, s.label, units::format_size(s.bytes))
+      const int track = step_track(b, s, args);
+      span(track,
+           track == kComm ? fmt::format("bucket {}: {} ({})", b.index, s.label, units::format_size(s.bytes))
                 : fmt::format("bucket {}: {}", b.index, s.label),
            s.start, s.end, std::move(args));
     }

@@ -78,6 +78,13 @@ void band_from_json(const json& j, IterationResult& r) {
             t.at("interference_high").get<double>()};
 }
 
+// Added fields (docs/outputs.md, `codec_streams`): where a PyTorch hook's
+// codec time ran, seconds.
+json codec_streams_json(const CodecStreams& c) {
+  const auto part = [](const CodecTime& t) { return json{{"encode_s", t.encode}, {"decode_s", t.decode}}; };
+  return {{"compute_stream", part(c.compute)}, {"comm_stream", part(c.comm)}, {"side_stream", part(c.side)}};
+}
+
 }  // namespace
 
 std::string result_to_json(const IterationResult& r, int indent, const MemoryBreakdown* memory) {
@@ -112,11 +119,7 @@ std::string result_to_json(const IterationResult& r, int indent, const MemoryBre
                   {"straggler_wait", r.straggler_wait},
                   {"total", r.total}};
   j["ddp_overheads"] = ddp_overheads_json(r);
-  // Added fields (docs/outputs.md): where a PyTorch hook's codec time ran.
-  if (const CodecStreams c = codec_streams(r); c.off_comm_stream()) {
-    const auto part = [](const CodecTime& t) { return json{{"encode_s", t.encode}, {"decode_s", t.decode}}; };
-    j["codec_streams"] = {{"compute_stream", part(c.compute)}, {"comm_stream", part(c.comm)}, {"side_stream", part(c.side)}};
-  }
+  if (const CodecStreams c = codec_streams(r); c.off_comm_stream()) j["codec_streams"] = codec_streams_json(c);
   j["band"] = band_json(r);
   j["samples_per_second"] = r.samples_per_second;
   j["wire_bytes_per_gpu"] = r.wire_bytes_per_gpu;
