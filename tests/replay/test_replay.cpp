@@ -574,7 +574,11 @@ TEST(ReplayOutput, JsonRoundTripAndTraceTracks) {
     if (e.at("ph") == "X" && e.at("name").get<std::string>().rfind("bucket ", 0) == 0) ++bucket_spans;
     if (e.at("ph") == "X" && e.at("name").get<std::string>().find("folded") != std::string::npos) ++folded;
   }
-  EXPECT_EQ(threads.size(), 3u);
+  // compute, NCCL, comm-stream codecs, and powerSGD_hook's compute- and
+  // side-stream steps (tests/replay/test_hook_streams.cpp)
+  EXPECT_EQ(threads.size(), 5u);
+  EXPECT_TRUE(threads.count("hook steps (compute stream)"));
+  EXPECT_TRUE(threads.count("hook steps (side stream)"));
   EXPECT_GE(bucket_spans, static_cast<int>(r.buckets.size()));
   EXPECT_EQ(folded, 1);
   const auto table = format_table(r);

@@ -63,7 +63,47 @@ std::string band_lines(const IterationResult& r) {
   return o;
 }
 
+// The codec rows under the backward: all on the comm stream, or, when a
+// PyTorch hook ran some elsewhere, one row per stream and their sum.
+template <class Row>
+void codec_rows(const IterationResult& r, const Row& row) {
+  const CodecStreams c = codec_streams(r);
+  if (!c.off_comm_stream()) {
+    row("  encode (comm stream, overlapped)", r.encode, false);
+    row("  decode (comm stream, overlapped)", r.decode, false);
+    return;
+  }
+  const auto part = [&](const char* name, double s) {
+    if (s > 0) row(name, s, false);
+  };
+  part("  encode (compute stream, in bwd)", c.compute.encode);
+  part("  decode (compute stream, in bwd)", c.compute.decode);
+  part("  encode (comm stream, overlapped)", c.comm.encode);
+  part("  decode (comm stream, overlapped)", c.comm.decode);
+  part("  encode (side stream, overlapped)", c.side.encode);
+  part("  decode (side stream, overlapped)", c.side.decode);
+  row("  codecs, all streams", r.encode + r.decode, false);
+}
+
 }  // namespace
+
+StepStream step_stream(const BucketTiming& b, const StepTiming& s) {
+  if (s.side_stream) return StepStream::Side;
+  if (s.kind != CommStep::Kind::Collective && s.end <= b.ready && s.start < b.start) return StepStream::Compute;
+  return StepStream::Comm;
+}
+
+CodecStreams codec_streams(const IterationResult& r) {
+  CodecStreams c;
+  for (const auto& b : r.buckets)
+    for (const auto& s : b.steps) {
+      if (s.kind == CommStep::Kind::Collective) continue;
+      const StepStream where = step_stream(b, s);
+      CodecTime& t = where == StepStream::Compute ? c.compute : where == StepStream::Side ? c.side : c.comm;
+      (s.kind == CommStep::Kind::Encode ? t.encode : t.decode) += s.end - s.start;
+    }
+  return c;
+}
 
 std::vector<std::pair<std::string, double>> memory_terms(const MemoryBreakdown& m) {
   return {{"parameters", m.parameters},
@@ -105,8 +145,7 @@ std::string format_table(const IterationResult& r, const MemoryBreakdown* memory
   };
   row("forward", r.forward, true);
   row("backward", r.backward, true);
-  row("  encode (comm stream, overlapped)", r.encode, false);
-  row("  decode (comm stream, overlapped)", r.decode, false);
+  codec_rows(r, row);
   if (r.ddp_overheads) {
     row("  DDP bucket copy-in (autograd)", r.bucket_copy_in, true);
     row("  DDP launches (comm stream)", r.collective_launch, false);
@@ -174,9 +213,36 @@ std::string csv_row(const IterationResult& r, const MemoryBreakdown* m) {
                      r.total, r.band_high);
 }
 
+namespace {
+
+// The trace's process and tracks (thread ids).
+constexpr int kPid = 0, kCompute = 1, kComm = 2, kCodec = 3, kHookCompute = 4, kHookSide = 5;
+
+// The track a bucket's step is drawn on: NCCL's for a collective (its bytes
+// in `args`), else the codec track of the step's stream (step_stream), the
+// stream in `args` when it is not the comm stream.
+int step_track(const BucketTiming& b, const StepTiming& s, nlohmann::json& args) {
+  if (s.kind == CommStep::Kind::Collective) {
+    args["bytes"] = s.bytes;
+    return kComm;
+  }
+  switch (step_stream(b, s)) {
+    case StepStream::Compute:
+      args["stream"] = "compute";
+      return kHookCompute;
+    case StepStream::Side:
+      args["stream"] = "side";
+      return kHookSide;
+    case StepStream::Comm:
+      break;
+  }
+  return kCodec;
+}
+
+}  // namespace
+
 std::string chrome_trace(const IterationResult& r) {
   using nlohmann::json;
-  constexpr int kPid = 0, kCompute = 1, kComm = 2, kCodec = 3;
   json events = json::array();
   const auto meta = [&](const char* what, int tid, const std::string& name) {
     events.push_back({{"ph", "M"}, {"pid", kPid}, {"tid", tid}, {"name", what}, {"args", {{"name", name}}}});
@@ -185,6 +251,10 @@ std::string chrome_trace(const IterationResult& r) {
   meta("thread_name", kCompute, "compute stream");
   meta("thread_name", kComm, "communication (NCCL)");
   meta("thread_name", kCodec, "codecs (comm stream)");
+  const CodecStreams streams = codec_streams(r);
+  if (streams.compute.encode + streams.compute.decode > 0)
+    meta("thread_name", kHookCompute, "hook steps (compute stream)");
+  if (streams.side.encode + streams.side.decode > 0) meta("thread_name", kHookSide, "hook steps (side stream)");
   const auto span = [&](int tid, const std::string& name, double start, double end, json args) {
     if (!(end > start)) return;
     events.push_back({{"ph", "X"}, {"pid", kPid}, {"tid", tid}, {"name", name}, {"cat", tid == kCompute ? "compute" : tid == kComm ? "communication" : "codec"},
@@ -229,11 +299,10 @@ std::string chrome_trace(const IterationResult& r) {
       events.push_back({{"ph", "i"}, {"pid", kPid}, {"tid", kComm}, {"s", "t"}, {"ts", b.ready * 1e6},
                         {"name", fmt::format("bucket {} ready", b.index)}});
     for (const auto& s : b.steps) {
-      const bool coll = s.kind == CommStep::Kind::Collective;
       json args = {{"bucket", b.index}, {"tensors", b.tensors}, {"bucket_bytes", b.bytes}};
-      if (coll) args["bytes"] = s.bytes;
-      span(coll ? kComm : kCodec,
-           coll ? fmt::format("bucket {}: {} ({})", b.index, s.label, units::format_size(s.bytes))
+      const int track = step_track(b, s, args);
+      span(track,
+           track == kComm ? fmt::format("bucket {}: {} ({})", b.index, s.label, units::format_size(s.bytes))
                 : fmt::format("bucket {}: {}", b.index, s.label),
            s.start, s.end, std::move(args));
     }

@@ -78,6 +78,13 @@ void band_from_json(const json& j, IterationResult& r) {
             t.at("interference_high_s").get<double>()};
 }
 
+// Added fields (docs/outputs.md, `codec_streams`): where a PyTorch hook's
+// codec time ran, seconds.
+json codec_streams_json(const CodecStreams& c) {
+  const auto part = [](const CodecTime& t) { return json{{"encode_s", t.encode}, {"decode_s", t.decode}}; };
+  return {{"compute_stream", part(c.compute)}, {"comm_stream", part(c.comm)}, {"side_stream", part(c.side)}};
+}
+
 }  // namespace
 
 std::string result_to_json(const IterationResult& r, int indent, const MemoryBreakdown* memory) {
@@ -112,6 +119,7 @@ std::string result_to_json(const IterationResult& r, int indent, const MemoryBre
                         {"straggler_wait_s", r.straggler_wait},
                         {"total_s", r.total}};
   j["ddp_overheads"] = ddp_overheads_json(r);
+  if (const CodecStreams c = codec_streams(r); c.off_comm_stream()) j["codec_streams"] = codec_streams_json(c);
   j["band"] = band_json(r);
   j["samples_per_s"] = r.samples_per_second;
   j["wire_per_gpu_bytes"] = r.wire_bytes_per_gpu;
