@@ -94,35 +94,31 @@ CollectiveMemo::Durations& known_for(const ClusterSpec& cluster) {
   return known.emplace_back(cluster, CollectiveMemo::Durations{}).second;
 }
 
-// Runs inside the child: builds the platform, runs the two actors, returns
-// a header line "EXACT SIMULATED REPLAYED", a line of the memo's durations
-// (CollectiveMemo::encode) and then the JSON result. EXACT is 1 when the
-// memo's conditions held throughout (or it was off), 0 when they did not
-// (run again in full).
-std::string replay_in_child(const ClusterSpec& cluster, const IterationPlan& plan,
-                            const ReplayOptions& options) {
-  engine::Simulation sim(cluster);
-  // The comm actor is the only network user; each collective runs alone on
-  // it, so a repeated one can be a sleep (collective_memo.hpp), and so can
-  // one an earlier replay on an equal cluster recorded.
-  CollectiveMemo memo(!options.full_simulation);
-  memo.seed(known_for(cluster));
+// The two actors of one replayed iteration and what they share.
+struct ChildReplay {
+  engine::Simulation& sim;
+  const IterationPlan& plan;
+  const ReplayOptions& options;
+  CollectiveMemo& memo;
   IterationResult r;
-  r.method = "simulation";
-  const std::size_t nb = plan.buckets.size();
-  const std::size_t nt = plan.tensor_backward.size();
-  r.buckets.resize(nb);
-  r.tensor_end.assign(nt, 0.0);
-  std::vector<int> bucket_of_last(nt, -1);
-  for (std::size_t b = 0; b < nb; ++b) bucket_of_last.at(plan.buckets[b].last_tensor) = static_cast<int>(b);
-
+  std::vector<int> bucket_of_last;         // tensor -> the bucket it completes, or -1
   engine::Signal ready;
   CommActivity comm = CommActivity::Idle;  // what the comm stream runs (interference)
   bool computing = false;                  // the backward runs (codec slow-down)
   std::size_t started = 0;                 // buckets the comm stream has taken
   long activities = 0;
 
-  sim.add_actor("compute", 0, [&] {
+  ChildReplay(engine::Simulation& s, const IterationPlan& p, const ReplayOptions& o, CollectiveMemo& m)
+      : sim(s), plan(p), options(o), memo(m), bucket_of_last(p.tensor_backward.size(), -1) {
+    r.method = "simulation";
+    r.buckets.resize(plan.buckets.size());
+    r.tensor_end.assign(plan.tensor_backward.size(), 0.0);
+    for (std::size_t b = 0; b < plan.buckets.size(); ++b)
+      bucket_of_last.at(plan.buckets[b].last_tensor) = static_cast<int>(b);
+  }
+
+  void compute_stream() {
+    const std::size_t nt = plan.tensor_backward.size();
     sleep_if(plan.forward);
     ++activities;
     r.backward_start = engine::Simulation::now();
@@ -150,11 +146,11 @@ std::string replay_in_child(const ClusterSpec& cluster, const IterationPlan& pla
     computing = false;
     r.backward_end = engine::Simulation::now();
     if (!plan.overlap)
-      for (std::size_t b = 0; b < nb; ++b) ready.release();
-  });
+      for (std::size_t b = 0; b < plan.buckets.size(); ++b) ready.release();
+  }
 
-  sim.add_actor("comm", 0, [&] {
-    for (std::size_t b = 0; b < nb; ++b) {
+  void comm_stream() {
+    for (std::size_t b = 0; b < plan.buckets.size(); ++b) {
       ready.acquire();
       auto& bt = r.buckets[b];
       wait_for_slowest_rank(plan, r, b);
@@ -167,22 +163,40 @@ std::string replay_in_child(const ClusterSpec& cluster, const IterationPlan& pla
       for (std::size_t i = bc.on_compute_stream; i < side_from; ++i) {
         const auto& s = bc.steps[i];
         comm = s.kind == CommStep::Kind::Collective ? CommActivity::Collective : CommActivity::Codec;
-        bt.steps.push_back(run_step(sim, memo, s, plan.world_size, options, codec_step_seconds(plan, s.seconds, computing)));
+        bt.steps.push_back(
+            run_step(sim, memo, s, plan.world_size, options, codec_step_seconds(plan, s.seconds, computing)));
         ++activities;
       }
       comm = CommActivity::Idle;
       bt.end = time_side_stream(plan, b, computing, bt);
     }
-  });
+  }
+};
 
+// Runs inside the child: builds the platform, runs the two actors, returns
+// a header line "EXACT SIMULATED REPLAYED", a line of the memo's durations
+// (CollectiveMemo::encode) and then the JSON result. EXACT is 1 when the
+// memo's conditions held throughout (or it was off), 0 when they did not
+// (run again in full).
+std::string replay_in_child(const ClusterSpec& cluster, const IterationPlan& plan,
+                            const ReplayOptions& options) {
+  engine::Simulation sim(cluster);
+  // The comm actor is the only network user; each collective runs alone on
+  // it, so a repeated one can be a sleep (collective_memo.hpp), and so can
+  // one an earlier replay on an equal cluster recorded.
+  CollectiveMemo memo(!options.full_simulation);
+  memo.seed(known_for(cluster));
+  ChildReplay replay(sim, plan, options, memo);
+  sim.add_actor("compute", 0, [&] { replay.compute_stream(); });
+  sim.add_actor("comm", 0, [&] { replay.comm_stream(); });
   sim.run();
   // Copy-out and the per-iteration fixed work follow the last bucket on the
   // compute stream: finish_result() places them after the simulated timeline.
-  r.simulated_activities = activities;
-  r.simulated_actors = 2;
+  replay.r.simulated_activities = replay.activities;
+  replay.r.simulated_actors = 2;
   return std::to_string(memo.exact() ? 1 : 0) + ' ' + std::to_string(memo.simulated()) + ' ' +
          std::to_string(memo.replayed()) + '\n' + CollectiveMemo::encode(memo.durations()) + '\n' +
-         result_to_json(r, -1);
+         result_to_json(replay.r, -1);
 }
 
 }  // namespace
