@@ -567,6 +567,8 @@ TEST(ReplayOutput, JsonRoundTripAndTraceTracks) {
   EXPECT_EQ(back.buckets.back().steps.size(), r.buckets.back().steps.size());
   EXPECT_EQ(back.tensor_end, r.tensor_end);
   const auto trace = nlohmann::json::parse(chrome_trace(r));
+  EXPECT_EQ(trace.at("otherData").at("schema"), "gradwire-trace/1");
+  EXPECT_EQ(trace.at("otherData").at("total_s"), r.total);
   std::set<std::string> threads;
   int bucket_spans = 0, folded = 0;
   for (const auto& e : trace.at("traceEvents")) {

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "gradwire/core/output_schema.hpp"
 #include "gradwire/core/units.hpp"
 #include "gradwire/model/scenario.hpp"
 
@@ -310,7 +311,7 @@ std::string chrome_trace(const IterationResult& r) {
   json doc = {{"traceEvents", events},
               {"displayTimeUnit", "ms"},
               {"otherData",
-               {{"scenario", r.scenario}, {"model", r.model}, {"profile", r.profile_name},
+               {{"schema", kTraceSchema}, {"scenario", r.scenario}, {"model", r.model}, {"profile", r.profile_name},
                 {"profile_detail", r.profile_detail}, {"total_s", r.total}}}};
   return doc.dump(1);
 }

@@ -17,6 +17,9 @@ inline constexpr const char* kPlanSchema = "gradwire-plan/2";              ///< 
 inline constexpr const char* kCollectiveSchema = "gradwire-collective/2";  ///< collective --format json
 inline constexpr const char* kValidationSchema = "gradwire-validation/1";  ///< validate --format json
 inline constexpr const char* kCompareSchema = "gradwire-compare/1";        ///< collective --compare --format json
+/// simulate --trace: Chrome trace-event JSON (Perfetto), the version in its
+/// otherData (the format's place for a producer's own fields).
+inline constexpr const char* kTraceSchema = "gradwire-trace/1";
 
 /// `json_text` (one JSON object) with "schema": `schema` as its first field,
 /// the other fields after it in their order and with their text (numbers are
