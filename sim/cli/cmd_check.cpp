@@ -23,6 +23,7 @@
 #include "gradwire/model/scenario.hpp"
 #include "gradwire/model/memory.hpp"
 #include "gradwire/model/scenario_refs.hpp"
+#include "gradwire/model/scenario_yaml.hpp"
 #include "gradwire/core/yaml_reader.hpp"
 
 namespace po = boost::program_options;
@@ -30,11 +31,13 @@ namespace po = boost::program_options;
 namespace gw::cli {
 namespace {
 
-std::string kind_of(const std::string& path) {
+// The kind of the file; a file that parsed is kept in *parsed, so that a
+// scenario is not read and parsed a second time (docs/engine.md, "Start-up").
+std::string kind_of(const std::string& path, std::optional<yaml::Document>* parsed) {
   // Anything unreadable or malformed falls back to the scenario loader, which
   // reports the problem (the default kind, as before --kind existed).
   try {
-    const auto doc = yaml::load_file(path);
+    const yaml::Document& doc = parsed->emplace(yaml::load_file(path));
     const YAML::Node root = doc.root().raw();
     if (!root.IsMap()) return "scenario";
     if (root["schema"]) {
@@ -74,9 +77,10 @@ plan::ValidationProgress validation_progress(const std::string& who, const std::
 
 namespace {
 
-std::string check_one(const std::string& path, const std::string& kind) {
+// `parsed`: the file's document when kind_of parsed it, else nullopt.
+std::string check_one(const std::string& path, const std::string& kind, const std::optional<yaml::Document>& parsed) {
   if (kind == "scenario") {
-    const Scenario s = load_scenario(path);
+    const Scenario s = parsed ? parse_scenario(*parsed) : load_scenario(path);
     const ScenarioRefs refs = resolve_scenario_references(s, path);
     // A compute precision the profile has no GEMM rate for, at its field.
     if (s.workload && !s.workload->compute_precision.empty()) (void)scenario_device_costs(s, refs.profile);
@@ -152,8 +156,9 @@ int cmd_check(int argc, char** argv) {
   int rc = kExitOk;
   for (const auto& path : vm["file"].as<std::vector<std::string>>()) {
     try {
-      const std::string k = kind == "auto" ? kind_of(path) : kind;
-      const std::string what = check_one(path, k);
+      std::optional<yaml::Document> parsed;
+      const std::string k = kind == "auto" ? kind_of(path, &parsed) : kind;
+      const std::string what = check_one(path, k, parsed);
       std::cout << path << ": ok (" << what << ")\n";
     } catch (const InputError& e) {
       std::cerr << e.what() << "\n";
