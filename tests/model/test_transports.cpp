@@ -55,7 +55,22 @@ TEST(Transports, DefaultIsTheLinkAsWritten) {
   EXPECT_EQ(c.intra_node.usable_bandwidth(), 300e9);
   EXPECT_EQ(c.usable_node_bandwidth(), 4 * 100e9 / 8);
   EXPECT_EQ(c.nic.connection_limit(), 0.0);
-  EXPECT_EQ(describe_network(c), "network: 4 x 100.00 Gbps per node, 2 nodes; 8 GPUs per node, each 2.40 Tbps");
+  EXPECT_EQ(describe_network(c),
+            "network: 4 x 100.00 Gbps per node, 5.00 us latency, 2 nodes on one switch, 1.00 us per switch hop; "
+            "8 GPUs per node, each 2.40 Tbps, 1.00 us latency");
+}
+
+TEST(Transports, TheNetworkLineNamesTheFabric) {
+  const std::string text =
+      "cluster:\n  nodes: 8\n  gpus_per_node: 4\n  gpu: h100\n  intra_node: {bandwidth: 300GB/s, latency: 2us}\n"
+      "  nics: {count: 1, bandwidth: 200Gbps, latency: 3us}\n"
+      "  fabric: {topology: fat-tree, nodes_per_leaf: 2, oversubscription: 2.5, latency: 500ns}\n"
+      "  placement: interleaved\n";
+  const ClusterSpec c = parse_scenario(yaml::load_string(text, "t.yaml")).cluster;
+  EXPECT_EQ(describe_network(c),
+            "network: 1 x 200.00 Gbps per node, 3.00 us latency, 8 nodes on a fat-tree (2 nodes per leaf, 2.5:1 "
+            "oversubscribed, interleaved placement), 500.0 ns per switch hop; 4 GPUs per node, each 2.40 Tbps, "
+            "2.00 us latency");
 }
 
 TEST(Transports, ScenarioNamesThem) {
@@ -66,8 +81,9 @@ TEST(Transports, ScenarioNamesThem) {
   EXPECT_DOUBLE_EQ(c.usable_node_bandwidth(), 4 * 100e9 / 8 * 12.0 / 12.5);
   EXPECT_DOUBLE_EQ(c.node_bandwidth(), 4 * 100e9 / 8);
   EXPECT_EQ(describe_network(c),
-            "network: 4 x 100.00 Gbps EFA (96% usable: 384.00 Gbps) per node, 2 nodes; "
-            "8 GPUs per node, each 3.60 Tbps NVSwitch (80% usable: 2.88 Tbps)");
+            "network: 4 x 100.00 Gbps EFA (96% usable: 384.00 Gbps) per node, 5.00 us latency, 2 nodes on one "
+            "switch, 1.00 us per switch hop; 8 GPUs per node, each 3.60 Tbps NVSwitch (80% usable: 2.88 Tbps), "
+            "1.00 us latency");
   const ClusterSpec s = cluster_of("bandwidth: 150GB/s, latency: 1us",
                                    "count: 1, bandwidth: 32Gbps, latency: 5us, transport: socket, connections: 4");
   EXPECT_EQ(s.nic.connections, 4);

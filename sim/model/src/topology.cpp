@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 
 #include "gradwire/core/units.hpp"
@@ -67,15 +68,34 @@ std::string describe_link(const LinkSpec& l, double count) {
   return extra.empty() ? s : s + " (" + extra + ")";
 }
 
+// "on one switch" or "on a fat-tree (N nodes per leaf, R:1 oversubscribed,
+// interleaved placement)", and the latency of one switch hop.
+std::string describe_fabric(const ClusterSpec& c) {
+  std::string s;
+  if (c.fabric.topology == FabricTopology::FatTree) {
+    char ratio[32];
+    std::snprintf(ratio, sizeof ratio, "%g", c.fabric.oversubscription);
+    s = " on a fat-tree (" + std::to_string(c.fabric.nodes_per_leaf) + " nodes per leaf, " + ratio +
+        ":1 oversubscribed, " +
+        (c.placement == Placement::Interleaved ? "interleaved" : "linear") + " placement)";
+  } else {
+    s = " on one switch";
+  }
+  if (c.fabric.latency > 0) s += ", " + units::format_time(c.fabric.latency) + " per switch hop";
+  return s;
+}
+
 }  // namespace
 
 std::string describe_network(const ClusterSpec& c) {
   std::string s = "network: ";
   s += c.nodes > 1 ? std::to_string(c.nic_count) + " x " + describe_link(c.nic, c.nic_count) + " per node, " +
-                         std::to_string(c.nodes) + " nodes"
+                         units::format_time(c.nic.latency) + " latency, " + std::to_string(c.nodes) + " nodes" +
+                         describe_fabric(c)
                    : std::string("one node");
   if (c.gpus_per_node > 1) {
-    s += "; " + std::to_string(c.gpus_per_node) + " GPUs per node, each " + describe_link(c.intra_node, 1);
+    s += "; " + std::to_string(c.gpus_per_node) + " GPUs per node, each " + describe_link(c.intra_node, 1) + ", " +
+         units::format_time(c.intra_node.latency) + " latency";
   }
   return s;
 }
