@@ -151,6 +151,46 @@ TEST(NcclPairs, NvlsEqualsClosedFormOnOneNode) {
                         {KiB, MiB, GiB}, {Granularity::Aggregated, Granularity::PerStep});
 }
 
+// NVLS+tree across nodes of 8 H100 (2, 8 and 64 nodes) on the NIC-bound
+// test switch: the engine's flows (NVLS inside the node, the node-level
+// double binary tree per rail) equal collective::nvlstree_allreduce_time
+// within 0.1%, Aggregated and PerStep (one phase both), and collective_time.
+TEST(NcclPairs, NvlsTreeEqualsClosedForm) {
+  for (int nodes : {2, 8, 64}) {
+    const auto c = h100_switch(nodes, 8);
+    const int n = c.world_size();
+    std::vector<CollectiveRequest> reqs;
+    std::vector<std::pair<double, bool>> keys;
+    for (double s : {KiB, MiB, 64 * MiB, GiB})
+      for (bool per_step : {false, true}) {
+        reqs.push_back(request(CollectiveOp::AllReduce, Algorithm::NvlsTree, s,
+                               per_step ? Granularity::PerStep : Granularity::Aggregated));
+        reqs.back().protocol = Protocol::Simple;
+        keys.emplace_back(s, per_step);
+      }
+    const auto run = run_collectives(c, reqs);
+    ASSERT_EQ(run.times.size(), reqs.size());
+    const NcclShape shape = collective_shape(c, n);
+    for (std::size_t i = 0; i < reqs.size(); ++i) {
+      const auto [s, per_step] = keys[i];
+      const auto cost = *collective_cost(CollectiveOp::AllReduce, Algorithm::NvlsTree, Protocol::Simple, c, shape, s);
+      const double expect = cm::nvlstree_allreduce_time(nodes, 8, s, tree_links(c), cost);
+      EXPECT_NEAR(run.times[i], expect, kTolerance * expect)
+          << nodes << "x8 size=" << s << (per_step ? " per-step" : " aggregated");
+      EXPECT_NEAR(*collective_time(CollectiveOp::AllReduce, Algorithm::NvlsTree, Protocol::Simple, c, shape, s), expect,
+                  1e-12 * expect);
+    }
+  }
+}
+
+TEST(NcclPairs, NvlsTreeNodeDegree) {
+  // Two nodes: one edge per tree (D = 2); from four nodes on a node is
+  // interior in one tree (3 edges) and a leaf in the other (1): D = 4.
+  EXPECT_EQ(cm::nvlstree_node_degree(2), 2);
+  EXPECT_EQ(cm::nvlstree_node_degree(8), 4);
+  EXPECT_EQ(cm::nvlstree_node_degree(64), 4);
+}
+
 TEST(NcclPairs, ProtocolsOrderAsNcclModelsThem) {
   // 8 GPUs on one H100 node: LL wins small sizes (lowest latency), Simple the
   // largest (full bandwidth); the simulated times say so too.

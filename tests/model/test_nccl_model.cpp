@@ -149,6 +149,41 @@ TEST(NcclCost, PairsNcclDoesNotRun) {
   EXPECT_FALSE(none(CollectiveOp::AllReduce, Algorithm::Hierarchical, Protocol::Simple, h100x2));
 }
 
+TEST(NcclCost, NvlsTreeAsNcclsTuningModel) {
+  // tuning.cc (NVLS_TREE, Simple only): baseLat 0, NVLink hwLat 23 us, Net
+  // 14 us: 23 + 2 log2(m) x 14 us; algorithm bandwidth 5/6 of the bus's.
+  const auto h100x2 = node_cluster("h100", 2, 8, 450e9);
+  const auto h100x64 = node_cluster("h100", 64, 8, 450e9);
+  EXPECT_NEAR(cost(CollectiveOp::AllReduce, Algorithm::NvlsTree, Protocol::Simple, h100x2, MiB).latency, 51e-6, 1e-12);
+  EXPECT_NEAR(cost(CollectiveOp::AllReduce, Algorithm::NvlsTree, Protocol::Simple, h100x64, MiB).latency, 191e-6,
+              1e-12);
+  EXPECT_DOUBLE_EQ(cost(CollectiveOp::AllReduce, Algorithm::NvlsTree, Protocol::Simple, h100x2, MiB).efficiency,
+                   5.0 / 6);
+  const auto none = [](Algorithm a, Protocol p, const ClusterSpec& c, int ranks) {
+    return !collective_cost(CollectiveOp::AllReduce, a, p, c, collective_shape(c, ranks), MiB).has_value();
+  };
+  EXPECT_TRUE(none(Algorithm::NvlsTree, Protocol::Simple, node_cluster("h100", 1, 8, 450e9), 8));  // two nodes or more
+  EXPECT_TRUE(none(Algorithm::NvlsTree, Protocol::Simple, node_cluster("a100-80gb", 2, 8, 300e9), 16));  // no NVLS
+  EXPECT_TRUE(none(Algorithm::NvlsTree, Protocol::Simple, node_cluster("h100", 2, 2, 150e9), 4));  // no NVSwitch
+  EXPECT_TRUE(none(Algorithm::NvlsTree, Protocol::LL, h100x2, 16));     // Simple only
+  EXPECT_TRUE(none(Algorithm::NvlsTree, Protocol::Simple, h100x2, 12));  // 8 + 4 ranks: not whole nodes
+  EXPECT_FALSE(none(Algorithm::NvlsTree, Protocol::Simple, h100x2, 16));
+  EXPECT_EQ(parse_algorithm("NVLSTree"), Algorithm::NvlsTree);  // NCCL_ALGO's spelling
+  EXPECT_EQ(to_string(Algorithm::NvlsTree), "nvlstree");
+}
+
+TEST(NcclChoice, TwoH100NodesPickNvlsTreeForLargeAllReduces) {
+  // 2 x 8 H100, 8 x 400 Gb/s NICs per node: NVLS+tree's 5/6 x min(NVLink,
+  // node NICs) beats the ring's NIC-bound bandwidth at large sizes; small
+  // sizes keep a lower-latency pair (51 us is NVLS+tree's floor).
+  auto c = node_cluster("h100", 2, 8, 450e9);
+  c.nic = {50e9, 5e-6};
+  const auto big = pick(c, GiB);
+  EXPECT_EQ(big.algorithm, Algorithm::NvlsTree);
+  EXPECT_EQ(big.protocol, Protocol::Simple);
+  EXPECT_NE(pick(c, 8).algorithm, Algorithm::NvlsTree);
+}
+
 TEST(NcclChoice, OneH100NodeRingLLThenNvlsSimple) {
   // The must-show: ring/LL for small sizes, NVLS/Simple from about 1 MB.
   const auto c = node_cluster("h100", 1, 8, 450e9);

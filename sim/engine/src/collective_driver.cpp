@@ -18,8 +18,8 @@ namespace {
 
 constexpr const detail::AlgorithmDescriptor* kAlgorithms[] = {
     &detail::kRingAllReduce,     &detail::kRingAllGather,      &detail::kRingReduceScatter,
-    &detail::kTreeAllReduce,     &detail::kNvlsAllReduce,      &detail::kHierarchicalAllReduce,
-    &detail::kPipelineBroadcast, &detail::kDirectAllToAll,
+    &detail::kTreeAllReduce,     &detail::kNvlsAllReduce,      &detail::kNvlsTreeAllReduce,
+    &detail::kHierarchicalAllReduce, &detail::kPipelineBroadcast, &detail::kDirectAllToAll,
 };
 
 const detail::AlgorithmDescriptor& find_algorithm(CollectiveOp op, Algorithm a) {
@@ -27,7 +27,7 @@ const detail::AlgorithmDescriptor& find_algorithm(CollectiveOp op, Algorithm a) 
     if (d->op == op && d->algorithm == a) return *d;
   throw std::invalid_argument("no " + to_string(a) + " algorithm for " + to_string(op) +
                               " (available: ring for allreduce, allgather, reducescatter and "
-                              "broadcast; tree, nvls and hierarchical for allreduce; direct for "
+                              "broadcast; tree, nvls, nvlstree and hierarchical for allreduce; direct for "
                               "alltoall)");
 }
 

@@ -69,6 +69,18 @@ collective::TreeLinks graph_links(collective::AlphaBeta flat) {
   return {flat, flat, none, none};
 }
 
+// NVLS+tree: the engine's flows on the platform's link classes (tree_links),
+// or, as NCCL's tuning model prices it, the GPU's NVLS bandwidth (the one-node
+// NVLS link) against the node's NICs (capped by its GPUs' connections).
+double nvlstree_time(const ClusterSpec& c, NcclShape shape, double bytes, NcclCost cost, bool tuning) {
+  const int g = shape.ranks / shape.nodes;
+  const collective::TreeLinks links = tree_links(c);
+  if (!tuning) return collective::nvlstree_allreduce_time(shape.nodes, g, bytes, links, cost);
+  const double inter = std::min(links.inter.bandwidth, g * links.connection);
+  return collective::nvlstree_tuning_time(shape.nodes, bytes, intra_flow_bandwidth(c, g), inter, links.inter.alpha,
+                                          cost);
+}
+
 // The Aggregated schedule's time of (op, a) under `cost`. `tuning`: as NCCL's
 // tuning model compares it, every algorithm on the one bandwidth of NCCL's
 // graph (the collective link; tuning.cc gives tree and ring the same
@@ -83,6 +95,7 @@ double time_under(CollectiveOp op, Algorithm a, const ClusterSpec& c, NcclShape 
     return collective::tree_allreduce_time(collective_node_sizes(c, n), bytes, tuning ? graph_links(flat) : tree_links(c),
                                            cost);
   if (a == Algorithm::NVLS) return collective::nvls_allreduce_time(n, bytes, flat, cost);
+  if (a == Algorithm::NvlsTree) return nvlstree_time(c, shape, bytes, cost, tuning);
   if (a == Algorithm::Ring && op == CollectiveOp::AllReduce) return collective::ring_allreduce_time(n, bytes, flat, cost);
   if (a == Algorithm::Ring && (op == CollectiveOp::AllGather || op == CollectiveOp::ReduceScatter))
     return collective::ring_allgather_time(n, bytes, flat, cost);
@@ -123,8 +136,9 @@ CollectiveChoice choose_collective(CollectiveOp op, Algorithm a, Protocol p, con
     throw std::invalid_argument("no " + (a == Algorithm::Auto ? std::string("algorithm") : to_string(a)) +
                                 (p == Protocol::Auto ? std::string() : " with protocol " + to_string(p)) +
                                 " for " + to_string(op) + " on this cluster (NCCL runs ring for every op but "
-                                "alltoall; tree and nvls (NVSwitch nodes with multicast, one node) for "
-                                "allreduce with LL, LL128 or Simple (nvls: Simple); hierarchical: allreduce, "
+                                "alltoall; tree, nvls (NVSwitch nodes with multicast, one node) and nvlstree "
+                                "(two or more such nodes, whole) for allreduce with LL, LL128 "
+                                "or Simple (nvls, nvlstree: Simple); hierarchical: allreduce, "
                                 "Simple; direct: alltoall, Simple)");
   return *best;
 }

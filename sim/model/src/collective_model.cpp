@@ -391,4 +391,37 @@ double tree_allreduce_time(int n, double bytes, AlphaBeta ab, NcclCost cost, boo
   return tree_allreduce_time(std::vector<int>(n, 1), bytes, uniform_tree_links(ab), cost, per_step);
 }
 
+int nvlstree_node_degree(int nodes) {
+  require_ranks(nodes);
+  std::vector<int> degree(static_cast<std::size_t>(nodes), 0);
+  for (const auto& t : double_binary_tree(nodes))
+    for (int v = 0; v < nodes; ++v)
+      if (t.parent[v] >= 0) {
+        ++degree[v];
+        ++degree[t.parent[v]];
+      }
+  return *std::max_element(degree.begin(), degree.end());
+}
+
+double nvlstree_allreduce_time(int nodes, int gpus, double bytes, const TreeLinks& links, NcclCost cost) {
+  require_ranks(nodes);
+  require_ranks(gpus);
+  if (nodes * gpus == 1) return 0;
+  const int d = nvlstree_node_degree(nodes);
+  const double c = bytes / (2.0 * gpus);
+  const double intra_flows = gpus > 1 ? 2.0 * gpus : 0.0;
+  const double per_byte = std::max({per_bandwidth(static_cast<int>(intra_flows) + d, links.intra.bandwidth),
+                                    per_bandwidth(d, links.connection),
+                                    per_bandwidth(gpus * d, links.inter.bandwidth)});
+  const double alpha = nodes > 1 ? links.inter.alpha : links.intra.alpha;
+  return nccl_time(alpha, per_byte * c, cost);
+}
+
+double nvlstree_tuning_time(int nodes, double bytes, double intra_bandwidth, double inter_bandwidth, double alpha,
+                            NcclCost cost) {
+  require_ranks(nodes);
+  const double inter = nodes <= 2 ? inter_bandwidth : inter_bandwidth / 2;
+  return nccl_time(alpha, bytes / std::min(intra_bandwidth, inter), cost);
+}
+
 }  // namespace gw::collective

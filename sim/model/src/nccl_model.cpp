@@ -12,8 +12,9 @@
 namespace gw {
 namespace {
 
-constexpr std::array<Algorithm, 6> kAlgorithms{Algorithm::Ring,         Algorithm::Tree,   Algorithm::NVLS,
-                                               Algorithm::Hierarchical, Algorithm::Direct, Algorithm::Auto};
+constexpr std::array<Algorithm, 7> kAlgorithms{Algorithm::Ring,     Algorithm::Tree,         Algorithm::NVLS,
+                                               Algorithm::NvlsTree, Algorithm::Hierarchical, Algorithm::Direct,
+                                               Algorithm::Auto};
 constexpr std::array<Protocol, 4> kProtocols{Protocol::LL, Protocol::LL128, Protocol::Simple, Protocol::Auto};
 
 std::string lower(std::string s) {
@@ -21,17 +22,21 @@ std::string lower(std::string s) {
   return s;
 }
 
-// Index of the NCCL algorithms with a latency table: tree 0, ring 1, nvls 2.
-int table_row(Algorithm a) { return a == Algorithm::Tree ? 0 : a == Algorithm::Ring ? 1 : 2; }
+// Index of the NCCL algorithms with a latency table: tree 0, ring 1, nvls 2,
+// nvlstree 3.
+int table_row(Algorithm a) {
+  return a == Algorithm::Tree ? 0 : a == Algorithm::Ring ? 1 : a == Algorithm::NvlsTree ? 3 : 2;
+}
 int proto_index(Protocol p) { return p == Protocol::LL ? 0 : p == Protocol::LL128 ? 1 : 2; }
 
-// tuning.cc baseLat (us): {LL, LL128, Simple} for tree, ring, nvls.
-constexpr double kBaseLat[3][3] = {{6.8, 14.0, 0}, {6.6, 14.0, 8.4}, {0, 0, 0}};
-// tuning.cc hwLat (us) [NVLink, PCI, Net][tree, ring, nvls][LL, LL128, Simple].
-constexpr double kHwLat[3][3][3] = {
-    {{.6, 1.25, 28}, {.6, 1.9, 3.4}, {0, 0, 23}},
-    {{1.0, 1.9, 28}, {1.0, 2.5, 5.7}, {0, 0, 0}},
-    {{5.0, 8.5, 28}, {2.7, 4.0, 14.0}, {0, 0, 18}},
+// tuning.cc baseLat (us): {LL, LL128, Simple} for tree, ring, nvls, nvlstree.
+constexpr double kBaseLat[4][3] = {{6.8, 14.0, 0}, {6.6, 14.0, 8.4}, {0, 0, 0}, {0, 0, 0}};
+// tuning.cc hwLat (us) [NVLink, PCI, Net][tree, ring, nvls, nvlstree][LL,
+// LL128, Simple].
+constexpr double kHwLat[3][4][3] = {
+    {{.6, 1.25, 28}, {.6, 1.9, 3.4}, {0, 0, 23}, {0, 0, 23}},
+    {{1.0, 1.9, 28}, {1.0, 2.5, 5.7}, {0, 0, 0}, {0, 0, 0}},
+    {{5.0, 8.5, 28}, {2.7, 4.0, 14.0}, {0, 0, 18}, {0, 0, 14}},
 };
 // tuning.cc llMaxBws (GB/s): LL's bus-bandwidth cap, [Volta, Ampere, Hopper
 // on one node; Intel, AMD CPUs across nodes][1 node, 2 nodes, more].
@@ -143,7 +148,7 @@ double protocol_factor(CollectiveOp op, Algorithm a, Protocol p, NcclShape s) {
     if (p == Protocol::LL128) return 0.92 * (s.nodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0);
     return 0.92;
   }
-  return 5.0 / 6.0;  // NVLS: algorithm bandwidth = 5/6 of the per-GPU link's
+  return 5.0 / 6.0;  // NVLS, NVLS+tree: algorithm bandwidth = 5/6 of the bus bandwidth
 }
 
 double ring_latency_us(CollectiveOp op, Protocol p, const ClusterSpec& c, NcclShape s) {
@@ -163,7 +168,7 @@ double ring_latency_us(CollectiveOp op, Protocol p, const ClusterSpec& c, NcclSh
 bool pair_exists(CollectiveOp op, Algorithm a, Protocol p, const ClusterSpec& c, NcclShape s) {
   if (a == Algorithm::Auto || p == Protocol::Auto) return false;
   const bool nccl_ring = a == Algorithm::Ring && op != CollectiveOp::Broadcast && op != CollectiveOp::AllToAll;
-  if (!nccl_ring && a != Algorithm::Tree && a != Algorithm::NVLS) {
+  if (!nccl_ring && a != Algorithm::Tree && a != Algorithm::NVLS && a != Algorithm::NvlsTree) {
     // gradwire's own schedules: Simple only, on the ops they implement.
     if (p != Protocol::Simple) return false;
     if (a == Algorithm::Hierarchical) return op == CollectiveOp::AllReduce;
@@ -172,6 +177,7 @@ bool pair_exists(CollectiveOp op, Algorithm a, Protocol p, const ClusterSpec& c,
   }
   if (a != Algorithm::Ring && op != CollectiveOp::AllReduce) return false;
   if (a == Algorithm::NVLS && (p != Protocol::Simple || !nvls_available(c, s.nodes))) return false;
+  if (a == Algorithm::NvlsTree && (p != Protocol::Simple || !nvlstree_available(c, s))) return false;
   if (p == Protocol::LL128 && !ll128_enabled(c)) return false;
   return true;
 }
@@ -183,6 +189,7 @@ std::string to_string(Algorithm a) {
     case Algorithm::Ring: return "ring";
     case Algorithm::Tree: return "tree";
     case Algorithm::NVLS: return "nvls";
+    case Algorithm::NvlsTree: return "nvlstree";
     case Algorithm::Hierarchical: return "hierarchical";
     case Algorithm::Direct: return "direct";
     case Algorithm::Auto: return "auto";
@@ -283,9 +290,19 @@ int gpu_compute_capability(const std::string& gpu) {
   return 0;
 }
 
-bool nvls_available(const ClusterSpec& c, int nodes) {
-  return nodes == 1 && gpu_compute_capability(c.gpu) >= 90 && c.gpus_per_node >= 4 &&
+namespace {
+// A node NVLS runs on: compute capability 90 or more, NVSwitch (4 or more
+// GPUs on NVLink, not point-to-point `transport: nvlink`).
+bool nvls_node(const ClusterSpec& c) {
+  return gpu_compute_capability(c.gpu) >= 90 && c.gpus_per_node >= 4 &&
          nccl_link_class(c, false) == NcclLinkClass::NVLink && c.intra_node.transport != Transport::NVLink;
+}
+}  // namespace
+
+bool nvls_available(const ClusterSpec& c, int nodes) { return nodes == 1 && nvls_node(c); }
+
+bool nvlstree_available(const ClusterSpec& c, NcclShape shape) {
+  return shape.nodes >= 2 && nvls_node(c) && shape.ranks == shape.nodes * c.gpus_per_node;
 }
 
 std::optional<NcclCost> nccl_cost(CollectiveOp op, Algorithm a, Protocol p, const ClusterSpec& c, NcclShape s,
@@ -317,6 +334,9 @@ std::optional<NcclCost> nccl_cost(CollectiveOp op, Algorithm a, Protocol p, cons
       cost.efficiency *= kTreeCorrection[i][log_size];
       cost.tuning_efficiency *= kTreeCorrection[i][log_size];
     }
+  } else if (a == Algorithm::NvlsTree) {
+    // NVLS inside the node, then up and down the trees across nodes.
+    us = intra + 2 * log2i(s.nodes) * hw_lat(NcclLinkClass::Net, a, p);
   } else {
     us = intra;  // NVLS on one node
   }
@@ -325,7 +345,7 @@ std::optional<NcclCost> nccl_cost(CollectiveOp op, Algorithm a, Protocol p, cons
 }
 
 std::vector<Algorithm> nccl_algorithms(CollectiveOp op) {
-  if (op == CollectiveOp::AllReduce) return {Algorithm::Ring, Algorithm::Tree, Algorithm::NVLS};
+  if (op == CollectiveOp::AllReduce) return {Algorithm::Ring, Algorithm::Tree, Algorithm::NVLS, Algorithm::NvlsTree};
   if (op == CollectiveOp::AllToAll) return {Algorithm::Direct};
   return {Algorithm::Ring};
 }

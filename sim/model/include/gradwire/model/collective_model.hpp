@@ -166,4 +166,28 @@ double tree_allreduce_time(const std::vector<int>& node_sizes, double bytes, con
 /// n ranks, one per node, every link `ab`.
 double tree_allreduce_time(int n, double bytes, AlphaBeta ab, NcclCost cost, bool per_step = false);
 
+/// NVLS+tree all-reduce (NCCL's NVLS_TREE) over `nodes` NVSwitch nodes of
+/// `gpus` ranks each. Inside a node NVLS: every GPU writes S to the switch and
+/// reads S back (S on its link each way, as nvls_allreduce_time). Between
+/// nodes NCCL's double binary tree over the nodes (double_binary_tree), each
+/// tree carrying S/2, split over the g rails (GPU j of a node talks to GPU j
+/// of the others, each rail its own NIC share): every tree edge carries
+/// S/(2g) per rail and direction, pipelined (all at once, as the tree's
+/// Aggregated schedule). With D the most tree edges at one node (both trees:
+/// 2 on two nodes, 4 from four nodes on) and c = S/(2g), each direction:
+///   GPU link   (2g + D) c / B_intra  (NVLS's S and the node's rail traffic)
+///   connection D c / B_conn           (a GPU's flows out of its node)
+///   node       g D c / B_inter        (D S/2 through the node's NICs)
+///   time = max(L, alpha_inter) + max(the three) / e
+/// `links`: TreeLinks (intra: the GPU link; inter: a node's fabric share).
+double nvlstree_allreduce_time(int nodes, int gpus, double bytes, const TreeLinks& links, NcclCost cost);
+/// D above: the most edges of both node-level trees at one node.
+int nvlstree_node_degree(int nodes);
+/// As NCCL's tuning model prices NVLS_TREE (tuning.cc): bus bandwidth
+/// min(B_intra, B_inter) on two nodes, min(B_intra, B_inter / 2) beyond,
+/// B_inter the node's NIC bandwidth (NCCL: nChannels x bwInter, one NIC per
+/// channel):  max(L, alpha) + S / (min(...) e).
+double nvlstree_tuning_time(int nodes, double bytes, double intra_bandwidth, double inter_bandwidth, double alpha,
+                            NcclCost cost);
+
 }  // namespace gw::collective

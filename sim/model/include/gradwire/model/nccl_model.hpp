@@ -18,10 +18,11 @@
 namespace gw {
 
 /// ring, tree (double binary tree, all-reduce), nvls (NVLink SHARP on one
-/// NVSwitch node, all-reduce), hierarchical (gradwire's sequential
-/// intra/inter/intra all-reduce; not NCCL's), direct (all-to-all), auto (the
-/// pair NCCL's rule picks per size).
-enum class Algorithm { Ring, Tree, NVLS, Hierarchical, Direct, Auto };
+/// NVSwitch node, all-reduce), nvlstree (NCCL's NVLS_TREE: NVLS inside each
+/// NVSwitch node, a double binary tree between nodes; all-reduce, 2 or more
+/// nodes), hierarchical (gradwire's sequential intra/inter/intra all-reduce;
+/// not NCCL's), direct (all-to-all), auto (the pair NCCL's rule picks per size).
+enum class Algorithm { Ring, Tree, NVLS, NvlsTree, Hierarchical, Direct, Auto };
 /// NCCL's protocols; auto: the one NCCL's rule picks.
 enum class Protocol { LL, LL128, Simple, Auto };
 
@@ -51,6 +52,12 @@ const std::vector<ProtocolInfo>& protocols();  ///< LL, LL128, Simple
 /// gpu-link NVLink; pcie and pcie-host PCI). The one place that decides it.
 NcclLinkClass nccl_link_class(const ClusterSpec& c, bool crosses_nodes);
 
+/// Where a collective runs: its ranks and the nodes they span.
+struct NcclShape {
+  int ranks = 1;
+  int nodes = 1;
+};
+
 /// Compute capability of a GPU type (70 v100, 75 rtx-2080ti, 80 a100-*, 86
 /// a10g, 89 l4, 90 h100/h200, 100 b200); 0 for a type gradwire does not know.
 int gpu_compute_capability(const std::string& gpu);
@@ -58,12 +65,11 @@ int gpu_compute_capability(const std::string& gpu);
 /// NVLink: HGX boards; a 2-GPU NVLink bridge has no switch; an intra-node
 /// link declared `transport: nvlink`, point to point, has none), one node.
 bool nvls_available(const ClusterSpec& c, int nodes);
-
-/// Where a collective runs: its ranks and the nodes they span.
-struct NcclShape {
-  int ranks = 1;
-  int nodes = 1;
-};
+/// NVLS+tree (NCCL's NVLS_TREE; tuning.cc disables it on one node): nodes
+/// that NVLS runs on (nvls_available's node rule), two or more of them, each
+/// with all its GPUs in the collective (whole nodes: the engine's rails need
+/// the same ranks on every node).
+bool nvlstree_available(const ClusterSpec& c, NcclShape shape);
 
 /// NCCL's model of one (op, algorithm, protocol) on `c`:
 ///   time = latency + bytes-on-the-links / (link bandwidth x efficiency)
@@ -109,7 +115,8 @@ struct NcclChannels {
 int nccl_comm_channels(const ClusterSpec& c, int nodes);
 NcclChannels nccl_channels(Algorithm a, Protocol p, const ClusterSpec& c, NcclShape shape, double bytes);
 /// nullopt when NCCL does not run the pair (tree beyond all-reduce, nvls
-/// without NVSwitch multicast or beyond one node, nvls with LL/LL128, LL128
+/// without NVSwitch multicast or beyond one node, nvlstree where
+/// nvlstree_available says no, nvls and nvlstree with LL/LL128, LL128
 /// where NCCL leaves it off). hierarchical, direct and the broadcast ring are
 /// gradwire's alpha-beta schedules: Simple only, cost {0, 1} (their latency
 /// is the platform's per step). `link_bandwidth` is what one flow of the
@@ -118,7 +125,7 @@ std::optional<NcclCost> nccl_cost(CollectiveOp op, Algorithm a, Protocol p, cons
                                   double bytes, double link_bandwidth);
 
 /// The algorithms of `op` that NCCL's rule chooses among (all-reduce: ring,
-/// tree, nvls; all-gather, reduce-scatter: ring; broadcast: ring; all-to-all:
+/// tree, nvls, nvlstree; all-gather, reduce-scatter: ring; broadcast: ring; all-to-all:
 /// direct).
 std::vector<Algorithm> nccl_algorithms(CollectiveOp op);
 

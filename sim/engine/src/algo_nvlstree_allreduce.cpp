@@ -1,0 +1,60 @@
+// NVLS+tree all-reduce (NCCL's NVLS_TREE) over NVSwitch nodes: inside each
+// node NVLS (as algo_nvls_allreduce: every GPU writes S to the switch and
+// reads the result back, the flows GPU i -> GPU i+1 of the node, S on every
+// GPU's link each way); between nodes NCCL's double binary tree over the
+// nodes (collective::double_binary_tree), each tree carrying S/2, split over
+// the g rails: GPU j of a node exchanges S/(2g) per tree edge and direction
+// with GPU j of its tree neighbours (each rail its own NIC share, as NCCL's
+// channels each use one NIC). Pipelined as the tree's Aggregated schedule:
+// every flow at once in one phase, at both granularities; NCCL's NVLS_TREE
+// latency (the driver applies it) stands for the pipeline's depth. Every flow
+// carries c = S/(2g) (NVLS's S as 2g flows of c), so max-min sharing gives
+// each link its bytes over its bandwidth. With D the most tree edges at one
+// node (collective::nvlstree_node_degree), each direction:
+//   max(L, alpha_inter) + max((2g + D) c / B_gpu, D c / B_conn, g D c / B_node) / e
+// Closed form: collective::nvlstree_allreduce_time(nodes, g, S, tree_links, cost).
+#include <stdexcept>
+
+#include "collective.hpp"
+#include "gradwire/model/collective_model.hpp"
+
+namespace gw::engine::detail {
+namespace {
+
+// The ranks by node, every node holding the same number of them.
+std::vector<std::vector<int>> uniform_nodes(const ScheduleInput& in) {
+  auto nodes = ranks_by_node(in);
+  for (const auto& node : nodes)
+    if (node.size() != nodes.front().size())
+      throw std::invalid_argument("nvlstree all-reduce needs the same number of ranks on every node");
+  return nodes;
+}
+
+void schedule(const ScheduleInput& in, const EmitPhase& emit) {
+  if (in.ranks.size() < 2) return;
+  const auto nodes = uniform_nodes(in);
+  const int m = static_cast<int>(nodes.size());
+  const int g = static_cast<int>(nodes.front().size());
+  const double c = in.bytes / (2.0 * g);
+  Phase p;
+  if (g > 1)
+    for (const auto& node : nodes)
+      for (int i = 0; i < g; ++i)
+        for (int k = 0; k < 2 * g; ++k) p.flows.push_back({node[i], node[(i + 1) % g], c});
+  if (m > 1)
+    for (const auto& t : collective::double_binary_tree(m))
+      for (int v = 0; v < m; ++v) {
+        if (t.parent[v] < 0) continue;
+        for (int j = 0; j < g; ++j) {
+          p.flows.push_back({nodes[v][j], nodes[t.parent[v]][j], c});
+          p.flows.push_back({nodes[t.parent[v]][j], nodes[v][j], c});
+        }
+      }
+  emit(p);
+}
+
+}  // namespace
+
+const AlgorithmDescriptor kNvlsTreeAllReduce{CollectiveOp::AllReduce, Algorithm::NvlsTree, &schedule};
+
+}  // namespace gw::engine::detail
