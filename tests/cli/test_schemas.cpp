@@ -182,7 +182,8 @@ TEST(Schemas, CollectiveOfEveryOp) {
     ASSERT_EQ(r.exit_code, 0) << op << ": " << r.err;
     expect_valid(v, r.out, "gradwire-collective/2", op);
     // Bandwidths in B/s: algbw = size / time.
-    for (const auto& row : json::parse(r.out)["results"]) {
+    const json doc = json::parse(r.out);  // kept alive for the loop (a range over a temporary's member dangles)
+    for (const auto& row : doc.at("results")) {
       EXPECT_NEAR(row["algbw_bytes_per_s"].get<double>() * row["time_us"].get<double>() * 1e-6,
                   row["size_bytes"].get<double>(), 1e-9 * row["size_bytes"].get<double>())
           << op;
