@@ -50,11 +50,6 @@ void finish(ResultRecord& r, const std::string& status, const std::string& reaso
   if (!reason.empty()) r.reason = reason;
 }
 
-MemoryFigures memory_figures(const MemoryBreakdown& m) {
-  return {m.total,   m.capacity,         m.parameters,    m.gradients,   m.optimizer_states, m.error_feedback,
-          m.buckets, m.compressor_state, m.gather_buffer, m.activations, m.reserve};
-}
-
 void describe_cluster(const ClusterSpec& c, ResultRecord& r) {
   r.instance.emplace(c.instance);  // written even when null
   r.nodes = c.nodes;
@@ -92,7 +87,7 @@ bool split_global_batch(const PointOptions& o, const PointContext& p, WorkloadSp
     if (!f.found) {
       r.micro_batch = f.micro_batch;
       r.accumulation = f.accumulation;
-      r.memory = memory_figures(f.memory);
+      r.memory = f.memory;
       finish(r, f.micro_batch > 0 ? "no_fit" : "invalid", f.reason);
       return false;
     }
@@ -162,7 +157,7 @@ bool split_training_batch(const PointOptions& o, const Scenario& s, const PointC
       r.micro_batch = b.micro_batch;
       r.accumulation = b.accumulation;
       r.global_batch = static_cast<double>(b.global_batch);
-      r.memory = memory_figures(b.memory);
+      r.memory = b.memory;
     }
     finish(r, b.no_fit ? "no_fit" : "invalid", b.reason);
     return false;
@@ -191,7 +186,7 @@ void PointEvaluator::evaluate_workload(Scenario& s, ResultRecord& r) {
   r.accumulation = w.accumulation;
   r.global_batch = static_cast<double>(w.micro_batch) * w.accumulation * ctx.world;
   const auto mem = memory_per_gpu(m, w, ctx.compressor, ctx.capacity, options_.memory);
-  r.memory = memory_figures(mem);
+  r.memory = mem;
   if (!mem.fits()) {
     return finish(r, "no_fit", "needs " + num(mem.total / (1024.0 * 1024 * 1024)) + " GiB per GPU, " +
                                    num(ctx.capacity / (1024.0 * 1024 * 1024)) + " GiB available");

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <climits>
 #include <cmath>
@@ -109,18 +110,27 @@ ojson pairs_json(const StringPairs& pairs) {
   return j;
 }
 
-ojson memory_json(const MemoryFigures& m) {
-  return ojson{{"total_bytes", m.total},
-               {"capacity_bytes", m.capacity},
-               {"parameters_bytes", m.parameters},
-               {"gradients_bytes", m.gradients},
-               {"optimizer_states_bytes", m.optimizer_states},
-               {"error_feedback_bytes", m.error_feedback},
-               {"buckets_bytes", m.buckets},
-               {"compressor_state_bytes", m.compressor_state},
-               {"gather_buffer_bytes", m.gather_buffer},
-               {"activations_bytes", m.activations},
-               {"reserve_bytes", m.reserve}};
+// A record's memory block, in the order records write it (part of their
+// byte-exact form; simulate's table and JSON list the terms in their own
+// order, memory_terms in report.hpp).
+constexpr std::array<std::pair<const char*, double MemoryBreakdown::*>, 11> kRecordMemory{{
+    {"total_bytes", &MemoryBreakdown::total},
+    {"capacity_bytes", &MemoryBreakdown::capacity},
+    {"parameters_bytes", &MemoryBreakdown::parameters},
+    {"gradients_bytes", &MemoryBreakdown::gradients},
+    {"optimizer_states_bytes", &MemoryBreakdown::optimizer_states},
+    {"error_feedback_bytes", &MemoryBreakdown::error_feedback},
+    {"buckets_bytes", &MemoryBreakdown::buckets},
+    {"compressor_state_bytes", &MemoryBreakdown::compressor_state},
+    {"gather_buffer_bytes", &MemoryBreakdown::gather_buffer},
+    {"activations_bytes", &MemoryBreakdown::activations},
+    {"reserve_bytes", &MemoryBreakdown::reserve},
+}};
+
+ojson memory_json(const MemoryBreakdown& m) {
+  ojson j = ojson::object();
+  for (const auto& [name, member] : kRecordMemory) j[name] = m.*member;
+  return j;
 }
 
 template <class T>
@@ -360,12 +370,9 @@ void read_cluster(const ojson& j, ResultRecord& r) {
 void read_objects(const ojson& j, ResultRecord& r) {
   if (j.contains("memory")) {
     const auto& m = j["memory"];
-    r.memory = MemoryFigures{figure(m, "total_bytes"),       figure(m, "capacity_bytes"),
-                             figure(m, "parameters_bytes"),  figure(m, "gradients_bytes"),
-                             figure(m, "optimizer_states_bytes"), figure(m, "error_feedback_bytes"),
-                             figure(m, "buckets_bytes"),     figure(m, "compressor_state_bytes"),
-                             figure(m, "gather_buffer_bytes"), figure(m, "activations_bytes"),
-                             figure(m, "reserve_bytes")};
+    MemoryBreakdown mem;
+    for (const auto& [name, member] : kRecordMemory) mem.*member = figure(m, name);
+    r.memory = mem;
   }
   if (j.contains("training")) {
     const auto& t = j["training"];

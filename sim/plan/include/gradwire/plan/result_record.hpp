@@ -11,13 +11,9 @@
 #include <utility>
 #include <vector>
 
-namespace gw::plan {
+#include "gradwire/model/memory.hpp"
 
-/// Per-GPU memory (bytes), as MemoryBreakdown.
-struct MemoryFigures {
-  double total = 0, capacity = 0, parameters = 0, gradients = 0, optimizer_states = 0, error_feedback = 0,
-         buckets = 0, compressor_state = 0, gather_buffer = 0, activations = 0, reserve = 0;
-};
+namespace gw::plan {
 
 /// Time-to-train (written when the scenario has a training target).
 struct TrainingFigures {
@@ -66,7 +62,7 @@ struct ResultRecord {
   /// How micro-batch and k follow a fixed training.global_batch ("k = 2, the
   /// smallest that fits in memory: k = 1 (micro-batch 32) needs ..."); written when set.
   std::optional<std::string> batch_split;
-  std::optional<MemoryFigures> memory;
+  std::optional<MemoryBreakdown> memory;  ///< per GPU, bytes
   std::optional<double> iteration, forward, backward, exposed_communication, encode, decode, optimizer,
       samples_per_second, wire_bytes_per_gpu;   ///< s, samples/s, bytes
   std::optional<TrainingFigures> training;
