@@ -65,6 +65,21 @@ TEST(Transports, SocketConnectionsCapEachGpusFlows) {
   expect_engine_equals_closed_form(wide);
 }
 
+// A cluster's own per-flow rate (EC2 outside a cluster placement group:
+// 5 Gbps) is the connection link's rate in the platform and the closed form's
+// cap alike: 3 connections x 5 Gbps = 15 Gbps below the NIC's 96 Gbps.
+TEST(Transports, TheClustersPerConnectionRateCapsTheFlows) {
+  auto c = with_transports(4, 2, Transport::NVSwitch, Transport::Socket, 3);
+  c.nic.per_connection = 5e9 / 8;
+  const auto across = run_collectives(c, {}, 1, 2);
+  EXPECT_DOUBLE_EQ(across.bandwidth, 3 * 5e9 / 8);
+  expect_engine_equals_closed_form(c);
+  // The ring's time from 256 MiB is the capped rate's: 2(n-1)/n S / 15 Gbps.
+  const auto run = run_collectives(c, {request(CollectiveOp::AllReduce, Algorithm::Ring, 256 * MiB)});
+  const double n = c.world_size();
+  EXPECT_NEAR(run.times[0], 2 * (n - 1) / n * 256 * MiB / (3 * 5e9 / 8), 0.01 * run.times[0]);
+}
+
 // The hierarchical all-reduce's inter-node phase: g flows leave each node at
 // once, each through its own connections, together through the NIC.
 TEST(Transports, HierarchicalInterPhaseTakesTheConnectionCap) {

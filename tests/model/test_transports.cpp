@@ -91,6 +91,49 @@ TEST(Transports, ScenarioNamesThem) {
   EXPECT_DOUBLE_EQ(connection_limit(s), 4 * 10e9 / 8);
 }
 
+// A cluster whose cloud documents its own per-flow rate states it: EC2's
+// single-flow limit is 10 Gbps inside a cluster placement group (the table's
+// figure) and 5 Gbps outside one (Amazon EC2 User Guide, "Amazon EC2 instance
+// network bandwidth"). The cap is per_connection x connections.
+TEST(Transports, PerConnectionRateIsTheClustersWhereGiven) {
+  const ClusterSpec s = cluster_of("bandwidth: 150GB/s, latency: 1us",
+                                   "count: 1, bandwidth: 25Gbps, latency: 5us, transport: socket, connections: 2, "
+                                   "per_connection: 5Gbps");
+  EXPECT_DOUBLE_EQ(s.nic.per_connection, 5e9 / 8);
+  EXPECT_DOUBLE_EQ(connection_limit(s), 2 * 5e9 / 8);
+  EXPECT_NE(describe_network(s).find("5.00 Gbps per connection x 2 per GPU"), std::string::npos)
+      << describe_network(s);
+  // An instance's socket NICs take it too.
+  const auto o = parse_scenario(yaml::load_string(
+      "cluster: {instance: p3.16xlarge, nodes: 2, nics: {per_connection: 5Gbps}}\n", "o.yaml"));
+  EXPECT_DOUBLE_EQ(o.cluster.nic.per_connection, 5e9 / 8);
+  EXPECT_EQ(o.cluster.nic.connections, 16);
+  // Without it, the table's figure.
+  const ClusterSpec t = cluster_of("bandwidth: 150GB/s, latency: 1us",
+                                   "count: 1, bandwidth: 25Gbps, latency: 5us, transport: socket");
+  EXPECT_DOUBLE_EQ(t.nic.per_connection, transport_info(Transport::Socket).per_connection);
+}
+
+TEST(Transports, PerConnectionNeedsALimitedTransport) {
+  for (const char* nics : {"count: 1, bandwidth: 25Gbps, latency: 5us, transport: efa, per_connection: 5Gbps",
+                           "count: 1, bandwidth: 25Gbps, latency: 5us, per_connection: 5Gbps"}) {
+    try {
+      cluster_of("bandwidth: 150GB/s, latency: 1us", nics);
+      FAIL() << nics;
+    } catch (const InputError& e) {
+      EXPECT_EQ(e.key(), "cluster.nics.per_connection") << nics;
+      EXPECT_NE(e.reason().find("socket"), std::string::npos) << e.reason();
+    }
+  }
+  try {
+    cluster_of("bandwidth: 150GB/s, latency: 1us",
+               "count: 1, bandwidth: 25Gbps, latency: 5us, transport: socket, per_connection: 1bps");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.key(), "cluster.nics.per_connection");
+  }
+}
+
 TEST(Transports, InstanceNicsOverride) {
   const auto s = parse_scenario(yaml::load_string(
       "cluster: {instance: p4d.24xlarge, nodes: 2, nics: {transport: socket, connections: 16}}\n", "o.yaml"));

@@ -11,19 +11,31 @@
 namespace gw {
 namespace {
 
-// `transport:` (a row of the table usable at `place`) and `connections:` (only
-// for a transport with a per-connection limit) of a link section.
+// Fails at `x` unless the link's transport limits each connection.
+void require_connection_limit(const LinkSpec& l, const yaml::Node& x) {
+  if (l.per_connection <= 0) {
+    x.fail(std::string("only used by a transport with a per-connection limit (") +
+           join_names(transport_names_with_connection_limit()) + ")");
+  }
+}
+
+// `transport:` (a row of the table usable at `place`), `connections:` and
+// `per_connection:` (only for a transport with a per-connection limit: how
+// many connections, and the rate one reaches where the cloud documents
+// another figure than the table's, e.g. EC2's 5 Gbps outside a cluster
+// placement group) of a link section.
 void parse_transport(const yaml::Node& n, TransportPlace place, LinkSpec& l) {
   if (auto t = n.optional("transport")) {
     const TransportInfo* row = find_transport(t->as_enum(transport_names(place)), place);
     l = make_link(l.bandwidth, l.latency, row->id);
   }
   if (auto x = n.optional("connections")) {
-    if (l.per_connection <= 0) {
-      x->fail(std::string("only used by a transport with a per-connection limit (") +
-              join_names(transport_names_with_connection_limit()) + ")");
-    }
+    require_connection_limit(l, *x);
     l.connections = static_cast<int>(x->as_int(1, 1024));
+  }
+  if (auto x = n.optional("per_connection")) {
+    require_connection_limit(l, *x);
+    l.per_connection = x->as_bandwidth(kMinLinkBandwidth, kMaxLinkBandwidth);
   }
 }
 
@@ -42,7 +54,7 @@ LinkSpec make_link(double bandwidth, double latency, Transport t) {
 }
 
 std::vector<std::string> link_keys(std::vector<std::string> extra) {
-  for (const char* k : {"bandwidth", "latency", "transport", "connections"}) extra.emplace_back(k);
+  for (const char* k : {"bandwidth", "latency", "transport", "connections", "per_connection"}) extra.emplace_back(k);
   return extra;
 }
 

@@ -8,14 +8,19 @@
 //          PCIe 3.0 base specification), NET_BW 12.0 GB/s for "100Gbit" (12.5
 //          GB/s). Fractions: 20/25 = 0.80, 12/15.75 = 0.762, 12/12.5 = 0.96.
 //          https://github.com/NVIDIA/nccl/blob/v2.21.5-1/src/graph/topo.h
-// [sock]   NCCL src/transport/net_socket.cc (v2.12 onwards): a NET/Socket peer
-//          connection opens NCCL_NSOCKS_PERTHREAD x NCCL_SOCKET_NTHREADS TCP
-//          sockets, 1 x 1 by default (2 threads x 8 sockets when the NIC is
-//          AWS's ENA, vendor 0x1d0f).
+// [sock]   NCCL src/transport/net_socket.cc: a NET/Socket peer connection opens
+//          NCCL_NSOCKS_PERTHREAD x NCCL_SOCKET_NTHREADS TCP sockets, 2 threads x 8
+//          sockets when the NIC is AWS's ENA (vendor 0x1d0f; already in the 2019
+//          file, NVIDIA/nccl@06abb3b, else 1 x 1); the 2022 file (NVIDIA/nccl@28189e2)
+//          adds 4 threads x 1 socket on GCP's gVNIC (vendor 0x1ae0) and otherwise
+//          runs no helper thread and one socket. A message is split over the
+//          sockets in pieces of at least 64 KiB (MIN_CHUNKSIZE).
 //          https://github.com/NVIDIA/nccl/blob/v2.21.5-1/src/transport/net_socket.cc
 // [flow]   Amazon EC2 User Guide, "Amazon EC2 instance network bandwidth":
 //          single-flow (one 5-tuple TCP connection) traffic reaches up to 10 Gbps
-//          between instances in one cluster placement group (5 Gbps outside).
+//          between instances in one cluster placement group (the table's figure)
+//          and 5 Gbps between instances that are not (a cluster states it with
+//          `nics.per_connection`, scenario.cpp). No GCP per-flow figure was found.
 //          https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/ec2-instance-network-bandwidth.html
 // [shm]    NCCL src/transport/shm.cc: without P2P between two GPUs of a node,
 //          NCCL's SHM transport stages every copy in pinned host memory (the

@@ -64,6 +64,10 @@ void describe_cluster(const ClusterSpec& c, ResultRecord& r) {
   if (!c.ideal_transports()) {  // clusters that differ only by transport stay apart
     key += std::string("|") + transport_info(c.intra_node.transport).name + "/" +
                      transport_info(c.nic.transport).name + "x" + std::to_string(c.nic.connections);
+    if (c.nic.per_connection != transport_info(c.nic.transport).per_connection) {  // the cluster's own per-flow rate
+      std::snprintf(buf, sizeof buf, "@%.6g", c.nic.per_connection);
+      key += buf;
+    }
   }
   r.cluster_key = key;
 }

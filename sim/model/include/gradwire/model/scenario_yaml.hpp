@@ -16,7 +16,9 @@ Scenario parse_scenario(const yaml::Document& doc);
 
 /// A link section: bandwidth, latency (both required), and optionally
 /// `transport` (a row of transports.hpp usable at `place`; default: the ideal
-/// link) and `connections` (transports with a per-connection limit only).
+/// link), `connections` and `per_connection` (transports with a
+/// per-connection limit only: the connections a GPU's peer link uses, and the
+/// rate one of them reaches where the cluster's cloud documents its own).
 /// `extra_keys` are the section's other keys, read by the caller.
 LinkSpec parse_link(const yaml::Node& node, TransportPlace place, std::vector<std::string> extra_keys = {});
 /// The same keys, each optional, over an existing link (an instance's NICs
