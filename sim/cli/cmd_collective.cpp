@@ -288,7 +288,8 @@ po::options_description options() {
       ("algo", po::value<std::string>(),
        "auto (default: NCCL's rule, the pair with the lowest predicted time per size), ring, tree "
        "(allreduce), nvls (allreduce, one NVSwitch node of H100/H200/B200 class), nvlstree (allreduce, "
-       "NCCL's NVLSTree: two or more such nodes), hierarchical "
+       "NCCL's NVLSTree: two or more such nodes), pat (allgather, reducescatter: NCCL 2.23's PAT at one "
+       "GPU per node), hierarchical "
        "(allreduce; gradwire's, not NCCL's), direct (alltoall); default from NCCL_ALGO when set")
       ("proto", po::value<std::string>(),
        "auto (default), LL, LL128 or Simple (case-insensitive); default from NCCL_PROTO when set")

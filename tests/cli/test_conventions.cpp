@@ -128,6 +128,22 @@ TEST(Collective, TheScenarioIsPositionalAndTheOldOptionAnAlias) {
   EXPECT_NE(none.err.find("a scenario file is required"), std::string::npos) << none.err;
 }
 
+TEST(Collective, AlgoPatRunsAllGatherAtOneGpuPerNodeAndSaysThePair) {
+  // NCCL's PAT (NCCL_ALGO=PAT): all-gather / reduce-scatter, one GPU per node.
+  const std::string cluster = std::string(GW_SOURCE_DIR) + "/validation/clusters/tcp-32gbe-4x1.yaml";
+  for (const char* op : {"allgather", "reducescatter"}) {
+    const auto r = gw::test::run({kBin, "collective", cluster, "--op", op, "--algo", "pat", "--sizes", "1MiB"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("pat/Simple"), std::string::npos) << r.out;
+  }
+  const auto allreduce = gw::test::run({kBin, "collective", cluster, "--op", "allreduce", "--algo", "pat"});
+  EXPECT_EQ(allreduce.exit_code, 2);
+  EXPECT_NE(allreduce.err.find("pat"), std::string::npos) << allreduce.err;
+  const auto eight = gw::test::run({kBin, "collective", kScenario, "--op", "allgather", "--algo", "pat"});
+  EXPECT_EQ(eight.exit_code, 2);  // 8 GPUs per node: NCCL does not run PAT
+  EXPECT_NE(eight.err.find("one GPU per node"), std::string::npos) << eight.err;
+}
+
 /// A small results file (2 points with a time-to-train and a price).
 fs::path results(const fs::path& dir) {
   write(dir / "c.sweep.yaml", "base:\n  cluster: {instance: p4d.24xlarge, nodes: 2}\n"

@@ -1,9 +1,10 @@
 // NCCL's algorithms x protocols (ring all-reduce, all-gather, reduce-scatter;
-// tree and nvls all-reduce; LL, LL128, Simple) simulated on one non-blocking
+// tree and nvls all-reduce; pat all-gather and reduce-scatter; LL, LL128, Simple) simulated on one non-blocking
 // switch equal their closed forms (collective_model.hpp with NCCL's cost,
 // nccl_model.hpp) within 0.1%, Aggregated and PerStep, N in {2, 8, 64, 512}.
 #include <gtest/gtest.h>
 
+#include <stdexcept>
 #include <tuple>
 
 #include "engine_test_util.hpp"
@@ -181,6 +182,53 @@ TEST(NcclPairs, NvlsTreeEqualsClosedForm) {
                   1e-12 * expect);
     }
   }
+}
+
+// PAT (all-gather and reduce-scatter at one GPU per node, Simple only: its
+// one eligible protocol) on one switch, 2, 8, 64 and 512 nodes (2, 8, 64
+// power-of-two, 512 too; 8 exercises full dimensions, the sizes every block
+// count): the engine's Bruck-style exchange equals collective::pat_time within
+// 0.1%, Aggregated and PerStep (ceil(log2 n) phases), and collective_time.
+TEST(NcclPairs, PatEqualsClosedForm) {
+  for (int n : {2, 8, 64, 512}) {
+    const auto c = h100_switch(n);
+    std::vector<CollectiveRequest> reqs;
+    std::vector<std::tuple<CollectiveOp, double, bool>> keys;
+    for (auto op : {CollectiveOp::AllGather, CollectiveOp::ReduceScatter})
+      for (double s : kSizes)
+        for (bool per_step : {false, true}) {
+          reqs.push_back(request(op, Algorithm::Pat, s, per_step ? Granularity::PerStep : Granularity::Aggregated));
+          reqs.back().protocol = Protocol::Simple;
+          keys.emplace_back(op, s, per_step);
+        }
+    const auto run = run_collectives(c, reqs);
+    ASSERT_EQ(run.times.size(), reqs.size());
+    const NcclShape shape = collective_shape(c, n);
+    for (std::size_t i = 0; i < reqs.size(); ++i) {
+      const auto [op, s, per_step] = keys[i];
+      const auto cost = *collective_cost(op, Algorithm::Pat, Protocol::Simple, c, shape, s);
+      const double expect = cm::pat_time(n, s, {run.alpha, run.bandwidth}, cost, per_step);
+      EXPECT_NEAR(run.times[i], expect, kTolerance * expect)
+          << to_string(op) << " n=" << n << " size=" << s << (per_step ? " per-step" : " aggregated");
+      if (!per_step) {
+        EXPECT_NEAR(*collective_time(op, Algorithm::Pat, Protocol::Simple, c, shape, s), expect, 1e-12 * expect);
+      }
+    }
+  }
+}
+
+// A rank sends n - 1 blocks over ceil(log2 n) steps, at 7 ranks too (the last
+// step sends n - 2^(D-1) = 3 blocks).
+TEST(NcclPairs, PatStepsCarryEveryBlockOnce) {
+  for (int n : {2, 3, 7, 8, 64, 100, 512}) {
+    int blocks = 0;
+    for (int d = 0; d < cm::pat_steps(n); ++d) blocks += cm::pat_step_blocks(n, d);
+    EXPECT_EQ(blocks, n - 1) << n;
+  }
+  EXPECT_EQ(cm::pat_steps(7), 3);
+  EXPECT_EQ(cm::pat_step_blocks(7, 2), 3);
+  EXPECT_EQ(cm::pat_steps(512), 9);
+  EXPECT_THROW(cm::pat_step_blocks(8, 3), std::invalid_argument);
 }
 
 TEST(NcclPairs, NvlsTreeNodeDegree) {

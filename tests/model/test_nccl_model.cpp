@@ -172,6 +172,65 @@ TEST(NcclCost, NvlsTreeAsNcclsTuningModel) {
   EXPECT_EQ(to_string(Algorithm::NvlsTree), "nvlstree");
 }
 
+TEST(NcclCost, PatAsNcclsTuningModel) {
+  // tuning.cc (NCCL 2.23+, PAT: all-gather / reduce-scatter, Simple, one GPU
+  // per node): 8 + log2i(nodes) x (28 / 3.5) + 2.8 x ranks us (28 us: the
+  // tree's Net/Simple hwLat, 2.20.3's table); bus bandwidth x 0.75.
+  const auto x64 = node_cluster("h100", 64, 1, 450e9);
+  EXPECT_NEAR(cost(CollectiveOp::AllGather, Algorithm::Pat, Protocol::Simple, x64, MiB).latency, 235.2e-6, 1e-12);
+  EXPECT_NEAR(cost(CollectiveOp::ReduceScatter, Algorithm::Pat, Protocol::Simple, x64, MiB).latency, 235.2e-6,
+              1e-12);
+  const auto x512 = node_cluster("a100-80gb", 512, 1, 300e9);  // 8 + 9 x 8 + 2.8 x 512
+  EXPECT_NEAR(cost(CollectiveOp::AllGather, Algorithm::Pat, Protocol::Simple, x512, 8).latency, 1513.6e-6, 1e-12);
+  EXPECT_DOUBLE_EQ(cost(CollectiveOp::AllGather, Algorithm::Pat, Protocol::Simple, x64, 8).efficiency, 0.75);
+  EXPECT_DOUBLE_EQ(cost(CollectiveOp::AllGather, Algorithm::Pat, Protocol::Simple, x64, GiB).efficiency, 0.75);
+  const auto none = [](CollectiveOp op, Protocol p, const ClusterSpec& c) {
+    return !collective_cost(op, Algorithm::Pat, p, c, collective_shape(c, c.world_size()), MiB).has_value();
+  };
+  EXPECT_FALSE(none(CollectiveOp::AllGather, Protocol::Simple, x64));
+  EXPECT_TRUE(none(CollectiveOp::AllReduce, Protocol::Simple, x64));                          // AG / RS only
+  EXPECT_TRUE(none(CollectiveOp::AllGather, Protocol::LL, x64));                              // Simple only
+  EXPECT_TRUE(none(CollectiveOp::AllGather, Protocol::Simple, node_cluster("h100", 8, 8, 450e9)));  // 1 GPU/node
+  EXPECT_TRUE(none(CollectiveOp::AllGather, Protocol::Simple, node_cluster("h100", 1, 1, 450e9)));  // one rank
+  auto tcpx = x64;
+  tcpx.nic.transport = Transport::TCPX;  // network device offload: NCCL turns PAT off
+  EXPECT_TRUE(none(CollectiveOp::AllGather, Protocol::Simple, tcpx));
+  EXPECT_EQ(parse_algorithm("PAT"), Algorithm::Pat);  // NCCL_ALGO's spelling
+  EXPECT_EQ(to_string(Algorithm::Pat), "pat");
+}
+
+TEST(NcclChoice, ManyOneGpuNodesPickPatForMidSizeAllGathers) {
+  // 64 nodes x 1 H100, one 400 Gb/s NIC each. Ring LL's 64 steps cost 177 us
+  // and a quarter of the bandwidth; ring Simple's 890 us; PAT's 235 us at
+  // 3/4 of the bandwidth on S (NCCL prices PAT on S, the ring on 63/64 S):
+  // PAT from about 1 MiB until the ring's full bandwidth pays its latency.
+  const auto c = node_cluster("h100", 64, 1, 450e9);
+  const NcclShape shape = collective_shape(c, 64);
+  const auto choose = [&](CollectiveOp op, double s) {
+    return choose_collective(op, Algorithm::Auto, Protocol::Auto, c, shape, s);
+  };
+  for (auto op : {CollectiveOp::AllGather, CollectiveOp::ReduceScatter}) {
+    EXPECT_EQ(choose(op, 8).algorithm, Algorithm::Ring);
+    EXPECT_EQ(choose(op, 8).protocol, Protocol::LL);
+    for (double s : {4 * MiB, 16 * MiB}) {
+      const auto p = choose(op, s);
+      EXPECT_EQ(p.algorithm, Algorithm::Pat) << s;
+      EXPECT_EQ(p.protocol, Protocol::Simple) << s;
+      EXPECT_DOUBLE_EQ(p.time, *collective_time(op, Algorithm::Pat, Protocol::Simple, c, shape, s));
+      for (const auto& pi : protocols()) {
+        if (!collective_cost(op, Algorithm::Ring, pi.protocol, c, shape, s)) continue;
+        EXPECT_LT(p.tuning_time, choose_collective(op, Algorithm::Ring, pi.protocol, c, shape, s).tuning_time);
+      }
+    }
+    EXPECT_EQ(choose(op, 4 * GiB).algorithm, Algorithm::Ring);
+  }
+  // Eight GPUs per node: no PAT, whatever the size.
+  const auto x8 = node_cluster("h100", 8, 8, 450e9);
+  EXPECT_NE(choose_collective(CollectiveOp::AllGather, Algorithm::Auto, Protocol::Auto, x8,
+                              collective_shape(x8, 64), 16 * MiB).algorithm,
+            Algorithm::Pat);
+}
+
 TEST(NcclChoice, TwoH100NodesPickNvlsTreeForLargeAllReduces) {
   // 2 x 8 H100, 8 x 400 Gb/s NICs per node: NVLS+tree's 5/6 x min(NVLink,
   // node NICs) beats the ring's NIC-bound bandwidth at large sizes; small

@@ -9,7 +9,7 @@
 // no delay); Aggregated schedules emit one phase per stage of the algorithm,
 // one flow per edge carrying the stage total. gradwire's alpha-beta schedules
 // (hierarchical, broadcast, direct) add the remaining steps' latency as the
-// delay; NCCL's algorithms (ring, tree, nvls, nvlstree) fold none: the driver applies
+// delay; NCCL's algorithms (ring, tree, nvls, nvlstree, pat) fold none: the driver applies
 // NCCL's cost (nccl_model.hpp): every flow carries bytes / efficiency, and
 // after the last phase the driver waits until NCCL's latency L has passed
 // when the phases' route latencies (the wire) paid less.
@@ -58,6 +58,8 @@ extern const AlgorithmDescriptor kHierarchicalAllReduce;
 extern const AlgorithmDescriptor kTreeAllReduce;
 extern const AlgorithmDescriptor kNvlsAllReduce;
 extern const AlgorithmDescriptor kNvlsTreeAllReduce;
+extern const AlgorithmDescriptor kPatAllGather;
+extern const AlgorithmDescriptor kPatReduceScatter;
 extern const AlgorithmDescriptor kPipelineBroadcast;
 extern const AlgorithmDescriptor kDirectAllToAll;
 

@@ -19,6 +19,7 @@ namespace {
 constexpr const detail::AlgorithmDescriptor* kAlgorithms[] = {
     &detail::kRingAllReduce,     &detail::kRingAllGather,      &detail::kRingReduceScatter,
     &detail::kTreeAllReduce,     &detail::kNvlsAllReduce,      &detail::kNvlsTreeAllReduce,
+    &detail::kPatAllGather,      &detail::kPatReduceScatter,
     &detail::kHierarchicalAllReduce, &detail::kPipelineBroadcast, &detail::kDirectAllToAll,
 };
 
@@ -27,8 +28,8 @@ const detail::AlgorithmDescriptor& find_algorithm(CollectiveOp op, Algorithm a) 
     if (d->op == op && d->algorithm == a) return *d;
   throw std::invalid_argument("no " + to_string(a) + " algorithm for " + to_string(op) +
                               " (available: ring for allreduce, allgather, reducescatter and "
-                              "broadcast; tree, nvls, nvlstree and hierarchical for allreduce; direct for "
-                              "alltoall)");
+                              "broadcast; tree, nvls, nvlstree and hierarchical for allreduce; pat for "
+                              "allgather and reducescatter; direct for alltoall)");
 }
 
 // The nodes the ranks span (ranks are numbered node by node).

@@ -96,6 +96,8 @@ double time_under(CollectiveOp op, Algorithm a, const ClusterSpec& c, NcclShape 
                                            cost);
   if (a == Algorithm::NVLS) return collective::nvls_allreduce_time(n, bytes, flat, cost);
   if (a == Algorithm::NvlsTree) return nvlstree_time(c, shape, bytes, cost, tuning);
+  if (a == Algorithm::Pat)
+    return tuning ? collective::pat_tuning_time(bytes, flat, cost) : collective::pat_time(n, bytes, flat, cost);
   if (a == Algorithm::Ring && op == CollectiveOp::AllReduce) return collective::ring_allreduce_time(n, bytes, flat, cost);
   if (a == Algorithm::Ring && (op == CollectiveOp::AllGather || op == CollectiveOp::ReduceScatter))
     return collective::ring_allgather_time(n, bytes, flat, cost);
@@ -138,7 +140,8 @@ CollectiveChoice choose_collective(CollectiveOp op, Algorithm a, Protocol p, con
                                 " for " + to_string(op) + " on this cluster (NCCL runs ring for every op but "
                                 "alltoall; tree, nvls (NVSwitch nodes with multicast, one node) and nvlstree "
                                 "(two or more such nodes, whole) for allreduce with LL, LL128 "
-                                "or Simple (nvls, nvlstree: Simple); hierarchical: allreduce, "
+                                "or Simple (nvls, nvlstree: Simple); pat: allgather and reducescatter "
+                                "at one GPU per node, Simple; hierarchical: allreduce, "
                                 "Simple; direct: alltoall, Simple)");
   return *best;
 }

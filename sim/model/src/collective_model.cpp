@@ -65,6 +65,29 @@ double nvls_allreduce_time(int n, double bytes, AlphaBeta ab, NcclCost cost) {
   return nccl_time(ab.alpha, bytes / ab.bandwidth, cost);
 }
 
+int pat_steps(int n) {
+  require_ranks(n);
+  int d = 0;
+  while ((1LL << d) < n) ++d;
+  return d;
+}
+
+int pat_step_blocks(int n, int d) {
+  require_ranks(n);
+  if (d < 0 || d >= pat_steps(n)) throw std::invalid_argument("PAT step " + std::to_string(d) + " out of range");
+  return std::min(1 << d, n - (1 << d));
+}
+
+double pat_time(int n, double bytes, AlphaBeta ab, NcclCost cost, bool per_step) {
+  require_ranks(n);
+  if (n == 1) return 0;
+  return nccl_time((per_step ? pat_steps(n) : 1.0) * ab.alpha, frac(n) * bytes / ab.bandwidth, cost);
+}
+
+double pat_tuning_time(double bytes, AlphaBeta ab, NcclCost cost) {
+  return nccl_time(ab.alpha, bytes / ab.bandwidth, cost);
+}
+
 double hierarchical_allreduce_time(int nodes, int gpus, double bytes, AlphaBeta intra,
                                    AlphaBeta inter) {
   require_ranks(nodes);

@@ -1,6 +1,6 @@
 // NCCL's cost structure (gradwire/model/nccl_model.hpp). Every constant is
-// NCCL 2.20.3's, src/graph/tuning.cc; docs/engine.md ("NCCL's cost model")
-// documents each one.
+// NCCL 2.20.3's, src/graph/tuning.cc, but PAT's (NCCL 2.23+, tuning.cc; 2.20.3
+// has no PAT); docs/engine.md ("NCCL's cost model", "PAT") documents each one.
 #include "gradwire/model/nccl_model.hpp"
 
 #include <algorithm>
@@ -12,9 +12,9 @@
 namespace gw {
 namespace {
 
-constexpr std::array<Algorithm, 7> kAlgorithms{Algorithm::Ring,     Algorithm::Tree,         Algorithm::NVLS,
-                                               Algorithm::NvlsTree, Algorithm::Hierarchical, Algorithm::Direct,
-                                               Algorithm::Auto};
+constexpr std::array<Algorithm, 8> kAlgorithms{Algorithm::Ring,     Algorithm::Tree, Algorithm::NVLS,
+                                               Algorithm::NvlsTree, Algorithm::Pat,  Algorithm::Hierarchical,
+                                               Algorithm::Direct,   Algorithm::Auto};
 constexpr std::array<Protocol, 4> kProtocols{Protocol::LL, Protocol::LL128, Protocol::Simple, Protocol::Auto};
 
 std::string lower(std::string s) {
@@ -47,6 +47,14 @@ constexpr double kTreeCorrection[3][23] = {
     {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6, .6, .6, .6, .6, .8, .9, .9, .9, .9, 1.0, 1.0},
     {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9}};
 constexpr double kNetOverheadUs = 1.0;  // getNetOverhead(): x86 Intel (gradwire assumes the CPU)
+// PAT (tuning.cc, NCCL 2.23+): busBw x 0.75; latency 8 us + log2i(nodes) x
+// (interLat / 3.5) + 2.8 us per rank, interLat the tree's network latency
+// (NCCL: "with ppn=1 latencies are fully exposed, use the Tree network
+// latency"; hwLat's Net/Tree/Simple, here 2.20.3's table).
+constexpr double kPatFactor = 0.75;
+constexpr double kPatBaseUs = 8.0;
+constexpr double kPatLogDivisor = 3.5;
+constexpr double kPatPerRankUs = 2.8;
 
 // Channels (docs/engine.md "Channels"). search.cc's speed tables (GB/s per
 // channel): speedArrayIntra / speedArrayInter, sm90SpeedArrayIntra /
@@ -148,7 +156,13 @@ double protocol_factor(CollectiveOp op, Algorithm a, Protocol p, NcclShape s) {
     if (p == Protocol::LL128) return 0.92 * (s.nodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0);
     return 0.92;
   }
+  if (a == Algorithm::Pat) return kPatFactor;
   return 5.0 / 6.0;  // NVLS, NVLS+tree: algorithm bandwidth = 5/6 of the bus bandwidth
+}
+
+double pat_latency_us(NcclShape s) {
+  const double inter = kHwLat[static_cast<int>(NcclLinkClass::Net)][table_row(Algorithm::Tree)][2];
+  return kPatBaseUs + log2i(s.nodes) * (inter / kPatLogDivisor) + s.ranks * kPatPerRankUs;
 }
 
 double ring_latency_us(CollectiveOp op, Protocol p, const ClusterSpec& c, NcclShape s) {
@@ -165,16 +179,23 @@ double ring_latency_us(CollectiveOp op, Protocol p, const ClusterSpec& c, NcclSh
   return kBaseLat[1][proto_index(p)] + (steps - inter_steps) * intra + inter_steps * inter;
 }
 
+// gradwire's own schedules (hierarchical, direct, the broadcast ring): Simple
+// only, on the ops they implement.
+bool own_pair_exists(CollectiveOp op, Algorithm a, Protocol p) {
+  if (p != Protocol::Simple) return false;
+  if (a == Algorithm::Hierarchical) return op == CollectiveOp::AllReduce;
+  if (a == Algorithm::Direct) return op == CollectiveOp::AllToAll;
+  return a == Algorithm::Ring && op == CollectiveOp::Broadcast;
+}
+
 bool pair_exists(CollectiveOp op, Algorithm a, Protocol p, const ClusterSpec& c, NcclShape s) {
   if (a == Algorithm::Auto || p == Protocol::Auto) return false;
   const bool nccl_ring = a == Algorithm::Ring && op != CollectiveOp::Broadcast && op != CollectiveOp::AllToAll;
-  if (!nccl_ring && a != Algorithm::Tree && a != Algorithm::NVLS && a != Algorithm::NvlsTree) {
-    // gradwire's own schedules: Simple only, on the ops they implement.
-    if (p != Protocol::Simple) return false;
-    if (a == Algorithm::Hierarchical) return op == CollectiveOp::AllReduce;
-    if (a == Algorithm::Direct) return op == CollectiveOp::AllToAll;
-    return a == Algorithm::Ring && op == CollectiveOp::Broadcast;
-  }
+  if (!nccl_ring && a != Algorithm::Tree && a != Algorithm::NVLS && a != Algorithm::NvlsTree && a != Algorithm::Pat)
+    return own_pair_exists(op, a, p);
+  if (a == Algorithm::Pat)
+    return (op == CollectiveOp::AllGather || op == CollectiveOp::ReduceScatter) && p == Protocol::Simple &&
+           pat_available(c, s);
   if (a != Algorithm::Ring && op != CollectiveOp::AllReduce) return false;
   if (a == Algorithm::NVLS && (p != Protocol::Simple || !nvls_available(c, s.nodes))) return false;
   if (a == Algorithm::NvlsTree && (p != Protocol::Simple || !nvlstree_available(c, s))) return false;
@@ -190,6 +211,7 @@ std::string to_string(Algorithm a) {
     case Algorithm::Tree: return "tree";
     case Algorithm::NVLS: return "nvls";
     case Algorithm::NvlsTree: return "nvlstree";
+    case Algorithm::Pat: return "pat";
     case Algorithm::Hierarchical: return "hierarchical";
     case Algorithm::Direct: return "direct";
     case Algorithm::Auto: return "auto";
@@ -305,6 +327,10 @@ bool nvlstree_available(const ClusterSpec& c, NcclShape shape) {
   return shape.nodes >= 2 && nvls_node(c) && shape.ranks == shape.nodes * c.gpus_per_node;
 }
 
+bool pat_available(const ClusterSpec& c, NcclShape shape) {
+  return shape.ranks >= 2 && shape.ranks == shape.nodes && c.nic.transport != Transport::TCPX;
+}
+
 std::optional<NcclCost> nccl_cost(CollectiveOp op, Algorithm a, Protocol p, const ClusterSpec& c, NcclShape s,
                                   double bytes, double link_bandwidth) {
   if (s.ranks < 1 || s.nodes < 1) throw std::invalid_argument("NCCL cost over no ranks");
@@ -334,6 +360,8 @@ std::optional<NcclCost> nccl_cost(CollectiveOp op, Algorithm a, Protocol p, cons
       cost.efficiency *= kTreeCorrection[i][log_size];
       cost.tuning_efficiency *= kTreeCorrection[i][log_size];
     }
+  } else if (a == Algorithm::Pat) {
+    us = pat_latency_us(s);
   } else if (a == Algorithm::NvlsTree) {
     // NVLS inside the node, then up and down the trees across nodes.
     us = intra + 2 * log2i(s.nodes) * hw_lat(NcclLinkClass::Net, a, p);
@@ -347,6 +375,7 @@ std::optional<NcclCost> nccl_cost(CollectiveOp op, Algorithm a, Protocol p, cons
 std::vector<Algorithm> nccl_algorithms(CollectiveOp op) {
   if (op == CollectiveOp::AllReduce) return {Algorithm::Ring, Algorithm::Tree, Algorithm::NVLS, Algorithm::NvlsTree};
   if (op == CollectiveOp::AllToAll) return {Algorithm::Direct};
+  if (op == CollectiveOp::AllGather || op == CollectiveOp::ReduceScatter) return {Algorithm::Ring, Algorithm::Pat};
   return {Algorithm::Ring};
 }
 

@@ -32,7 +32,8 @@ StepTiming run_step(engine::Simulation& sim, CollectiveMemo& memo, const CommSte
     if (world_size > 1) {
       engine::CollectiveRequest req;
       req.op = engine_op(s.op);
-      req.algorithm = engine::parse_algorithm(s.algorithm);
+      // All-gathers take NCCL's rule (ring or PAT), as the closed form does (closed_form.cpp).
+      req.algorithm = s.op == CommOp::AllGather ? engine::Algorithm::Auto : engine::parse_algorithm(s.algorithm);
       req.granularity = options.granularity;
       req.bytes = s.bytes;
       memo.run(sim, req);

@@ -55,6 +55,25 @@ double ring_reducescatter_time(int n, double bytes, AlphaBeta ab, NcclCost cost,
 /// which reduces and multicasts, and receives S: max(L, alpha) + S/(B e).
 double nvls_allreduce_time(int n, double bytes, AlphaBeta ab, NcclCost cost);
 
+/// PAT (NCCL's Parallel Aggregated Trees, 2.23+; all-gather and
+/// reduce-scatter at one GPU per node): the Bruck-style exchange NCCL's PAT
+/// runs, D = ceil(log2 n) steps; in step d every rank r sends to r + 2^d
+/// (mod n) and receives from r - 2^d the blocks of S/n it aggregated so far,
+/// min(2^d, n - 2^d) of them (all-gather: the distances grow, d = 0 .. D-1;
+/// reduce-scatter: the same exchanges with the distances shrinking), so a rank
+/// sends and receives n - 1 blocks in all:
+///   max(L, w) + (n-1)/n S / (B e);  Aggregated w = alpha, PerStep w = D alpha.
+/// S: the gathered total (all-gather), the input per rank (reduce-scatter).
+double pat_time(int n, double bytes, AlphaBeta ab, NcclCost cost, bool per_step = false);
+/// D above: ceil(log2 n) (0 for one rank).
+int pat_steps(int n);
+/// Blocks of S/n a rank sends in step d: min(2^d, n - 2^d).
+int pat_step_blocks(int n, int d);
+/// PAT as NCCL's tuning model prices it (tuning.cc keeps PAT's bus bandwidth
+/// as its algorithm bandwidth for all-gather and reduce-scatter: no (n-1)/n):
+///   max(L, alpha) + S / (B e).
+double pat_tuning_time(double bytes, AlphaBeta ab, NcclCost cost);
+
 /// Hierarchical all-reduce on `nodes` nodes of `gpus` ranks each: intra-node
 /// ring reduce-scatter of S, inter-node ring all-reduce of S/gpus among the
 /// ranks with the same local index (the gpus rings run at once), intra-node ring

@@ -3,6 +3,8 @@
 // and the fraction of the link bandwidth each algorithm x protocol delivers).
 // Constants from NVIDIA/nccl 2.20.3, src/graph/tuning.cc (ncclTopoTuneModel,
 // ncclTopoGetAlgoTime); docs/engine.md ("NCCL's cost model") lists each one.
+// PAT, which 2.20.3 lacks, takes its own constants from tuning.cc of NCCL 2.23
+// and later (docs/engine.md "PAT"); the hardware latency it scales is 2.20.3's.
 // The engine (sim/engine) and the closed forms (closed_form.hpp) read the
 // costs from here; the choice of the pair per size is closed_form.hpp's
 // choose_collective(). Plain C++, no SimGrid.
@@ -20,9 +22,11 @@ namespace gw {
 /// ring, tree (double binary tree, all-reduce), nvls (NVLink SHARP on one
 /// NVSwitch node, all-reduce), nvlstree (NCCL's NVLS_TREE: NVLS inside each
 /// NVSwitch node, a double binary tree between nodes; all-reduce, 2 or more
-/// nodes), hierarchical (gradwire's sequential intra/inter/intra all-reduce;
-/// not NCCL's), direct (all-to-all), auto (the pair NCCL's rule picks per size).
-enum class Algorithm { Ring, Tree, NVLS, NvlsTree, Hierarchical, Direct, Auto };
+/// nodes), pat (NCCL's PAT, 2.23 and later: Parallel Aggregated Trees for
+/// all-gather and reduce-scatter at one GPU per node), hierarchical
+/// (gradwire's sequential intra/inter/intra all-reduce; not NCCL's), direct
+/// (all-to-all), auto (the pair NCCL's rule picks per size).
+enum class Algorithm { Ring, Tree, NVLS, NvlsTree, Pat, Hierarchical, Direct, Auto };
 /// NCCL's protocols; auto: the one NCCL's rule picks.
 enum class Protocol { LL, LL128, Simple, Auto };
 
@@ -70,6 +74,10 @@ bool nvls_available(const ClusterSpec& c, int nodes);
 /// with all its GPUs in the collective (whole nodes: the engine's rails need
 /// the same ranks on every node).
 bool nvlstree_available(const ClusterSpec& c, NcclShape shape);
+/// PAT (tuning.cc ncclPatEnable, NCCL 2.23+): one GPU per node (NCCL's
+/// nNodes == nRanks), two ranks or more, and no network device offload (NCCL
+/// disables PAT when netDeviceType is not HOST: a TCPX NIC transport).
+bool pat_available(const ClusterSpec& c, NcclShape shape);
 
 /// NCCL's model of one (op, algorithm, protocol) on `c`:
 ///   time = latency + bytes-on-the-links / (link bandwidth x efficiency)
@@ -93,7 +101,8 @@ struct NcclCost {
 /// channels and threads (enqueue.cc topoGetAlgoInfo, NCCL 2.20.3): while
 /// bytes < channels x threads x threadThreshold it drops a channel, and at
 /// one channel it halves the threads while they are a multiple of 128.
-/// NVLS keeps its channels. gradwire gives each channel an equal share of
+/// NVLS keeps its channels, and so does PAT (ncclTopoTuneModel leaves
+/// comm->maxThreads[PAT] at 0, so the loop never drops one). gradwire gives each channel an equal share of
 /// the link, so the collective runs at fraction() of NCCL's factor (LL's cap
 /// still bounds the sum). The threads are NCCL's; they change nothing here:
 /// NCCL trims them only on one channel, below channels x threads x threshold
@@ -116,7 +125,8 @@ int nccl_comm_channels(const ClusterSpec& c, int nodes);
 NcclChannels nccl_channels(Algorithm a, Protocol p, const ClusterSpec& c, NcclShape shape, double bytes);
 /// nullopt when NCCL does not run the pair (tree beyond all-reduce, nvls
 /// without NVSwitch multicast or beyond one node, nvlstree where
-/// nvlstree_available says no, nvls and nvlstree with LL/LL128, LL128
+/// nvlstree_available says no, pat beyond all-gather and reduce-scatter or
+/// where pat_available says no, nvls, nvlstree and pat with LL/LL128, LL128
 /// where NCCL leaves it off). hierarchical, direct and the broadcast ring are
 /// gradwire's alpha-beta schedules: Simple only, cost {0, 1} (their latency
 /// is the platform's per step). `link_bandwidth` is what one flow of the
@@ -125,8 +135,8 @@ std::optional<NcclCost> nccl_cost(CollectiveOp op, Algorithm a, Protocol p, cons
                                   double bytes, double link_bandwidth);
 
 /// The algorithms of `op` that NCCL's rule chooses among (all-reduce: ring,
-/// tree, nvls, nvlstree; all-gather, reduce-scatter: ring; broadcast: ring; all-to-all:
-/// direct).
+/// tree, nvls, nvlstree; all-gather, reduce-scatter: ring, pat; broadcast:
+/// ring; all-to-all: direct).
 std::vector<Algorithm> nccl_algorithms(CollectiveOp op);
 
 }  // namespace gw
