@@ -105,6 +105,17 @@ TEST(Transports, HostStagedCopiesShareTheHostPath) {
   ClusterSpec two = c;
   two.nodes = 2;
   expect_engine_equals_closed_form(two, {256 * MiB, GiB});
+  // NCCL's tree over the two nodes: its chains' copies, both ways, share the
+  // same host path (tree_links' staging) in the engine and the closed form.
+  auto req = request(CollectiveOp::AllReduce, Algorithm::Tree, GiB);
+  req.protocol = Protocol::Simple;
+  const auto run = run_collectives(two, {req});
+  CommStep step;
+  step.op = CommOp::AllReduce;
+  step.algorithm = "tree";
+  step.bytes = GiB;
+  const double expect = closed_form_collective_time(two)(step);
+  EXPECT_NEAR(run.times[0], expect, kTolerance * expect) << describe_network(two);
 }
 
 }  // namespace
