@@ -44,6 +44,10 @@ TEST(Transports, TableRowsAreComplete) {
   EXPECT_EQ(transport_info(Transport::GpuLink).fraction, 1.0);
   EXPECT_EQ(transport_info(Transport::Network).fraction, 1.0);
   EXPECT_TRUE(transport_info(Transport::PcieHost).host_staged);
+  // Only host-staged rows have a host path of their own (NCCL SHM: 9 of 12).
+  for (const auto& row : transports()) {
+    EXPECT_EQ(row.host_path, row.host_staged ? 9.0 / 12.0 : 1.0) << row.name;
+  }
   EXPECT_EQ(find_transport("ib", TransportPlace::IntraNode), nullptr);
   EXPECT_EQ(find_transport("nvswitch", TransportPlace::IntraNode)->id, Transport::NVSwitch);
 }
@@ -89,6 +93,13 @@ TEST(Transports, ScenarioNamesThem) {
   EXPECT_EQ(s.nic.connections, 4);
   EXPECT_DOUBLE_EQ(s.nic.connection_limit(), 4 * 10e9 / 8);
   EXPECT_DOUBLE_EQ(connection_limit(s), 4 * 10e9 / 8);
+  // A host-staged link names the host path's rate (9 of 12 GB/s usable).
+  const ClusterSpec h = cluster_of("bandwidth: 15.75GB/s, latency: 7us, transport: pcie-host",
+                                   "count: 1, bandwidth: 10Gbps, latency: 5us", 1, 2);
+  EXPECT_NE(describe_network(h).find("each 126.00 Gbps PCIe via host memory (76% usable: 96.00 Gbps, copies "
+                                     "staged through host memory at 72.00 Gbps)"),
+            std::string::npos)
+      << describe_network(h);
 }
 
 // A cluster whose cloud documents its own per-flow rate states it: EC2's
@@ -175,12 +186,22 @@ TEST(Transports, ClosedFormUsesUsableRates) {
                                      "count: 1, bandwidth: 100Gbps, latency: 5us", 1, 8);
   EXPECT_DOUBLE_EQ(collective_link(one, collective_shape(one, 8)).bandwidth, 450e9 * 0.8);
   EXPECT_DOUBLE_EQ(closed_form_collective_time(one)(step), ring_time_on(one, step.bytes, 2e-6, 450e9 * 0.8));
-  // Host-staged PCIe: the 4 concurrent copies of the node share one host path.
+  // Host-staged PCIe: the 4 concurrent copies of the node share one host path,
+  // which carries NCCL's SHM rate through the CPU: 9 of PCI_BW's 12 GB/s
+  // (NVIDIA/nccl#406); the GPU's own PCIe link keeps its 12.
   const ClusterSpec pcie = cluster_of("bandwidth: 15.75GB/s, latency: 7us, transport: pcie-host",
                                       "count: 1, bandwidth: 10Gbps, latency: 5us", 1, 4);
-  EXPECT_DOUBLE_EQ(intra_flow_bandwidth(pcie, 4), 12e9 / 4);
-  EXPECT_DOUBLE_EQ(collective_link(pcie, collective_shape(pcie, 4)).bandwidth, 12e9 / 4);
-  EXPECT_DOUBLE_EQ(closed_form_collective_time(pcie)(step), ring_time_on(pcie, step.bytes, 14e-6, 12e9 / 4));
+  EXPECT_DOUBLE_EQ(pcie.intra_node.usable_bandwidth(), 12e9);
+  EXPECT_DOUBLE_EQ(pcie.intra_node.staged_bandwidth(), 9e9);
+  EXPECT_DOUBLE_EQ(intra_flow_bandwidth(pcie, 4), 9e9 / 4);
+  EXPECT_DOUBLE_EQ(intra_flow_bandwidth(pcie, 1), 9e9);
+  EXPECT_DOUBLE_EQ(collective_link(pcie, collective_shape(pcie, 4)).bandwidth, 9e9 / 4);
+  EXPECT_DOUBLE_EQ(closed_form_collective_time(pcie)(step), ring_time_on(pcie, step.bytes, 14e-6, 9e9 / 4));
+  // P2P PCIe stages nothing: the ring runs at the link's usable 12 GB/s.
+  const ClusterSpec p2p = cluster_of("bandwidth: 15.75GB/s, latency: 7us, transport: pcie",
+                                     "count: 1, bandwidth: 10Gbps, latency: 5us", 1, 4);
+  EXPECT_DOUBLE_EQ(p2p.intra_node.staged_bandwidth(), 12e9);
+  EXPECT_DOUBLE_EQ(intra_flow_bandwidth(p2p, 4), 12e9);
   // Sockets, one GPU per node: each GPU's flow is capped by its connections.
   const ClusterSpec tcp = cluster_of("bandwidth: 150GB/s, latency: 1us",
                                      "count: 1, bandwidth: 100Gbps, latency: 5us, transport: socket, connections: 2",

@@ -76,10 +76,12 @@ void build_node(const ClusterSpec& c, int node, s4u::NetZone* zone, s4u::Link* n
     hosts[rank] = h;
   }
   // Host-staged copies (PCIe without P2P) all cross the node's one path
-  // through host memory, shared by every copy of the node.
+  // through host memory, shared by every copy of the node, at the rate NCCL's
+  // SHM transport reaches through the CPU (LinkSpec::staged_bandwidth).
   s4u::Link* staging = nullptr;
   if (c.intra_node.host_staged() && g > 1) {
-    staging = zone->create_link("node-" + std::to_string(node) + "-host", intra_bw)->set_latency(0)->seal();
+    const double host_bw = c.intra_node.staged_bandwidth();
+    staging = zone->create_link("node-" + std::to_string(node) + "-host", host_bw)->set_latency(0)->seal();
   }
   for (int a = 0; a < g; ++a)
     for (int b = 0; b < g; ++b) {

@@ -38,7 +38,7 @@ collective::TreeLinks tree_links(const ClusterSpec& c) {
   return {{route_latency(c, false), intra},
           {route_latency(c, true), node_fabric_bandwidth(c)},
           connection_limit(c),
-          c.intra_node.host_staged() ? intra : none};
+          c.intra_node.host_staged() ? c.intra_node.staged_bandwidth() : none};
 }
 
 std::optional<NcclCost> collective_cost(CollectiveOp op, Algorithm a, Protocol p, const ClusterSpec& c,

@@ -30,8 +30,8 @@ double node_fabric_bandwidth(const ClusterSpec& c) {
 }
 
 double intra_flow_bandwidth(const ClusterSpec& c, int flows) {
-  const double bw = c.intra_node.usable_bandwidth();
-  return c.intra_node.host_staged() ? bw / std::max(1, flows) : bw;
+  const LinkSpec& l = c.intra_node;
+  return l.host_staged() ? l.staged_bandwidth() / std::max(1, flows) : l.usable_bandwidth();
 }
 
 int ring_intra_flows(const ClusterSpec& c) { return c.nodes > 1 ? c.gpus_per_node - 1 : c.gpus_per_node; }
@@ -64,7 +64,10 @@ std::string describe_link(const LinkSpec& l, double count) {
     extra += (extra.empty() ? "" : ", ") + units::format_bandwidth(l.per_connection) + " per connection x " +
              std::to_string(l.connections) + " per GPU";
   }
-  if (row.host_staged) extra += (extra.empty() ? "" : ", ") + std::string("copies staged through host memory");
+  if (row.host_staged) {
+    extra += (extra.empty() ? "" : ", ") + std::string("copies staged through host memory at ") +
+             units::format_bandwidth(l.staged_bandwidth());
+  }
   return extra.empty() ? s : s + " (" + extra + ")";
 }
 

@@ -27,6 +27,17 @@
 //          sender writes it over its PCIe link, the receiver reads it over its
 //          own); all such copies of the node go through the host's memory path.
 //          https://github.com/NVIDIA/nccl/blob/v2.21.5-1/src/transport/shm.cc
+// [shmbw]  The rate of that host path: NCCL's SHM traffic through the CPU
+//          reaches 9 GB/s (6 across sockets) where a path inside the PCIe
+//          switch reaches 12 (PCI_BW, Gen3 x16): S. Jeaugey (NCCL), 2020-10-14,
+//          https://github.com/NVIDIA/nccl/issues/406 . Measured the same way
+//          on another box (NCCL 2.4.8, Gen3 x16, P2P disabled, 2 GPUs): all-
+//          reduce 3.9 GB/s busbw, 2 x 3.9 = 7.8 GB/s through the host both
+//          ways, against broadcast's 10.31 one way (0.76); "some CPUs do not
+//          handle bidirectional traffic well" (NCCL maintainer, ibid.):
+//          https://github.com/NVIDIA/nccl/issues/384 . Every collective on a
+//          ring of more than one copy sends both ways through the host; only a
+//          one-way transfer (broadcast or reduce on 2 GPUs) would reach 12.
 #include "gradwire/model/transports.hpp"
 
 #include <stdexcept>
@@ -38,6 +49,7 @@ constexpr double kNvlinkFraction = 20.0 / 25.0;  // [topo]
 constexpr double kPcieFraction = 12.0 / 15.75;   // [topo]
 constexpr double kNetFraction = 12.0 / 12.5;     // [topo]
 constexpr double kTcpFlow = 10e9 / 8;            // [flow], B/s
+constexpr double kShmThroughCpu = 9.0 / 12.0;    // [shmbw]
 
 const char* const kIdeal = "the link as given: no transport overhead (the default)";
 const char* const kNvl = "fraction: NCCL topo.h SMxx_NVLINK_BW 20 of 25 GB/s per link";
@@ -48,19 +60,19 @@ using P = TransportPlace;
 using C = NcclLinkClass;
 
 const std::vector<TransportInfo> kTable = {
-    {Transport::GpuLink, "gpu-link", "GPU link", C::NVLink, P::IntraNode, 1.0, 0, 1, false, kIdeal},
-    {Transport::Network, "network", "network", C::Net, P::Network, 1.0, 0, 1, false, kIdeal},
-    {Transport::NVLink, "nvlink", "NVLink", C::NVLink, P::IntraNode, kNvlinkFraction, 0, 1, false, kNvl},
-    {Transport::NVSwitch, "nvswitch", "NVSwitch", C::NVLink, P::IntraNode, kNvlinkFraction, 0, 1, false, kNvl},
-    {Transport::PcieP2P, "pcie", "PCIe P2P", C::PCI, P::IntraNode, kPcieFraction, 0, 1, false, kPci},
-    {Transport::PcieHost, "pcie-host", "PCIe via host memory", C::PCI, P::IntraNode, kPcieFraction, 0, 1, true,
-     "fraction: NCCL topo.h PCI_BW; staging: NCCL shm.cc"},
-    {Transport::IB, "ib", "InfiniBand", C::Net, P::Network, kNetFraction, 0, 1, false, kNet},
-    {Transport::RoCE, "roce", "RoCE", C::Net, P::Network, kNetFraction, 0, 1, false, kNet},
-    {Transport::EFA, "efa", "EFA", C::Net, P::Network, kNetFraction, 0, 1, false, kNet},
-    {Transport::Socket, "socket", "TCP sockets", C::Net, P::Network, kNetFraction, kTcpFlow, 1, false,
+    {Transport::GpuLink, "gpu-link", "GPU link", C::NVLink, P::IntraNode, 1.0, 0, 1, false, 1.0, kIdeal},
+    {Transport::Network, "network", "network", C::Net, P::Network, 1.0, 0, 1, false, 1.0, kIdeal},
+    {Transport::NVLink, "nvlink", "NVLink", C::NVLink, P::IntraNode, kNvlinkFraction, 0, 1, false, 1.0, kNvl},
+    {Transport::NVSwitch, "nvswitch", "NVSwitch", C::NVLink, P::IntraNode, kNvlinkFraction, 0, 1, false, 1.0, kNvl},
+    {Transport::PcieP2P, "pcie", "PCIe P2P", C::PCI, P::IntraNode, kPcieFraction, 0, 1, false, 1.0, kPci},
+    {Transport::PcieHost, "pcie-host", "PCIe via host memory", C::PCI, P::IntraNode, kPcieFraction, 0, 1, true, kShmThroughCpu,
+     "fraction: NCCL topo.h PCI_BW; staging: NCCL shm.cc; host path 9 of 12 GB/s: NVIDIA/nccl#406, #384"},
+    {Transport::IB, "ib", "InfiniBand", C::Net, P::Network, kNetFraction, 0, 1, false, 1.0, kNet},
+    {Transport::RoCE, "roce", "RoCE", C::Net, P::Network, kNetFraction, 0, 1, false, 1.0, kNet},
+    {Transport::EFA, "efa", "EFA", C::Net, P::Network, kNetFraction, 0, 1, false, 1.0, kNet},
+    {Transport::Socket, "socket", "TCP sockets", C::Net, P::Network, kNetFraction, kTcpFlow, 1, false, 1.0,
      "fraction: NCCL topo.h NET_BW; 10 Gbps per TCP flow: EC2 user guide; 1 x 1 sockets: NCCL net_socket.cc"},
-    {Transport::TCPX, "tcpx", "GPUDirect-TCPX", C::Net, P::Network, kNetFraction, 0, 1, false, kNet},
+    {Transport::TCPX, "tcpx", "GPUDirect-TCPX", C::Net, P::Network, kNetFraction, 0, 1, false, 1.0, kNet},
 };
 
 }  // namespace

@@ -43,7 +43,7 @@ std::vector<int> collective_node_sizes(const ClusterSpec& c, int ranks);
 /// latencies within and across nodes (route_latency), each GPU's usable
 /// intra-node bandwidth, a node's fabric share (node_fabric_bandwidth), the
 /// NIC transport's connection cap (connection_limit) and, host-staged, the
-/// node's one host path at the intra link's usable bandwidth.
+/// node's one host path (LinkSpec::staged_bandwidth).
 collective::TreeLinks tree_links(const ClusterSpec& c);
 /// NCCL's cost of (op, a, p) over `shape` on `c` at `bytes`, with the link of
 /// collective_link (nccl_model.hpp nccl_cost); nullopt where NCCL lacks the pair.

@@ -53,6 +53,9 @@ struct LinkSpec {
   /// The rate one GPU's peer link reaches through its connections; 0 = no limit.
   double connection_limit() const { return per_connection > 0 ? per_connection * connections : 0.0; }
   bool host_staged() const { return transport_info(transport).host_staged; }
+  /// What the node's one host path carries when copies are host-staged: the
+  /// usable rate x the transport's host_path share (NCCL SHM through the CPU).
+  double staged_bandwidth() const { return usable_bandwidth() * transport_info(transport).host_path; }
   bool operator==(const LinkSpec&) const = default;
 };
 

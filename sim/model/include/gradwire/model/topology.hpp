@@ -25,9 +25,10 @@ double leaf_uplink_bandwidth(const ClusterSpec& c);
 double node_fabric_bandwidth(const ClusterSpec& c);
 /// The rate one flow between two GPUs of a node reaches when `flows` such
 /// flows of the node run at once: the intra-node link's usable bandwidth
-/// (line rate x transport fraction), shared `flows` ways when the transport is
-/// host-staged (every copy of the node crosses one host-memory path of that
-/// usable bandwidth; transports.hpp).
+/// (line rate x transport fraction); when the transport is host-staged every
+/// copy of the node crosses one host-memory path of LinkSpec::staged_bandwidth
+/// (the usable rate x the transport's host_path share), shared `flows` ways
+/// (transports.hpp).
 double intra_flow_bandwidth(const ClusterSpec& c, int flows);
 /// A ring's concurrent intra-node flows per node: g on one node, g - 1 when
 /// the ring leaves every node once (flat ring over several nodes).

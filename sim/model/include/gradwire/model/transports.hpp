@@ -11,7 +11,9 @@
 //     per_connection x connections (one TCP connection reaches a fixed rate,
 //     NCCL opens NCCL_NSOCKS_PERTHREAD x NCCL_SOCKET_NTHREADS of them);
 //   - host staging (PCIe without P2P): every copy between two GPUs of a node
-//     goes through host memory, one path the node's copies share.
+//     goes through host memory, one path the node's copies share, which
+//     carries `host_path` of the link's usable rate (NCCL's SHM transport
+//     through the CPU: 9 of the 12 GB/s a PCIe Gen3 x16 path reaches).
 // The default of a link without `transport:` is the ideal row of its place
 // (`gpu-link`, `network`): fraction 1, no limits, so that scenarios written
 // before transports existed mean what they meant.
@@ -54,6 +56,7 @@ struct TransportInfo {
   double per_connection;    ///< B/s one connection reaches; 0 = no limit
   int connections;          ///< connections a GPU's peer link opens by default
   bool host_staged;         ///< copies go through host memory
+  double host_path;         ///< share of the usable rate the host path carries (1 unless host-staged)
   const char* source;       ///< where fraction and limits come from
 };
 
