@@ -22,7 +22,11 @@ namespace {
 plan::Evaluator sweep_evaluator(const std::string& name) {
   if (name == "closed-form") return plan::closed_form_iteration;
   if (name == "simulation")
-    return [](const Scenario& s, const ModelDesc& m, const Profile& p) { return simulate_iteration(s, m, p); };
+    return [](const Scenario& s, const ModelDesc& m, const Profile& p) {
+      ReplayOptions o;
+      o.share_durations = false;  // a point's figures do not depend on the points its worker ran before
+      return simulate_iteration(s, m, p, o);
+    };
   throw std::invalid_argument("evaluator \"" + name + "\" is not available in this build");
 }
 

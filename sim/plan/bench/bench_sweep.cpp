@@ -42,7 +42,9 @@ std::string sweep_text(const std::string& model) {
 bool pick_evaluator(const std::string& name, gw::plan::Evaluator& evaluate) {
   if (name == "simulation") {
     evaluate = [](const gw::Scenario& s, const gw::ModelDesc& m, const gw::Profile& p) {
-      return gw::simulate_iteration(s, m, p);
+      gw::ReplayOptions o;
+      o.share_durations = false;  // as gradwire sweep
+      return gw::simulate_iteration(s, m, p, o);
     };
     return true;
   }
