@@ -320,6 +320,19 @@ TEST(WorkerPool, ReadsEachWorkersLineAndNamesAWorkerThatFailed) {
   for (std::size_t i = 2; i <= 4; ++i) EXPECT_EQ(done[i].line(), std::optional<std::string>("point " + std::to_string(i)));
 }
 
+TEST(WorkerPool, OnePointPerWorkerGivesEveryPointAFreshWorker) {
+  static int calls = 0;
+  WorkerPool pool([](std::size_t index) { return std::to_string(index) + ":" + std::to_string(++calls); }, -1,
+                  true);
+  std::vector<std::string> lines;
+  for (std::size_t i = 0; i < 3; ++i) {
+    pool.spawn(i, 0);
+    while (pool.running() > 0)
+      for (auto& f : pool.collect(200)) lines.push_back(f.line().value_or("none"));
+  }
+  EXPECT_EQ(lines, (std::vector<std::string>{"0:1", "1:1", "2:1"})) << "each a copy of this process";
+}
+
 TEST(WorkerPool, AWorkerKeepsWhatItsEarlierJobsLeftAndEndsWithItsSlotsPoints) {
   // The same process runs a slot's jobs: its memory carries over (the
   // sweep's evaluator must give the same record whatever ran before).

@@ -325,7 +325,7 @@ RunSummary run_sweep(const SweepSpec& spec, const RunOptions& opt, const Evaluat
         }
         return to_json(r, run.version);  // never throws on bad UTF-8
       },
-      lock.fd());
+      lock.fd(), opt.worker_per_point);
   try {
     run_points(run, pool, todo, progress, sum);
   } catch (...) {

@@ -103,7 +103,8 @@ std::string WorkerPool::Finished::failure() const {
                              : "the worker failed (exit " + std::to_string(WEXITSTATUS(status)) + ")";
 }
 
-WorkerPool::WorkerPool(Job job, int close_in_child) : job_(std::move(job)), close_in_child_(close_in_child) {}
+WorkerPool::WorkerPool(Job job, int close_in_child, bool one_point)
+    : job_(std::move(job)), close_in_child_(close_in_child), one_point_(one_point) {}
 
 WorkerPool::~WorkerPool() { terminate(); }
 
@@ -126,6 +127,7 @@ void WorkerPool::run_worker(int fd) {
       ::_exit(4);  // not even an error record could be made: the parent records the failure
     }
     if (!write_all_fd(fd, result.data(), result.size())) ::_exit(3);
+    if (one_point_) break;
   }
   ::_exit(0);
 }
@@ -147,13 +149,13 @@ WorkerPool::Worker& WorkerPool::start_worker(std::size_t slot) {
     run_worker(fds[1]);
   }
   ::close(fds[1]);
-  return workers_.emplace_back(Worker{pid, fds[0], slot, false, 0, {}});
+  return workers_.emplace_back(Worker{pid, fds[0], slot, false, false, 0, {}});
 }
 
 void WorkerPool::spawn(std::size_t index, std::size_t slot) {
   const Length n = index;
   const char* bytes = reinterpret_cast<const char*>(&n);
-  auto it = std::find_if(workers_.begin(), workers_.end(), [&](const Worker& w) { return w.slot == slot; });
+  auto it = std::find_if(workers_.begin(), workers_.end(), [&](const Worker& w) { return w.slot == slot && !w.done; });
   if (it != workers_.end() && it->busy) throw std::logic_error("WorkerPool::spawn: the slot's worker is busy");
   // The slot's worker, else a new one (one that ended meanwhile is reaped by
   // collect(); the point goes to a new worker).
@@ -192,6 +194,7 @@ bool WorkerPool::read_from(Worker& w, std::vector<Finished>& done) {
       done.push_back({w.index, w.buf.substr(sizeof size, size) + "\n", 0});
       w.buf.erase(0, sizeof size + size);
       w.busy = false;
+      w.done = one_point_;
     }
     return true;
   }

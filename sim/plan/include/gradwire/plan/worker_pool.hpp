@@ -65,7 +65,9 @@ class WorkerPool {
   };
   /// `close_in_child`: a descriptor the workers must not keep (the results
   /// file's lock: a worker outliving a killed parent must not hold it).
-  WorkerPool(Job job, int close_in_child);
+  /// `one_point`: each worker evaluates one point and exits (the slot's
+  /// next point gets a new worker).
+  WorkerPool(Job job, int close_in_child, bool one_point = false);
   ~WorkerPool();   ///< terminate()
   WorkerPool(const WorkerPool&) = delete;
   WorkerPool& operator=(const WorkerPool&) = delete;
@@ -91,6 +93,7 @@ class WorkerPool {
     int fd;                 ///< the parent's end of the worker's socket
     std::size_t slot = 0;
     bool busy = false;      ///< a point is in flight
+    bool done = false;      ///< returned its one point (one_point): takes no more
     std::size_t index = 0;  ///< that point
     std::string buf;        ///< bytes read, not yet a whole result
   };
@@ -101,6 +104,7 @@ class WorkerPool {
   bool read_from(Worker& w, std::vector<Finished>& done);
   Job job_;
   int close_in_child_;
+  bool one_point_;
   std::vector<Worker> workers_;
 };
 
