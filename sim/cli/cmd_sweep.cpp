@@ -22,7 +22,11 @@ namespace {
 plan::Evaluator sweep_evaluator(const std::string& name) {
   if (name == "closed-form") return plan::closed_form_iteration;
   if (name == "simulation")
-    return [](const Scenario& s, const ModelDesc& m, const Profile& p) { return simulate_iteration(s, m, p); };
+    return [](const Scenario& s, const ModelDesc& m, const Profile& p) {
+      ReplayOptions o;
+      o.share_durations = false;  // a point's figures do not depend on the points its worker ran before
+      return simulate_iteration(s, m, p, o);
+    };
   throw std::invalid_argument("evaluator \"" + name + "\" is not available in this build");
 }
 
@@ -47,6 +51,7 @@ int run_sweep_command(const std::string& sweep_file, const std::string& out, int
   o.jobs = jobs > 0 ? jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   if (!shard.empty()) std::tie(o.shard_index, o.shard_count) = plan::parse_shard(shard);
   o.progress = progress_of(progress);
+  o.worker_per_point = full_simulation({});  // the full path: a fresh worker per point
   const std::string ev = evaluator.empty() ? spec.evaluator : evaluator;
   const auto sum = plan::run_sweep(spec, o, sweep_evaluator(ev), ev == "simulation" ? "simulation" : "closed form");
   if (!quiet || sum.interrupted) {

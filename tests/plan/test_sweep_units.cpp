@@ -296,8 +296,10 @@ TEST(WorkerPool, ReadsEachWorkersLineAndNamesAWorkerThatFailed) {
         return "point " + std::to_string(index);
       },
       -1);
-  pool.spawn(0);
-  pool.spawn(1);
+  pool.spawn(0, 0);
+  pool.spawn(1, 1);
+  EXPECT_TRUE(pool.busy(0));
+  EXPECT_THROW(pool.spawn(2, 0), std::logic_error) << "slot 0's worker is busy";
   std::map<std::size_t, WorkerPool::Finished> done;
   while (pool.running() > 0)
     for (auto& f : pool.collect(200)) done.emplace(f.index, std::move(f));
@@ -305,6 +307,45 @@ TEST(WorkerPool, ReadsEachWorkersLineAndNamesAWorkerThatFailed) {
   EXPECT_EQ(done[0].line(), std::optional<std::string>("point 0"));
   EXPECT_FALSE(done[1].line());
   EXPECT_EQ(done[1].failure(), "the worker failed (exit 4)");
+  // A worker evaluates its slot's points one after another; slot 1's next
+  // point gets a new worker.
+  EXPECT_FALSE(pool.busy(0));
+  pool.spawn(2, 0);
+  pool.spawn(3, 1);
+  pool.spawn(4, 2);
+  done.clear();
+  while (pool.running() > 0)
+    for (auto& f : pool.collect(200)) done.emplace(f.index, std::move(f));
+  ASSERT_EQ(done.size(), 3u);
+  for (std::size_t i = 2; i <= 4; ++i) EXPECT_EQ(done[i].line(), std::optional<std::string>("point " + std::to_string(i)));
+}
+
+TEST(WorkerPool, OnePointPerWorkerGivesEveryPointAFreshWorker) {
+  static int calls = 0;
+  WorkerPool pool([](std::size_t index) { return std::to_string(index) + ":" + std::to_string(++calls); }, -1,
+                  true);
+  std::vector<std::string> lines;
+  for (std::size_t i = 0; i < 3; ++i) {
+    pool.spawn(i, 0);
+    while (pool.running() > 0)
+      for (auto& f : pool.collect(200)) lines.push_back(f.line().value_or("none"));
+  }
+  EXPECT_EQ(lines, (std::vector<std::string>{"0:1", "1:1", "2:1"})) << "each a copy of this process";
+}
+
+TEST(WorkerPool, AWorkerKeepsWhatItsEarlierJobsLeftAndEndsWithItsSlotsPoints) {
+  // The same process runs a slot's jobs: its memory carries over (the
+  // sweep's evaluator must give the same record whatever ran before).
+  static int calls = 0;
+  WorkerPool pool([](std::size_t index) { return std::to_string(index) + ":" + std::to_string(++calls); }, -1);
+  std::vector<std::string> lines;
+  for (std::size_t i = 0; i < 3; ++i) {
+    pool.spawn(i, 0);
+    while (pool.running() > 0)
+      for (auto& f : pool.collect(200)) lines.push_back(f.line().value_or("none"));
+  }
+  EXPECT_EQ(lines, (std::vector<std::string>{"0:1", "1:2", "2:3"}));
+  EXPECT_EQ(calls, 0) << "the jobs ran in the worker, not here";
 }
 
 }  // namespace

@@ -177,6 +177,59 @@ TEST(ReplayMemo, AnotherIterationOnAnEqualClusterReplaysWhatTheFirstRecorded) {
             a.buckets[0].steps.back().end - a.buckets[0].steps.back().start);
 }
 
+TEST(ReplayChildren, AnEqualChildIsReusedAndGivesTheFiguresOfAFreshOne) {
+  // docs/engine.md, "Replay children's results, reused". 7 nodes: a cluster
+  // no other test builds; not seeded (as a sweep's points).
+  Loaded l = gpt2_on_default(7);
+  auto& w = *l.scenario.workload;
+  w.compression.kind = "powersgd";
+  w.compression.rank = 2;
+  ReplayOptions o;
+  o.share_durations = false;
+  ReplayOptions::Stats st;
+  o.stats = &st;
+  forget_replay_children();
+  const IterationResult k1 = simulate_iteration(l.scenario, l.model, l.profile, o);
+  EXPECT_FALSE(st.reused);
+  EXPECT_GT(st.simulated, 0);
+  // Another accumulation: the child is given the same plan fields (the k-1
+  // folded micro-steps are added outside it), so nothing is forked.
+  w.accumulation = 4;
+  const IterationResult k4 = simulate_iteration(l.scenario, l.model, l.profile, o);
+  EXPECT_TRUE(st.reused);
+  EXPECT_GT(k4.total, k1.total);
+  forget_replay_children();
+  const IterationResult fresh = simulate_iteration(l.scenario, l.model, l.profile, o);
+  EXPECT_FALSE(st.reused);
+  EXPECT_EQ(result_to_json(k4), result_to_json(fresh)) << "byte for byte";
+  // A field the child reads differs: a child of its own.
+  w.bucket_size /= 2;
+  (void)simulate_iteration(l.scenario, l.model, l.profile, o);
+  EXPECT_FALSE(st.reused);
+  // So does any field of the cluster.
+  w.bucket_size *= 2;
+  l.scenario.cluster.nic.latency *= 2;
+  (void)simulate_iteration(l.scenario, l.model, l.profile, o);
+  EXPECT_FALSE(st.reused);
+  // The full path forks every time.
+  l.scenario.cluster.nic.latency /= 2;
+  ReplayOptions full = o;
+  full.full_simulation = true;
+  (void)simulate_iteration(l.scenario, l.model, l.profile, full);
+  EXPECT_FALSE(st.reused);
+  (void)simulate_iteration(l.scenario, l.model, l.profile, full);
+  EXPECT_FALSE(st.reused);
+  // Seeded replays are reused only with the same seed.
+  ReplayOptions seeded;
+  seeded.stats = &st;
+  (void)simulate_iteration(l.scenario, l.model, l.profile, seeded);  // records this cluster's durations
+  (void)simulate_iteration(l.scenario, l.model, l.profile, seeded);  // seeded with them: another key
+  EXPECT_FALSE(st.reused);
+  EXPECT_EQ(st.simulated, 0);
+  (void)simulate_iteration(l.scenario, l.model, l.profile, seeded);  // the same seed again
+  EXPECT_TRUE(st.reused);
+}
+
 TEST(ReplayMemo, DurationsTravelExactly) {
   CollectiveMemo::Durations d;
   d[std::string("a\n b:c\0\xff", 9)] = 0.1 + 0.2;  // any byte in a key; a duration's every bit

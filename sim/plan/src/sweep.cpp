@@ -196,22 +196,65 @@ std::string finished_line(const RunContext& run, const WorkerPool::Finished& f, 
   return line;
 }
 
-/// Runs `todo` in the pool, `jobs` at a time, appending each record durably,
-/// until all are done or a stop is requested.
+/// The points to run split into one contiguous run per worker slot: a
+/// worker takes its own run in order, then the far end of the longest run
+/// left. Neighbouring points (which often differ only in a field the
+/// replay child does not read, e.g. the accumulation) then tend to meet in
+/// one worker, which reuses the child's outcome (docs/engine.md, "Replay
+/// children's results, reused"); every record is the same whichever worker
+/// makes it.
+class PointQueues {
+ public:
+  PointQueues(const std::vector<std::size_t>& todo, std::size_t slots) : todo_(todo), runs_(slots) {
+    for (std::size_t s = 0; s < slots; ++s) runs_[s] = {todo.size() * s / slots, todo.size() * (s + 1) / slots};
+  }
+  bool empty() const {
+    return std::all_of(runs_.begin(), runs_.end(), [](const auto& r) { return r.first == r.second; });
+  }
+  /// The next point for `slot` (not empty()).
+  std::size_t next(std::size_t slot) {
+    auto& own = runs_[slot];
+    if (own.first < own.second) return todo_[own.first++];
+    auto longest = std::max_element(runs_.begin(), runs_.end(), [](const auto& x, const auto& y) {
+      return x.second - x.first < y.second - y.first;
+    });
+    return todo_[--longest->second];
+  }
+
+ private:
+  const std::vector<std::size_t>& todo_;
+  std::vector<std::pair<std::size_t, std::size_t>> runs_;  ///< [first, second) of todo_ per slot
+};
+
+/// Runs `todo` in the pool, `jobs` at a time, appending the records durably
+/// (those that arrived together with one write and one fsync, after the
+/// freed workers got their next points), until all are done or a stop is requested.
 void run_points(const RunContext& run, WorkerPool& pool, const std::vector<std::size_t>& todo,
                 ProgressReport& progress, RunSummary& sum) {
   const auto jobs = static_cast<std::size_t>(run.opt.jobs);
-  std::size_t next = 0;
-  while (!StopSignalGuard::stop_requested() && (next < todo.size() || pool.running() > 0)) {
-    while (!StopSignalGuard::stop_requested() && pool.running() < jobs && next < todo.size()) pool.spawn(todo[next++]);
+  PointQueues queues(todo, jobs);
+  auto hand_out = [&] {
+    for (std::size_t slot = 0; slot < jobs && !queues.empty() && !StopSignalGuard::stop_requested(); ++slot)
+      if (!pool.busy(slot)) pool.spawn(queues.next(slot), slot);
+  };
+  while (!StopSignalGuard::stop_requested() && (!queues.empty() || pool.running() > 0)) {
+    hand_out();
+    std::string text;
+    std::vector<std::pair<std::size_t, bool>> done;  // index, an error record
     for (const auto& f : pool.collect(200)) {
       ResultRecord record;
       const std::string line = finished_line(run, f, record);
       if (line.empty()) continue;  // interrupted: not finished
-      append_line_durable(run.out, line);
+      text += line + "\n";
+      done.emplace_back(f.index, record.status == "error");  // the record's own status
+    }
+    if (done.empty()) continue;
+    hand_out();
+    append_line_durable(run.out, text);
+    for (const auto& [index, error] : done) {
       ++sum.ran;
-      if (record.status == "error") ++sum.failed;  // the record's own status
-      progress.point_done(f.index, sum.ran);
+      if (error) ++sum.failed;
+      progress.point_done(index, sum.ran);
     }
   }
 }
@@ -282,7 +325,7 @@ RunSummary run_sweep(const SweepSpec& spec, const RunOptions& opt, const Evaluat
         }
         return to_json(r, run.version);  // never throws on bad UTF-8
       },
-      lock.fd());
+      lock.fd(), opt.worker_per_point);
   try {
     run_points(run, pool, todo, progress, sum);
   } catch (...) {

@@ -280,12 +280,17 @@ SweepSpec parse_sweep(const std::string& text, const std::string& name, const st
   parse_point_options(root, spec);
   if (auto e = root.optional("evaluator")) spec.evaluator = e->as_enum({"closed-form", "simulation"});
   spec.id = spec_id(spec);
-  // Every point through the scenario loader, once (the only full pass).
+  // Every point through the scenario loader, once (the only full pass);
+  // kept for the points' evaluation when there are not too many.
+  auto kept = std::make_shared<std::vector<Scenario>>();
+  const bool keep = spec.points <= kKeptScenarios;
   for (std::size_t i = 0; i < spec.points; ++i) {
-    point_scenario(spec, i);
+    Scenario s = point_scenario(spec, i);
+    if (keep) kept->push_back(std::move(s));
     if (progress && (i + 1) % 64 == 0) progress(i + 1, spec.points);
   }
   if (progress) progress(spec.points, spec.points);
+  if (keep) spec.scenarios = std::move(kept);
   return spec;
 }
 
@@ -360,6 +365,7 @@ std::string point_key(const SweepSpec& spec, std::size_t index) {
 
 Scenario point_scenario(const SweepSpec& spec, std::size_t index) {
   if (index >= spec.points) throw std::out_of_range("sweep point " + std::to_string(index) + " out of range");
+  if (spec.scenarios && index < spec.scenarios->size()) return (*spec.scenarios)[index];
   // A fresh tree per point (Clone: no memory shared with the sweep document),
   // validated by the scenario loader itself; errors are mapped back to the
   // sweep file (axis values) or the base file (everything else).

@@ -1,10 +1,13 @@
 #include "gradwire/plan/worker_pool.hpp"
 
 #include <poll.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <stdexcept>
@@ -54,6 +57,41 @@ void write_all_stderr(const std::string& s) {
 
 // --- Workers ---------------------------------------------------------------------
 
+namespace {
+
+using Length = std::uint64_t;  ///< the prefix of each result, and each index sent
+
+/// Writes all of `data`; false when the other end is gone.
+bool write_all_fd(int fd, const char* data, std::size_t size) {
+  while (size > 0) {
+    const ssize_t w = ::send(fd, data, size, MSG_NOSIGNAL);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return false;
+    data += w;
+    size -= static_cast<std::size_t>(w);
+  }
+  return true;
+}
+
+/// Reads one index; false at the end of the stream (the parent closed it).
+bool read_index(int fd, Length& index) {
+  char* p = reinterpret_cast<char*>(&index);
+  std::size_t got = 0;
+  while (got < sizeof index) {
+    const ssize_t r = ::read(fd, p + got, sizeof index - got);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) ::_exit(3);
+    if (r == 0) {
+      if (got == 0) return false;
+      ::_exit(3);  // half an index
+    }
+    got += static_cast<std::size_t>(r);
+  }
+  return true;
+}
+
+}  // namespace
+
 std::optional<std::string> WorkerPool::Finished::line() const {
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && !output.empty() && output.back() == '\n')
     return output.substr(0, output.size() - 1);
@@ -65,65 +103,106 @@ std::string WorkerPool::Finished::failure() const {
                              : "the worker failed (exit " + std::to_string(WEXITSTATUS(status)) + ")";
 }
 
-WorkerPool::WorkerPool(Job job, int close_in_child) : job_(std::move(job)), close_in_child_(close_in_child) {}
+WorkerPool::WorkerPool(Job job, int close_in_child, bool one_point)
+    : job_(std::move(job)), close_in_child_(close_in_child), one_point_(one_point) {}
 
 WorkerPool::~WorkerPool() { terminate(); }
 
-void WorkerPool::run_child(std::size_t index, int write_fd) {
+void WorkerPool::run_worker(int fd) {
   ::signal(SIGINT, SIG_DFL);
   ::signal(SIGTERM, SIG_DFL);
   for (const auto& w : workers_) ::close(w.fd);
   if (close_in_child_ >= 0) ::close(close_in_child_);
   // The worker ends with _exit whatever happens in it: an exception must
   // never unwind into the parent's code (this process is a copy of it).
-  std::string line;
-  try {
-    line = job_(index);
-  } catch (...) {
-    ::_exit(4);  // not even an error record could be made: the parent records the failure
-  }
-  line += "\n";
-  const char* p = line.data();
-  std::size_t left = line.size();
-  while (left > 0) {
-    ssize_t w = ::write(write_fd, p, left);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) ::_exit(3);
-    p += w;
-    left -= static_cast<std::size_t>(w);
+  Length index = 0;
+  while (read_index(fd, index)) {
+    std::string result;
+    try {
+      const std::string line = job_(static_cast<std::size_t>(index));
+      const Length n = line.size();
+      result.assign(reinterpret_cast<const char*>(&n), sizeof n);
+      result += line;
+    } catch (...) {
+      ::_exit(4);  // not even an error record could be made: the parent records the failure
+    }
+    if (!write_all_fd(fd, result.data(), result.size())) ::_exit(3);
+    if (one_point_) break;
   }
   ::_exit(0);
 }
 
-void WorkerPool::spawn(std::size_t index) {
+WorkerPool::Worker& WorkerPool::start_worker(std::size_t slot) {
   int fds[2];
-  if (::pipe(fds) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
+  if (::socketpair(AF_UNIX, SOCK_STREAM, 0, fds) != 0)
+    throw std::runtime_error(std::string("socketpair: ") + std::strerror(errno));
   std::fflush(nullptr);
   const pid_t pid = gw::fork_dying_with_parent();  // a worker dies with the sweep
-  if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
+  if (pid < 0) {
+    const int err = errno;
+    ::close(fds[0]);
+    ::close(fds[1]);
+    throw std::runtime_error(std::string("fork: ") + std::strerror(err));
+  }
   if (pid == 0) {
     ::close(fds[0]);
-    run_child(index, fds[1]);
+    run_worker(fds[1]);
   }
   ::close(fds[1]);
-  workers_.push_back({pid, fds[0], index, {}});
+  return workers_.emplace_back(Worker{pid, fds[0], slot, false, false, 0, {}});
 }
 
-bool WorkerPool::read_from(std::size_t k, Finished& out) {
-  Worker& w = workers_[k];
+void WorkerPool::spawn(std::size_t index, std::size_t slot) {
+  const Length n = index;
+  const char* bytes = reinterpret_cast<const char*>(&n);
+  auto it = std::find_if(workers_.begin(), workers_.end(), [&](const Worker& w) { return w.slot == slot && !w.done; });
+  if (it != workers_.end() && it->busy) throw std::logic_error("WorkerPool::spawn: the slot's worker is busy");
+  // The slot's worker, else a new one (one that ended meanwhile is reaped by
+  // collect(); the point goes to a new worker).
+  Worker* w = it != workers_.end() && write_all_fd(it->fd, bytes, sizeof n) ? &*it : nullptr;
+  if (w == nullptr) {
+    if (it != workers_.end()) it->slot = static_cast<std::size_t>(-1);  // ended: no longer the slot's
+    w = &start_worker(slot);
+    if (!write_all_fd(w->fd, bytes, sizeof n)) throw std::runtime_error("a new sweep worker ended at once");
+  }
+  w->busy = true;
+  w->index = index;
+}
+
+std::size_t WorkerPool::running() const {
+  std::size_t n = 0;
+  for (const auto& w : workers_) n += w.busy ? 1 : 0;
+  return n;
+}
+
+bool WorkerPool::busy(std::size_t slot) const {
+  for (const auto& w : workers_)
+    if (w.slot == slot && w.busy) return true;
+  return false;
+}
+
+bool WorkerPool::read_from(Worker& w, std::vector<Finished>& done) {
   char buf[65536];
   const ssize_t n = ::read(w.fd, buf, sizeof buf);
-  if (n < 0 && errno == EINTR) return false;
+  if (n < 0 && errno == EINTR) return true;
   if (n > 0) {
     w.buf.append(buf, static_cast<std::size_t>(n));
-    return false;
+    Length size = 0;
+    while (w.busy && w.buf.size() >= sizeof size) {
+      std::memcpy(&size, w.buf.data(), sizeof size);
+      if (w.buf.size() - sizeof size < size) break;
+      done.push_back({w.index, w.buf.substr(sizeof size, size) + "\n", 0});
+      w.buf.erase(0, sizeof size + size);
+      w.busy = false;
+      w.done = one_point_;
+    }
+    return true;
   }
   ::close(w.fd);
   int status = 0;
   wait_for_child(w.pid, &status);
-  out = {w.index, std::move(w.buf), status};
-  workers_.erase(workers_.begin() + static_cast<std::ptrdiff_t>(k));
-  return true;
+  if (w.busy) done.push_back({w.index, std::move(w.buf), status});
+  return false;
 }
 
 std::vector<WorkerPool::Finished> WorkerPool::collect(int timeout_ms) {
@@ -136,8 +215,8 @@ std::vector<WorkerPool::Finished> WorkerPool::collect(int timeout_ms) {
     throw std::runtime_error(std::string("poll: ") + std::strerror(errno));
   }
   for (std::size_t k = pfds.size(); k-- > 0;) {
-    Finished f;
-    if (pfds[k].revents != 0 && read_from(k, f)) done.push_back(std::move(f));
+    if (pfds[k].revents != 0 && !read_from(workers_[k], done))
+      workers_.erase(workers_.begin() + static_cast<std::ptrdiff_t>(k));
   }
   return done;
 }

@@ -5,6 +5,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "child_results.hpp"
 #include "gradwire/core/error.hpp"
 #include "gradwire/replay/collective_memo.hpp"
 
@@ -84,6 +85,12 @@ double time_side_stream(const IterationPlan& plan, std::size_t b, bool beside_co
 std::vector<std::pair<ClusterSpec, CollectiveMemo::Durations>>& known_durations() {
   static std::vector<std::pair<ClusterSpec, CollectiveMemo::Durations>> known;
   return known;
+}
+
+const CollectiveMemo::Durations* find_known(const ClusterSpec& cluster) {
+  for (const auto& [c, d] : known_durations())
+    if (c == cluster) return &d;
+  return nullptr;
 }
 
 CollectiveMemo::Durations& known_for(const ClusterSpec& cluster) {
@@ -179,14 +186,14 @@ struct ChildReplay {
 // (CollectiveMemo::encode) and then the JSON result. EXACT is 1 when the
 // memo's conditions held throughout (or it was off), 0 when they did not
 // (run again in full).
-std::string replay_in_child(const ClusterSpec& cluster, const IterationPlan& plan,
-                            const ReplayOptions& options) {
+std::string replay_in_child(const ClusterSpec& cluster, const IterationPlan& plan, const ReplayOptions& options,
+                            const CollectiveMemo::Durations& seed) {
   engine::Simulation sim(cluster);
   // The comm actor is the only network user; each collective runs alone on
   // it, so a repeated one can be a sleep (collective_memo.hpp), and so can
-  // one an earlier replay on an equal cluster recorded.
+  // one an earlier replay on an equal cluster recorded (`seed`).
   CollectiveMemo memo(!options.full_simulation);
-  memo.seed(known_for(cluster));
+  memo.seed(seed);
   ChildReplay replay(sim, plan, options, memo);
   sim.add_actor("compute", 0, [&] { replay.compute_stream(); });
   sim.add_actor("comm", 0, [&] { replay.comm_stream(); });
@@ -200,7 +207,46 @@ std::string replay_in_child(const ClusterSpec& cluster, const IterationPlan& pla
          result_to_json(replay.r, -1);
 }
 
+detail::ChildOutcome decode_outcome(const std::string& text) {
+  detail::ChildOutcome out;
+  std::istringstream header(text);
+  int exact = 1;
+  header >> exact >> out.simulated >> out.replayed;
+  out.exact = exact != 0;
+  const std::size_t header_end = text.find('\n');
+  const std::size_t durations_end = text.find('\n', header_end + 1);
+  out.durations = CollectiveMemo::decode(text.substr(header_end + 1, durations_end - header_end - 1));
+  out.result = result_from_json(text.substr(durations_end + 1));
+  return out;
+}
+
+// One replay child's outcome (`child` = detail::child_plan of the plan).
+// With the memo on, an equal child run before in this process (the same
+// cluster, plan fields, options and seed: child_results.hpp) gives its
+// outcome without a fork; --full-simulation always forks.
+detail::ChildOutcome run_child(const ClusterSpec& cluster, const IterationPlan& child, const ReplayOptions& opts) {
+  CollectiveMemo::Durations seed;
+  if (!opts.full_simulation && opts.share_durations)
+    if (const auto* known = find_known(cluster)) seed = *known;
+  auto fork_child = [&] {
+    return decode_outcome(engine::run_in_child([&] { return replay_in_child(cluster, child, opts, seed); }));
+  };
+  if (opts.full_simulation) return fork_child();
+  std::string key =
+      detail::child_key(child, static_cast<int>(opts.granularity), true, CollectiveMemo::encode(seed));
+  if (const auto* kept = detail::find_child_outcome(cluster, key)) {
+    detail::ChildOutcome out = *kept;
+    out.reused = true;
+    return out;
+  }
+  detail::ChildOutcome out = fork_child();
+  detail::keep_child_outcome(cluster, std::move(key), out);
+  return out;
+}
+
 }  // namespace
+
+void forget_replay_children() { detail::forget_child_outcomes(); }
 
 bool full_simulation(const ReplayOptions& options) {
   const char* env = std::getenv("GRADWIRE_FULL_SIMULATION");
@@ -211,24 +257,21 @@ IterationResult simulate_plan(const ClusterSpec& cluster, const IterationPlan& p
                               const ReplayOptions& options) {
   ReplayOptions opts = options;
   opts.full_simulation = full_simulation(options);
+  const IterationPlan child = detail::child_plan(plan);
+  detail::ChildOutcome out = run_child(cluster, child, opts);
   ReplayOptions::Stats stats;
-  std::string text = engine::run_in_child([&] { return replay_in_child(cluster, plan, opts); });
-  std::istringstream header(text);
-  int exact = 1;
-  header >> exact >> stats.simulated >> stats.replayed;
-  if (exact == 0) {  // a memoised collective shared the network: the full simulation
+  if (!out.exact) {  // a memoised collective shared the network: the full simulation
     opts.full_simulation = true;
     stats.fell_back = true;
-    text = engine::run_in_child([&] { return replay_in_child(cluster, plan, opts); });
-    std::istringstream again(text);
-    again >> exact >> stats.simulated >> stats.replayed;
+    out = run_child(cluster, child, opts);
   }
+  stats.simulated = out.simulated;
+  stats.replayed = out.replayed;
+  stats.reused = out.reused;
   if (options.stats != nullptr) *options.stats = stats;
-  const std::size_t header_end = text.find('\n');
-  const std::size_t durations_end = text.find('\n', header_end + 1);
-  if (!opts.full_simulation)  // what the child recorded serves the next replay on this cluster
-    known_for(cluster) = CollectiveMemo::decode(text.substr(header_end + 1, durations_end - header_end - 1));
-  IterationResult r = result_from_json(text.substr(durations_end + 1));
+  // What the child recorded serves the next replay on this cluster.
+  if (!opts.full_simulation && opts.share_durations) known_for(cluster) = out.durations;
+  IterationResult r = std::move(out.result);
   // The child simulated the synchronizing micro-step from t = 0; put it after
   // the k-1 folded micro-steps.
   const double folded = plan.folded();

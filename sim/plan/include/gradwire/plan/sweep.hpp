@@ -25,6 +25,9 @@ struct RunOptions {
   std::string out;               ///< results file (JSON lines)
   int shard_index = 0, shard_count = 1;
   enum class Progress { Auto, None, Bar, Lines } progress = Progress::Auto;
+  /// Each point in a worker of its own (the path before workers evaluated
+  /// many points; `gradwire sweep` sets it under GRADWIRE_FULL_SIMULATION).
+  bool worker_per_point = false;
 };
 
 struct RunSummary {
@@ -40,7 +43,7 @@ struct RunSummary {
 };
 
 /// Runs the points of the shard that the results file does not hold yet,
-/// `jobs` at a time, each in a forked worker process; appends each finished
+/// `jobs` at a time, in forked worker processes; appends each finished
 /// record durably; on completion rewrites the file sorted by index. SIGINT /
 /// SIGTERM stop it cleanly (summary.interrupted; finished records kept).
 /// The results file is locked (OUT.lock, holding the PID) for the whole run:

@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -36,7 +37,13 @@ struct SweepSpec {
   std::string evaluator = "closed-form";   ///< closed-form or simulation
   std::string id;                ///< hash of the base, axes and options (the spec alone)
   std::size_t points = 0;
+  /// The points' scenarios as parse_sweep validated them (kKeptScenarios
+  /// points at most; empty above): point_scenario returns these instead of
+  /// building them again (the same function of the same spec).
+  std::shared_ptr<const std::vector<Scenario>> scenarios;
 };
+/// The most points whose validated scenarios a SweepSpec keeps.
+inline constexpr std::size_t kKeptScenarios = 16384;
 
 /// Called now and then while the points are validated: (validated, total).
 using ValidationProgress = std::function<void(std::size_t, std::size_t)>;

@@ -12,7 +12,10 @@
 // accumulation: only the synchronizing micro-step is simulated; the k-1
 // others (no_sync) are added analytically, so the simulation does not grow
 // with k. The optimizer step follows the last bucket. Every simulation runs
-// in a forked child (engine::run_in_child); the result crosses as JSON.
+// in a forked child (engine::run_in_child); the result crosses as JSON. A
+// child equal to one run before in the process (same cluster, plan fields
+// read, options and seed) is not run again: its outcome is reused
+// (src/child_results.hpp; docs/engine.md, "Replay children's results, reused").
 #pragma once
 
 #include <string>
@@ -36,14 +39,25 @@ struct ReplayOptions {
   /// GRADWIRE_FULL_SIMULATION to anything but "" or "0". The results are
   /// the same; this is for checking that they are.
   bool full_simulation = false;
+  /// Seed the replay with the collective durations earlier replays in this
+  /// process recorded on an equal cluster, and keep what it records for the
+  /// next (docs/engine.md, "Memoised collectives", "Across iterations"). Off:
+  /// the replay runs as in a fresh process (a sweep's points: each gives the
+  /// figures it gives alone, whichever points its worker ran before).
+  bool share_durations = true;
   /// When set, filled with how the collectives were run (tests, benchmarks).
   struct Stats {
     long simulated = 0;      ///< collectives simulated in full
     long replayed = 0;       ///< collectives replayed as their recorded duration
     bool fell_back = false;  ///< the memo's condition failed: run again in full
+    bool reused = false;     ///< no child forked: an equal child's outcome (child_results.hpp)
   };
   Stats* stats = nullptr;
 };
+
+/// Drops the replay children's outcomes this process keeps: the next replay
+/// forks its child (tests compare a reused outcome with a fresh one).
+void forget_replay_children();
 
 /// options.full_simulation, or GRADWIRE_FULL_SIMULATION set (not "" or "0").
 bool full_simulation(const ReplayOptions& options);
