@@ -121,12 +121,7 @@ TEST(FlowRunner, ConcurrentCollectivesSameTimesBothWays) {
 // mailbox path must create the actions in the flows' order. 64 nodes of 8
 // H100 (NVSwitch, 8 NICs), auto: tree/LL128, 2,044 flows in one phase.
 TEST(FlowRunner, Dgx512TreeSameTimesBothWays) {
-  ClusterSpec c = switch_cluster(64, 8);
-  c.gpu = "h100";
-  c.intra_node = {450e9, 1e-6};
-  c.nic_count = 8;
-  c.nic = {50e9, 2e-6};
-  c.fabric.latency = 1e-6;
+  const ClusterSpec c = dgx_h100_cluster(64);
   auto r = request(CollectiveOp::AllReduce, Algorithm::Auto, 100e6);
   r.protocol = Protocol::Auto;
   expect_same_both_ways(c, {{r}});

@@ -103,12 +103,7 @@ ClusterSpec h100(ClusterSpec c) {
 }
 
 ClusterSpec fat_tree(int nodes, int gpus, double oversubscription, Placement placement) {
-  ClusterSpec c = h100(switch_cluster(nodes, gpus));
-  c.fabric.topology = FabricTopology::FatTree;
-  c.fabric.nodes_per_leaf = 2;
-  c.fabric.oversubscription = oversubscription;
-  c.placement = placement;
-  return c;
+  return h100(fat_tree_cluster(nodes, gpus, 2, oversubscription, placement));
 }
 
 TEST(Symmetry, FlatSwitchEqualsFullSimulation) {
@@ -142,11 +137,7 @@ TEST(Symmetry, NvlsAndNvlsTreeEqualFullSimulation) {
 // 2,044 flows in one phase, so the default threshold (1,024) takes it by
 // classes; the ring at 1 GiB (512 flows) stays below it.
 TEST(Symmetry, Dgx512DefaultThresholdEqualsFullSimulation) {
-  ClusterSpec c = h100(switch_cluster(64, 8));
-  c.intra_node = {450e9, 1e-6};
-  c.nic_count = 8;
-  c.nic = {50e9, 2e-6};
-  c.fabric.latency = 1e-6;
+  const ClusterSpec c = dgx_h100_cluster(64);
   auto r = request(CollectiveOp::AllReduce, Algorithm::Auto, 100e6);
   r.protocol = Protocol::Auto;
   expect_classes_equal_full(c, {r, pinned(CollectiveOp::AllReduce, Algorithm::Ring, Protocol::Simple, GiB), r},
