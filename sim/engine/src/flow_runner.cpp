@@ -32,6 +32,9 @@
 //    the flows' order: each put finds its get and creates its action at once.
 //    Used when host actors do not keep the order and the actors stay under
 //    kMaxFlowActors; otherwise the phase falls back to sendto.
+// Before any of these, a phase of more than g_flows_for_symmetry flows on an
+// idle network may be evaluated by symmetry classes instead (run_by_classes,
+// symmetry.hpp): no SimGrid action at all, the same time.
 // Each actor releases a semaphore when its communications are over; the
 // driver takes one token per actor. One mailbox set (one mailbox per rank)
 // per phase in flight (Impl::mailbox_sets), so concurrent collectives never
