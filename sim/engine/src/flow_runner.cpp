@@ -230,7 +230,9 @@ const Simulation::Impl::Route& Simulation::Impl::route_of(int src, int dst) {
   it->second.latency = latency;
   for (auto* l : links) {
     auto [at, added] = link_index.try_emplace(l, static_cast<int>(link_capacity.size()));
-    if (added) link_capacity.push_back(l->get_sharing_policy() == s4u::Link::SharingPolicy::SHARED ? l->get_bandwidth() : -1);
+    // -1: not SHARED (a FATPIPE link does not share its capacity): refused.
+    const bool shared = l->get_sharing_policy() == s4u::Link::SharingPolicy::SHARED;
+    if (added) link_capacity.push_back(shared ? l->get_bandwidth() : -1);
     it->second.links.push_back(at->second);
   }
   return it->second;
