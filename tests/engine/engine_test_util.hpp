@@ -30,6 +30,28 @@ inline ClusterSpec switch_cluster(int nodes, int gpus = 1) {
   return c;
 }
 
+/// switch_cluster's nodes on a two-level fat-tree.
+inline ClusterSpec fat_tree_cluster(int nodes, int gpus, int nodes_per_leaf, double oversubscription,
+                                    Placement placement) {
+  ClusterSpec c = switch_cluster(nodes, gpus);
+  c.fabric.topology = FabricTopology::FatTree;
+  c.fabric.nodes_per_leaf = nodes_per_leaf;
+  c.fabric.oversubscription = oversubscription;
+  c.placement = placement;
+  return c;
+}
+
+/// DGX-like H100 nodes (NVSwitch, 8 x 400 Gbps NICs) on one switch.
+inline ClusterSpec dgx_h100_cluster(int nodes) {
+  ClusterSpec c = switch_cluster(nodes, 8);
+  c.gpu = "h100";
+  c.intra_node = {450e9, 1e-6};
+  c.nic_count = 8;
+  c.nic = {50e9, 2e-6};
+  c.fabric.latency = 1e-6;
+  return c;
+}
+
 struct Run {
   std::vector<double> times;  ///< one per request, simulated seconds
   double alpha = 0;           ///< route latency rank 0 -> rank 1

@@ -67,12 +67,7 @@ TEST(Hierarchical, BeatsTheFlatRingWhenNicsAreSlow) {
 }
 
 ClusterSpec fat_tree(double oversubscription, Placement placement) {
-  ClusterSpec c = switch_cluster(16);
-  c.fabric.topology = FabricTopology::FatTree;
-  c.fabric.nodes_per_leaf = 4;
-  c.fabric.oversubscription = oversubscription;
-  c.placement = placement;
-  return c;
+  return fat_tree_cluster(16, 1, 4, oversubscription, placement);
 }
 
 TEST(FatTree, OversubscriptionSlowsInterleavedRingByItsFactor) {

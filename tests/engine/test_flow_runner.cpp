@@ -29,6 +29,9 @@ std::vector<double> run_groups(const ClusterSpec& c, const std::vector<std::vect
                                std::size_t flows_per_actor) {
   const std::string text = run_in_child([&] {
     detail::set_flows_for_mailboxes(flows_per_actor);
+    // Every phase through SimGrid, as this file compares SimGrid's two ways
+    // (test_symmetry.cpp compares the classes with them).
+    detail::set_flows_for_symmetry(std::numeric_limits<std::size_t>::max());
     Simulation sim(c);
     std::vector<std::vector<double>> times(groups.size());
     for (std::size_t g = 0; g < groups.size(); ++g)
@@ -118,12 +121,7 @@ TEST(FlowRunner, ConcurrentCollectivesSameTimesBothWays) {
 // mailbox path must create the actions in the flows' order. 64 nodes of 8
 // H100 (NVSwitch, 8 NICs), auto: tree/LL128, 2,044 flows in one phase.
 TEST(FlowRunner, Dgx512TreeSameTimesBothWays) {
-  ClusterSpec c = switch_cluster(64, 8);
-  c.gpu = "h100";
-  c.intra_node = {450e9, 1e-6};
-  c.nic_count = 8;
-  c.nic = {50e9, 2e-6};
-  c.fabric.latency = 1e-6;
+  const ClusterSpec c = dgx_h100_cluster(64);
   auto r = request(CollectiveOp::AllReduce, Algorithm::Auto, 100e6);
   r.protocol = Protocol::Auto;
   expect_same_both_ways(c, {{r}});

@@ -46,6 +46,7 @@ double cpu_now() {
 struct Figures {
   double build_cpu = 0, run_cpu = 0;
   double build_s = 0, run_s = 0, simulated_s = 0, rss_mb = 0, alpha = 0, bandwidth = 0;
+  long by_classes = 0, in_full = 0, flow_classes = 0;  // phases (docs/engine.md, "Symmetry classes")
 };
 
 Figures measure(int gpus, double bytes) {
@@ -76,13 +77,14 @@ Figures measure(int gpus, double bytes) {
     out << std::chrono::duration<double>(t1 - t0).count() << ' '
         << std::chrono::duration<double>(t2 - t1).count() << ' ' << simulated << ' '
         << static_cast<double>(ru.ru_maxrss) / 1024.0 << ' ' << alpha << ' ' << bw << ' ' << c1 - c0
-        << ' ' << c2 - c1;
+        << ' ' << c2 - c1 << ' ' << sim.phase_stats().by_classes << ' ' << sim.phase_stats().in_full << ' '
+        << sim.phase_stats().last_flow_classes;
     return out.str();
   });
   Figures f;
   std::istringstream in(text);
   in >> f.build_s >> f.run_s >> f.simulated_s >> f.rss_mb >> f.alpha >> f.bandwidth >>
-      f.build_cpu >> f.run_cpu;
+      f.build_cpu >> f.run_cpu >> f.by_classes >> f.in_full >> f.flow_classes;
   return f;
 }
 
@@ -120,8 +122,9 @@ int main(int argc, char** argv) {
     const auto pick = gw::choose_collective(gw::CollectiveOp::AllReduce, gw::Algorithm::Auto, gw::Protocol::Auto, c,
                                             gw::collective_shape(c, gpus), bytes);
     const double form = pick.time;
-    std::printf("# %d GPUs: %s/%s\n", gpus, gw::to_string(pick.algorithm).c_str(),
-                gw::to_string(pick.protocol).c_str());
+    std::printf("# %d GPUs: %s/%s, phases by symmetry classes %ld (last: %ld flow classes), in full %ld\n", gpus,
+                gw::to_string(pick.algorithm).c_str(), gw::to_string(pick.protocol).c_str(), f.by_classes,
+                f.flow_classes, f.in_full);
     std::printf("  %8d %10.4f %10.4f %10.4f %10.4f %14.6f %14.6f %9.6f %9.1f\n", gpus, f.build_s,
                 f.build_cpu, f.run_s, f.run_cpu, f.simulated_s, form, f.simulated_s / form,
                 f.rss_mb);

@@ -83,4 +83,14 @@ void emit_ring_steps(const std::vector<std::vector<int>>& rings, int steps, doub
 /// simulation's process before its collectives run.
 void set_flows_for_mailboxes(std::size_t flows);
 
+/// Phases with more flows than this are evaluated by symmetry classes when
+/// that is exact (flow_runner.cpp, symmetry.hpp; default 1,024; SIZE_MAX:
+/// never). For tests that compare both ways; set it in the simulation's
+/// process before its collectives run.
+void set_flows_for_symmetry(std::size_t flows);
+
+/// GRADWIRE_FULL_SIMULATION is set to anything but "" or "0": every phase is
+/// simulated in full (the replay's switch for its memo, docs/engine.md).
+bool full_simulation_requested();
+
 }  // namespace gw::engine::detail

@@ -14,7 +14,10 @@ namespace gw::engine {
 std::vector<double> collective_times(const ClusterSpec& cluster, const CollectiveRequest& base,
                                      const std::vector<double>& sizes, const std::string& source) {
   const std::string out = run_in_child([&] {
-    Simulation sim(cluster);
+    // Never destroyed: the child _exits right after the body, and tearing
+    // down a 32,768-GPU platform (SimGrid's zones, links, solver) cost more
+    // CPU than simulating one collective on it (docs/engine.md, bench).
+    Simulation& sim = *new Simulation(cluster);
     std::vector<double> times;
     std::string error;
     sim.add_actor("collective", 0, [&] {

@@ -32,6 +32,9 @@
 //    the flows' order: each put finds its get and creates its action at once.
 //    Used when host actors do not keep the order and the actors stay under
 //    kMaxFlowActors; otherwise the phase falls back to sendto.
+// Before any of these, a phase of more than g_flows_for_symmetry flows on an
+// idle network may be evaluated by symmetry classes instead (run_by_classes,
+// symmetry.hpp): no SimGrid action at all, the same time.
 // Each actor releases a semaphore when its communications are over; the
 // driver takes one token per actor. One mailbox set (one mailbox per rank)
 // per phase in flight (Impl::mailbox_sets), so concurrent collectives never
@@ -39,12 +42,15 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
 #include <deque>
 #include <string>
 #include <vector>
 
 #include "collective.hpp"
 #include "simulation_impl.hpp"
+#include "symmetry.hpp"
 
 namespace gw::engine {
 namespace s4u = simgrid::s4u;
@@ -55,6 +61,9 @@ namespace {
 // (measured on the ring: 4,096 flows, 0.17 s of CPU sent host to host, 0.29 s
 // through 4,096 actors; tree, 16,380 flows: 1.94 s against 0.67 s).
 std::size_t g_flows_for_mailboxes = 8192;
+// Phases of more flows than this go by symmetry classes when exact: below,
+// SimGrid's own cost is a few ms (measured: see docs/engine.md).
+std::size_t g_flows_for_symmetry = 1024;
 // At most this many actors per phase: two memory mappings each, within
 // Linux's default 65,530 mappings per process with room for the rest.
 constexpr std::size_t kMaxFlowActors = 24576;  // 20,476 ran; 32,768 failed
@@ -204,6 +213,70 @@ bool run_through_mailboxes(const std::vector<s4u::Host*>& hosts, const std::vect
 
 void detail::set_flows_for_mailboxes(std::size_t flows) { g_flows_for_mailboxes = flows; }
 
+void detail::set_flows_for_symmetry(std::size_t flows) { g_flows_for_symmetry = flows; }
+
+bool detail::full_simulation_requested() {
+  const char* env = std::getenv("GRADWIRE_FULL_SIMULATION");
+  return env != nullptr && *env != '\0' && std::strcmp(env, "0") != 0;
+}
+
+const Simulation::Impl::Route& Simulation::Impl::route_of(int src, int dst) {
+  const auto key = static_cast<std::uint64_t>(src) * hosts.size() + static_cast<std::uint64_t>(dst);
+  auto [it, fresh] = routes.try_emplace(key);
+  if (!fresh) return it->second;
+  std::vector<s4u::Link*> links;
+  double latency = 0;
+  hosts[src]->route_to(hosts[dst], links, &latency);
+  it->second.latency = latency;
+  for (auto* l : links) {
+    auto [at, added] = link_index.try_emplace(l, static_cast<int>(link_capacity.size()));
+    // -1: not SHARED (a FATPIPE link does not share its capacity): refused.
+    const bool shared = l->get_sharing_policy() == s4u::Link::SharingPolicy::SHARED;
+    if (added) link_capacity.push_back(shared ? l->get_bandwidth() : -1);
+    it->second.links.push_back(at->second);
+  }
+  return it->second;
+}
+
+// A phase by classes (symmetry.hpp) when every condition of its exactness
+// holds: CM02 without cross-traffic (the rules symmetry.cpp follows), no
+// other phase in flight (an idle network at its start; one that begins
+// during it is counted as overlapped, and run() refuses the result), every
+// link SHARED (split-duplex halves), no time-varying link state (the
+// platform sets no profiles), and the partition equitable with at most half
+// as many classes as flows.
+bool Simulation::Impl::run_by_classes(const std::vector<detail::Flow>& flows) {
+  if (cluster.network.model != "CM02" || cluster.network.crosstraffic) {
+    phase_stats.last_refusal = "network model other than CM02 without cross-traffic";
+    return false;
+  }
+  detail::PhaseNetwork net;
+  net.bytes.reserve(flows.size());
+  for (const auto& f : flows) {
+    const Route& r = route_of(f.src, f.dst);
+    const double bound = r.latency > 0 ? cluster.network.tcp_gamma / (2.0 * r.latency) : -1.0;
+    net.add_flow(static_cast<double>(bytes_of(f)), r.latency, bound, r.links);
+  }
+  net.capacity = link_capacity;
+  for (int l : net.route_links)
+    if (net.capacity[l] < 0) {
+      phase_stats.last_refusal = "a link that is not SHARED";
+      return false;
+    }
+  const detail::SymmetricPhase p = detail::evaluate_by_classes(net, flows.size() / 2);
+  phase_stats.last_flow_classes = p.flow_classes;
+  phase_stats.last_refusal = p.why_not;
+  if (!p.exact) return false;
+  ++phases_in_flight;
+  by_classes_in_flight = true;
+  s4u::this_actor::sleep_for(p.duration);
+  by_classes_in_flight = false;
+  --phases_in_flight;
+  flows_by_classes_ended += static_cast<long>(flows.size());
+  ++phase_stats.by_classes;
+  return true;
+}
+
 std::size_t Simulation::Impl::acquire_mailboxes() {
   if (!free_mailbox_sets.empty()) {
     const std::size_t set = free_mailbox_sets.back();
@@ -221,13 +294,22 @@ std::size_t Simulation::Impl::acquire_mailboxes() {
 }
 
 void Simulation::Impl::run_flows(const std::vector<detail::Flow>& flows) {
+  if (by_classes_in_flight) {
+    ++phase_stats.overlapped;
+  } else if (by_classes_enabled && phases_in_flight == 0 && flows.size() > g_flows_for_symmetry &&
+             run_by_classes(flows)) {
+    return;
+  }
+  ++phases_in_flight;
+  ++phase_stats.in_full;
+  bool ran = false;
   if (flows.size() > g_flows_for_mailboxes) {
     const std::size_t set = acquire_mailboxes();
-    const bool ran = run_through_mailboxes(hosts, flows, mailbox_sets[set]);
+    ran = run_through_mailboxes(hosts, flows, mailbox_sets[set]);
     free_mailbox_sets.push_back(set);
-    if (ran) return;
   }
-  send_host_to_host(hosts, flows);
+  if (!ran) send_host_to_host(hosts, flows);
+  --phases_in_flight;
 }
 
 }  // namespace gw::engine

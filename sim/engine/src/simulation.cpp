@@ -77,6 +77,7 @@ Simulation::Simulation(const ClusterSpec& cluster) : impl_(std::make_unique<Impl
   s4u::Engine::set_config("contexts/stack-size", kActorStackKiB);
   detail::configure_network(cluster.network);
   impl_->hosts = detail::build_platform(cluster);
+  impl_->by_classes_enabled = !detail::full_simulation_requested();
   watch_network();
 }
 
@@ -94,6 +95,10 @@ void Simulation::add_actor(const std::string& name, int rank, std::function<void
 
 double Simulation::run() {
   impl_->engine->run();
+  if (impl_->phase_stats.overlapped > 0)
+    throw std::logic_error(
+        "gw::engine::Simulation: a phase began while a phase evaluated by symmetry classes was in flight; "
+        "run with GRADWIRE_FULL_SIMULATION=1 (docs/engine.md, \"Symmetry classes of flows and links\")");
   return s4u::Engine::get_clock();
 }
 
@@ -103,7 +108,11 @@ void Simulation::sleep_for(double seconds) {
   if (seconds > 0) s4u::this_actor::sleep_for(seconds);
 }
 
-Simulation::NetworkActivity Simulation::network_activity() const { return {g_flows_ended}; }
+Simulation::NetworkActivity Simulation::network_activity() const {
+  return {g_flows_ended + impl_->flows_by_classes_ended};
+}
+
+const Simulation::PhaseStats& Simulation::phase_stats() const { return impl_->phase_stats; }
 
 std::pair<double, double> Simulation::route(int src_rank, int dst_rank) const {
   if (src_rank < 0 || src_rank >= world_size() || dst_rank < 0 || dst_rank >= world_size())

@@ -1,8 +1,10 @@
 // Internal: the state behind gw::engine::Simulation.
 #pragma once
 
+#include <cstdint>
 #include <deque>
 #include <memory>
+#include <unordered_map>
 #include <vector>
 
 #include <simgrid/s4u.hpp>
@@ -26,6 +28,25 @@ struct Simulation::Impl {
   /// Runs one phase's flows from the calling actor and returns when all are
   /// over (flow_runner.cpp).
   void run_flows(const std::vector<detail::Flow>& flows);
+
+  // --- Phases by symmetry classes (flow_runner.cpp, symmetry.hpp) ----------
+  bool by_classes_enabled = true;  ///< off: GRADWIRE_FULL_SIMULATION
+  int phases_in_flight = 0;        ///< phases of any kind now running
+  bool by_classes_in_flight = false;
+  long flows_by_classes_ended = 0;  ///< counted in network_activity()
+  Simulation::PhaseStats phase_stats;
+  /// Each link a phase crossed: its index in link_capacity.
+  std::unordered_map<const simgrid::s4u::Link*, int> link_index;
+  std::vector<double> link_capacity;
+  struct Route {
+    std::vector<int> links;
+    double latency = 0;
+  };
+  std::unordered_map<std::uint64_t, Route> routes;  ///< by src * world + dst
+  const Route& route_of(int src, int dst);
+  /// Evaluates the phase by classes when exact and sleeps its duration;
+  /// false: the caller simulates it in full.
+  bool run_by_classes(const std::vector<detail::Flow>& flows);
 };
 
 }  // namespace gw::engine

@@ -89,6 +89,22 @@ class Simulation {
   };
   NetworkActivity network_activity() const;
 
+  /// How the collectives' phases ran (docs/engine.md, "Symmetry classes of
+  /// flows and links"): evaluated by symmetry classes (exact, checked per
+  /// phase) or simulated in full. `overlapped` counts phases that began
+  /// while a phase evaluated by classes was in flight: that one's time
+  /// assumed an idle network, so run() then throws std::logic_error (run
+  /// with GRADWIRE_FULL_SIMULATION=1). `last_refusal` says why the last
+  /// phase that was considered went to the full simulation ("" if none).
+  struct PhaseStats {
+    long by_classes = 0;
+    long in_full = 0;
+    long overlapped = 0;
+    int last_flow_classes = 0;  ///< of the last phase evaluated or refused
+    std::string last_refusal;
+  };
+  const PhaseStats& phase_stats() const;
+
   /// Route latency (s) and bottleneck bandwidth (bytes/s) between two ranks,
   /// read from the platform; for closed-form checks.
   std::pair<double, double> route(int src_rank, int dst_rank) const;
