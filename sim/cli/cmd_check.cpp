@@ -156,9 +156,9 @@ int cmd_check(int argc, char** argv) {
   int rc = kExitOk;
   for (const auto& path : vm["file"].as<std::vector<std::string>>()) {
     try {
-      std::optional<yaml::Document> parsed;
-      const std::string k = kind == "auto" ? kind_of(path, &parsed) : kind;
-      const std::string what = check_one(path, k, parsed);
+      std::optional<yaml::Document> document;
+      const std::string k = kind == "auto" ? kind_of(path, &document) : kind;
+      const std::string what = check_one(path, k, document);
       std::cout << path << ": ok (" << what << ")\n";
     } catch (const InputError& e) {
       std::cerr << e.what() << "\n";

@@ -75,7 +75,6 @@ double Simulation::run_collective(const CollectiveRequest& request) {
   const auto& algo = find_algorithm(request.op, pick.algorithm);
   const NcclCost cost = *collective_cost(request.op, pick.algorithm, pick.protocol, cluster, shape, request.bytes);
   const double start = now();
-  const auto& hosts = impl_->hosts;
   double wire_latency = 0;  // the route latencies the phases paid
   algo.schedule(in, [&](detail::Phase& phase) {
     auto& flows = phase.flows;
