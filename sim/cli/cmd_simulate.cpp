@@ -215,8 +215,9 @@ int cmd_simulate(int argc, char** argv) {
       ("allow-oversubscribed-memory",
        "simulate a configuration that does not fit in GPU memory (the output says it does not fit)")
       ("full-simulation",
-       "simulate every collective in full, none replayed from an identical earlier one (same results, "
-       "slower; also GRADWIRE_FULL_SIMULATION=1; docs/engine.md, \"Memoised collectives\")");
+       "simulate every collective in full: none replayed from an identical earlier one, no phase solved on "
+       "its symmetry classes (same results, slower; also GRADWIRE_FULL_SIMULATION=1; docs/engine.md, "
+       "\"Memoised collectives\")");
   // clang-format on
   po::options_description hidden;
   hidden.add_options()("scenario", po::value<std::string>());

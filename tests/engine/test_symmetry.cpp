@@ -144,6 +144,36 @@ TEST(Symmetry, Dgx512DefaultThresholdEqualsFullSimulation) {
                             1024);
 }
 
+// use_symmetry_classes(false) (the replay's full simulation) sends every
+// phase to the full simulation, with the same times.
+TEST(Symmetry, TurnedOffEveryPhaseRunsInFull) {
+  const ClusterSpec c = h100(switch_cluster(8, 2));
+  const auto r = pinned(CollectiveOp::AllReduce, Algorithm::Ring, Protocol::Simple, 64 * MiB);
+  const auto run = [&](bool classes) {
+    return run_in_child([&] {
+      detail::set_flows_for_symmetry(kAlways);
+      Simulation sim(c);
+      sim.use_symmetry_classes(classes);
+      double t = 0;
+      sim.add_actor("driver", 0, [&] { t = sim.run_collective(r); });
+      sim.run();
+      std::ostringstream out;
+      out.precision(17);
+      out << sim.phase_stats().by_classes << ' ' << sim.phase_stats().in_full << ' ' << t;
+      return out.str();
+    });
+  };
+  std::istringstream on(run(true)), off(run(false));
+  long on_classes = 0, on_full = 0, off_classes = 0, off_full = 0;
+  double on_t = 0, off_t = 0;
+  on >> on_classes >> on_full >> on_t;
+  off >> off_classes >> off_full >> off_t;
+  EXPECT_GT(on_classes, 0);
+  EXPECT_EQ(off_classes, 0);
+  EXPECT_GT(off_full, 0);
+  EXPECT_NEAR(on_t, off_t, kEqual * off_t);
+}
+
 // The checker: another network model is refused, with its reason, and the
 // phase is simulated in full (the same times as with no classes at all).
 TEST(Symmetry, OtherNetworkModelFallsBackToFullSimulation) {

@@ -89,8 +89,4 @@ void set_flows_for_mailboxes(std::size_t flows);
 /// process before its collectives run.
 void set_flows_for_symmetry(std::size_t flows);
 
-/// GRADWIRE_FULL_SIMULATION is set to anything but "" or "0": every phase is
-/// simulated in full (the replay's switch for its memo, docs/engine.md).
-bool full_simulation_requested();
-
 }  // namespace gw::engine::detail

@@ -215,7 +215,7 @@ void detail::set_flows_for_mailboxes(std::size_t flows) { g_flows_for_mailboxes 
 
 void detail::set_flows_for_symmetry(std::size_t flows) { g_flows_for_symmetry = flows; }
 
-bool detail::full_simulation_requested() {
+bool full_simulation_requested() {
   const char* env = std::getenv("GRADWIRE_FULL_SIMULATION");
   return env != nullptr && *env != '\0' && std::strcmp(env, "0") != 0;
 }

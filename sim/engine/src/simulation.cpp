@@ -77,11 +77,13 @@ Simulation::Simulation(const ClusterSpec& cluster) : impl_(std::make_unique<Impl
   s4u::Engine::set_config("contexts/stack-size", kActorStackKiB);
   detail::configure_network(cluster.network);
   impl_->hosts = detail::build_platform(cluster);
-  impl_->by_classes_enabled = !detail::full_simulation_requested();
+  impl_->by_classes_enabled = !full_simulation_requested();
   watch_network();
 }
 
 Simulation::~Simulation() = default;
+
+void Simulation::use_symmetry_classes(bool on) { impl_->by_classes_enabled = on; }
 
 const ClusterSpec& Simulation::cluster() const { return impl_->cluster; }
 

@@ -61,7 +61,7 @@ int main(int argc, char** argv) {
       "resnet50, gpt2-xl, llama2-7b (default: all three)")(
       "compression", po::value<std::string>(&compression)->default_value(compression), "none or powersgd")(
       "k", po::value<std::vector<int>>(&ks)->composing(), "accumulation steps (default: 1 and 1024)")(
-      "full-simulation", po::bool_switch(&options.full_simulation), "no memoised collectives");
+      "full-simulation", po::bool_switch(&options.full_simulation), "no memoised collectives, no symmetry classes");
   po::positional_options_description pos;
   pos.add("max-gpus", 1);
   try {

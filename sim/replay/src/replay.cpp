@@ -1,7 +1,5 @@
 #include "gradwire/replay/replay.hpp"
 
-#include <cstdlib>
-#include <cstring>
 #include <sstream>
 #include <stdexcept>
 
@@ -189,6 +187,7 @@ struct ChildReplay {
 std::string replay_in_child(const ClusterSpec& cluster, const IterationPlan& plan, const ReplayOptions& options,
                             const CollectiveMemo::Durations& seed) {
   engine::Simulation sim(cluster);
+  sim.use_symmetry_classes(!options.full_simulation);
   // The comm actor is the only network user; each collective runs alone on
   // it, so a repeated one can be a sleep (collective_memo.hpp), and so can
   // one an earlier replay on an equal cluster recorded (`seed`).
@@ -249,8 +248,7 @@ detail::ChildOutcome run_child(const ClusterSpec& cluster, const IterationPlan& 
 void forget_replay_children() { detail::forget_child_outcomes(); }
 
 bool full_simulation(const ReplayOptions& options) {
-  const char* env = std::getenv("GRADWIRE_FULL_SIMULATION");
-  return options.full_simulation || (env != nullptr && *env != '\0' && std::strcmp(env, "0") != 0);
+  return options.full_simulation || engine::full_simulation_requested();
 }
 
 IterationResult simulate_plan(const ClusterSpec& cluster, const IterationPlan& plan,

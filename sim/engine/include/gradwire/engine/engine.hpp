@@ -104,6 +104,10 @@ class Simulation {
     std::string last_refusal;
   };
   const PhaseStats& phase_stats() const;
+  /// Turns the symmetry classes on or off for the phases that follow (on
+  /// unless full_simulation_requested() at construction); off, every phase
+  /// is simulated in full.
+  void use_symmetry_classes(bool on);
 
   /// Route latency (s) and bottleneck bandwidth (bytes/s) between two ranks,
   /// read from the platform; for closed-form checks.
@@ -113,6 +117,11 @@ class Simulation {
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
+
+/// GRADWIRE_FULL_SIMULATION is set to anything but "" or "0": the full
+/// simulation everywhere (no symmetry classes here, no memoised collectives
+/// in the replay; docs/engine.md).
+bool full_simulation_requested();
 
 /// A counting signal between actors (compute stream -> comm stream).
 class Signal {
