@@ -144,9 +144,10 @@ PhaseClasses refine_classes(const PhaseNetwork& net, bool* equitable) {
     fc.swap(next_fc);
     const int l2 = refine_side(by_link.begin, by_link.items, lc, fc, next_lc);
     lc.swap(next_lc);
-    if (f2 == nf && l2 == nl) break;
-    nf = f2;
+    const bool settled = f2 == nf && l2 == nl;
+    nf = f2;  // the counts of the colors fc and lc now hold, settled or not
     nl = l2;
+    if (settled) break;
   }
   out.flow_class = std::move(fc);
   out.link_class = std::move(lc);

@@ -249,7 +249,14 @@ void run_points(const RunContext& run, WorkerPool& pool, const std::vector<std::
       done.emplace_back(f.index, record.status == "error");  // the record's own status
     }
     if (done.empty()) continue;
-    hand_out();
+    // The freed workers start their next points before this round's fsync;
+    // a spawn that fails still leaves the finished records in the file.
+    try {
+      hand_out();
+    } catch (...) {
+      append_line_durable(run.out, text);
+      throw;
+    }
     append_line_durable(run.out, text);
     for (const auto& [index, error] : done) {
       ++sum.ran;

@@ -28,6 +28,16 @@ class KeyWriter {
     put(v.size());
     for (const auto& e : v) put(e);
   }
+  // The three structs below are copied whole into the child's plan, and
+  // their fields are listed here by hand: a field added to one of them must
+  // be added to its put() too, or two plans that differ in it would share a
+  // key (and a reused outcome). Their sizes on the platforms gradwire builds
+  // on (LP64, libstdc++) stop the build until that is done.
+  static_assert(sizeof(void*) != 8 || sizeof(Bucket) == 40, "Bucket changed: list the new field in put(Bucket)");
+  static_assert(sizeof(void*) != 8 || sizeof(CommStep) == 104,
+                "CommStep changed: list the new field in put(CommStep)");
+  static_assert(sizeof(void*) != 8 || sizeof(BucketComm) == 88,
+                "BucketComm changed: list the new field in put(BucketComm)");
   void put(const Bucket& b) {
     put(b.index);
     put(b.first_tensor);

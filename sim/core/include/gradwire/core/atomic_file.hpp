@@ -48,8 +48,9 @@ std::string checked_output_path(const std::string& path, const std::vector<std::
 /// the target is unchanged.
 void write_file_atomic(const std::string& path, std::string_view content, const std::vector<std::string>& inputs = {});
 
-/// Appends one record (a full line, newline added if missing) to `path` with a
-/// single write(2) on an O_APPEND descriptor followed by fsync. A crash can at
+/// Appends one or more records (full lines, a newline added after the last
+/// if missing) to `path` with a single write(2) on an O_APPEND descriptor
+/// followed by fsync. A crash can at
 /// worst leave a final partial line, which readers of such files must ignore.
 /// The file must be a regular file or not exist yet (then it is created).
 void append_line_durable(const std::string& path, std::string_view line);
