@@ -29,6 +29,7 @@ struct Outcome {
   std::vector<double> times;
   long by_classes = 0;
   long in_full = 0;
+  long reused = 0;
 };
 
 Outcome run_requests(const ClusterSpec& c, const std::vector<CollectiveRequest>& reqs, std::size_t symmetry_flows) {
@@ -42,13 +43,13 @@ Outcome run_requests(const ClusterSpec& c, const std::vector<CollectiveRequest>&
     sim.run();
     std::ostringstream out;
     out.precision(17);
-    out << sim.phase_stats().by_classes << ' ' << sim.phase_stats().in_full;
+    out << sim.phase_stats().by_classes << ' ' << sim.phase_stats().in_full << ' ' << sim.phase_stats().reused;
     for (double t : times) out << ' ' << t;
     return out.str();
   });
   std::istringstream in(text);
   Outcome o;
-  in >> o.by_classes >> o.in_full;
+  in >> o.by_classes >> o.in_full >> o.reused;
   double t;
   while (in >> t) o.times.push_back(t);
   return o;
@@ -172,6 +173,27 @@ TEST(Symmetry, TurnedOffEveryPhaseRunsInFull) {
   EXPECT_EQ(off_classes, 0);
   EXPECT_GT(off_full, 0);
   EXPECT_NEAR(on_t, off_t, kEqual * off_t);
+}
+
+// Partitions refined once (classes_of): the same request again reuses the
+// classes of every phase; another size of the same algorithm (other bytes,
+// the same pattern of equal bytes) reuses them too, its quotient evaluated
+// with its own bytes; and the times, mixed with other algorithms in one
+// simulation, equal the full simulation's.
+TEST(Symmetry, PartitionsAreRefinedOnce) {
+  const ClusterSpec c = h100(switch_cluster(16));
+  const auto ring = pinned(CollectiveOp::AllReduce, Algorithm::Ring, Protocol::Simple, 64 * MiB);
+  const auto small = pinned(CollectiveOp::AllReduce, Algorithm::Ring, Protocol::Simple, 8 * KiB);
+  const auto tree = pinned(CollectiveOp::AllReduce, Algorithm::Tree, Protocol::Simple, 64 * MiB);
+  const Outcome once = run_requests(c, {ring}, kAlways);
+  ASSERT_GT(once.by_classes, 0);
+  const Outcome twice = run_requests(c, {ring, ring}, kAlways);
+  EXPECT_EQ(twice.by_classes, 2 * once.by_classes);
+  EXPECT_EQ(twice.reused, once.reused + once.by_classes) << "the second collective refines nothing";
+  const Outcome other = run_requests(c, {ring, small}, kAlways);
+  EXPECT_GT(other.reused, once.reused) << "another size has the same partition";
+  EXPECT_NE(other.times[0], other.times[1]);
+  expect_classes_equal_full(c, {ring, small, tree, ring, tree, small});
 }
 
 // The checker: another network model is refused, with its reason, and the
@@ -309,6 +331,46 @@ TEST(SymmetryClasses, RingHasTwoFlowClasses) {
   ASSERT_TRUE(p.exact) << p.why_not;
   // No link is shared: each flow at its route's narrowest link.
   EXPECT_NEAR(p.duration, std::max(2e-6 + 1e6 / 300e9, 7e-6 + 1e6 / 12.5e9), 1e-15);
+}
+
+// The store of partitions gives what refine_classes gives for the phase at
+// hand: the same routes with other bytes in the same pattern reuse the
+// classes (and evaluate to their own time); the same routes with another
+// pattern of equal bytes (one flow in eight larger) are refined anew, into
+// more classes; a full store starts again (keeping the newest).
+TEST(SymmetryClasses, StoreGivesWhatRefinementGives) {
+  auto expect_as_refined = [](detail::PartitionStore& store, const detail::PhaseNetwork& net) {
+    bool equitable = false;
+    const auto pc = detail::refine_classes(net, &equitable);
+    const auto& known = store.classes_of(net);
+    EXPECT_TRUE(known.simple);
+    EXPECT_EQ(known.equitable, equitable);
+    EXPECT_EQ(known.classes.flow_class, pc.flow_class);
+    EXPECT_EQ(known.classes.link_class, pc.link_class);
+    EXPECT_EQ(known.classes.flow_classes, pc.flow_classes);
+    const auto direct = detail::evaluate_by_classes(net, net.flows() / 2);
+    const auto stored = detail::evaluate_on_classes(net, known.classes, known.equitable, net.flows() / 2);
+    EXPECT_EQ(stored.exact, direct.exact);
+    EXPECT_EQ(stored.duration, direct.duration);
+    return pc.flow_classes;
+  };
+  detail::PartitionStore store;
+  const auto small = ring_network(16, 8, 1e6);
+  EXPECT_EQ(expect_as_refined(store, small), 2);
+  EXPECT_EQ(store.reused(), 0);
+  EXPECT_EQ(expect_as_refined(store, ring_network(16, 8, 5e6)), 2);
+  EXPECT_EQ(store.reused(), 1) << "other bytes, the same pattern";
+  auto uneven = ring_network(16, 8, 1e6);
+  for (std::size_t f = 0; f < uneven.flows(); f += 8) uneven.bytes[f] = 2e6;
+  EXPECT_GT(expect_as_refined(store, uneven), 2);
+  EXPECT_EQ(store.reused(), 1) << "another pattern of equal bytes is another partition";
+  detail::PartitionStore tiny(1);  // room for one phase: each new one starts it again
+  expect_as_refined(tiny, small);
+  expect_as_refined(tiny, uneven);
+  expect_as_refined(tiny, small);
+  EXPECT_EQ(tiny.reused(), 0) << "the uneven phase replaced the first";
+  expect_as_refined(tiny, small);
+  EXPECT_EQ(tiny.reused(), 1);
 }
 
 // Three flows on one link of 30 B/s: two of latency 1 s (30 B each), one of

@@ -263,7 +263,8 @@ bool Simulation::Impl::run_by_classes(const std::vector<detail::Flow>& flows) {
       phase_stats.last_refusal = "a link that is not SHARED";
       return false;
     }
-  const detail::SymmetricPhase p = detail::evaluate_by_classes(net, flows.size() / 2);
+  const detail::SymmetricPhase p = detail::evaluate_by_classes(net, flows.size() / 2, &partitions);
+  phase_stats.reused = partitions.reused();
   phase_stats.last_flow_classes = p.flow_classes;
   phase_stats.last_refusal = p.why_not;
   if (!p.exact) return false;

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -11,6 +12,7 @@
 
 #include "collective.hpp"
 #include "gradwire/engine/engine.hpp"
+#include "symmetry.hpp"
 
 namespace gw::engine {
 
@@ -47,6 +49,8 @@ struct Simulation::Impl {
   /// Evaluates the phase by classes when exact and sleeps its duration;
   /// false: the caller simulates it in full.
   bool run_by_classes(const std::vector<detail::Flow>& flows);
+  /// Partitions refined once, reused by equal phases (symmetry.hpp).
+  detail::PartitionStore partitions;
 };
 
 }  // namespace gw::engine

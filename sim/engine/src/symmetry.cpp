@@ -128,6 +128,17 @@ bool rows_agree(const std::vector<std::size_t>& begin, const std::vector<int>& i
 
 }  // namespace
 
+bool routes_are_simple(const PhaseNetwork& net) {
+  std::vector<int> r;
+  for (std::size_t f = 0; f < net.flows(); ++f) {
+    r.assign(net.route_links.begin() + static_cast<std::ptrdiff_t>(net.route_begin[f]),
+             net.route_links.begin() + static_cast<std::ptrdiff_t>(net.route_begin[f + 1]));
+    std::sort(r.begin(), r.end());
+    if (r.empty() || std::adjacent_find(r.begin(), r.end()) != r.end()) return false;
+  }
+  return true;
+}
+
 PhaseClasses refine_classes(const PhaseNetwork& net, bool* equitable) {
   const Csr by_link = flows_by_link(net);
   PhaseClasses out;
@@ -174,17 +185,6 @@ struct Quotient {
   std::vector<std::vector<std::pair<int, int>>> on_link;       // Y -> (X, a)
   std::vector<std::vector<std::pair<int, int>>> links_of;      // X -> (Y, a)
 };
-
-bool routes_are_simple(const PhaseNetwork& net) {
-  std::vector<int> r;
-  for (std::size_t f = 0; f < net.flows(); ++f) {
-    r.assign(net.route_links.begin() + static_cast<std::ptrdiff_t>(net.route_begin[f]),
-             net.route_links.begin() + static_cast<std::ptrdiff_t>(net.route_begin[f + 1]));
-    std::sort(r.begin(), r.end());
-    if (r.empty() || std::adjacent_find(r.begin(), r.end()) != r.end()) return false;
-  }
-  return true;
-}
 
 Quotient build_quotient(const PhaseNetwork& net, const PhaseClasses& pc) {
   const auto nf = static_cast<std::size_t>(pc.flow_classes);
@@ -324,18 +324,30 @@ double run_classes(const Quotient& q, const char** why) {
 
 }  // namespace
 
-SymmetricPhase evaluate_by_classes(const PhaseNetwork& net, std::size_t max_flow_classes) {
+SymmetricPhase evaluate_by_classes(const PhaseNetwork& net, std::size_t max_flow_classes, PartitionStore* store) {
   SymmetricPhase out;
   if (net.flows() == 0) {
     out.why_not = "no flows";
     return out;
   }
-  if (!routes_are_simple(net)) {
+  PartitionStore::Known fresh;
+  const PartitionStore::Known* known = &fresh;
+  if (store != nullptr) {
+    known = &store->classes_of(net);
+  } else {
+    fresh.simple = routes_are_simple(net);
+    if (fresh.simple) fresh.classes = refine_classes(net, &fresh.equitable);
+  }
+  if (!known->simple) {
     out.why_not = "a route is empty or crosses a link twice";
     return out;
   }
-  bool equitable = false;
-  const PhaseClasses pc = refine_classes(net, &equitable);
+  return evaluate_on_classes(net, known->classes, known->equitable, max_flow_classes);
+}
+
+SymmetricPhase evaluate_on_classes(const PhaseNetwork& net, const PhaseClasses& pc, bool equitable,
+                                   std::size_t max_flow_classes) {
+  SymmetricPhase out;
   out.flow_classes = pc.flow_classes;
   out.link_classes = pc.link_classes;
   if (!equitable) {
@@ -355,6 +367,34 @@ SymmetricPhase evaluate_by_classes(const PhaseNetwork& net, std::size_t max_flow
   out.exact = true;
   out.duration = d;
   return out;
+}
+
+const PartitionStore::Known& PartitionStore::classes_of(const PhaseNetwork& net) {
+  Entry e;
+  int link_colors = 0;
+  initial_colors(net, flows_by_link(net), e.flow_colors, e.link_colors, &link_colors);
+  std::uint64_t h = net.flows();
+  for (auto b : net.route_begin) h = (h ^ b) * 0x100000001b3ULL;
+  const std::vector<int>* parts[] = {&net.route_links, &e.flow_colors, &e.link_colors};
+  for (const std::vector<int>* v : parts)
+    for (int x : *v) h = (h ^ static_cast<std::uint32_t>(x)) * 0x100000001b3ULL;
+  for (const auto& old : entries_[h])
+    if (old.route_begin == net.route_begin && old.route_links == net.route_links &&
+        old.flow_colors == e.flow_colors && old.link_colors == e.link_colors) {
+      ++reused_;
+      return old.known;
+    }
+  const std::size_t ints = 3 * net.flows() + net.route_links.size() + e.link_colors.size();
+  if (key_ints_ + ints > max_key_ints_) {  // full: start again
+    entries_.clear();
+    key_ints_ = 0;
+  }
+  key_ints_ += ints;
+  e.known.simple = routes_are_simple(net);
+  if (e.known.simple) e.known.classes = refine_classes(net, &e.known.equitable);
+  e.route_begin = net.route_begin;
+  e.route_links = net.route_links;
+  return entries_[h].emplace_back(std::move(e)).known;
 }
 
 }  // namespace gw::engine::detail

@@ -31,6 +31,8 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <unordered_map>
 #include <string>
 #include <vector>
 
@@ -74,6 +76,50 @@ struct SymmetricPhase {
 /// partition is not equitable, has more than `max_flow_classes` flow
 /// classes (too little symmetry to gain), a route repeats a link or is
 /// empty, a flow would reach its rate bound, or a flow would get no rate.
-SymmetricPhase evaluate_by_classes(const PhaseNetwork& net, std::size_t max_flow_classes);
+/// With a store, the classes of an equal earlier phase are taken from it
+/// (PartitionStore).
+class PartitionStore;
+SymmetricPhase evaluate_by_classes(const PhaseNetwork& net, std::size_t max_flow_classes,
+                                   PartitionStore* store = nullptr);
+
+/// False when a route is empty or crosses a link twice (refused).
+bool routes_are_simple(const PhaseNetwork& net);
+
+/// evaluate_by_classes on classes already known: `pc` and `equitable` as
+/// refine_classes gives them for `net` (PartitionStore), on simple routes.
+SymmetricPhase evaluate_on_classes(const PhaseNetwork& net, const PhaseClasses& pc, bool equitable,
+                                   std::size_t max_flow_classes);
+
+/// Partitions refined once (docs/engine.md, "Partitions refined once").
+/// refine_classes and routes_are_simple read a phase only through its
+/// routes (route_begin, route_links) and its initial colors (flows numbered
+/// by their (bytes, latency, bound) in order of first appearance, links by
+/// capacity), so a phase whose routes and initial colors equal an earlier
+/// one's, compared in full (the hash only finds candidates), gets that
+/// phase's result, bit for bit; its bytes enter only the quotient, which
+/// evaluate_on_classes builds anew. Keys up to `max_key_ints` integers in
+/// all are kept; past that the store starts again.
+class PartitionStore {
+ public:
+  struct Known {
+    bool simple = false;  ///< routes_are_simple
+    bool equitable = false;
+    PhaseClasses classes;  ///< when simple
+  };
+  explicit PartitionStore(std::size_t max_key_ints = std::size_t{16} << 20) : max_key_ints_(max_key_ints) {}
+  const Known& classes_of(const PhaseNetwork& net);
+  long reused() const { return reused_; }
+
+ private:
+  struct Entry {
+    std::vector<std::size_t> route_begin;
+    std::vector<int> route_links, flow_colors, link_colors;
+    Known known;
+  };
+  std::unordered_map<std::uint64_t, std::vector<Entry>> entries_;
+  std::size_t max_key_ints_;
+  std::size_t key_ints_ = 0;
+  long reused_ = 0;
+};
 
 }  // namespace gw::engine::detail

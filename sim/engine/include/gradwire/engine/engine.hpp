@@ -100,6 +100,7 @@ class Simulation {
     long by_classes = 0;
     long in_full = 0;
     long overlapped = 0;
+    long reused = 0;            ///< verdicts taken from an equal earlier phase (verdict_of)
     int last_flow_classes = 0;  ///< of the last phase evaluated or refused
     std::string last_refusal;
   };
