@@ -186,7 +186,10 @@ struct ChildReplay {
 // (run again in full).
 std::string replay_in_child(const ClusterSpec& cluster, const IterationPlan& plan, const ReplayOptions& options,
                             const CollectiveMemo::Durations& seed) {
-  engine::Simulation sim(cluster);
+  // Never destroyed: this runs in the replay's child, which _exits right
+  // after; tearing a large platform down (SimGrid's zones, links, solver)
+  // was about a sixth of a 131,072-GPU replay (docs/engine.md, bench).
+  engine::Simulation& sim = *new engine::Simulation(cluster);
   sim.use_symmetry_classes(!options.full_simulation);
   // The comm actor is the only network user; each collective runs alone on
   // it, so a repeated one can be a sleep (collective_memo.hpp), and so can
