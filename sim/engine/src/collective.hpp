@@ -89,4 +89,11 @@ void set_flows_for_mailboxes(std::size_t flows);
 /// process before its collectives run.
 void set_flows_for_symmetry(std::size_t flows);
 
+/// Throws std::invalid_argument, naming why, when Simulation::run_collective
+/// would refuse `request` on `cluster` (collective_driver.cpp). Callable
+/// outside actors, so a refusal is raised before the simulation runs: an
+/// exception thrown in an actor's context trips AddressSanitizer's stack
+/// bookkeeping under SimGrid's context switches.
+void check_collective(const ClusterSpec& cluster, const CollectiveRequest& request);
+
 }  // namespace gw::engine::detail

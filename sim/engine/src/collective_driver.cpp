@@ -88,23 +88,43 @@ std::vector<int> checked_ranks(const std::vector<int>& requested, int world) {
   return ranks;
 }
 
-}  // namespace
+// A request made ready to run: its schedule input, the algorithm NCCL's rule
+// (or the request) picks and its cost. Throws std::invalid_argument for a
+// request that cannot run, naming why.
+struct Prepared {
+  detail::ScheduleInput in;
+  const detail::AlgorithmDescriptor* algo = nullptr;
+  NcclCost cost;
+};
 
-double Simulation::run_collective(const CollectiveRequest& request) {
+Prepared prepare(const ClusterSpec& cluster, int world, const CollectiveRequest& request) {
   if (!(std::isfinite(request.bytes) && request.bytes >= 0))
     throw std::invalid_argument("collective size must be a finite number of bytes >= 0");
-  const ClusterSpec& cluster = impl_->cluster;
-  detail::ScheduleInput in;
-  in.cluster = &cluster;
-  in.bytes = request.bytes;
-  in.granularity = request.granularity;
-  in.ranks = checked_ranks(request.ranks, world_size());
-  const NcclShape shape = shape_of(in.ranks, cluster.gpus_per_node);
+  Prepared p;
+  p.in.cluster = &cluster;
+  p.in.bytes = request.bytes;
+  p.in.granularity = request.granularity;
+  p.in.ranks = checked_ranks(request.ranks, world);
+  const NcclShape shape = shape_of(p.in.ranks, cluster.gpus_per_node);
   if (request.algorithm != Algorithm::Auto) find_algorithm(request.op, request.algorithm);  // names what exists
   const CollectiveChoice pick =
       choose_collective(request.op, request.algorithm, request.protocol, cluster, shape, request.bytes);
-  const auto& algo = find_algorithm(request.op, pick.algorithm);
-  const NcclCost cost = *collective_cost(request.op, pick.algorithm, pick.protocol, cluster, shape, request.bytes);
+  p.algo = &find_algorithm(request.op, pick.algorithm);
+  p.cost = *collective_cost(request.op, pick.algorithm, pick.protocol, cluster, shape, request.bytes);
+  return p;
+}
+
+}  // namespace
+
+void detail::check_collective(const ClusterSpec& cluster, const CollectiveRequest& request) {
+  prepare(cluster, cluster.world_size(), request);
+}
+
+double Simulation::run_collective(const CollectiveRequest& request) {
+  Prepared p = prepare(impl_->cluster, world_size(), request);
+  detail::ScheduleInput& in = p.in;
+  const auto& algo = *p.algo;
+  const NcclCost& cost = p.cost;
   const double start = now();
   double wire_latency = 0;  // the route latencies the phases paid
   algo.schedule(in, [&](detail::Phase& phase) {

@@ -8,6 +8,7 @@
 
 #include "gradwire/engine/engine.hpp"
 #include "gradwire/core/error.hpp"
+#include "collective.hpp"
 
 namespace gw::engine {
 
@@ -20,6 +21,17 @@ std::vector<double> collective_times(const ClusterSpec& cluster, const Collectiv
     Simulation& sim = *new Simulation(cluster);
     std::vector<double> times;
     std::string error;
+    // Refusals are raised here, outside the actor: an exception thrown in
+    // an actor's context trips AddressSanitizer's stack bookkeeping.
+    try {
+      for (double s : sizes) {
+        auto req = base;
+        req.bytes = s;
+        detail::check_collective(cluster, req);
+      }
+    } catch (const std::invalid_argument& e) {
+      throw InputError(source, 0, 0, "collective", e.what());
+    }
     sim.add_actor("collective", 0, [&] {
       try {
         for (double s : sizes) {
