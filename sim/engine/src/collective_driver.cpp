@@ -134,7 +134,7 @@ double Simulation::run_collective(const CollectiveRequest& request) {
     impl_->run_flows(flows);
     if (phase.extra_latency_steps > 0 || cost.latency > 0) {
       double alpha = 0;
-      for (const auto& f : flows) alpha = std::max(alpha, route(f.src, f.dst).first);
+      for (const auto& f : flows) alpha = std::max(alpha, impl_->route_of(f.src, f.dst).latency);
       if (phase.extra_latency_steps > 0) sleep_for(phase.extra_latency_steps * alpha);
       wire_latency += (1 + phase.extra_latency_steps) * alpha;
     }
