@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdio>
 #include <ctime>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -244,6 +245,54 @@ std::string held_out_note(const std::string& name, const CodecCost& cost) {
   return os.str();
 }
 
+/// Times that fall by more than half as the size grows are noise (a timer
+/// interrupted at the smaller size), and the profile loader refuses them
+/// (first_time_drop, kMaxMeasuredTimeDrop). Re-times both sizes of the first
+/// such drop, in encode or decode, up to kRetimeRounds times, keeping per
+/// size and direction the attempt with the lower median (noise only adds
+/// time); a drop that remains is an error: the machine is too noisy for a
+/// profile, and nothing is written.
+constexpr int kRetimeRounds = 4;
+
+void retime_noisy_points(const std::string& name, const Settings& s, Backend& backend, Progress& progress,
+                         CodecCost& cost, Profile& p) {
+  const auto drop_in = [&]() -> std::optional<TimeDrop> {
+    if (auto d = first_time_drop(cost.encode_points, kMaxMeasuredTimeDrop)) return d;
+    return first_time_drop(cost.decode_points, kMaxMeasuredTimeDrop);
+  };
+  std::set<double> retimed;
+  for (int round = 0; round < kRetimeRounds; ++round) {
+    const auto drop = drop_in();
+    if (!drop) break;
+    for (std::size_t i : {drop->peak, drop->at}) {
+      const double n = cost.encode_points[i].x;
+      progress.step(name + " " + size_label(n) + ": timed again (its time fell by more than half with size)");
+      std::vector<double> enc, dec;
+      backend.time_codec(name, static_cast<std::size_t>(n), s.warmup, s.repeats, enc, dec);
+      const CurvePoint e = point(n, enc), d = point(n, dec);
+      if (e.seconds < cost.encode_points[i].seconds) cost.encode_points[i] = e;
+      if (d.seconds < cost.decode_points[i].seconds) cost.decode_points[i] = d;
+      retimed.insert(n);
+    }
+  }
+  if (const auto drop = drop_in()) {
+    const bool enc = first_time_drop(cost.encode_points, kMaxMeasuredTimeDrop).has_value();
+    const auto& pts = enc ? cost.encode_points : cost.decode_points;
+    std::ostringstream os;
+    os << "codec " << name << (enc ? " encode" : " decode") << ": the time still falls by more than half with size after "
+       << kRetimeRounds << " rounds of timing again (" << pts[drop->at].seconds << " s at " << size_label(pts[drop->at].x)
+       << " after " << pts[drop->peak].seconds << " s at " << size_label(pts[drop->peak].x)
+       << "): this machine is too noisy for a profile; run again on an idle machine or with more --repeats";
+    throw std::runtime_error(os.str());
+  }
+  if (!retimed.empty()) {
+    std::string sizes;
+    for (double n : retimed) sizes += (sizes.empty() ? "" : ", ") + size_label(n);
+    p.notes.push_back("codec " + name + ": timed again at " + sizes +
+                      " (a time fell by more than half as the size grew: noise); each point keeps its faster attempt");
+  }
+}
+
 /// One codec over the sizes until its share of the budget ends at `share_end`.
 CodecCost measure_codec(const std::string& name, const Settings& s, double share_end, Backend& backend,
                         Progress& progress, Profile& p) {
@@ -267,6 +316,7 @@ CodecCost measure_codec(const std::string& name, const Settings& s, double share
     cost.decode_points.push_back(point(n, dec));
     last_cost = progress.elapsed() - t0;
   }
+  retime_noisy_points(name, s, backend, progress, cost, p);
   cost.encode = fit::fit_piecewise_log(cost.encode_points);
   cost.decode = fit::fit_piecewise_log(cost.decode_points);
   if (cost.encode_points.size() >= 3) p.notes.push_back(held_out_note(name, cost));

@@ -78,8 +78,11 @@ TEST(Studies, AccumulationAtAFixedGlobalBatchFollowsMemoryAndCompressionPaysWher
     EXPECT_NE(r["batch_split"].get<std::string>().find("the smallest that fits in memory"), std::string::npos);
     // The next smaller k does not fit: its memory exceeds the GPU's.
     const int kk = r["accumulation"].get<int>();
-    if (kk > 1) EXPECT_NE(r["batch_split"].get<std::string>().find("k = " + std::to_string(kk / 2) + " (micro-batch "),
-                          std::string::npos) << r.dump();
+    if (kk > 1) {
+      EXPECT_NE(r["batch_split"].get<std::string>().find("k = " + std::to_string(kk / 2) + " (micro-batch "),
+                std::string::npos)
+          << r.dump();
+    }
     EXPECT_LE(r["memory"]["total_bytes"].get<double>(), r["memory"]["capacity_bytes"].get<double>());
     k[r["instance"]] = kk;
     cost[r["instance"]][r["compression_kind"]] = r["cost"]["on_demand_usd"].get<double>();
@@ -210,13 +213,15 @@ TEST(Studies, SeedLessonDirections) {
           // Where it pays, the speedup falls as the bandwidth rises...
           for (int b : {16, 64})
             for (std::size_t i = 0; i + 1 < gbps.size(); ++i)
-              if (speedup(m, n, gbps[i], b, k, c) > 1)
+              if (speedup(m, n, gbps[i], b, k, c) > 1) {
                 EXPECT_LE(speedup(m, n, gbps[i + 1], b, k, c), speedup(m, n, gbps[i], b, k, c) * (1 + 1e-9))
                     << "batch " << b << ", " << gbps[i] << " -> " << gbps[i + 1] << " Gbps";
+              }
           // ... and as the batch grows.
           for (double g : gbps)
-            if (speedup(m, n, g, 16, k, c) > 1)
+            if (speedup(m, n, g, 16, k, c) > 1) {
               EXPECT_LE(speedup(m, n, g, 64, k, c), speedup(m, n, g, 16, k, c) * (1 + 1e-9)) << g << " Gbps";
+            }
         }
   // At 1 Gbps fp16 and PowerSGD pay; one byte per element all-gathered
   // (signs, int8) never does from 32 GPUs: (N-1) n bytes in against the
@@ -255,7 +260,9 @@ TEST(Studies, SeedLessonDirections) {
             gather_growth = std::min(gather_growth, growth(c));
           }
           for (const char* c : {"none", "fp16", "powersgd"}) {
-            if (g >= 25) EXPECT_LE(growth(c), 1.10) << m << " " << c << " " << g << " Gbps";
+            if (g >= 25) {
+              EXPECT_LE(growth(c), 1.10) << m << " " << c << " " << g << " Gbps";
+            }
             EXPECT_LT(growth(c), gather_growth) << m << " " << c << " " << g << " Gbps";
           }
         }

@@ -51,9 +51,6 @@ constexpr double kMaxAlpha = 1.0;             // s: a collective's latency
 constexpr double kMinBeta = 1e6;              // B/s
 constexpr double kMaxBeta = 1e14;             // B/s
 constexpr int kMaxProfileGpus = 65536;
-// Measured codec times may wobble with noise at launch-bound sizes, but not
-// fall to less than this fraction of an earlier (smaller) size's time.
-constexpr double kMaxNoiseDrop = 0.5;
 
 std::string num(double v);
 
@@ -97,24 +94,17 @@ std::vector<CurvePoint> read_points(const yaml::Node& n) {
 
 // A codec's time must not fall as the size grows: fitted knots never (the
 // prediction would make compressing more data cheaper), measured points not
-// below kMaxNoiseDrop of an earlier time (noise, not physics).
+// below kMaxMeasuredTimeDrop of an earlier time (noise, not physics).
 void check_codec_times(const yaml::Node& list, const std::vector<CurvePoint>& pts, bool fitted) {
-  double peak = 0, peak_x = 0;
-  const auto rows = list.elements();
-  for (std::size_t i = 0; i < pts.size(); ++i) {
-    const double floor = fitted ? peak : kMaxNoiseDrop * peak;
-    if (pts[i].seconds < floor) {
-      rows[i].elements()[1].fail(
-          (fitted ? std::string("fitted codec times must not decrease with size: ")
-                  : std::string("measured codec time falls steeply with size: ")) +
-          num(pts[i].seconds) + " s at size " + num(pts[i].x) + " after " + num(peak) + " s at size " + num(peak_x) +
-          (fitted ? " (refit from the points: the fit is non-decreasing)" : " (not a plausible measurement)"));
-    }
-    if (pts[i].seconds > peak) {
-      peak = pts[i].seconds;
-      peak_x = pts[i].x;
-    }
-  }
+  const auto drop = first_time_drop(pts, fitted ? 1.0 : kMaxMeasuredTimeDrop);
+  if (!drop) return;
+  const CurvePoint& at = pts[drop->at];
+  const CurvePoint& peak = pts[drop->peak];
+  list.elements()[drop->at].elements()[1].fail(
+      (fitted ? std::string("fitted codec times must not decrease with size: ")
+              : std::string("measured codec time falls steeply with size: ")) +
+      num(at.seconds) + " s at size " + num(at.x) + " after " + num(peak.seconds) + " s at size " + num(peak.x) +
+      (fitted ? " (refit from the points: the fit is non-decreasing)" : " (not a plausible measurement)"));
 }
 
 void read_curve(const yaml::Node& n, std::vector<CurvePoint>& points, PiecewiseLogFit& fit) {
@@ -469,6 +459,15 @@ std::vector<std::string> list_profiles() {
     }
   }
   return {available.begin(), available.end()};
+}
+
+std::optional<TimeDrop> first_time_drop(const std::vector<CurvePoint>& points, double keep) {
+  std::size_t peak = 0;
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    if (i > 0 && points[i].seconds < keep * points[peak].seconds) return TimeDrop{peak, i};
+    if (points[i].seconds > points[peak].seconds) peak = i;
+  }
+  return std::nullopt;
 }
 
 Profile load_profile(const std::string& name_or_path) {

@@ -24,6 +24,23 @@ struct CurvePoint {
   bool operator==(const CurvePoint&) const = default;
 };
 
+/// Measured codec times may wobble with noise at launch-bound sizes, but not
+/// fall below this fraction of an earlier (smaller) size's time: the profile
+/// loader refuses such a point (not a plausible measurement), and the
+/// calibrator re-times the two sizes before it writes one (docs/calibrate.md).
+inline constexpr double kMaxMeasuredTimeDrop = 0.5;
+
+/// Where a codec's times first fall with size: point `at` is below `keep` x
+/// the time of point `peak`, the slowest earlier (smaller) point.
+struct TimeDrop {
+  std::size_t peak = 0;
+  std::size_t at = 0;
+};
+/// The first point whose time is below `keep` x the largest earlier time, if
+/// any (points sorted by size): `keep` = kMaxMeasuredTimeDrop for measured
+/// points, 1 for fitted knots (never decreasing).
+std::optional<TimeDrop> first_time_drop(const std::vector<CurvePoint>& points, double keep);
+
 /// Piecewise-linear model in log size through fitted knots: between two knots
 /// log(time) is linear in log2(x) (exact for both a constant latency and a
 /// time proportional to x); linear extrapolation in x (time per element of
