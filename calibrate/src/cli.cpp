@@ -67,8 +67,17 @@ void install_stop_handlers() {
   sigaction(SIGTERM, &sa, nullptr);
 }
 
-/// Writes the profile with SIGINT/SIGTERM held back until it is in place.
-void write_profile(const std::string& path, const std::string& text) {
+/// Writes the profile with SIGINT/SIGTERM held back until it is in place,
+/// after reading it back as gradwire will: a profile the loader would refuse
+/// (a fit outside its plausible range, a codec time falling with size) is
+/// never written; the calibration fails (exit 1) naming what would not load.
+void write_profile(const std::string& path, const Profile& p) {
+  const std::string text = profile_to_yaml(p);
+  try {
+    (void)parse_profile_text(text, path);
+  } catch (const InputError& e) {
+    throw std::runtime_error(std::string("the profile made here would not load, so nothing is written: ") + e.what());
+  }
   sigset_t stop, old;
   sigemptyset(&stop);
   sigaddset(&stop, SIGINT);
@@ -108,7 +117,7 @@ int run_mpi(const Options& opt, MpiStart mpi_start) {
   int rc = kExitOk;
   try {
     Profile p = run_calibration(opt, run->backend());
-    write_profile(opt.out, profile_to_yaml(p));
+    write_profile(opt.out, p);
     std::cerr << "gradwire calibrate: wrote " << opt.out << " (" << p.codecs.size() << " codecs, "
               << p.collectives.size() << " collective fits over " << run->world_size() << " MPI ranks)\n";
   } catch (const std::invalid_argument& e) {
@@ -225,7 +234,7 @@ int run_from_logs(const Options& opt, const RawOptions& raw) {
     nccl_tests::add_collective_fits(p, fits, logs);
     p.name = opt.name.empty() ? p.name + "-nccl-tests" : opt.name;
     p.command = opt.command;
-    write_profile(opt.out, profile_to_yaml(p));
+    write_profile(opt.out, p);
     std::cerr << "gradwire calibrate: wrote " << opt.out << " (" << fits.size() << " collective fits from "
               << logs.size() << " nccl-tests logs over " << raw.base << ")\n";
     return kExitOk;
@@ -254,7 +263,7 @@ int run_local(const Options& opt) {
       }
     }
     Profile p = run_calibration(opt, *backend);
-    write_profile(opt.out, profile_to_yaml(p));
+    write_profile(opt.out, p);
     std::cerr << "gradwire calibrate: wrote " << opt.out << " (" << p.codecs.size() << " codecs, "
               << p.collectives.size() << " collective fits)\n";
     return kExitOk;

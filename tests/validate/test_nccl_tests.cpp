@@ -269,3 +269,21 @@ TEST(CalibrateFromNcclTests, FitsLoadAndSimulate) {
   EXPECT_EQ(gradwire({"calibrate", "--from-nccl-tests", kA3, "--out", out + "3"}).exit_code, 2);  // no --profile
   fs::remove_all(dir);
 }
+
+TEST(CalibrateFromNcclTests, AFitTheLoaderWouldRefuseIsNotWritten) {
+  // Times that barely grow give a bandwidth of about 10^17 B/s, outside the
+  // profile's plausible range: the calibrator reads its profile back first
+  // and fails (exit 1) naming the field, instead of writing a profile that
+  // `check` and `simulate` refuse.
+  const fs::path dir = fs::temp_directory_path() / ("gw-nccl-flat-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string out = (dir / "flat.yaml").string();
+  const auto r = gradwire({"calibrate", "--from-nccl-tests", kData + "bad/flat-times.log", "--profile", "a100-80gb",
+                           "--out", out});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("would not load, so nothing is written"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(".beta: "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("out of the plausible range"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(out));
+  fs::remove_all(dir);
+}

@@ -427,6 +427,10 @@ Profile load_profile_file(const std::string& path) {
   return read_profile(yaml::load_file(path));
 }
 
+Profile parse_profile_text(const std::string& text, const std::string& name) {
+  return read_profile(yaml::load_string(text, name));
+}
+
 // Looks like a calibration profile: its first lines name a profile schema
 // (not a model or catalog one). Keeps "available:" lists to real profiles.
 bool looks_like_profile(const fs::path& f) {

@@ -145,6 +145,9 @@ std::vector<std::string> profile_search_dirs();
 /// profile), sorted, without duplicates.
 std::vector<std::string> list_profiles();
 Profile load_profile_file(const std::string& path);
+/// Reads profile YAML `text` as load_profile_file reads a file; `name` stands
+/// for the file in errors (e.g. a profile about to be written, checked first).
+Profile parse_profile_text(const std::string& text, const std::string& name);
 /// Serializes a profile to YAML text (schema gradwire-profile/1).
 std::string profile_to_yaml(const Profile& p);
 
