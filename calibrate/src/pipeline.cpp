@@ -429,6 +429,16 @@ void measure_collective(CollectiveOp op, int g, const std::vector<double>& col_s
     p.notes.push_back(name + " on " + where(backend, g, s) + ": no alpha-beta fit (" + e.what() + ")");
     return;
   }
+  // A fit the loader would refuse (times that barely grow give an absurd
+  // bandwidth) is left out with a note; the rest of the profile stands.
+  if (!(cc.fit.alpha <= kMaxCollectiveAlpha && cc.fit.beta >= kMinCollectiveBeta && cc.fit.beta <= kMaxCollectiveBeta)) {
+    std::ostringstream why;
+    why << name << " on " << where(backend, g, s) << ": no alpha-beta fit (alpha " << cc.fit.alpha << " s, beta "
+        << cc.fit.beta << " B/s: outside the plausible range, alpha <= " << kMaxCollectiveAlpha << " s, beta in ["
+        << kMinCollectiveBeta << ", " << kMaxCollectiveBeta << "] B/s)";
+    p.notes.push_back(why.str());
+    return;
+  }
   const auto& last = cc.points.back();
   std::ostringstream os;
   os.precision(4);

@@ -59,9 +59,13 @@ class NoisyBackend : public Backend {
   std::vector<double> time_copy(double bytes, int, int repeats) override {
     return std::vector<double>(static_cast<std::size_t>(repeats), 2 * bytes / 1e10);
   }
-  int collective_gpus() override { return 0; }
-  std::vector<double> time_collective(gw::CollectiveOp, int, double, int, int) override {
-    throw std::logic_error("no collectives on the fake backend");
+  /// 0: no collectives. 2: all-reduce at 2 GPUs, 1 ms plus `collective_per_byte`.
+  int gpus = 0;
+  double collective_per_byte = 1e-10;
+  int collective_gpus() override { return gpus; }
+  std::vector<double> time_collective(gw::CollectiveOp, int, double bytes, int, int repeats) override {
+    if (gpus < 2) throw std::logic_error("no collectives on this fake backend");
+    return std::vector<double>(static_cast<std::size_t>(repeats), 1e-3 + collective_per_byte * bytes);
   }
 };
 
@@ -162,6 +166,36 @@ TEST(CalibrateNoise, ADropThatStaysIsAnErrorNamingTheCodecAndTheSizes) {
   // The sweep's call plus one per round at each end of the drop.
   EXPECT_EQ(backend.calls[1024], 5);
   EXPECT_EQ(backend.calls[4096], 5);
+}
+
+TEST(CalibrateNoise, ACollectiveFitOutsideThePlausibleRangeIsLeftOutWithANote) {
+  // Times that barely grow with size fit a bandwidth of about 1e20 B/s: the
+  // loader would refuse it, so the calibrator leaves that fit out and says
+  // why, and the rest of the profile loads.
+  gw::calibrate::Options o = options();
+  o.collectives = {gw::CollectiveOp::AllReduce};
+  o.collective_sizes = {1 << 20, 1 << 24};
+  NoisyBackend flat;
+  flat.gpus = 2;
+  flat.collective_per_byte = 1e-20;
+  const gw::Profile p = gw::calibrate::run_calibration(o, flat);
+  EXPECT_TRUE(p.collectives.empty());
+  bool noted = false;
+  for (const auto& n : p.notes)
+    noted = noted || (n.find("allreduce on 2 ranks: no alpha-beta fit") != std::string::npos &&
+                      n.find("outside the plausible range") != std::string::npos);
+  EXPECT_TRUE(noted);
+  const std::string path = temp_path("flat_collective.yaml");
+  std::ofstream(path) << gw::profile_to_yaml(p);
+  EXPECT_NO_THROW(gw::load_profile_file(path));
+  std::filesystem::remove(path);
+  // A plausible one (10 GB/s) is kept.
+  NoisyBackend steady;
+  steady.gpus = 2;
+  const gw::Profile q = gw::calibrate::run_calibration(o, steady);
+  ASSERT_EQ(q.collectives.size(), 1u);
+  EXPECT_NEAR(q.collectives[0].fit.beta, 1e10, 1e6);
+  EXPECT_NEAR(q.collectives[0].fit.alpha, 1e-3, 1e-9);
 }
 
 }  // namespace

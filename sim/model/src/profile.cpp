@@ -47,9 +47,6 @@ constexpr double kMinPointSize = 1;           // elements, FLOPs or bytes
 constexpr double kMaxPointSize = 1e18;
 constexpr double kMinSeconds = 1e-9;          // a measured or fitted time: 1 ns ..
 constexpr double kMaxSeconds = 3600;          // .. 1 h
-constexpr double kMaxAlpha = 1.0;             // s: a collective's latency
-constexpr double kMinBeta = 1e6;              // B/s
-constexpr double kMaxBeta = 1e14;             // B/s
 constexpr int kMaxProfileGpus = 65536;
 
 std::string num(double v);
@@ -143,8 +140,8 @@ CollectiveCost read_collective(const yaml::Node& n) {
   const bool has_a = n.has("alpha"), has_b = n.has("beta");
   if (has_a != has_b) n.required(has_a ? "beta" : "alpha");  // throws "missing required field"
   if (has_a) {
-    c.fit.alpha = n.required("alpha").as_double(0, kMaxAlpha);
-    c.fit.beta = plausible(n.required("beta"), kMinBeta, kMaxBeta);
+    c.fit.alpha = n.required("alpha").as_double(0, kMaxCollectiveAlpha);
+    c.fit.beta = plausible(n.required("beta"), kMinCollectiveBeta, kMaxCollectiveBeta);
     if (auto r = n.optional("max_rel_residual")) c.fit.max_rel_residual = r->as_double(0, 1e9);
   } else {
     if (c.points.size() < 2) n.fail("needs alpha and beta, or at least 2 measured points to fit them");

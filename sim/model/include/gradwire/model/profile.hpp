@@ -30,6 +30,14 @@ struct CurvePoint {
 /// calibrator re-times the two sizes before it writes one (docs/calibrate.md).
 inline constexpr double kMaxMeasuredTimeDrop = 0.5;
 
+/// The plausible range of a collective's alpha-beta fit: the loader refuses a
+/// latency above kMaxCollectiveAlpha seconds or a bandwidth outside
+/// [kMinCollectiveBeta, kMaxCollectiveBeta] B/s, and the calibrator leaves
+/// such a fit out (with a note) rather than write it.
+inline constexpr double kMaxCollectiveAlpha = 1.0;
+inline constexpr double kMinCollectiveBeta = 1e6;
+inline constexpr double kMaxCollectiveBeta = 1e14;
+
 /// Where a codec's times first fall with size: point `at` is below `keep` x
 /// the time of point `peak`, the slowest earlier (smaller) point.
 struct TimeDrop {
