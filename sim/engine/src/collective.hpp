@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "gradwire/engine/engine.hpp"
+#include "gradwire/model/nccl_model.hpp"
 
 namespace gw::engine::detail {
 
@@ -89,11 +90,20 @@ void set_flows_for_mailboxes(std::size_t flows);
 /// process before its collectives run.
 void set_flows_for_symmetry(std::size_t flows);
 
-/// Throws std::invalid_argument, naming why, when Simulation::run_collective
-/// would refuse `request` on `cluster` (collective_driver.cpp). Callable
-/// outside actors, so a refusal is raised before the simulation runs: an
-/// exception thrown in an actor's context trips AddressSanitizer's stack
-/// bookkeeping under SimGrid's context switches.
-void check_collective(const ClusterSpec& cluster, const CollectiveRequest& request);
+/// A collective request made ready to run: its schedule input, the
+/// algorithm NCCL's rule (or the request) picks, and its cost.
+struct PreparedCollective {
+  ScheduleInput in;
+  const AlgorithmDescriptor* algo = nullptr;
+  NcclCost cost;
+};
+/// Prepares `request` on `cluster` of `world` ranks, as
+/// Simulation::run_collective does (collective_driver.cpp); throws
+/// std::invalid_argument, naming why, for a request it would refuse.
+/// Callable outside actors, so that a refusal is raised before the
+/// simulation runs (an exception thrown in an actor's context trips
+/// AddressSanitizer's stack bookkeeping under SimGrid's context switches),
+/// and the result runs without being prepared again.
+PreparedCollective prepare_collective(const ClusterSpec& cluster, int world, const CollectiveRequest& request);
 
 }  // namespace gw::engine::detail

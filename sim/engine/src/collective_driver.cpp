@@ -88,19 +88,13 @@ std::vector<int> checked_ranks(const std::vector<int>& requested, int world) {
   return ranks;
 }
 
-// A request made ready to run: its schedule input, the algorithm NCCL's rule
-// (or the request) picks and its cost. Throws std::invalid_argument for a
-// request that cannot run, naming why.
-struct Prepared {
-  detail::ScheduleInput in;
-  const detail::AlgorithmDescriptor* algo = nullptr;
-  NcclCost cost;
-};
+}  // namespace
 
-Prepared prepare(const ClusterSpec& cluster, int world, const CollectiveRequest& request) {
+detail::PreparedCollective detail::prepare_collective(const ClusterSpec& cluster, int world,
+                                                      const CollectiveRequest& request) {
   if (!(std::isfinite(request.bytes) && request.bytes >= 0))
     throw std::invalid_argument("collective size must be a finite number of bytes >= 0");
-  Prepared p;
+  PreparedCollective p;
   p.in.cluster = &cluster;
   p.in.bytes = request.bytes;
   p.in.granularity = request.granularity;
@@ -114,17 +108,14 @@ Prepared prepare(const ClusterSpec& cluster, int world, const CollectiveRequest&
   return p;
 }
 
-}  // namespace
-
-void detail::check_collective(const ClusterSpec& cluster, const CollectiveRequest& request) {
-  prepare(cluster, cluster.world_size(), request);
+double Simulation::run_collective(const CollectiveRequest& request) {
+  return run_collective(detail::prepare_collective(impl_->cluster, world_size(), request));
 }
 
-double Simulation::run_collective(const CollectiveRequest& request) {
-  Prepared p = prepare(impl_->cluster, world_size(), request);
-  detail::ScheduleInput& in = p.in;
-  const auto& algo = *p.algo;
-  const NcclCost& cost = p.cost;
+double Simulation::run_collective(const detail::PreparedCollective& prepared) {
+  const detail::ScheduleInput& in = prepared.in;
+  const auto& algo = *prepared.algo;
+  const NcclCost& cost = prepared.cost;
   const double start = now();
   double wire_latency = 0;  // the route latencies the phases paid
   algo.schedule(in, [&](detail::Phase& phase) {

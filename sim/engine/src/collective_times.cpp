@@ -21,24 +21,22 @@ std::vector<double> collective_times(const ClusterSpec& cluster, const Collectiv
     Simulation& sim = *new Simulation(cluster);
     std::vector<double> times;
     std::string error;
-    // Refusals are raised here, outside the actor: an exception thrown in
-    // an actor's context trips AddressSanitizer's stack bookkeeping.
+    // Prepared here, outside the actor, so that a refusal is raised before
+    // the simulation runs (an exception thrown in an actor's context trips
+    // AddressSanitizer's stack bookkeeping); the actor runs them as prepared.
+    std::vector<detail::PreparedCollective> prepared;
     try {
       for (double s : sizes) {
         auto req = base;
         req.bytes = s;
-        detail::check_collective(cluster, req);
+        prepared.push_back(detail::prepare_collective(cluster, sim.world_size(), req));
       }
     } catch (const std::invalid_argument& e) {
       throw InputError(source, 0, 0, "collective", e.what());
     }
     sim.add_actor("collective", 0, [&] {
-      try {
-        for (double s : sizes) {
-          auto req = base;
-          req.bytes = s;
-          times.push_back(sim.run_collective(req));
-        }
+      try {  // what a schedule itself refuses (hierarchical, nvls, nvlstree check their ranks)
+        for (const auto& p : prepared) times.push_back(sim.run_collective(p));
       } catch (const std::invalid_argument& e) {
         error = e.what();
       }

@@ -56,6 +56,10 @@ struct CollectiveRequest {
 };
 
 /// A simulation in progress. Create it inside run_in_child.
+namespace detail {
+struct PreparedCollective;  // collective.hpp
+}
+
 class Simulation {
  public:
   explicit Simulation(const ClusterSpec& cluster);
@@ -79,6 +83,10 @@ class Simulation {
   /// symmetric, so one actor drives all flows). Blocks the calling actor until
   /// the last flow has finished; returns the simulated duration (s).
   double run_collective(const CollectiveRequest& request);
+  /// The same for a request prepared outside the actors
+  /// (detail::prepare_collective, engine-internal): a refusal is raised
+  /// before the simulation runs, and the request is not prepared twice.
+  double run_collective(const detail::PreparedCollective& prepared);
 
   /// What the network has done, for checks that a span of time had it to
   /// itself (the replay's memoised collectives, docs/engine.md): how many
