@@ -256,15 +256,20 @@ constexpr int kRetimeRounds = 4;
 
 void retime_noisy_points(const std::string& name, const Settings& s, Backend& backend, Progress& progress,
                          CodecCost& cost, Profile& p) {
-  const auto drop_in = [&]() -> std::optional<TimeDrop> {
-    if (auto d = first_time_drop(cost.encode_points, kMaxMeasuredTimeDrop)) return d;
-    return first_time_drop(cost.decode_points, kMaxMeasuredTimeDrop);
+  struct Drop {
+    TimeDrop where;
+    bool encode = true;
+  };
+  const auto drop_in = [&]() -> std::optional<Drop> {
+    if (auto d = first_time_drop(cost.encode_points, kMaxMeasuredTimeDrop)) return Drop{*d, true};
+    if (auto d = first_time_drop(cost.decode_points, kMaxMeasuredTimeDrop)) return Drop{*d, false};
+    return std::nullopt;
   };
   std::set<double> retimed;
   for (int round = 0; round < kRetimeRounds; ++round) {
     const auto drop = drop_in();
     if (!drop) break;
-    for (std::size_t i : {drop->peak, drop->at}) {
+    for (std::size_t i : {drop->where.peak, drop->where.at}) {
       const double n = cost.encode_points[i].x;
       progress.step(name + " " + size_label(n) + ": timed again (its time fell by more than half with size)");
       std::vector<double> enc, dec;
@@ -276,12 +281,13 @@ void retime_noisy_points(const std::string& name, const Settings& s, Backend& ba
     }
   }
   if (const auto drop = drop_in()) {
-    const bool enc = first_time_drop(cost.encode_points, kMaxMeasuredTimeDrop).has_value();
-    const auto& pts = enc ? cost.encode_points : cost.decode_points;
+    const auto& pts = drop->encode ? cost.encode_points : cost.decode_points;
+    const CurvePoint& at = pts[drop->where.at];
+    const CurvePoint& peak = pts[drop->where.peak];
     std::ostringstream os;
-    os << "codec " << name << (enc ? " encode" : " decode") << ": the time still falls by more than half with size after "
-       << kRetimeRounds << " rounds of timing again (" << pts[drop->at].seconds << " s at " << size_label(pts[drop->at].x)
-       << " after " << pts[drop->peak].seconds << " s at " << size_label(pts[drop->peak].x)
+    os << "codec " << name << (drop->encode ? " encode" : " decode")
+       << ": the time still falls by more than half with size after " << kRetimeRounds << " rounds of timing again ("
+       << at.seconds << " s at " << size_label(at.x) << " after " << peak.seconds << " s at " << size_label(peak.x)
        << "): this machine is too noisy for a profile; run again on an idle machine or with more --repeats";
     throw std::runtime_error(os.str());
   }
