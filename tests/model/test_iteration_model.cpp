@@ -380,6 +380,83 @@ TEST(ClosedForm, AccumulationAddsWholeMicroStepsOnly) {
   }
 }
 
+// Accumulation without no_sync (workload.no_sync: false): each of the k
+// micro-steps runs as the synchronizing one, S = 8 ms from its forward to its
+// last bucket's end (PipelineRecurrenceByHand), so T = k S + O.
+TEST(ClosedForm, AccumulationWithoutNoSyncSynchronizesEveryMicroStep) {
+  const auto one = evaluate_closed_form(three_bucket_plan(true, 1), kOnePointFiveMs);
+  for (int k : {1, 4, 1024}) {
+    SCOPED_TRACE(k);
+    auto plan = three_bucket_plan(true, k);
+    const auto with_no_sync = evaluate_closed_form(plan, kOnePointFiveMs);
+    plan = [&] {
+      const auto m = model_of({tensor("t0", {1000}, 1e9), tensor("t1", {1000}, 2e9), tensor("t2", {1000}, 1e9)});
+      WorkloadSpec w;
+      w.compute_efficiency = 1.0;
+      w.first_bucket_size = 1;
+      w.bucket_size = 1;
+      w.accumulation = k;
+      w.no_sync = false;
+      w.optimizer.step_time = 0.5e-3;
+      w.ddp_overheads = false;
+      return plan_iteration(w, test::cluster(1, 8), m, costs());
+    }();
+    EXPECT_EQ(plan.sync_every_micro_step, k > 1);
+    EXPECT_EQ(plan.synchronizing_micro_steps(), k);
+    const auto r = evaluate_closed_form(plan, kOnePointFiveMs);
+    EXPECT_NEAR(r.total, k * 8e-3 + 0.5e-3, 1e-9);
+    EXPECT_NEAR(r.folded, (k - 1) * 8e-3, 1e-9);
+    EXPECT_NEAR(r.buckets[2].end, (k - 1) * 8e-3 + 8e-3, 1e-9);  // the last micro-step's timeline
+    EXPECT_NEAR(r.exposed_communication, k * 2e-3, 1e-9);
+    EXPECT_NEAR(r.forward, k * 2e-3, 1e-12);
+    EXPECT_NEAR(r.backward, k * 4e-3, 1e-9);
+    EXPECT_NEAR(r.forward + r.backward + r.exposed_communication + r.optimizer, r.total, 1e-9);
+    EXPECT_DOUBLE_EQ(r.global_batch, 8.0 * k);
+    EXPECT_DOUBLE_EQ(r.wire_bytes_per_gpu, k * one.wire_bytes_per_gpu);  // k synchronizations
+    EXPECT_EQ(r.sync_every_micro_step, k > 1);
+    if (k == 1) EXPECT_EQ(r.total, with_no_sync.total);  // nothing to skip at k = 1
+    if (k > 1) EXPECT_NEAR(r.total - with_no_sync.total, (k - 1) * 2e-3, 1e-9);  // k-1 more exposed syncs
+  }
+}
+
+// Without no_sync, each synchronization waits for the slowest rank of one
+// micro-step, k times, and the DDP overheads (copies, launches) run k times;
+// the optimizer and the per-iteration fixed work once: T = k (T_1 - O - W) + O + W.
+TEST(ClosedForm, AccumulationWithoutNoSyncRepeatsOverheadsAndStragglerWaits) {
+  const auto m = model_of({tensor("t0", {1000000}, 1e9), tensor("t1", {1000000}, 2e9), tensor("t2", {1000000}, 1e9)});
+  auto c = costs();
+  c.copy_bandwidth = 1e11;
+  WorkloadSpec w;
+  w.compute_efficiency = 1.0;
+  w.first_bucket_size = 1;
+  w.bucket_size = 1;
+  w.compute_jitter = 0.1;
+  w.interference = 0.2;
+  const auto one = evaluate_closed_form(plan_iteration(w, test::cluster(1, 8), m, c), kOnePointFiveMs);
+  ASSERT_GT(one.straggler_wait, 0);
+  ASSERT_GT(one.fixed_work, 0);
+  w.accumulation = 5;
+  w.no_sync = false;
+  const auto plan = plan_iteration(w, test::cluster(1, 8), m, c);
+  const auto r = evaluate_closed_form(plan, kOnePointFiveMs);
+  const double ow = one.optimizer + one.fixed_work;
+  EXPECT_NEAR(r.total, 5 * (one.total - ow) + ow, 1e-12);
+  EXPECT_NEAR(r.straggler_wait, 5 * one.straggler_wait, 1e-12);
+  EXPECT_NEAR(r.bucket_copy_in, 5 * one.bucket_copy_in, 1e-15);
+  EXPECT_NEAR(r.bucket_copy_out, 5 * one.bucket_copy_out, 1e-15);
+  EXPECT_NEAR(r.collective_launch, 5 * one.collective_launch, 1e-15);
+  EXPECT_NEAR(r.backward, 5 * one.backward, 1e-12);  // slowed as the one micro-step's
+  EXPECT_NEAR(r.overlapped_compute, 5 * one.overlapped_compute, 1e-12);
+  EXPECT_NEAR(r.forward + r.backward + r.bucket_copy_in + r.straggler_wait + r.exposed_communication +
+                  r.bucket_copy_out + r.optimizer + r.fixed_work,
+              r.total, 1e-12);
+  // Under no_sync the one synchronization waits for 5 micro-steps' jitter instead.
+  w.no_sync = true;
+  const auto folded = evaluate_closed_form(plan_iteration(w, test::cluster(1, 8), m, c), kOnePointFiveMs);
+  EXPECT_GT(folded.straggler_wait, one.straggler_wait);
+  EXPECT_LT(folded.total, r.total);
+}
+
 TEST(ClosedForm, CodecsRunOnTheCommStreamAndScaleWithTheirCost) {
   const auto m = model_of({tensor("w", {1000000}, 1e9)});
   WorkloadSpec w;

@@ -83,7 +83,7 @@ TEST(Scenario, DdpOverheadKeysDefaultOnAndReadBack) {
   std::string yaml = text.str();
   const auto at = yaml.find("workload:\n");
   ASSERT_NE(at, std::string::npos);
-  yaml.insert(at + 10, "  ddp_overheads: false\n  gradient_as_bucket_view: true\n  input_rate: 250\n");
+  yaml.insert(at + 10, "  ddp_overheads: false\n  gradient_as_bucket_view: true\n  input_rate: 250\n  no_sync: false\n");
   const fs::path p = dir / "keys.yaml";
   std::ofstream(p) << yaml;
   auto t = gw::load_scenario(p.string());
@@ -92,6 +92,8 @@ TEST(Scenario, DdpOverheadKeysDefaultOnAndReadBack) {
   EXPECT_TRUE(t.workload->gradient_as_bucket_view);
   EXPECT_EQ(t.workload->input_rate, 250.0);
   EXPECT_FALSE(s.workload->input_rate);
+  EXPECT_FALSE(t.workload->no_sync);  // workload.no_sync, default true
+  EXPECT_TRUE(s.workload->no_sync);
   fs::remove_all(dir);
 }
 

@@ -178,6 +178,37 @@ TEST(Replay, AccumulationFoldsMicroStepsAndDoesNotGrowTheSimulation) {
   }
 }
 
+// workload.no_sync: false: the replay simulates one synchronizing micro-step,
+// as with no_sync, and repeats it k times analytically, as the closed form does.
+TEST(Replay, AccumulationWithoutNoSyncRepeatsTheSynchronizingMicroStep) {
+  const auto c = test::cluster(1, 8);
+  const auto m = tiny_convnet();
+  const auto coll = ring_closed_form(c);
+  const auto one = simulate_plan(c, plan_iteration(workload(true, 1), c, m, slow_costs()));
+  for (int k : {1, 4, 1024}) {
+    SCOPED_TRACE(k);
+    auto w = workload(true, k);
+    w.no_sync = false;
+    w.compute_jitter = 0.05;
+    w.ddp_overheads = true;
+    const auto plan = plan_iteration(w, c, m, slow_costs());
+    const auto r = simulate_plan(c, plan);
+    expect_rel(r.total, evaluate_closed_form(plan, coll).total);
+    const auto p1 = plan_iteration([&] { auto v = w; v.accumulation = 1; return v; }(), c, m, slow_costs());
+    const auto r1 = simulate_plan(c, p1);
+    const double ow = r1.optimizer + r1.fixed_work;
+    expect_rel(r.total, k * (r1.total - ow) + ow);
+    expect_rel(r.exposed_communication, k * r1.exposed_communication);
+    EXPECT_EQ(r.simulated_activities, r1.simulated_activities);  // the simulation does not grow with k
+    expect_rel(r.wire_bytes_per_gpu, k * one.wire_bytes_per_gpu);
+    const auto back = result_from_json(result_to_json(r, -1));
+    EXPECT_EQ(back.sync_every_micro_step, k > 1);
+    EXPECT_EQ(result_to_json(r, -1).find("\"no_sync\"") != std::string::npos, k > 1);
+    EXPECT_EQ(chrome_trace(r).find("each synchronizing") != std::string::npos, k > 1);
+    EXPECT_EQ(format_table(r).find("no_sync off") != std::string::npos, k > 1);
+  }
+}
+
 TEST(Replay, BucketsNeverOvertakeAndCodecsSitAroundTheirCollective) {
   const auto c = test::cluster(1, 8);
   const auto plan = plan_iteration(workload(true, 1, "powersgd"), c, tiny_convnet(), slow_costs());

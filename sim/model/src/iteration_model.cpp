@@ -161,7 +161,10 @@ void plan_stragglers(IterationPlan& p, const WorkloadSpec& w, const DeviceCosts&
   double t = p.forward;
   for (std::size_t j = 0; j < cumulative.size(); ++j) cumulative[j] = t += p.tensor_backward[j];
   for (std::size_t b = 0; b < ready.size(); ++b) ready[b] = cumulative.at(p.buckets[b].last_tensor);
-  p.bucket_sync_delay = straggler_delays(p.compute_jitter, p.world_size, p.accumulation, step, ready);
+  // Each synchronization waits for the slowest rank's compute since the last
+  // one: k micro-steps under no_sync, one without it.
+  const int since_last_sync = p.sync_every_micro_step ? 1 : p.accumulation;
+  p.bucket_sync_delay = straggler_delays(p.compute_jitter, p.world_size, since_last_sync, step, ready);
 }
 
 }  // namespace
@@ -179,6 +182,7 @@ IterationPlan plan_iteration(const WorkloadSpec& w, const ClusterSpec& cluster, 
   p.world_size = cluster.world_size();
   p.micro_batch = w.micro_batch;
   p.accumulation = w.accumulation;
+  p.sync_every_micro_step = !w.no_sync && w.accumulation > 1;
   p.overlap = w.overlap;
   plan_interference(p, w, costs);
   if (measured) {
@@ -277,6 +281,22 @@ double overlapped_compute(const IterationResult& r, bool overlap) {
 
 }  // namespace
 
+void shift_timeline(IterationResult& r, double dt) {
+  r.forward_start += dt;
+  r.backward_start += dt;
+  r.backward_end += dt;
+  for (auto& t : r.tensor_end) t += dt;
+  for (auto& b : r.buckets) {
+    b.ready += dt;
+    b.start += dt;
+    b.end += dt;
+    for (auto& s : b.steps) {
+      s.start += dt;
+      s.end += dt;
+    }
+  }
+}
+
 void finish_band(const IterationPlan& plan, IterationResult& r) {
   r.compute_jitter = plan.compute_jitter;
   r.compute_jitter_source = plan.compute_jitter_source;
@@ -287,7 +307,7 @@ void finish_band(const IterationPlan& plan, IterationResult& r) {
   r.residual_cases = plan.residuals.cases;
   r.band = band_terms(r.total, r.forward + r.backward, plan.compute_spread, plan.compute_jitter, plan.world_size,
                       plan.accumulation, plan.forward + plan.backward(), plan.residuals);
-  r.overlapped_compute = overlapped_compute(r, plan.overlap);
+  r.overlapped_compute = plan.synchronizing_micro_steps() * overlapped_compute(r, plan.overlap);
   r.band.interference_high = r.overlapped_compute * plan.interference_range_high;
   band_bounds(r.total, r.band, r.band_low, r.band_high);
 }
@@ -301,6 +321,7 @@ void finish_result(const IterationPlan& plan, IterationResult& r) {
   r.world_size = plan.world_size;
   r.micro_batch = plan.micro_batch;
   r.accumulation = plan.accumulation;
+  r.sync_every_micro_step = plan.sync_every_micro_step;
   r.overlap = plan.overlap;
   r.interference = plan.interference;
   r.interference_codec = plan.interference_codec;
@@ -311,13 +332,17 @@ void finish_result(const IterationPlan& plan, IterationResult& r) {
   r.compute_measured = plan.compute_measured;
   r.global_batch = plan.global_batch();
   const double k = plan.accumulation;
-  const double clean_backward = plan.backward();
-  r.folded = plan.folded();
+  // n: the micro-steps that run as the simulated one (all k without no_sync,
+  // else 1; the k-1 others run forward and a clean backward under no_sync).
+  const double n = plan.synchronizing_micro_steps();
   r.forward = k * plan.forward;
   r.ddp_overheads = plan.ddp_overheads;
   r.bucket_copy_in = 0;
   for (double c : plan.tensor_copy_in) r.bucket_copy_in += c;
-  r.backward = (k - 1) * clean_backward + (r.backward_end - r.backward_start) - r.bucket_copy_in;
+  r.backward = plan.sync_every_micro_step
+                   ? k * ((r.backward_end - r.backward_start) - r.bucket_copy_in)
+                   : (k - 1) * plan.backward() + (r.backward_end - r.backward_start) - r.bucket_copy_in;
+  r.bucket_copy_in *= n;
   r.encode = r.decode = r.collective_launch = 0;
   double comm_end = r.backward_end;
   double copy_out_end = r.backward_end;  // copy-out: bucket by bucket after its collective
@@ -346,6 +371,20 @@ void finish_result(const IterationPlan& plan, IterationResult& r) {
   r.straggler_wait = plan.bucket_sync_delay.empty() || r.buckets.empty() ? 0.0 : plan.bucket_sync_delay.back();
   r.exposed_communication = std::max(0.0, comm_end - r.backward_end - r.straggler_wait);
   r.bucket_copy_out = copy_out_end - std::max(r.backward_end, comm_end);
+  r.folded = plan.folded();
+  if (plan.sync_every_micro_step) {
+    // The k-1 micro-steps before the simulated one each ran as it did, from
+    // its forward to the end of its copy-out.
+    r.folded = (k - 1) * (copy_out_end - r.forward_start);
+    shift_timeline(r, r.folded);
+    copy_out_end += r.folded;
+    r.encode *= n;
+    r.decode *= n;
+    r.collective_launch *= n;
+    r.straggler_wait *= n;
+    r.exposed_communication *= n;
+    r.bucket_copy_out *= n;
+  }
   r.optimizer = plan.optimizer;
   r.fixed_work = plan.fixed_work;
   r.optimizer_start = copy_out_end;
@@ -354,7 +393,7 @@ void finish_result(const IterationPlan& plan, IterationResult& r) {
   r.total += r.input_wait;
   r.samples_per_second = r.total > 0 ? r.global_batch / r.total : 0;
   finish_band(plan, r);
-  r.wire_bytes_per_gpu = plan.wire_bytes_per_gpu;
+  r.wire_bytes_per_gpu = n * plan.wire_bytes_per_gpu;
   r.error_feedback_bytes = plan.error_feedback_bytes;
   r.state_bytes = plan.state_bytes;
   r.tensor_names = plan.tensor_names;
@@ -473,7 +512,10 @@ IterationResult evaluate_closed_form(const IterationPlan& plan, const Collective
   IterationResult r = ClosedFormPass(plan, collective_time, -1.0).run();
   if (!(plan.codec_interference > 0)) return r;
   for (int pass = 0; pass < 16; ++pass) {
-    IterationResult next = ClosedFormPass(plan, collective_time, r.backward_end).run();
+    // A pass starts at plan.folded(); without no_sync finish_result moved the
+    // result on by the k-1 micro-steps before it, which the pass has not.
+    const double backward_end = r.backward_end - (r.folded - plan.folded());
+    IterationResult next = ClosedFormPass(plan, collective_time, backward_end).run();
     const bool fixed = next.backward_end == r.backward_end;
     r = std::move(next);
     if (fixed) break;

@@ -284,8 +284,8 @@ ClusterSpec parse_cluster(const yaml::Node& n) {
 }
 
 WorkloadSpec parse_workload(const yaml::Node& n) {
-  n.allow_keys({"model", "micro_batch", "accumulation", "precision", "bucket_size", "first_bucket_size", "overlap",
-                "optimizer", "compression", "interference", "allreduce_algorithm", "compute_efficiency",
+  n.allow_keys({"model", "micro_batch", "accumulation", "no_sync", "precision", "bucket_size", "first_bucket_size",
+                "overlap", "optimizer", "compression", "interference", "allreduce_algorithm", "compute_efficiency",
                 "compute", "compute_precision", "ddp_overheads", "gradient_as_bucket_view",
                 "input_rate", "compute_jitter"});
   WorkloadSpec w;
@@ -297,6 +297,7 @@ WorkloadSpec parse_workload(const yaml::Node& n) {
     w.accumulation = static_cast<int>(a->as_int(1, kMaxAccumulation));
     w.accumulation_given = true;
   }
+  if (auto o = n.optional("no_sync")) w.no_sync = o->as_bool();
   if (auto p = n.optional("precision")) {
     std::string s = p->as_enum({"fp32", "bf16", "fp16"});
     w.precision = s == "fp32" ? Precision::FP32 : (s == "bf16" ? Precision::BF16 : Precision::FP16);

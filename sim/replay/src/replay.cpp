@@ -275,20 +275,7 @@ IterationResult simulate_plan(const ClusterSpec& cluster, const IterationPlan& p
   IterationResult r = std::move(out.result);
   // The child simulated the synchronizing micro-step from t = 0; put it after
   // the k-1 folded micro-steps.
-  const double folded = plan.folded();
-  r.forward_start = folded;
-  r.backward_start += folded;
-  r.backward_end += folded;
-  for (auto& t : r.tensor_end) t += folded;
-  for (auto& b : r.buckets) {
-    b.ready += folded;
-    b.start += folded;
-    b.end += folded;
-    for (auto& s : b.steps) {
-      s.start += folded;
-      s.end += folded;
-    }
-  }
+  shift_timeline(r, plan.folded());
   finish_result(plan, r);
   return r;
 }

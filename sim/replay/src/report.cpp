@@ -126,9 +126,10 @@ std::string format_table(const IterationResult& r, const MemoryBreakdown* memory
                    r.profile_detail.empty() ? "hand-made costs" : r.profile_detail);
   o += fmt::format(
       "compression: {}   all-reduce: {}   overlap: {}   compute: {}   micro-batch: {}   "
-      "accumulation: {}   global batch: {:g}   interference: {:g}\n",
+      "accumulation: {}{}   global batch: {:g}   interference: {:g}\n",
       r.compression, r.allreduce_algorithm, r.overlap ? "on" : "off", r.compute_precision, r.micro_batch,
-      r.accumulation, r.global_batch, r.interference);
+      r.accumulation, r.sync_every_micro_step ? " (no_sync off: every micro-step synchronizes)" : "",
+      r.global_batch, r.interference);
   if (!r.compute_measured.empty()) {
     o += fmt::format("compute: {} (forward, per-tensor backward, optimizer; {:.3g} of the profile's GEMM rate)\n",
                      r.compute_measured, r.compute_efficiency);
@@ -261,7 +262,10 @@ std::string chrome_trace(const IterationResult& r) {
     events.push_back({{"ph", "X"}, {"pid", kPid}, {"tid", tid}, {"name", name}, {"cat", tid == kCompute ? "compute" : tid == kComm ? "communication" : "codec"},
                       {"ts", start * 1e6}, {"dur", (end - start) * 1e6}, {"args", std::move(args)}});
   };
-  if (r.folded > 0)
+  if (r.folded > 0 && r.sync_every_micro_step)
+    span(kCompute, fmt::format("{} micro-steps, each synchronizing (folded; no_sync off)", r.accumulation - 1), 0,
+         r.folded, {{"note", "each runs as the micro-step below up to the optimizer, added analytically"}});
+  else if (r.folded > 0)
     span(kCompute, fmt::format("{} micro-steps under no_sync (folded)", r.accumulation - 1), 0, r.folded,
          {{"note", "forward + backward without communication, added analytically"}});
   span(kCompute, "forward", r.forward_start, r.backward_start, json::object());

@@ -96,6 +96,7 @@ std::string result_to_json(const IterationResult& r, int indent, const MemoryBre
   j["world_size"] = r.world_size;
   j["micro_batch"] = r.micro_batch;
   j["accumulation"] = r.accumulation;
+  if (r.sync_every_micro_step) j["no_sync"] = false;
   j["global_batch"] = r.global_batch;
   j["overlap"] = r.overlap;
   j["interference"] = r.interference;
@@ -177,6 +178,7 @@ IterationResult result_from_json(const std::string& text) {
   r.world_size = j.at("world_size").get<int>();
   r.micro_batch = j.at("micro_batch").get<int>();
   r.accumulation = j.at("accumulation").get<int>();
+  if (j.contains("no_sync")) r.sync_every_micro_step = !j.at("no_sync").get<bool>();
   r.global_batch = j.at("global_batch").get<double>();
   r.overlap = j.at("overlap").get<bool>();
   r.interference = j.at("interference").get<double>();

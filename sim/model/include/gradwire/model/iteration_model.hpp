@@ -21,7 +21,11 @@
 //   no overlap : T = k (F + B) + sum_b comm_b + O
 //   overlap    : start_b = max(ready_b, end_{b-1}); end_b = start_b + comm_b;
 //                T = (k-1)(F + B) + F + max(B, end_last) + O  (times from the backward start)
-// with comm_b the sum of bucket b's steps. Plain C++, no SimGrid.
+// with comm_b the sum of bucket b's steps. Without no_sync
+// (workload.no_sync: false) every micro-step synchronizes as the last one
+// does: with S the synchronizing micro-step from its forward to the end of
+// its copy-out, T = k S + O (+ W), each sync waiting for the slowest rank of
+// one micro-step. Plain C++, no SimGrid.
 // DDP overheads (docs/model.md, "DDP overheads"; workload.ddp_overheads):
 //   copy-in  : tensor j's backward takes d_j + c_j, c_j = 2 bytes_j / copy_bw
 //   launch   : bucket b's comm starts L x (its collectives) after start_b
@@ -108,6 +112,9 @@ struct IterationPlan {
   int world_size = 1;
   int micro_batch = 1;
   int accumulation = 1;
+  /// k > 1 and workload.no_sync false: each of the k micro-steps
+  /// synchronizes (all-reduces its gradients), not only the last.
+  bool sync_every_micro_step = false;
   bool overlap = true;
   double interference = 0;             ///< compute slow-down while a collective (or its launch) runs
   double interference_codec = 0;       ///< compute slow-down while a codec runs
@@ -141,8 +148,12 @@ struct IterationPlan {
   double state_bytes = 0;              ///< per GPU, all buckets (PowerSGD P, Q)
   double wire_bytes_per_gpu = 0;       ///< sent by one GPU per iteration
   double backward() const;             ///< sum of tensor_backward
-  /// (k-1)(F + B): the micro-steps under no_sync, before the synchronizing one.
-  double folded() const { return (accumulation - 1) * (forward + backward()); }
+  /// The time before the simulated micro-step that is known before it runs:
+  /// (k-1)(F + B), the micro-steps under no_sync; 0 when every micro-step
+  /// synchronizes (finish_result places k-1 copies of the simulated one there).
+  double folded() const { return sync_every_micro_step ? 0.0 : (accumulation - 1) * (forward + backward()); }
+  /// Micro-steps per iteration that synchronize: k without no_sync, else 1.
+  int synchronizing_micro_steps() const { return sync_every_micro_step ? accumulation : 1; }
   double global_batch() const { return static_cast<double>(micro_batch) * accumulation * world_size; }
 };
 
@@ -213,12 +224,14 @@ struct BucketTiming {
 };
 
 /// The predicted iteration. Times are on one timeline starting at 0; the
-/// first accumulation-1 micro-steps occupy [0, folded) and are not simulated.
+/// first accumulation-1 micro-steps occupy [0, folded) and are not simulated
+/// (without no_sync each is a copy of the simulated one).
 struct IterationResult {
   std::string scenario, model, compression, compute_precision, allreduce_algorithm;
   std::string profile_name, profile_source, profile_detail;   ///< detail: "datasheet-derived" or "measured on ..."
   std::string method;        ///< "simulation" or "closed form"
   int world_size = 1, micro_batch = 1, accumulation = 1;
+  bool sync_every_micro_step = false; ///< workload.no_sync false with k > 1
   bool overlap = true;
   double interference = 0;            ///< compute slow-down under NCCL
   double interference_codec = 0;      ///< compute slow-down under a codec
@@ -252,7 +265,7 @@ struct IterationResult {
   double samples_per_second = 0;
   double wire_bytes_per_gpu = 0;
   double error_feedback_bytes = 0, state_bytes = 0;
-  double folded = 0;                  ///< (k-1)(forward + backward), added analytically
+  double folded = 0;                  ///< the k-1 micro-steps before the simulated one, added analytically
   double forward_start = 0, backward_start = 0, backward_end = 0, optimizer_start = 0;
   std::vector<std::string> tensor_names;
   std::vector<double> tensor_end;     ///< backward end of each tensor in the synchronizing micro-step
@@ -292,6 +305,10 @@ void mark_side_streams(const IterationPlan& plan, IterationResult& result);
 /// at the bucket's last tensor (the bucket is ready after them), after the
 /// last collective on a side stream that does not hold the comm stream.
 IterationResult evaluate_closed_form(const IterationPlan& plan, const CollectiveTimeFn& collective_time);
+
+/// Moves every time of r's timeline (forward, backward, tensors, buckets and
+/// their steps) on by dt seconds.
+void shift_timeline(IterationResult& r, double dt);
 
 /// Fills the totals of a result (forward, backward, exposed communication,
 /// total, samples/s, ...) from its timeline and the plan. Used by both the

@@ -174,6 +174,10 @@ struct WorkloadSpec {
   std::string model;            ///< model name (models/<name>.yaml) or path
   int micro_batch = 1;          ///< samples per GPU per micro-step
   int accumulation = 1;         ///< gradient accumulation steps k
+  /// workload.no_sync: the k-1 micro-steps before the last run under DDP's
+  /// no_sync() (true, the default) or each all-reduces its gradients as
+  /// the last one does (false: accumulation without no_sync). No effect at k = 1.
+  bool no_sync = true;
   Precision precision = Precision::FP32;  ///< gradient precision
   /// workload.compute_precision (a compute_precision_names() entry). Empty:
   /// the rate follows the gradient precision (compute_precision_for).
