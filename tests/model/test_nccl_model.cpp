@@ -149,6 +149,55 @@ TEST(NcclCost, PairsNcclDoesNotRun) {
   EXPECT_FALSE(none(CollectiveOp::AllReduce, Algorithm::Hierarchical, Protocol::Simple, h100x2));
 }
 
+// Every refusal names its rule and what the cluster has; a pair NCCL runs has
+// none, and the cost exists exactly when there is none.
+TEST(NcclCost, EachRefusalNamesItsRule) {
+  const auto a100 = node_cluster("a100-80gb", 1, 8, 300e9);
+  const auto h100 = node_cluster("h100", 1, 8, 450e9);
+  const auto h100x2 = node_cluster("h100", 2, 8, 450e9);
+  const auto why = [](CollectiveOp op, Algorithm a, Protocol p, const ClusterSpec& c, NcclShape s) {
+    const std::string r = nccl_pair_refusal(op, a, p, c, s);
+    EXPECT_EQ(r.empty(), nccl_cost(op, a, p, c, s, MiB, 1e11).has_value()) << r;
+    return r;
+  };
+  const NcclShape one{8, 1}, two{16, 2};
+  const auto has = [](const std::string& text, const std::string& part) {
+    EXPECT_NE(text.find(part), std::string::npos) << text;
+  };
+  has(why(CollectiveOp::AllReduce, Algorithm::NVLS, Protocol::Simple, a100, one),
+      "compute capability 9.0 or later (a100-80gb: 8.0)");
+  has(why(CollectiveOp::AllReduce, Algorithm::NVLS, Protocol::Simple, node_cluster("mi300x", 1, 8, 450e9), one),
+      "mi300x: not known to gradwire");
+  has(why(CollectiveOp::AllReduce, Algorithm::NVLS, Protocol::Simple, h100x2, two), "not across 2");
+  has(why(CollectiveOp::AllReduce, Algorithm::NVLS, Protocol::Simple, node_cluster("h100", 1, 2, 150e9), {2, 1}),
+      "4 GPUs or more (2 here)");
+  auto p2p = h100;
+  p2p.intra_node.transport = Transport::NVLink;
+  has(why(CollectiveOp::AllReduce, Algorithm::NVLS, Protocol::Simple, p2p, one), "point to point");
+  has(why(CollectiveOp::AllReduce, Algorithm::NVLS, Protocol::LL, h100, one), "nvls runs Simple only");
+  has(why(CollectiveOp::AllReduce, Algorithm::NvlsTree, Protocol::Simple, h100, one), "two nodes or more");
+  has(why(CollectiveOp::AllReduce, Algorithm::NvlsTree, Protocol::Simple, h100x2, {8, 2}),
+      "whole nodes, every GPU of each (8 ranks on 2 nodes of 8 GPUs here)");
+  has(why(CollectiveOp::AllGather, Algorithm::Tree, Protocol::Simple, a100, one), "tree is for allreduce");
+  has(why(CollectiveOp::AllGather, Algorithm::Pat, Protocol::Simple, a100, one), "one GPU per node");
+  has(why(CollectiveOp::AllReduce, Algorithm::Pat, Protocol::Simple, a100, one), "pat is for allgather");
+  auto tcpx = node_cluster("h100", 4, 1, 450e9);
+  tcpx.nic.transport = Transport::TCPX;
+  has(why(CollectiveOp::AllGather, Algorithm::Pat, Protocol::Simple, tcpx, {4, 4}), "tcpx");
+  tcpx.nic.transport = Transport::Network;
+  EXPECT_EQ(why(CollectiveOp::AllGather, Algorithm::Pat, Protocol::Simple, tcpx, {4, 4}), "");
+  auto pcie = a100;
+  pcie.intra_node.transport = Transport::PcieP2P;
+  has(why(CollectiveOp::AllReduce, Algorithm::Ring, Protocol::LL128, pcie, one), "LL128 only with NVLink");
+  has(why(CollectiveOp::AllToAll, Algorithm::Direct, Protocol::LL, a100, one), "direct is gradwire's own schedule");
+  has(why(CollectiveOp::AllToAll, Algorithm::Ring, Protocol::Simple, a100, one), "direct sends, not a ring");
+  has(why(CollectiveOp::AllGather, Algorithm::Hierarchical, Protocol::Simple, a100, one),
+      "hierarchical is for allreduce");
+  EXPECT_EQ(why(CollectiveOp::AllReduce, Algorithm::NVLS, Protocol::Simple, h100, one), "");
+  EXPECT_EQ(why(CollectiveOp::AllReduce, Algorithm::NvlsTree, Protocol::Simple, h100x2, two), "");
+  EXPECT_EQ(why(CollectiveOp::Broadcast, Algorithm::Ring, Protocol::Simple, a100, one), "");
+}
+
 TEST(NcclCost, NvlsTreeAsNcclsTuningModel) {
   // tuning.cc (NVLS_TREE, Simple only): baseLat 0, NVLink hwLat 23 us, Net
   // 14 us: 23 + 2 log2(m) x 14 us; algorithm bandwidth 5/6 of the bus's.
@@ -284,6 +333,23 @@ TEST(NcclChoice, PinsAreHonoured) {
   EXPECT_EQ(pick(c, 8, Algorithm::Auto, Protocol::Simple).protocol, Protocol::Simple);
   EXPECT_THROW(pick(node_cluster("a100-80gb", 1, 8, 300e9), MiB, Algorithm::NVLS), std::invalid_argument);
   EXPECT_THROW(pick(c, MiB, Algorithm::NVLS, Protocol::LL), std::invalid_argument);
+  // The refusal says why, each reason once.
+  try {
+    pick(node_cluster("a100-80gb", 1, 8, 300e9), MiB, Algorithm::NVLS);
+    ADD_FAILURE() << "nvls on A100 was not refused";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(),
+                 "no nvls for allreduce on this cluster: nvls: NVLS needs a GPU of compute capability 9.0 or later "
+                 "(a100-80gb: 8.0)");
+  }
+  try {
+    choose_collective(CollectiveOp::AllToAll, Algorithm::Auto, Protocol::LL, c, collective_shape(c, 8), MiB);
+    ADD_FAILURE() << "alltoall with LL was not refused";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(),
+                 "no algorithm with protocol LL for alltoall on this cluster: direct is gradwire's own schedule and "
+                 "runs Simple only");
+  }
 }
 
 TEST(NcclChoice, TheChoiceIsTheFastestUnderNcclsTuningModel) {

@@ -134,15 +134,20 @@ CollectiveChoice choose_collective(CollectiveOp op, Algorithm a, Protocol p, con
       best = CollectiveChoice{algo, proto.protocol, time_under(op, algo, c, shape, bytes, *cost), t};
     }
   }
-  if (!best)
+  if (!best) {
+    // Each algorithm's reason (nccl_pair_refusal), each said once; with the
+    // protocol left to NCCL, Simple's, which every algorithm runs when it runs.
+    std::vector<std::string> why;
+    for (Algorithm algo : algos) {
+      std::string r = nccl_pair_refusal(op, algo, p == Protocol::Auto ? Protocol::Simple : p, c, shape);
+      if (!r.empty() && std::find(why.begin(), why.end(), r) == why.end()) why.push_back(std::move(r));
+    }
+    std::string reasons;
+    for (const auto& r : why) reasons += (reasons.empty() ? "" : "; ") + r;
     throw std::invalid_argument("no " + (a == Algorithm::Auto ? std::string("algorithm") : to_string(a)) +
-                                (p == Protocol::Auto ? std::string() : " with protocol " + to_string(p)) +
-                                " for " + to_string(op) + " on this cluster (NCCL runs ring for every op but "
-                                "alltoall; tree, nvls (NVSwitch nodes with multicast, one node) and nvlstree "
-                                "(two or more such nodes, whole) for allreduce with LL, LL128 "
-                                "or Simple (nvls, nvlstree: Simple); pat: allgather and reducescatter "
-                                "at one GPU per node, Simple; hierarchical: allreduce, "
-                                "Simple; direct: alltoall, Simple)");
+                                (p == Protocol::Auto ? std::string() : " with protocol " + to_string(p)) + " for " +
+                                to_string(op) + " on this cluster: " + reasons);
+  }
   return *best;
 }
 

@@ -179,30 +179,6 @@ double ring_latency_us(CollectiveOp op, Protocol p, const ClusterSpec& c, NcclSh
   return kBaseLat[1][proto_index(p)] + (steps - inter_steps) * intra + inter_steps * inter;
 }
 
-// gradwire's own schedules (hierarchical, direct, the broadcast ring): Simple
-// only, on the ops they implement.
-bool own_pair_exists(CollectiveOp op, Algorithm a, Protocol p) {
-  if (p != Protocol::Simple) return false;
-  if (a == Algorithm::Hierarchical) return op == CollectiveOp::AllReduce;
-  if (a == Algorithm::Direct) return op == CollectiveOp::AllToAll;
-  return a == Algorithm::Ring && op == CollectiveOp::Broadcast;
-}
-
-bool pair_exists(CollectiveOp op, Algorithm a, Protocol p, const ClusterSpec& c, NcclShape s) {
-  if (a == Algorithm::Auto || p == Protocol::Auto) return false;
-  const bool nccl_ring = a == Algorithm::Ring && op != CollectiveOp::Broadcast && op != CollectiveOp::AllToAll;
-  if (!nccl_ring && a != Algorithm::Tree && a != Algorithm::NVLS && a != Algorithm::NvlsTree && a != Algorithm::Pat)
-    return own_pair_exists(op, a, p);
-  if (a == Algorithm::Pat)
-    return (op == CollectiveOp::AllGather || op == CollectiveOp::ReduceScatter) && p == Protocol::Simple &&
-           pat_available(c, s);
-  if (a != Algorithm::Ring && op != CollectiveOp::AllReduce) return false;
-  if (a == Algorithm::NVLS && (p != Protocol::Simple || !nvls_available(c, s.nodes))) return false;
-  if (a == Algorithm::NvlsTree && (p != Protocol::Simple || !nvlstree_available(c, s))) return false;
-  if (p == Protocol::LL128 && !ll128_enabled(c)) return false;
-  return true;
-}
-
 }  // namespace
 
 std::string to_string(Algorithm a) {
@@ -313,28 +289,94 @@ int gpu_compute_capability(const std::string& gpu) {
 }
 
 namespace {
-// A node NVLS runs on: compute capability 90 or more, NVSwitch (4 or more
-// GPUs on NVLink, not point-to-point `transport: nvlink`).
-bool nvls_node(const ClusterSpec& c) {
-  return gpu_compute_capability(c.gpu) >= 90 && c.gpus_per_node >= 4 &&
-         nccl_link_class(c, false) == NcclLinkClass::NVLink && c.intra_node.transport != Transport::NVLink;
+// Why c's nodes are not nodes NVLS runs on, or "": compute capability 90 or
+// more, NVSwitch (4 or more GPUs on NVLink, not point-to-point `transport:
+// nvlink`).
+std::string nvls_node_refusal(const ClusterSpec& c) {
+  const int cc = gpu_compute_capability(c.gpu);
+  if (cc < 90)
+    return "NVLS needs a GPU of compute capability 9.0 or later (" + c.gpu + ": " +
+           (cc == 0 ? std::string("not known to gradwire") : std::to_string(cc / 10) + "." + std::to_string(cc % 10)) +
+           ")";
+  if (c.gpus_per_node < 4)
+    return "NVLS needs an NVSwitch node of 4 GPUs or more (" + std::to_string(c.gpus_per_node) + " here)";
+  if (nccl_link_class(c, false) != NcclLinkClass::NVLink)
+    return std::string("NVLS needs NVLink inside the node (intra_node transport: ") +
+           transport_info(c.intra_node.transport).name + ")";
+  if (c.intra_node.transport == Transport::NVLink)
+    return "NVLS needs an NVSwitch; intra_node `transport: nvlink` is point to point (nvswitch is the switch)";
+  return "";
+}
+
+// Why gradwire's own schedules (hierarchical, direct, the broadcast ring) do
+// not run the pair, or "": Simple only, on the ops they implement.
+std::string own_pair_refusal(CollectiveOp op, Algorithm a, Protocol p) {
+  if (a == Algorithm::Hierarchical && op != CollectiveOp::AllReduce) return "hierarchical is for allreduce";
+  if (a == Algorithm::Direct && op != CollectiveOp::AllToAll) return "direct is for alltoall";
+  if (a == Algorithm::Ring && op == CollectiveOp::AllToAll) return "alltoall runs as direct sends, not a ring";
+  if (p != Protocol::Simple)
+    return (a == Algorithm::Ring ? std::string("the broadcast ring") : to_string(a)) +
+           " is gradwire's own schedule and runs Simple only";
+  return "";
 }
 }  // namespace
 
-bool nvls_available(const ClusterSpec& c, int nodes) { return nodes == 1 && nvls_node(c); }
+
+std::string nccl_pair_refusal(CollectiveOp op, Algorithm a, Protocol p, const ClusterSpec& c, NcclShape s) {
+  if (a == Algorithm::Auto || p == Protocol::Auto) return "auto is a rule, not a pair";
+  const std::string name = to_string(a);
+  const auto here = [&] {
+    return " (" + std::to_string(s.ranks) + " ranks on " + std::to_string(s.nodes) + " node" +
+           (s.nodes == 1 ? "" : "s") + " of " + std::to_string(c.gpus_per_node) + " GPUs here)";
+  };
+  const bool nccl_ring = a == Algorithm::Ring && op != CollectiveOp::Broadcast && op != CollectiveOp::AllToAll;
+  if (!nccl_ring && a != Algorithm::Tree && a != Algorithm::NVLS && a != Algorithm::NvlsTree && a != Algorithm::Pat)
+    return own_pair_refusal(op, a, p);
+  if (a == Algorithm::Pat) {
+    if (op != CollectiveOp::AllGather && op != CollectiveOp::ReduceScatter)
+      return "pat is for allgather and reducescatter";
+    if (p != Protocol::Simple) return "pat runs Simple only";
+    if (s.ranks < 2 || s.ranks != s.nodes) return "pat runs at one GPU per node, two ranks or more" + here();
+    if (c.nic.transport == Transport::TCPX)
+      return "NCCL turns pat off over a network offload device (nics transport: tcpx)";
+    return "";
+  }
+  if (a != Algorithm::Ring && op != CollectiveOp::AllReduce) return name + " is for allreduce";
+  if ((a == Algorithm::NVLS || a == Algorithm::NvlsTree) && p != Protocol::Simple) return name + " runs Simple only";
+  if (a == Algorithm::NVLS && s.nodes != 1)
+    return "nvls runs inside one node, not across " + std::to_string(s.nodes) +
+           " (NCCL's NVLS across nodes is nvlstree)";
+  if (a == Algorithm::NvlsTree && s.nodes < 2) return "nvlstree runs across two nodes or more (inside one node: nvls)";
+  if (a == Algorithm::NVLS || a == Algorithm::NvlsTree) {
+    const std::string node = nvls_node_refusal(c);
+    if (!node.empty()) return name + ": " + node;
+  }
+  if (a == Algorithm::NvlsTree && s.ranks != s.nodes * c.gpus_per_node)
+    return "nvlstree runs on whole nodes, every GPU of each" + here();
+  if (p == Protocol::LL128 && !ll128_enabled(c))
+    return "NCCL 2.20 enables LL128 only with NVLink inside the node and a GPU of compute capability 7.0, 8.0 or "
+           "9.0 (" + c.gpu + ", intra_node transport " + transport_info(c.intra_node.transport).name + ")";
+  return "";
+}
+
+bool nvls_available(const ClusterSpec& c, int nodes) {
+  return nccl_pair_refusal(CollectiveOp::AllReduce, Algorithm::NVLS, Protocol::Simple, c,
+                           NcclShape{nodes * c.gpus_per_node, nodes})
+      .empty();
+}
 
 bool nvlstree_available(const ClusterSpec& c, NcclShape shape) {
-  return shape.nodes >= 2 && nvls_node(c) && shape.ranks == shape.nodes * c.gpus_per_node;
+  return nccl_pair_refusal(CollectiveOp::AllReduce, Algorithm::NvlsTree, Protocol::Simple, c, shape).empty();
 }
 
 bool pat_available(const ClusterSpec& c, NcclShape shape) {
-  return shape.ranks >= 2 && shape.ranks == shape.nodes && c.nic.transport != Transport::TCPX;
+  return nccl_pair_refusal(CollectiveOp::AllGather, Algorithm::Pat, Protocol::Simple, c, shape).empty();
 }
 
 std::optional<NcclCost> nccl_cost(CollectiveOp op, Algorithm a, Protocol p, const ClusterSpec& c, NcclShape s,
                                   double bytes, double link_bandwidth) {
   if (s.ranks < 1 || s.nodes < 1) throw std::invalid_argument("NCCL cost over no ranks");
-  if (!pair_exists(op, a, p, c, s)) return std::nullopt;
+  if (!nccl_pair_refusal(op, a, p, c, s).empty()) return std::nullopt;
   if (a == Algorithm::Hierarchical || a == Algorithm::Direct ||
       (a == Algorithm::Ring && op == CollectiveOp::Broadcast))
     return NcclCost{};

@@ -78,6 +78,11 @@ bool nvlstree_available(const ClusterSpec& c, NcclShape shape);
 /// nNodes == nRanks), two ranks or more, and no network device offload (NCCL
 /// disables PAT when netDeviceType is not HOST: a TCPX NIC transport).
 bool pat_available(const ClusterSpec& c, NcclShape shape);
+/// Why NCCL (or gradwire's own schedules) does not run the pair on `c` at
+/// `shape`, in one clause naming the rule and what the cluster has; "" when
+/// it runs. The one statement of the rules nccl_cost and choose_collective
+/// apply (nccl_cost's nullopt below).
+std::string nccl_pair_refusal(CollectiveOp op, Algorithm a, Protocol p, const ClusterSpec& c, NcclShape shape);
 
 /// NCCL's model of one (op, algorithm, protocol) on `c`:
 ///   time = latency + bytes-on-the-links / (link bandwidth x efficiency)
