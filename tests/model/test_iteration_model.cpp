@@ -230,7 +230,7 @@ TEST(WireBytes, SentPerGpuByAlgorithm) {
 // --- Closed forms -----------------------------------------------------------------
 
 // Three tensors, one bucket each; backward 1, 2 and 1 ms, forward 2 ms at 1 TFLOP/s.
-IterationPlan three_bucket_plan(bool overlap, int accumulation) {
+IterationPlan three_bucket_plan(bool overlap, int accumulation, bool no_sync = true) {
   const auto m = model_of({tensor("t0", {1000}, 1e9), tensor("t1", {1000}, 2e9), tensor("t2", {1000}, 1e9)});
   WorkloadSpec w;
   w.compute_efficiency = 1.0;  // the closed forms below use the raw GEMM rate
@@ -238,6 +238,7 @@ IterationPlan three_bucket_plan(bool overlap, int accumulation) {
   w.bucket_size = 1;
   w.overlap = overlap;
   w.accumulation = accumulation;
+  w.no_sync = no_sync;
   w.optimizer.step_time = 0.5e-3;
   w.ddp_overheads = false;  // the plain closed forms
   return plan_iteration(w, test::cluster(1, 8), m, costs());
@@ -387,20 +388,8 @@ TEST(ClosedForm, AccumulationWithoutNoSyncSynchronizesEveryMicroStep) {
   const auto one = evaluate_closed_form(three_bucket_plan(true, 1), kOnePointFiveMs);
   for (int k : {1, 4, 1024}) {
     SCOPED_TRACE(k);
-    auto plan = three_bucket_plan(true, k);
-    const auto with_no_sync = evaluate_closed_form(plan, kOnePointFiveMs);
-    plan = [&] {
-      const auto m = model_of({tensor("t0", {1000}, 1e9), tensor("t1", {1000}, 2e9), tensor("t2", {1000}, 1e9)});
-      WorkloadSpec w;
-      w.compute_efficiency = 1.0;
-      w.first_bucket_size = 1;
-      w.bucket_size = 1;
-      w.accumulation = k;
-      w.no_sync = false;
-      w.optimizer.step_time = 0.5e-3;
-      w.ddp_overheads = false;
-      return plan_iteration(w, test::cluster(1, 8), m, costs());
-    }();
+    const auto with_no_sync = evaluate_closed_form(three_bucket_plan(true, k), kOnePointFiveMs);
+    const auto plan = three_bucket_plan(true, k, false);
     EXPECT_EQ(plan.sync_every_micro_step, k > 1);
     EXPECT_EQ(plan.synchronizing_micro_steps(), k);
     const auto r = evaluate_closed_form(plan, kOnePointFiveMs);

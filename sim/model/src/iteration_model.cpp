@@ -297,6 +297,27 @@ void shift_timeline(IterationResult& r, double dt) {
   }
 }
 
+namespace {
+
+// Without no_sync: the k-1 micro-steps before the simulated one each ran as
+// it did, from its forward to the end of its copy-out (`copy_out_end`).
+// Moves the timeline after them, multiplies the per-micro-step terms of the
+// critical path by k and returns the moved copy_out_end.
+double repeat_synchronizing_micro_step(const IterationPlan& plan, IterationResult& r, double copy_out_end) {
+  const double k = plan.accumulation;
+  r.folded = (k - 1) * (copy_out_end - r.forward_start);
+  shift_timeline(r, r.folded);
+  r.encode *= k;
+  r.decode *= k;
+  r.collective_launch *= k;
+  r.straggler_wait *= k;
+  r.exposed_communication *= k;
+  r.bucket_copy_out *= k;
+  return copy_out_end + r.folded;
+}
+
+}  // namespace
+
 void finish_band(const IterationPlan& plan, IterationResult& r) {
   r.compute_jitter = plan.compute_jitter;
   r.compute_jitter_source = plan.compute_jitter_source;
@@ -372,19 +393,7 @@ void finish_result(const IterationPlan& plan, IterationResult& r) {
   r.exposed_communication = std::max(0.0, comm_end - r.backward_end - r.straggler_wait);
   r.bucket_copy_out = copy_out_end - std::max(r.backward_end, comm_end);
   r.folded = plan.folded();
-  if (plan.sync_every_micro_step) {
-    // The k-1 micro-steps before the simulated one each ran as it did, from
-    // its forward to the end of its copy-out.
-    r.folded = (k - 1) * (copy_out_end - r.forward_start);
-    shift_timeline(r, r.folded);
-    copy_out_end += r.folded;
-    r.encode *= n;
-    r.decode *= n;
-    r.collective_launch *= n;
-    r.straggler_wait *= n;
-    r.exposed_communication *= n;
-    r.bucket_copy_out *= n;
-  }
+  if (plan.sync_every_micro_step) copy_out_end = repeat_synchronizing_micro_step(plan, r, copy_out_end);
   r.optimizer = plan.optimizer;
   r.fixed_work = plan.fixed_work;
   r.optimizer_start = copy_out_end;

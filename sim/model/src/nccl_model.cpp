@@ -322,37 +322,50 @@ std::string own_pair_refusal(CollectiveOp op, Algorithm a, Protocol p) {
 }  // namespace
 
 
-std::string nccl_pair_refusal(CollectiveOp op, Algorithm a, Protocol p, const ClusterSpec& c, NcclShape s) {
-  if (a == Algorithm::Auto || p == Protocol::Auto) return "auto is a rule, not a pair";
+namespace {
+
+// " (R ranks on N nodes of G GPUs here)": what a shape rule was checked against.
+std::string shape_here(const ClusterSpec& c, NcclShape s) {
+  return " (" + std::to_string(s.ranks) + " ranks on " + std::to_string(s.nodes) + " node" +
+         (s.nodes == 1 ? "" : "s") + " of " + std::to_string(c.gpus_per_node) + " GPUs here)";
+}
+
+// PAT (tuning.cc ncclPatEnable): all-gather and reduce-scatter, Simple, one
+// GPU per node, no network offload device.
+std::string pat_refusal(CollectiveOp op, Protocol p, const ClusterSpec& c, NcclShape s) {
+  if (op != CollectiveOp::AllGather && op != CollectiveOp::ReduceScatter)
+    return "pat is for allgather and reducescatter";
+  if (p != Protocol::Simple) return "pat runs Simple only";
+  if (s.ranks < 2 || s.ranks != s.nodes) return "pat runs at one GPU per node, two ranks or more" + shape_here(c, s);
+  if (c.nic.transport == Transport::TCPX)
+    return "NCCL turns pat off over a network offload device (nics transport: tcpx)";
+  return "";
+}
+
+// NVLS (one node) and NVLS+tree (two or more whole nodes): Simple, on NVLS nodes.
+std::string nvls_refusal(Algorithm a, Protocol p, const ClusterSpec& c, NcclShape s) {
   const std::string name = to_string(a);
-  const auto here = [&] {
-    return " (" + std::to_string(s.ranks) + " ranks on " + std::to_string(s.nodes) + " node" +
-           (s.nodes == 1 ? "" : "s") + " of " + std::to_string(c.gpus_per_node) + " GPUs here)";
-  };
-  const bool nccl_ring = a == Algorithm::Ring && op != CollectiveOp::Broadcast && op != CollectiveOp::AllToAll;
-  if (!nccl_ring && a != Algorithm::Tree && a != Algorithm::NVLS && a != Algorithm::NvlsTree && a != Algorithm::Pat)
-    return own_pair_refusal(op, a, p);
-  if (a == Algorithm::Pat) {
-    if (op != CollectiveOp::AllGather && op != CollectiveOp::ReduceScatter)
-      return "pat is for allgather and reducescatter";
-    if (p != Protocol::Simple) return "pat runs Simple only";
-    if (s.ranks < 2 || s.ranks != s.nodes) return "pat runs at one GPU per node, two ranks or more" + here();
-    if (c.nic.transport == Transport::TCPX)
-      return "NCCL turns pat off over a network offload device (nics transport: tcpx)";
-    return "";
-  }
-  if (a != Algorithm::Ring && op != CollectiveOp::AllReduce) return name + " is for allreduce";
-  if ((a == Algorithm::NVLS || a == Algorithm::NvlsTree) && p != Protocol::Simple) return name + " runs Simple only";
+  if (p != Protocol::Simple) return name + " runs Simple only";
   if (a == Algorithm::NVLS && s.nodes != 1)
     return "nvls runs inside one node, not across " + std::to_string(s.nodes) +
            " (NCCL's NVLS across nodes is nvlstree)";
   if (a == Algorithm::NvlsTree && s.nodes < 2) return "nvlstree runs across two nodes or more (inside one node: nvls)";
-  if (a == Algorithm::NVLS || a == Algorithm::NvlsTree) {
-    const std::string node = nvls_node_refusal(c);
-    if (!node.empty()) return name + ": " + node;
-  }
+  if (const std::string node = nvls_node_refusal(c); !node.empty()) return name + ": " + node;
   if (a == Algorithm::NvlsTree && s.ranks != s.nodes * c.gpus_per_node)
-    return "nvlstree runs on whole nodes, every GPU of each" + here();
+    return "nvlstree runs on whole nodes, every GPU of each" + shape_here(c, s);
+  return "";
+}
+
+}  // namespace
+
+std::string nccl_pair_refusal(CollectiveOp op, Algorithm a, Protocol p, const ClusterSpec& c, NcclShape s) {
+  if (a == Algorithm::Auto || p == Protocol::Auto) return "auto is a rule, not a pair";
+  const bool nccl_ring = a == Algorithm::Ring && op != CollectiveOp::Broadcast && op != CollectiveOp::AllToAll;
+  if (!nccl_ring && a != Algorithm::Tree && a != Algorithm::NVLS && a != Algorithm::NvlsTree && a != Algorithm::Pat)
+    return own_pair_refusal(op, a, p);
+  if (a == Algorithm::Pat) return pat_refusal(op, p, c, s);
+  if (a != Algorithm::Ring && op != CollectiveOp::AllReduce) return to_string(a) + " is for allreduce";
+  if (a == Algorithm::NVLS || a == Algorithm::NvlsTree) return nvls_refusal(a, p, c, s);
   if (p == Protocol::LL128 && !ll128_enabled(c))
     return "NCCL 2.20 enables LL128 only with NVLink inside the node and a GPU of compute capability 7.0, 8.0 or "
            "9.0 (" + c.gpu + ", intra_node transport " + transport_info(c.intra_node.transport).name + ")";
