@@ -319,10 +319,6 @@ std::string own_pair_refusal(CollectiveOp op, Algorithm a, Protocol p) {
            " is gradwire's own schedule and runs Simple only";
   return "";
 }
-}  // namespace
-
-
-namespace {
 
 // " (R ranks on N nodes of G GPUs here)": what a shape rule was checked against.
 std::string shape_here(const ClusterSpec& c, NcclShape s) {
