@@ -368,20 +368,6 @@ std::string nccl_pair_refusal(CollectiveOp op, Algorithm a, Protocol p, const Cl
   return "";
 }
 
-bool nvls_available(const ClusterSpec& c, int nodes) {
-  return nccl_pair_refusal(CollectiveOp::AllReduce, Algorithm::NVLS, Protocol::Simple, c,
-                           NcclShape{nodes * c.gpus_per_node, nodes})
-      .empty();
-}
-
-bool nvlstree_available(const ClusterSpec& c, NcclShape shape) {
-  return nccl_pair_refusal(CollectiveOp::AllReduce, Algorithm::NvlsTree, Protocol::Simple, c, shape).empty();
-}
-
-bool pat_available(const ClusterSpec& c, NcclShape shape) {
-  return nccl_pair_refusal(CollectiveOp::AllGather, Algorithm::Pat, Protocol::Simple, c, shape).empty();
-}
-
 std::optional<NcclCost> nccl_cost(CollectiveOp op, Algorithm a, Protocol p, const ClusterSpec& c, NcclShape s,
                                   double bytes, double link_bandwidth) {
   if (s.ranks < 1 || s.nodes < 1) throw std::invalid_argument("NCCL cost over no ranks");

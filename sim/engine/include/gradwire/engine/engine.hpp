@@ -55,11 +55,11 @@ struct CollectiveRequest {
   std::vector<int> ranks;
 };
 
-/// A simulation in progress. Create it inside run_in_child.
 namespace detail {
 struct PreparedCollective;  // collective.hpp
 }
 
+/// A simulation in progress. Create it inside run_in_child.
 class Simulation {
  public:
   explicit Simulation(const ClusterSpec& cluster);

@@ -65,23 +65,26 @@ struct NcclShape {
 /// Compute capability of a GPU type (70 v100, 75 rtx-2080ti, 80 a100-*, 86
 /// a10g, 89 l4, 90 h100/h200, 100 b200); 0 for a type gradwire does not know.
 int gpu_compute_capability(const std::string& gpu);
-/// NVLS: compute capability >= 90 and an NVSwitch node (4 or more GPUs on
-/// NVLink: HGX boards; a 2-GPU NVLink bridge has no switch; an intra-node
-/// link declared `transport: nvlink`, point to point, has none), one node.
-bool nvls_available(const ClusterSpec& c, int nodes);
-/// NVLS+tree (NCCL's NVLS_TREE; tuning.cc disables it on one node): nodes
-/// that NVLS runs on (nvls_available's node rule), two or more of them, each
-/// with all its GPUs in the collective (whole nodes: the engine's rails need
-/// the same ranks on every node).
-bool nvlstree_available(const ClusterSpec& c, NcclShape shape);
-/// PAT (tuning.cc ncclPatEnable, NCCL 2.23+): one GPU per node (NCCL's
-/// nNodes == nRanks), two ranks or more, and no network device offload (NCCL
-/// disables PAT when netDeviceType is not HOST: a TCPX NIC transport).
-bool pat_available(const ClusterSpec& c, NcclShape shape);
 /// Why NCCL (or gradwire's own schedules) does not run the pair on `c` at
 /// `shape`, in one clause naming the rule and what the cluster has; "" when
 /// it runs. The one statement of the rules nccl_cost and choose_collective
-/// apply (nccl_cost's nullopt below).
+/// apply (nccl_cost's nullopt below):
+/// - tree, NVLS and NVLS+tree are all-reduce only;
+/// - NVLS: compute capability >= 90 and an NVSwitch node (4 or more GPUs on
+///   NVLink: HGX boards; a 2-GPU NVLink bridge has no switch; an intra-node
+///   link declared `transport: nvlink`, point to point, has none), one node,
+///   Simple;
+/// - NVLS+tree (NCCL's NVLS_TREE; tuning.cc disables it on one node): such
+///   nodes, two or more of them, each with all its GPUs in the collective
+///   (whole nodes: the engine's rails need the same ranks on every node),
+///   Simple;
+/// - PAT (tuning.cc ncclPatEnable, NCCL 2.23+): all-gather and
+///   reduce-scatter, Simple, one GPU per node (NCCL's nNodes == nRanks), two
+///   ranks or more, and no network device offload (NCCL disables PAT when
+///   netDeviceType is not HOST: a TCPX NIC transport);
+/// - LL128 where NCCL 2.20 enables it (compute capability 70, 80, 90 on NVLink);
+/// - hierarchical (all-reduce), direct (all-to-all) and the broadcast ring,
+///   gradwire's own schedules: Simple only.
 std::string nccl_pair_refusal(CollectiveOp op, Algorithm a, Protocol p, const ClusterSpec& c, NcclShape shape);
 
 /// NCCL's model of one (op, algorithm, protocol) on `c`:
@@ -128,11 +131,8 @@ struct NcclChannels {
 /// GB/s (at most 16), then doubled again (at most 32).
 int nccl_comm_channels(const ClusterSpec& c, int nodes);
 NcclChannels nccl_channels(Algorithm a, Protocol p, const ClusterSpec& c, NcclShape shape, double bytes);
-/// nullopt when NCCL does not run the pair (tree beyond all-reduce, nvls
-/// without NVSwitch multicast or beyond one node, nvlstree where
-/// nvlstree_available says no, pat beyond all-gather and reduce-scatter or
-/// where pat_available says no, nvls, nvlstree and pat with LL/LL128, LL128
-/// where NCCL leaves it off). hierarchical, direct and the broadcast ring are
+/// nullopt when NCCL does not run the pair (nccl_pair_refusal says why).
+/// hierarchical, direct and the broadcast ring are
 /// gradwire's alpha-beta schedules: Simple only, cost {0, 1} (their latency
 /// is the platform's per step). `link_bandwidth` is what one flow of the
 /// algorithm gets on the platform (bytes/s), for LL's cap.
