@@ -6,12 +6,9 @@
 // interruption, so the expected points are exact.
 #include <gtest/gtest.h>
 
-#include <filesystem>
-#include <fstream>
 #include <map>
 #include <stdexcept>
 #include <string>
-#include <unistd.h>
 #include <vector>
 
 #include "gradwire/calibrate/calibrate.hpp"
@@ -82,10 +79,6 @@ gw::calibrate::Options options() {
   return o;
 }
 
-std::string temp_path(const std::string& name) {
-  return (std::filesystem::temp_directory_path() / ("gw_noise_" + std::to_string(::getpid()) + "_" + name)).string();
-}
-
 TEST(FirstTimeDrop, FindsTheFirstPointBelowTheFractionOfTheSlowestEarlierOne) {
   const std::vector<gw::CurvePoint> pts = {{1, 4e-6, 0, 1}, {2, 10e-6, 0, 1}, {4, 5e-6, 0, 1}, {8, 4.9e-6, 0, 1}};
   // 5e-6 is exactly half of 10e-6: kept; 4.9e-6 is below: the drop.
@@ -124,10 +117,7 @@ TEST(CalibrateNoise, AnInterruptedSmallSizeIsTimedAgainAndTheProfileLoads) {
   for (const auto& n : p.notes) noted = noted || n.find("codec fp16: timed again at 2^10, 2^12") != std::string::npos;
   EXPECT_TRUE(noted);
   // What the calibrator writes, its loader reads.
-  const std::string path = temp_path("retimed.yaml");
-  std::ofstream(path) << gw::profile_to_yaml(p);
-  EXPECT_NO_THROW(gw::load_profile_file(path));
-  std::filesystem::remove(path);
+  EXPECT_NO_THROW(gw::parse_profile_text(gw::profile_to_yaml(p), "retimed.yaml"));
 }
 
 TEST(CalibrateNoise, WithoutTheRetimingTheSameSweepIsAProfileTheLoaderRefuses) {
@@ -139,15 +129,12 @@ TEST(CalibrateNoise, WithoutTheRetimingTheSameSweepIsAProfileTheLoaderRefuses) {
   auto& fp16 = p.codecs.at("fp16");
   fp16.decode_points[0].seconds = clean_time(1024) * backend.factor;
   fp16.decode.knots.clear();  // the measured points alone
-  const std::string path = temp_path("as_measured.yaml");
-  std::ofstream(path) << gw::profile_to_yaml(p);
   try {
-    gw::load_profile_file(path);
+    gw::parse_profile_text(gw::profile_to_yaml(p), "as_measured.yaml");
     ADD_FAILURE() << "the loader accepted a time that fell by more than half";
   } catch (const gw::InputError& e) {
     EXPECT_NE(std::string(e.what()).find("measured codec time falls steeply with size"), std::string::npos) << e.what();
   }
-  std::filesystem::remove(path);
 }
 
 TEST(CalibrateNoise, ADropThatStaysIsAnErrorNamingTheCodecAndTheSizes) {
@@ -185,10 +172,7 @@ TEST(CalibrateNoise, ACollectiveFitOutsideThePlausibleRangeIsLeftOutWithANote) {
     noted = noted || (n.find("allreduce on 2 ranks: no alpha-beta fit") != std::string::npos &&
                       n.find("outside the plausible range") != std::string::npos);
   EXPECT_TRUE(noted);
-  const std::string path = temp_path("flat_collective.yaml");
-  std::ofstream(path) << gw::profile_to_yaml(p);
-  EXPECT_NO_THROW(gw::load_profile_file(path));
-  std::filesystem::remove(path);
+  EXPECT_NO_THROW(gw::parse_profile_text(gw::profile_to_yaml(p), "flat_collective.yaml"));
   // A plausible one (10 GB/s) is kept.
   NoisyBackend steady;
   steady.gpus = 2;
