@@ -82,7 +82,10 @@ TEST(Profile, RoundTripIsExact) {
   p.transports["socket"] = {0.9, 3e-05, 1.5e9};
   p.transports["nvswitch"] = {0.82, std::nullopt, std::nullopt};
   // Measured interference (docs/profiles.md), each optional.
-  p.interference = {0.21, std::nullopt, 0.125};
+  p.interference = {0.21, std::nullopt, 0.125, {}};
+  // ... and per codec: both figures, one of them.
+  p.interference.codecs["int8"] = {0.04, 0.3};
+  p.interference.codecs["topk"] = {std::nullopt, 1.25};
   const std::string path = temp_path("roundtrip.yaml");
   gw::write_file_atomic(path, gw::profile_to_yaml(p));
   gw::Profile q = gw::load_profile_file(path);
@@ -247,6 +250,7 @@ TEST(Profile, MalformedProfilesAreRejectedWithFileLineAndField) {
       {"not_a_number.yaml", 9, "compute.fp16_flops", "expected a finite number"},
       {"flat_collective.yaml", 23, "collectives[0].points", "does not grow with size"},
       {"nodes_above_gpus.yaml", 25, "collectives[0].nodes", "out of range"},
+      {"unknown_interference_codec.yaml", 29, "interference.codecs.qsgd", "not a codec"},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.file);

@@ -252,6 +252,32 @@ TEST(Interference, WorkloadOverridesTheProfileWhichOverridesTheDefault) {
   EXPECT_EQ(p.interference_range_high, kInterferenceRangeHigh);
 }
 
+TEST(Interference, ARunUsesItsOwnCodecsMeasuredFigures) {
+  InterferenceFigures measured{0.3, 0.1, 0.05, {}};
+  measured.codecs["int8"] = {0.02, 0.7};     // the plan's codec: both figures its own
+  measured.codecs["topk"] = {0.9, 0.9};      // another codec: not used
+  auto p = interference_plan(std::nullopt, measured);
+  EXPECT_EQ(p.interference, 0.3);            // NCCL's figure is not per codec
+  EXPECT_EQ(p.interference_codec, 0.02);
+  EXPECT_EQ(p.codec_interference, 0.7);
+  measured.codecs["int8"] = {std::nullopt, 0.6};   // one figure measured: the other is the summary
+  p = interference_plan(std::nullopt, measured);
+  EXPECT_EQ(p.interference_codec, 0.1);
+  EXPECT_EQ(p.codec_interference, 0.6);
+  measured.codecs.erase("int8");                   // not measured for int8: the summary
+  p = interference_plan(std::nullopt, measured);
+  EXPECT_EQ(p.interference_codec, 0.1);
+  EXPECT_EQ(p.codec_interference, 0.05);
+  // What selects the codec: gradwire's kernels for the row, none for
+  // PyTorch's hooks (their kernels are not the ones measured) or no compression.
+  EXPECT_EQ(gradwire_codec_of({.kind = "int8", .implementation = "gradwire"}), "int8");
+  EXPECT_EQ(gradwire_codec_of({.kind = "powersgd", .implementation = "pytorch"}), "");
+  EXPECT_EQ(gradwire_codec_of({.kind = "none", .implementation = "gradwire"}), "");
+  EXPECT_EQ(measured.for_codec("").codec_under_compute, 0.05);
+  EXPECT_TRUE(measured.for_codec("topk").codecs.empty());
+  EXPECT_EQ(measured.for_codec("topk").compute_under_codec, 0.9);
+}
+
 TEST(Interference, CollectivesAndCodecsSlowTheBackwardByTheirOwnFigures) {
   const auto clean = evaluate_closed_form(interference_plan(std::nullopt, {0.0, 0.0, {}}), kSlow);
   const auto both = evaluate_closed_form(interference_plan(std::nullopt, {0.25, 0.25, {}}), kSlow);

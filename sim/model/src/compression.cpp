@@ -74,6 +74,12 @@ double sent_bytes_per_gpu(CommOp op, const std::string& algorithm, double bytes,
   return 2 * (n - 1) / n * bytes;  // ring; the double binary tree moves the same on average
 }
 
+std::string gradwire_codec_of(const CompressionSpec& c) {
+  const Compressor& row = compressor(c.kind);
+  const bool pytorch = c.implementation == "pytorch" && row.plan_pytorch;
+  return pytorch || row.codecs.empty() ? std::string() : row.codecs.front();
+}
+
 BucketComm plan_bucket_comm(const CompressionSpec& c, const ModelDesc& model, const Bucket& bucket,
                             double e, const ClusterSpec& cluster, const std::string& ar_algorithm,
                             const CodecTimeFn& codec_time, const HookCosts& hook) {

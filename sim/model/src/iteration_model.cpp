@@ -115,10 +115,11 @@ void plan_ddp_overheads(IterationPlan& p, const WorkloadSpec& w, const ModelDesc
 }
 
 /// Interference (docs/model.md, section 7): workload.interference for both
-/// compute slow-downs when given; else the profile's measured figures; else 0,
-/// with the published upper end feeding the band.
+/// compute slow-downs when given; else the profile's measured figures (the
+/// run's own codec's where the profile has them); else 0, with the published
+/// upper end feeding the band.
 void plan_interference(IterationPlan& p, const WorkloadSpec& w, const DeviceCosts& costs) {
-  const InterferenceFigures& m = costs.interference;
+  const InterferenceFigures m = costs.interference.for_codec(gradwire_codec_of(w.compression));
   p.codec_interference = m.codec_under_compute.value_or(0.0);
   if (w.interference) {
     p.interference = p.interference_codec = *w.interference;

@@ -275,13 +275,34 @@ std::map<std::string, TransportFigures> read_transports(const yaml::Node& n) {
   return out;
 }
 
+// `interference.codecs:` a map from a codec key (the compressor table's,
+// without _ef: the kernels are the same) to its own figures.
+std::map<std::string, CodecInterference> read_codec_interference(const yaml::Node& n) {
+  n.expect_map();
+  std::map<std::string, CodecInterference> out;
+  const std::vector<std::string> names = compressor_codec_names();
+  for (const auto& k : n.keys()) {
+    yaml::Node v = n.required(k);
+    if (std::find(names.begin(), names.end(), k) == names.end()) {
+      v.fail("not a codec (known: " + join_names(names) + ")");
+    }
+    v.allow_keys({"compute_under_codec", "codec_under_compute"});
+    CodecInterference f;
+    if (auto x = v.optional("compute_under_codec")) f.compute_under_codec = x->as_double(0, kMaxInterference);
+    if (auto x = v.optional("codec_under_compute")) f.codec_under_compute = x->as_double(0, kMaxInterference);
+    out[k] = f;
+  }
+  return out;
+}
+
 // `interference:` measured slow-downs (fractions), each optional.
 InterferenceFigures read_interference(const yaml::Node& n) {
-  n.allow_keys({"compute_under_nccl", "compute_under_codec", "codec_under_compute"});
+  n.allow_keys({"compute_under_nccl", "compute_under_codec", "codec_under_compute", "codecs"});
   InterferenceFigures f;
-  if (auto x = n.optional("compute_under_nccl")) f.compute_under_nccl = x->as_double(0, 10);
-  if (auto x = n.optional("compute_under_codec")) f.compute_under_codec = x->as_double(0, 10);
-  if (auto x = n.optional("codec_under_compute")) f.codec_under_compute = x->as_double(0, 10);
+  if (auto x = n.optional("compute_under_nccl")) f.compute_under_nccl = x->as_double(0, kMaxInterference);
+  if (auto x = n.optional("compute_under_codec")) f.compute_under_codec = x->as_double(0, kMaxInterference);
+  if (auto x = n.optional("codec_under_compute")) f.codec_under_compute = x->as_double(0, kMaxInterference);
+  if (auto x = n.optional("codecs")) f.codecs = read_codec_interference(*x);
   return f;
 }
 
@@ -509,11 +530,27 @@ void write_interference(std::ostream& os, const InterferenceFigures& f) {
       {"compute_under_codec", &f.compute_under_codec},
       {"codec_under_compute", &f.codec_under_compute}};
   bool any = false;
-  for (const auto& [key, value] : figures) {
-    if (!value->has_value()) continue;
+  const auto open = [&] {
     if (!any) os << "interference:\n";
     any = true;
+  };
+  for (const auto& [key, value] : figures) {
+    if (!value->has_value()) continue;
+    open();
     os << "  " << key << ": " << num(**value) << "\n";
+  }
+  if (f.codecs.empty()) return;
+  open();
+  os << "  codecs:\n";
+  for (const auto& [codec, c] : f.codecs) {
+    os << "    " << codec << ": {";
+    const char* sep = "";
+    if (c.compute_under_codec) {
+      os << "compute_under_codec: " << num(*c.compute_under_codec);
+      sep = ", ";
+    }
+    if (c.codec_under_compute) os << sep << "codec_under_compute: " << num(*c.codec_under_compute);
+    os << "}\n";
   }
 }
 

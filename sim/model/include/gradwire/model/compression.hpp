@@ -121,6 +121,13 @@ std::string resolve_allreduce_algorithm(const std::string& requested, const Clus
 double sent_bytes_per_gpu(CommOp op, const std::string& algorithm, double bytes,
                           const ClusterSpec& cluster);
 
+/// The profile codec key of the gradwire kernels this compression runs: the
+/// row's first codec, or "" when it runs none (`none`) or runs PyTorch's
+/// hooks instead (implementation "pytorch" on a row that has a pytorch
+/// plan, as plan_bucket_comm decides). Throws std::invalid_argument for an
+/// unknown compressor.
+std::string gradwire_codec_of(const CompressionSpec& compression);
+
 /// The communication of one bucket. `element_bytes` is the gradient size per
 /// element; world_size N matters for the all-gathered compressors. With
 /// compression.implementation "pytorch" the row's pytorch plan runs, costed
