@@ -1,6 +1,7 @@
 // CUDA backend of the calibrator: codec kernels (CUDA events, checked against
 // their CPU twins), NCCL collectives (ncclCommInitAll, group calls, host wall
-// time as nccl-tests), cuBLAS GEMM throughput and device copy bandwidth.
+// time as nccl-tests), cuBLAS GEMM throughput and device copy bandwidth, and
+// for the interference phase GEMM batches on a stream of their own.
 // Host-only C++ over the CUDA runtime, cuBLAS and NCCL APIs.
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
@@ -12,6 +13,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <fstream>
 #include <random>
 #include <sstream>
@@ -90,6 +92,47 @@ double codec_tolerance(const std::string& name) {
   return c == nullptr ? 0.0 : c->gpu_twin_tolerance;
 }
 
+/// cuBLAS types of one GEMM precision.
+struct GemmTypes {
+  cudaDataType_t type = CUDA_R_32F;
+  cublasComputeType_t compute = CUBLAS_COMPUTE_32F;
+  std::size_t elem = 4;
+};
+
+/// The operands of one GEMM C[m x n] = A[m x k] B[k x n] on device 0.
+struct GemmOperands {
+  int m, n, k;
+  GemmTypes t;
+  DeviceBuffer a, b, c;
+  /// Enqueues one GEMM on the handle's stream.
+  void run(cublasHandle_t blas) {
+    const float alpha = 1.0f, beta = 0.0f;
+    GW_CHECK(cublasGemmEx(blas, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &alpha, a.p, t.type, m, b.p, t.type, k, &beta,
+                          c.p, t.type, m, t.compute, CUBLAS_GEMM_DEFAULT));
+  }
+};
+
+/// GEMMs enqueued back to back on the backend's GEMM stream between two
+/// events; owns its operands until the stream has finished with them.
+class CudaGemmBatch final : public GemmBatch {
+ public:
+  CudaGemmBatch(std::unique_ptr<GemmOperands> ops, cublasHandle_t blas, cudaStream_t stream, int count)
+      : ops_(std::move(ops)), stream_(stream), timer_(stream) {
+    timer_.start();
+    for (int i = 0; i < count; ++i) ops_->run(blas);
+    timer_.stop();
+  }
+  ~CudaGemmBatch() override { cudaStreamSynchronize(stream_); }
+  CudaGemmBatch(const CudaGemmBatch&) = delete;
+  CudaGemmBatch& operator=(const CudaGemmBatch&) = delete;
+  double wait() override { return 1e-3 * timer_.elapsed_ms(); }
+
+ private:
+  std::unique_ptr<GemmOperands> ops_;
+  cudaStream_t stream_;
+  gw::cuda::EventTimer timer_;
+};
+
 struct Comms {
   std::vector<ncclComm_t> comms;
   std::vector<cudaStream_t> streams;
@@ -104,6 +147,10 @@ class CudaBackend final : public Backend {
     GW_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     GW_CHECK(cublasCreate(&blas_));
     GW_CHECK(cublasSetStream(blas_, stream_));
+    // The interference phase's GEMMs: a stream and handle of their own, beside the codecs' stream_.
+    GW_CHECK(cudaStreamCreateWithFlags(&gemm_stream_, cudaStreamNonBlocking));
+    GW_CHECK(cublasCreate(&gemm_blas_));
+    GW_CHECK(cublasSetStream(gemm_blas_, gemm_stream_));
   }
   ~CudaBackend() override {
     for (auto& [g, c] : comms_) {
@@ -114,6 +161,8 @@ class CudaBackend final : public Backend {
       }
     }
     cudaSetDevice(0);
+    cublasDestroy(gemm_blas_);
+    cudaStreamDestroy(gemm_stream_);
     cublasDestroy(blas_);
     cudaStreamDestroy(stream_);
   }
@@ -173,7 +222,7 @@ class CudaBackend final : public Backend {
   }
 
   void time_codec(const std::string& name, std::size_t n, int warmup, int repeats, std::vector<double>& enc,
-                  std::vector<double>& dec) override {
+                  std::vector<double>& dec, const std::function<void()>& ready) override {
     GW_CHECK(cudaSetDevice(0));
     auto x = random_gradient(std::min<std::size_t>(n, 1u << 24), n);
     std::vector<float> input(n);
@@ -200,6 +249,7 @@ class CudaBackend final : public Backend {
     gw::cuda::EventTimer enc_timer(stream_), dec_timer(stream_);
     enc.clear();
     dec.clear();
+    if (ready) ready();
     for (int r = 0; r < repeats; ++r) {
       auto& c = inst[static_cast<std::size_t>(r) % inst.size()];
       enc_timer.start();
@@ -214,49 +264,22 @@ class CudaBackend final : public Backend {
   }
 
   std::vector<double> time_gemm(const std::string& precision, int m, int n, int k, int warmup, int repeats) override {
-    GW_CHECK(cudaSetDevice(0));
-    cudaDataType_t type = CUDA_R_32F;
-    cublasComputeType_t compute = CUBLAS_COMPUTE_32F;
-    std::size_t elem = 4;
-    // TF32 and BF16 tensor cores start with compute capability 8.0 (Ampere).
-    // cuBLAS runs a TF32 request as plain fp32 on older GPUs, so timing it
-    // would record a rate the GPU does not have: refuse it instead.
-    if ((precision == "tf32" || precision == "bf16") && prop_.major < 8)
-      throw std::runtime_error(precision + " needs compute capability 8.0; " + prop_.name + " is " +
-                               std::to_string(prop_.major) + "." + std::to_string(prop_.minor));
-    if (precision == "tf32") {
-      compute = CUBLAS_COMPUTE_32F_FAST_TF32;
-    } else if (precision == "bf16") {
-      type = CUDA_R_16BF;
-      elem = 2;
-    } else if (precision == "fp16") {
-      type = CUDA_R_16F;
-      elem = 2;
-    } else if (precision != "fp32") {
-      throw std::runtime_error("unknown precision " + precision);
-    }
-    const auto M = static_cast<std::size_t>(m), N = static_cast<std::size_t>(n), K = static_cast<std::size_t>(k);
-    DeviceBuffer a, b, c;
-    a.ensure(0, M * K * elem);
-    b.ensure(0, K * N * elem);
-    c.ensure(0, M * N * elem);
-    upload_random(a, M * K, type, 1);
-    upload_random(b, K * N, type, 2);
-    const float alpha = 1.0f, beta = 0.0f;
-    auto run = [&] {
-      GW_CHECK(cublasGemmEx(blas_, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &alpha, a.p, type, m, b.p, type, k, &beta, c.p,
-                            type, m, compute, CUBLAS_GEMM_DEFAULT));
-    };
-    for (int i = 0; i < std::max(1, warmup); ++i) run();
+    auto ops = operands(precision, m, n, k);
+    for (int i = 0; i < std::max(1, warmup); ++i) ops->run(blas_);
     gw::cuda::EventTimer timer(stream_);
     std::vector<double> out;
     for (int r = 0; r < repeats; ++r) {
       timer.start();
-      run();
+      ops->run(blas_);
       timer.stop();
       out.push_back(1e-3 * timer.elapsed_ms());
     }
     return out;
+  }
+
+  std::unique_ptr<GemmBatch> start_gemm_batch(const std::string& precision, int m, int n, int k, int count) override {
+    auto ops = operands(precision, m, n, k);
+    return std::make_unique<CudaGemmBatch>(std::move(ops), gemm_blas_, gemm_stream_, count);
   }
 
   std::vector<double> time_copy(double bytes, int warmup, int repeats) override {
@@ -347,6 +370,46 @@ class CudaBackend final : public Backend {
     return c;
   }
 
+  /// The types of `precision`, refusing what this GPU cannot run as asked.
+  GemmTypes gemm_types(const std::string& precision) const {
+    GemmTypes t;
+    // TF32 and BF16 tensor cores start with compute capability 8.0 (Ampere).
+    // cuBLAS runs a TF32 request as plain fp32 on older GPUs, so timing it
+    // would record a rate the GPU does not have: refuse it instead.
+    if ((precision == "tf32" || precision == "bf16") && prop_.major < 8)
+      throw std::runtime_error(precision + " needs compute capability 8.0; " + prop_.name + " is " +
+                               std::to_string(prop_.major) + "." + std::to_string(prop_.minor));
+    if (precision == "tf32") {
+      t.compute = CUBLAS_COMPUTE_32F_FAST_TF32;
+    } else if (precision == "bf16") {
+      t.type = CUDA_R_16BF;
+      t.elem = 2;
+    } else if (precision == "fp16") {
+      t.type = CUDA_R_16F;
+      t.elem = 2;
+    } else if (precision != "fp32") {
+      throw std::runtime_error("unknown precision " + precision);
+    }
+    return t;
+  }
+
+  /// Random operands of one GEMM on device 0, uploaded (synchronously).
+  std::unique_ptr<GemmOperands> operands(const std::string& precision, int m, int n, int k) {
+    GW_CHECK(cudaSetDevice(0));
+    auto ops = std::make_unique<GemmOperands>();
+    ops->m = m;
+    ops->n = n;
+    ops->k = k;
+    ops->t = gemm_types(precision);
+    const auto M = static_cast<std::size_t>(m), N = static_cast<std::size_t>(n), K = static_cast<std::size_t>(k);
+    ops->a.ensure(0, M * K * ops->t.elem);
+    ops->b.ensure(0, K * N * ops->t.elem);
+    ops->c.ensure(0, M * N * ops->t.elem);
+    upload_random(ops->a, M * K, ops->t.type, 1);
+    upload_random(ops->b, K * N, ops->t.type, 2);
+    return ops;
+  }
+
   void upload_random(DeviceBuffer& buf, std::size_t count, cudaDataType_t type, std::uint64_t seed) {
     auto v = random_gradient(count, seed);
     if (type == CUDA_R_32F) {
@@ -366,6 +429,8 @@ class CudaBackend final : public Backend {
   cudaDeviceProp prop_{};
   cudaStream_t stream_ = nullptr;
   cublasHandle_t blas_ = nullptr;
+  cudaStream_t gemm_stream_ = nullptr;   ///< interference: GEMMs beside stream_ and NCCL's streams
+  cublasHandle_t gemm_blas_ = nullptr;
   gw::kernels::CodecConfig cfg_{};
   std::map<int, Comms> comms_;
 };

@@ -64,12 +64,13 @@ class RootBackend final : public Backend {
   std::vector<std::string> codec_names() override { return local_->codec_names(); }
   void verify_codec(const std::string& name, std::size_t n) override { local_->verify_codec(name, n); }
   void time_codec(const std::string& name, std::size_t n, int warmup, int repeats, std::vector<double>& enc,
-                  std::vector<double>& dec) override {
-    local_->time_codec(name, n, warmup, repeats, enc, dec);
+                  std::vector<double>& dec, const std::function<void()>& ready) override {
+    local_->time_codec(name, n, warmup, repeats, enc, dec, ready);
   }
   std::vector<double> time_gemm(const std::string& precision, int m, int n, int k, int warmup, int repeats) override {
     return local_->time_gemm(precision, m, n, k, warmup, repeats);
   }
+  std::unique_ptr<GemmBatch> start_gemm_batch(const std::string& precision, int m, int n, int k, int count) override;
   std::vector<double> time_copy(double bytes, int warmup, int repeats) override {
     return local_->time_copy(bytes, warmup, repeats);
   }
@@ -120,10 +121,17 @@ class MpiRunImpl final : public MpiRun {
     int inited = 0;
     GW_MPI(MPI_Initialized(&inited));
     if (!inited) {
-      GW_MPI(MPI_Init(nullptr, nullptr));
+      // FUNNELED: the CPU interference phase runs a GEMM thread on rank 0
+      // beside the main thread's MPI calls; only the main thread calls MPI.
+      GW_MPI(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &thread_level_));
       owns_mpi_ = true;
+    } else {
+      GW_MPI(MPI_Query_thread(&thread_level_));
     }
   }
+  /// Whether this process may run threads beside the one that calls MPI.
+  bool threads_allowed() const { return thread_level_ >= MPI_THREAD_FUNNELED; }
+  const std::string& device() const { return device_; }
 
   /// Everything after MPI_Init; an exception here ends the job (abort()).
   void start() {
@@ -258,6 +266,7 @@ class MpiRunImpl final : public MpiRun {
   std::vector<std::string> hosts_;
   std::unique_ptr<mpi::RankCollectives> coll_;
   std::unique_ptr<RootBackend> root_;
+  int thread_level_ = MPI_THREAD_SINGLE;
 };
 
 int RootBackend::collective_gpus() { return run_.world_size(); }
@@ -286,6 +295,15 @@ std::vector<double> RootBackend::time_collective(CollectiveOp op, int gpus, doub
   auto& seen = imbalance_[to_string(op)];
   if (bytes >= seen.first) seen = {bytes, fit::median(imbalance)};
   return out;
+}
+
+std::unique_ptr<GemmBatch> RootBackend::start_gemm_batch(const std::string& precision, int m, int n, int k,
+                                                         int count) {
+  // The CPU backend's batch is a thread; a CUDA batch is a stream.
+  if (run_.device() == "cpu" && !run_.threads_allowed()) {
+    throw std::runtime_error("the MPI library gives no MPI_THREAD_FUNNELED, so no GEMM thread may run beside it");
+  }
+  return local_->start_gemm_batch(precision, m, n, k, count);
 }
 
 std::vector<std::string> RootBackend::run_notes() {

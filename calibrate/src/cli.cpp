@@ -163,6 +163,8 @@ po::options_description describe(Options& opt, RawOptions& raw) {
       ("warmup", po::value<int>(&opt.warmup), "untimed warm-up runs per point (default 5 cuda, 1 cpu)")
       ("max-seconds", po::value<double>(&opt.max_seconds), "time budget in seconds (default 110 cuda, 15 cpu, 25 cpu --mpi)")
       ("quick", po::bool_switch(&opt.quick), "fewer sizes and repeats (smoke test)")
+      ("no-interference", po::bool_switch(), "skip the interference phase (a GEMM stream beside NCCL and each "
+                                             "codec; the profile then has no interference: section)")
       ("mpi", po::bool_switch(&opt.mpi), "collectives over all ranks of an MPI job, across nodes (mpirun/srun -n N "
                                           "gradwire-calibrate --mpi ...; one rank per GPU, or per process with --device "
                                           "cpu, which times MPI's own collectives; rank 0 writes the profile); needs a "
@@ -219,6 +221,7 @@ void validate(const po::variables_map& vm, const RawOptions& raw, Options& opt) 
   if (!raw.collective_sizes.empty()) opt.collective_sizes = collective_byte_sizes(raw.collective_sizes);
   opt.codecs = split_list(raw.codecs);
   opt.collectives = parse_collectives(raw.collectives);
+  opt.interference = !vm["no-interference"].as<bool>();
 }
 
 /// --from-nccl-tests: the base profile with the logs' collective fits.

@@ -1,6 +1,8 @@
 // CPU backend: times the kernels' CPU twins, a simple blocked fp32 GEMM and
-// memcpy, so that CI exercises the whole calibrator without a GPU.
+// memcpy, so that CI exercises the whole calibrator without a GPU; for the
+// interference phase, GEMMs on a thread of their own beside the caller.
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -43,8 +45,63 @@ double host_memory_bytes() {
   return 0;
 }
 
-// Prevents the optimizer from dropping a computed result.
-volatile float g_sink = 0;
+// Prevents the optimizer from dropping a computed result (atomic: the
+// interference phase runs a GEMM thread beside the caller's codec).
+std::atomic<float> g_sink{0};
+
+/// A simple blocked fp32 GEMM C[m x n] = A[m x k] B[k x n] on the host.
+class CpuGemm {
+ public:
+  CpuGemm(int m, int n, int k)
+      : M_(static_cast<std::size_t>(m)), N_(static_cast<std::size_t>(n)), K_(static_cast<std::size_t>(k)),
+        a_(random_gradient(M_ * K_, 1)), b_(random_gradient(K_ * N_, 2)), c_(M_ * N_) {}
+  void run() {
+    std::fill(c_.begin(), c_.end(), 0.0f);
+    constexpr std::size_t kb = 64;
+    for (std::size_t k0 = 0; k0 < K_; k0 += kb) {
+      const std::size_t k1 = std::min(K_, k0 + kb);
+      for (std::size_t i = 0; i < M_; ++i) {
+        float* ci = &c_[i * N_];
+        for (std::size_t kk = k0; kk < k1; ++kk) {
+          const float aik = a_[i * K_ + kk];
+          const float* bk = &b_[kk * N_];
+          for (std::size_t j = 0; j < N_; ++j) ci[j] += aik * bk[j];
+        }
+      }
+    }
+    g_sink = c_[M_ * N_ / 2];
+  }
+
+ private:
+  std::size_t M_, N_, K_;
+  std::vector<float> a_, b_, c_;
+};
+
+/// GEMMs on a thread of their own; the thread times the whole batch.
+class CpuGemmBatch final : public GemmBatch {
+ public:
+  CpuGemmBatch(int m, int n, int k, int count) : gemm_(m, n, k) {
+    thread_ = std::thread([this, count] {
+      const auto t0 = Clock::now();
+      for (int i = 0; i < count; ++i) gemm_.run();
+      seconds_ = seconds_since(t0);
+    });
+  }
+  ~CpuGemmBatch() override {
+    if (thread_.joinable()) thread_.join();
+  }
+  CpuGemmBatch(const CpuGemmBatch&) = delete;
+  CpuGemmBatch& operator=(const CpuGemmBatch&) = delete;
+  double wait() override {
+    if (thread_.joinable()) thread_.join();
+    return seconds_;
+  }
+
+ private:
+  CpuGemm gemm_;
+  std::thread thread_;
+  double seconds_ = 0;
+};
 
 class CpuBackend final : public Backend {
  public:
@@ -73,7 +130,7 @@ class CpuBackend final : public Backend {
   }
 
   void time_codec(const std::string& name, std::size_t n, int warmup, int repeats, std::vector<double>& enc,
-                  std::vector<double>& dec) override {
+                  std::vector<double>& dec, const std::function<void()>& ready) override {
     auto c = gw::kernels::make_cpu_codec(name, n, cfg_);
     auto x = random_gradient(n, n);
     c->set_input(x.data());
@@ -83,6 +140,7 @@ class CpuBackend final : public Backend {
     }
     enc.clear();
     dec.clear();
+    if (ready) ready();
     for (int i = 0; i < repeats; ++i) {
       auto t0 = Clock::now();
       c->encode();
@@ -95,32 +153,20 @@ class CpuBackend final : public Backend {
 
   std::vector<double> time_gemm(const std::string& precision, int m, int n, int k, int warmup, int repeats) override {
     if (precision != "fp32") throw std::runtime_error("the CPU backend has only an fp32 GEMM");
-    const auto M = static_cast<std::size_t>(m), N = static_cast<std::size_t>(n), K = static_cast<std::size_t>(k);
-    std::vector<float> a = random_gradient(M * K, 1), b = random_gradient(K * N, 2), c(M * N);
-    auto run = [&] {
-      std::fill(c.begin(), c.end(), 0.0f);
-      constexpr std::size_t kb = 64;
-      for (std::size_t k0 = 0; k0 < K; k0 += kb) {
-        const std::size_t k1 = std::min(K, k0 + kb);
-        for (std::size_t i = 0; i < M; ++i) {
-          float* ci = &c[i * N];
-          for (std::size_t kk = k0; kk < k1; ++kk) {
-            const float aik = a[i * K + kk];
-            const float* bk = &b[kk * N];
-            for (std::size_t j = 0; j < N; ++j) ci[j] += aik * bk[j];
-          }
-        }
-      }
-      g_sink = c[M * N / 2];
-    };
-    for (int i = 0; i < warmup; ++i) run();
+    CpuGemm gemm(m, n, k);
+    for (int i = 0; i < warmup; ++i) gemm.run();
     std::vector<double> out;
     for (int i = 0; i < repeats; ++i) {
       auto t0 = Clock::now();
-      run();
+      gemm.run();
       out.push_back(seconds_since(t0));
     }
     return out;
+  }
+
+  std::unique_ptr<GemmBatch> start_gemm_batch(const std::string& precision, int m, int n, int k, int count) override {
+    if (precision != "fp32") throw std::runtime_error("the CPU backend has only an fp32 GEMM");
+    return std::make_unique<CpuGemmBatch>(m, n, k, count);
   }
 
   std::vector<double> time_copy(double bytes, int warmup, int repeats) override {

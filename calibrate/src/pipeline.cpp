@@ -13,6 +13,7 @@
 #include <set>
 #include <sstream>
 #include <stdexcept>
+#include <utility>
 
 #include "gradwire/calibrate/calibrate.hpp"
 #include "gradwire/model/compressors.hpp"
@@ -208,6 +209,12 @@ Profile profile_header(const Options& opt, Backend& backend, const Settings& s, 
   return p;
 }
 
+// ---- shares of the budget ------------------------------------------------------
+// Codecs first, then GEMM and copy, then interference (when asked), then the
+// collectives until 97%: GPU 55% / 15% / 10%, CPU 60% / 20% / 15%.
+constexpr double kCpuCodecShare = 0.60;
+double interference_share(const Settings& s) { return s.gpu ? 0.10 : 0.15; }
+
 // ---- 1. codecs ----------------------------------------------------------------
 
 /// The codecs to measure: those asked for, or every codec of the compressor
@@ -273,7 +280,7 @@ void retime_noisy_points(const std::string& name, const Settings& s, Backend& ba
       const double n = cost.encode_points[i].x;
       progress.step(name + " " + size_label(n) + ": timed again (its time fell by more than half with size)");
       std::vector<double> enc, dec;
-      backend.time_codec(name, static_cast<std::size_t>(n), s.warmup, s.repeats, enc, dec);
+      backend.time_codec(name, static_cast<std::size_t>(n), s.warmup, s.repeats, enc, dec, {});
       const CurvePoint e = point(n, enc), d = point(n, dec);
       if (e.seconds < cost.encode_points[i].seconds) cost.encode_points[i] = e;
       if (d.seconds < cost.decode_points[i].seconds) cost.decode_points[i] = d;
@@ -317,7 +324,7 @@ CodecCost measure_codec(const std::string& name, const Settings& s, double share
     progress.step(name + " " + size_label(n));
     const double t0 = progress.elapsed();
     std::vector<double> enc, dec;
-    backend.time_codec(name, static_cast<std::size_t>(n), s.warmup, s.repeats, enc, dec);
+    backend.time_codec(name, static_cast<std::size_t>(n), s.warmup, s.repeats, enc, dec, {});
     cost.encode_points.push_back(point(n, enc));
     cost.decode_points.push_back(point(n, dec));
     last_cost = progress.elapsed() - t0;
@@ -331,7 +338,7 @@ CodecCost measure_codec(const std::string& name, const Settings& s, double share
 
 void measure_codecs(const Options& opt, const Settings& s, const DeviceInfo& info, Backend& backend,
                     Progress& progress, Profile& p) {
-  const double codec_budget = s.budget * (s.gpu ? 0.55 : 0.75);
+  const double codec_budget = s.budget * (s.gpu ? 0.55 : kCpuCodecShare);
   const std::vector<std::string> codecs = choose_codecs(opt, backend, p);
   progress.phase("codecs: " + std::to_string(codecs.size()) + " x " + std::to_string(s.sizes.size()) + " sizes on " +
                  info.device);
@@ -395,7 +402,198 @@ void measure_compute(const Options& opt, const Settings& s, Backend& backend, Pr
   p.copy_bandwidth = 2 * copy_bytes / fit::summarize(samples).median;
 }
 
-// ---- 3. collectives -------------------------------------------------------------
+// ---- 3. interference --------------------------------------------------------------
+// A GEMM stream beside NCCL's all-reduce and beside each codec, and each codec
+// beside a GEMM stream (docs/calibrate.md, "Interference"; the figures'
+// use: docs/model.md, section 7). Every figure is the median over rounds of
+// (time beside / time alone) - 1, alone and beside measured in turn within a
+// round so that a drifting clock or temperature moves both.
+
+/// What the phase runs: the GEMM, its batch, the codec and collective sizes.
+struct InterferenceSetup {
+  std::string precision;
+  GemmShape shape;
+  int count = 0;                 ///< GEMMs per batch
+  double target = 0;             ///< s, the batch's intended length
+  std::size_t codec_elements = 0;
+  double collective_bytes = 0;   ///< all-reduce size (nccl-tests "size")
+  int rounds = 0;
+  int codec_repeats = 0;         ///< codec calls per timed loop alone
+};
+
+/// How many times longer the work it keeps busy runs than the batch (or the
+/// loop) it is measured beside, so that the measured work never runs alone.
+constexpr double kCover = 1.5;
+
+/// Calls of `each` seconds that outlast `span` kCover times (at most 10^6).
+int calls_to_cover(double span, double each) {
+  return static_cast<int>(std::min(1e6, std::ceil(kCover * span / std::max(each, 1e-9)) + 1));
+}
+
+/// The slow-down a figure records: ratio - 1, kept in the loader's 0 .. 10.
+/// Below 0 (faster beside: the noise of this machine) is recorded as 0 and
+/// above 10 as 10, each with a note naming the measured value.
+double slow_down(const std::string& what, double ratio, Profile& p) {
+  const double f = ratio - 1;
+  std::ostringstream os;
+  os.precision(3);
+  if (f < 0) {
+    os << "interference " << what << ": measured " << 100 * f
+       << "% (faster beside than alone: this machine's noise), recorded as 0";
+    p.notes.push_back(os.str());
+    return 0;
+  }
+  if (f > kMaxInterference) {
+    os << "interference " << what << ": measured " << 100 * f << "%, recorded as the loader's largest, "
+       << kMaxInterference;
+    p.notes.push_back(os.str());
+    return kMaxInterference;
+  }
+  return f;
+}
+
+double batch_alone(Backend& backend, const InterferenceSetup& u) {
+  return backend.start_gemm_batch(u.precision, u.shape.m, u.shape.n, u.shape.k, u.count)->wait();
+}
+
+std::vector<double> per_call(const std::vector<double>& enc, const std::vector<double>& dec) {
+  std::vector<double> out(enc.size());
+  for (std::size_t i = 0; i < out.size(); ++i) out[i] = enc[i] + dec[i];
+  return out;
+}
+
+/// One round beside one codec: {GEMM beside / alone, codec beside / alone}.
+std::pair<double, double> codec_round(const std::string& codec, const InterferenceSetup& u, const Settings& s,
+                                      Backend& backend) {
+  std::vector<double> enc, dec;
+  // The codec alone, and how long its timed loop takes on the clock.
+  Clock::time_point loop_start;
+  backend.time_codec(codec, u.codec_elements, s.warmup, u.codec_repeats, enc, dec,
+                     [&] { loop_start = Clock::now(); });
+  const double codec_alone = fit::median(per_call(enc, dec));
+  // The loop's length: its clock time, which includes each call's launch and
+  // wait, and at least the calls' own times.
+  double loop = std::chrono::duration<double>(Clock::now() - loop_start).count();
+  loop = std::max(loop, codec_alone * u.codec_repeats);
+  const double gemm_alone = batch_alone(backend, u);
+  // The GEMM batch beside a codec loop that outlasts it.
+  const int loop_calls = calls_to_cover(gemm_alone, loop / u.codec_repeats);
+  std::unique_ptr<GemmBatch> batch;
+  const auto start_batch = [&](int count) {
+    return [&, count] { batch = backend.start_gemm_batch(u.precision, u.shape.m, u.shape.n, u.shape.k, count); };
+  };
+  const auto started = [&] {
+    if (!batch) throw std::logic_error("the backend's time_codec did not call its ready hook");
+    return std::exchange(batch, nullptr);
+  };
+  backend.time_codec(codec, u.codec_elements, s.warmup, loop_calls, enc, dec, start_batch(u.count));
+  const double gemm_beside = started()->wait();
+  // The codec loop beside a GEMM batch that outlasts it.
+  const int long_count = calls_to_cover(loop, gemm_alone / u.count);
+  backend.time_codec(codec, u.codec_elements, s.warmup, u.codec_repeats, enc, dec, start_batch(long_count));
+  started()->wait();
+  return {gemm_beside / gemm_alone, fit::median(per_call(enc, dec)) / codec_alone};
+}
+
+/// One round beside NCCL's all-reduce over `gpus`: GEMM beside / alone.
+double collective_round(int gpus, const InterferenceSetup& u, const Settings& s, Backend& backend) {
+  const double one = fit::median(backend.time_collective(CollectiveOp::AllReduce, gpus, u.collective_bytes, s.warmup,
+                                                         std::max(3, s.repeats / 4)));
+  const double gemm_alone = batch_alone(backend, u);
+  const int calls = calls_to_cover(gemm_alone, one);
+  auto batch = backend.start_gemm_batch(u.precision, u.shape.m, u.shape.n, u.shape.k, u.count);
+  backend.time_collective(CollectiveOp::AllReduce, gpus, u.collective_bytes, 0, calls);
+  return batch->wait() / gemm_alone;
+}
+
+/// The GEMM and the batch length: the shape and precision a backward runs
+/// (bf16 where the profile has it on a GPU), enough GEMMs for `target`.
+InterferenceSetup interference_setup(const Settings& s, Backend& backend, const Profile& p) {
+  InterferenceSetup u;
+  u.precision = s.gpu && p.gemm_flops.count("bf16") ? "bf16" : "fp32";
+  u.shape = s.gpu ? GemmShape{4096, 4096, 4096, "square"} : GemmShape{128, 256, 384, "cpu"};
+  u.target = s.gpu ? 0.05 : 0.02;
+  u.codec_elements = s.gpu ? (1u << 23) : (1u << 16);
+  u.collective_bytes = s.gpu ? 64.0 * 1048576 : 4.0 * 1048576;
+  u.rounds = 3;
+  u.codec_repeats = s.gpu ? 20 : 10;
+  backend.start_gemm_batch(u.precision, u.shape.m, u.shape.n, u.shape.k, 1)->wait();   // warm-up
+  const double one = backend.start_gemm_batch(u.precision, u.shape.m, u.shape.n, u.shape.k, 1)->wait();
+  u.count = std::clamp(static_cast<int>(std::ceil(u.target / std::max(one, 1e-9))), 2, 100000);
+  return u;
+}
+
+std::string interference_what(const InterferenceSetup& u, int gpus, bool gpu) {
+  std::ostringstream os;
+  os << "interference: " << u.precision << " GEMM " << u.shape.m << "x" << u.shape.n << "x" << u.shape.k
+     << " in batches of " << u.count << " (about " << static_cast<int>(1000 * u.target + 0.5) << " ms) on "
+     << (gpu ? "a stream" : "a thread") << " of their own, beside each codec's encode and decode at "
+     << size_label(static_cast<double>(u.codec_elements)) << " elements";
+  if (gpus >= 2) os << " and beside " << units::format_size(u.collective_bytes) << " all-reduces on " << gpus
+                    << (gpu ? " GPUs" : " ranks");
+  os << "; each figure is the median over " << u.rounds << " rounds of (time beside / time alone) - 1";
+  return os.str();
+}
+
+void measure_interference(const Settings& s, Backend& backend, Progress& progress, Profile& p) {
+  const double end = progress.elapsed() + s.budget * interference_share(s);
+  InterferenceSetup u;
+  try {
+    u = interference_setup(s, backend, p);
+  } catch (const std::runtime_error& e) {
+    p.notes.push_back(std::string("interference not measured: ") + e.what());
+    return;
+  }
+  const std::vector<int> counts = backend.collective_gpu_counts();
+  const int gpus = counts.empty() ? 0 : counts.back();
+  progress.phase("interference: a GEMM stream beside NCCL and the codecs");
+  p.notes.push_back(interference_what(u, gpus, s.gpu));
+  InterferenceFigures f;
+  if (gpus >= 2) {
+    std::vector<double> ratios;
+    for (int r = 0; r < u.rounds; ++r) {
+      progress.step("GEMM beside all-reduce, round " + std::to_string(r + 1));
+      ratios.push_back(collective_round(gpus, u, s, backend));
+    }
+    f.compute_under_nccl = slow_down("GEMM beside all-reduce", fit::median(ratios), p);
+  } else {
+    p.notes.push_back("interference: compute_under_nccl not measured (no collectives: " +
+                      std::string(s.gpu ? "one GPU visible" : "CPU mode without --mpi") + ")");
+  }
+  std::vector<double> compute_fs, codec_fs;
+  for (const std::string& codec : compressor_codec_names()) {
+    if (!p.codecs.count(codec)) continue;   // not measured above: nothing to run beside
+
+    if (!compute_fs.empty() && progress.elapsed() > end) {   // at least one codec, as the codec phase
+      p.notes.push_back("interference beside " + codec + " not measured (time budget)");
+      continue;
+    }
+    std::vector<double> gemm_ratios, codec_ratios;
+    for (int r = 0; r < u.rounds; ++r) {
+      progress.step("GEMM beside " + codec + ", round " + std::to_string(r + 1));
+      const auto [g, c] = codec_round(codec, u, s, backend);
+      gemm_ratios.push_back(g);
+      codec_ratios.push_back(c);
+    }
+    CodecInterference& ci = f.codecs[codec];
+    ci.compute_under_codec = slow_down("GEMM beside " + codec, fit::median(gemm_ratios), p);
+    ci.codec_under_compute = slow_down(codec + " beside GEMM", fit::median(codec_ratios), p);
+    compute_fs.push_back(*ci.compute_under_codec);
+    codec_fs.push_back(*ci.codec_under_compute);
+    std::ostringstream os;
+    os.precision(3);
+    os << "interference beside " << codec << ": GEMM +" << 100 * *ci.compute_under_codec << "%, " << codec << " +"
+       << 100 * *ci.codec_under_compute << "%";
+    p.notes.push_back(os.str());
+  }
+  if (!compute_fs.empty()) {
+    f.compute_under_codec = fit::median(compute_fs);
+    f.codec_under_compute = fit::median(codec_fs);
+  }
+  p.interference = f;
+}
+
+// ---- 4. collectives -------------------------------------------------------------
 
 std::string where(Backend& backend, int g, const Settings& s) {
   const int nodes = backend.collective_nodes(g);
@@ -481,6 +679,10 @@ void measure_collectives(const Options& opt, const Settings& s, Backend& backend
 
 }  // namespace
 
+std::unique_ptr<GemmBatch> Backend::start_gemm_batch(const std::string&, int, int, int, int) {
+  throw std::runtime_error("this backend cannot run a GEMM beside other work");
+}
+
 std::vector<double> codec_sizes(const std::string& bytes_spec) {
   std::string why;
   const auto bytes = units::parse_size_range(bytes_spec, &why);
@@ -516,6 +718,11 @@ Profile run_calibration(const Options& opt, Backend& backend) {
   Profile p = profile_header(opt, backend, s, info);
   measure_codecs(opt, s, info, backend, progress, p);
   measure_compute(opt, s, backend, progress, p);
+  if (opt.interference) {
+    measure_interference(s, backend, progress, p);
+  } else {
+    p.notes.push_back("interference not measured (--no-interference)");
+  }
   measure_collectives(opt, s, backend, progress, p);
   for (auto& n : backend.run_notes()) p.notes.push_back(std::move(n));
   progress.phase("done in " + std::to_string(static_cast<int>(progress.elapsed() + 0.5)) + " s");

@@ -53,6 +53,13 @@ workload:
   const auto base = simulate(scenario, profile);
   EXPECT_EQ(base["profile"]["source"], "measured");
   EXPECT_EQ(base["profile"]["name"], p.name);
+  // The calibration's interference figures drive the prediction: int8's own.
+  ASSERT_TRUE(p.interference.codecs.count("int8") || p.interference.compute_under_codec) << cal.all();
+  const auto& used = base["interference_detail"];
+  EXPECT_EQ(used["source"], "profile (measured)");
+  const gw::InterferenceFigures own = p.interference.for_codec("int8");
+  EXPECT_DOUBLE_EQ(used["compute_under_codec"].get<double>(), own.compute_under_codec.value());
+  EXPECT_DOUBLE_EQ(used["codec_under_compute"].get<double>(), own.codec_under_compute.value());
   const double encode = base["critical_path"]["encode_s"].get<double>();
   ASSERT_GT(encode, 0);
 

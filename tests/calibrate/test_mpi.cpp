@@ -85,6 +85,12 @@ void expect_cpu_mpi_profile(const fs::path& path) {
   }
   ASSERT_FALSE(p.collectives.empty()) << all_notes(p);
   EXPECT_TRUE(has_note(p, "MPI: ")) << "the MPI library and version";
+  // Interference beside MPI's all-reduce over the 4 ranks (a GEMM thread on
+  // rank 0): measured, in the loader's range.
+  ASSERT_TRUE(p.interference.compute_under_nccl.has_value()) << all_notes(p);
+  EXPECT_GE(*p.interference.compute_under_nccl, 0);
+  EXPECT_LE(*p.interference.compute_under_nccl, gw::kMaxInterference);
+  EXPECT_TRUE(has_note(p, "all-reduces on 4 ranks")) << all_notes(p);
   EXPECT_TRUE(has_note(p, "(--mpi --device cpu): 4 ranks, one process each, on 1 node"));
   EXPECT_TRUE(has_note(p, "MPI_Reduce_scatter_block"));
   EXPECT_TRUE(has_note(p, "collectives are the MPI library's own"));

@@ -77,6 +77,26 @@ TEST(CalibrateTool, CpuModeRunsEndToEndAndTheProfileLoads) {
   bool noted = false;
   for (const auto& n : p.notes) noted = noted || n.find("CPU mode") != std::string::npos;
   EXPECT_TRUE(noted);
+  // Interference: a GEMM thread beside the codecs (at least the first within
+  // the budget), each figure in the loader's range; no collectives, so no
+  // NCCL figure. The values are this machine's: only their range is checked.
+  const auto& f = p.interference;
+  EXPECT_FALSE(f.compute_under_nccl.has_value());
+  ASSERT_FALSE(f.codecs.empty()) << r.output;
+  EXPECT_TRUE(f.codecs.count("fp16"));   // the compressor table's first codec
+  for (const auto& [codec, c] : f.codecs) {
+    SCOPED_TRACE(codec);
+    ASSERT_TRUE(c.compute_under_codec && c.codec_under_compute);
+    EXPECT_GE(*c.compute_under_codec, 0);
+    EXPECT_LE(*c.codec_under_compute, gw::kMaxInterference);
+  }
+  ASSERT_TRUE(f.compute_under_codec && f.codec_under_compute);
+  std::filesystem::remove(out);
+
+  // --no-interference: no section.
+  r = run("--device cpu --out " + out + " --quick --no-interference");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(gw::load_profile_file(out).interference, gw::InterferenceFigures{});
   std::filesystem::remove(out);
 }
 

@@ -3,6 +3,7 @@
 // (docs/calibrate.md, docs/profiles.md). Host-only header.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -26,6 +27,7 @@ struct Options {
   double max_seconds = 0;               ///< total budget; 0 = device default
   bool quick = false;
   bool mpi = false;                     ///< --mpi: collectives across the ranks of an MPI job (cuda: NCCL; cpu: MPI's own)
+  bool interference = true;             ///< measure the slow-downs under concurrency (--no-interference: off)
   std::string command;                  ///< the command line, recorded in the profile
 };
 
@@ -37,6 +39,17 @@ struct DeviceInfo {
   double l2_bytes = 0;
   std::string driver, cuda, nccl;
   int visible_gpus = 0;
+};
+
+/// GEMMs issued back to back on a stream (CUDA) or a thread (CPU) of their
+/// own, running while the caller does other work: the interference phase
+/// (docs/calibrate.md, "Interference"). Destroying it waits for it.
+class GemmBatch {
+ public:
+  virtual ~GemmBatch() = default;
+  /// Waits for the batch to end; its time in seconds, from the first GEMM's
+  /// start to the last one's end.
+  virtual double wait() = 0;
 };
 
 /// One measuring backend (CPU twins, or CUDA + NCCL + cuBLAS). Every timing
@@ -51,13 +64,22 @@ class Backend {
   /// throws std::runtime_error on a mismatch. (The CPU backend checks that
   /// decode(encode(x)) has the right size and is finite.)
   virtual void verify_codec(const std::string& name, std::size_t n) = 0;
-  /// Encode and decode times of `name` at n elements.
+  /// Encode and decode times of `name` at n elements. `ready`, when set, is
+  /// called once after the set-up and the warm-up, with the device idle,
+  /// just before the timed repeats (the interference phase starts a GEMM
+  /// batch there).
   virtual void time_codec(const std::string& name, std::size_t n, int warmup, int repeats,
-                          std::vector<double>& encode_s, std::vector<double>& decode_s) = 0;
+                          std::vector<double>& encode_s, std::vector<double>& decode_s,
+                          const std::function<void()>& ready) = 0;
   /// One GEMM C[m x n] = A[m x k] B[k x n] in a precision (fp32, tf32, bf16,
   /// fp16). Throws std::runtime_error when the precision is not available.
   virtual std::vector<double> time_gemm(const std::string& precision, int m, int n, int k, int warmup,
                                         int repeats) = 0;
+  /// Starts `count` GEMMs C[m x n] = A[m x k] B[k x n] in `precision`
+  /// beside whatever the caller runs next, and returns at once. Throws
+  /// std::runtime_error when the precision is not available, or when the
+  /// backend cannot run a GEMM beside other work (this default).
+  virtual std::unique_ptr<GemmBatch> start_gemm_batch(const std::string& precision, int m, int n, int k, int count);
   /// One device-to-device copy of `bytes`.
   virtual std::vector<double> time_copy(double bytes, int warmup, int repeats) = 0;
   /// GPUs available to collectives (0 or 1: none can be measured).
