@@ -22,6 +22,7 @@
 #include <functional>
 #include <iterator>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -183,10 +184,37 @@ inline std::filesystem::path fresh_dir(const std::filesystem::path& root, const 
   return dir;
 }
 
+/// The folders temp_scratch made in this process, removed when it exits
+/// normally (ctest runs each test in a process of its own, so every test
+/// that did not remove its own would leave one behind). GW_KEEP_SCRATCH=1
+/// keeps them, to look at a failure's files.
+class ScratchRoots {
+ public:
+  static void add(const std::filesystem::path& root) { instance().roots_.push_back(root); }
+  ScratchRoots(const ScratchRoots&) = delete;
+  ScratchRoots& operator=(const ScratchRoots&) = delete;
+
+ private:
+  ScratchRoots() = default;
+  ~ScratchRoots() {
+    if (std::getenv("GW_KEEP_SCRATCH") != nullptr) return;
+    std::error_code ec;
+    for (const auto& r : roots_) std::filesystem::remove_all(r, ec);
+  }
+  static ScratchRoots& instance() {
+    static ScratchRoots roots;
+    return roots;
+  }
+  std::vector<std::filesystem::path> roots_;
+};
+
 /// fresh_dir in this process's own folder of the temporary directory,
-/// TMP/`prefix`-PID (its parent_path(), which a test removes at its end).
+/// TMP/`prefix`-PID (its parent_path(), removed when the process exits:
+/// ScratchRoots).
 inline std::filesystem::path temp_scratch(const std::string& prefix, const std::string& name) {
-  return fresh_dir(std::filesystem::temp_directory_path() / (prefix + "-" + std::to_string(::getpid())), name);
+  const auto root = std::filesystem::temp_directory_path() / (prefix + "-" + std::to_string(::getpid()));
+  if (!std::filesystem::exists(root)) ScratchRoots::add(root);
+  return fresh_dir(root, name);
 }
 
 #ifdef GW_HARDENING_SCRATCH

@@ -31,12 +31,22 @@ std::string text_of(const std::uint8_t* data, std::size_t size) {
   return std::string(reinterpret_cast<const char*>(data), size);
 }
 
+/// The per-process input file of as_file(), removed when the process exits.
+struct InputFile {
+  std::string path;
+  InputFile() {
+    const char* dir = std::getenv("TMPDIR");
+    path = std::string(dir && *dir ? dir : "/tmp") + "/gw-fuzz-input-" + std::to_string(::getpid()) + ".yaml";
+  }
+  ~InputFile() { std::remove(path.c_str()); }
+  InputFile(const InputFile&) = delete;
+  InputFile& operator=(const InputFile&) = delete;
+};
+
 /// The file loaders take a path: the input goes to one per-process file.
 std::string as_file(const std::uint8_t* data, std::size_t size) {
-  static const std::string path = [] {
-    const char* dir = std::getenv("TMPDIR");
-    return std::string(dir && *dir ? dir : "/tmp") + "/gw-fuzz-input-" + std::to_string(::getpid()) + ".yaml";
-  }();
+  static const InputFile file;
+  const std::string& path = file.path;
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out.write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
   out.close();
