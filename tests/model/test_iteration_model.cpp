@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <stdexcept>
 
 #include "gradwire/model/buckets.hpp"
 #include "gradwire/model/collective_model.hpp"
@@ -403,8 +404,11 @@ TEST(ClosedForm, AccumulationWithoutNoSyncSynchronizesEveryMicroStep) {
     EXPECT_DOUBLE_EQ(r.global_batch, 8.0 * k);
     EXPECT_DOUBLE_EQ(r.wire_bytes_per_gpu, k * one.wire_bytes_per_gpu);  // k synchronizations
     EXPECT_EQ(r.sync_every_micro_step, k > 1);
-    if (k == 1) EXPECT_EQ(r.total, with_no_sync.total);  // nothing to skip at k = 1
-    if (k > 1) EXPECT_NEAR(r.total - with_no_sync.total, (k - 1) * 2e-3, 1e-9);  // k-1 more exposed syncs
+    if (k == 1) {
+      EXPECT_EQ(r.total, with_no_sync.total);  // nothing to skip at k = 1
+    } else {
+      EXPECT_NEAR(r.total - with_no_sync.total, (k - 1) * 2e-3, 1e-9);  // k-1 more exposed syncs
+    }
   }
 }
 
@@ -514,6 +518,63 @@ TEST(ClosedForm, AllGatherCompressorsSlowDownWithN) {
     SCOPED_TRACE(kind);
     EXPECT_LT(comm_time(kind, 512), 1.6 * comm_time(kind, 8));
   }
+}
+
+// Collectives measured on the cluster (docs/model.md): a profile fit across
+// nodes whose GPU and node counts are the cluster's gives every all-reduce
+// step alpha + bytes / beta, in place of the network model (a collective
+// time function that would fail the test if asked); anything else does not.
+TEST(ClosedForm, AFitMeasuredOnTheClusterTimesItsCollectives) {
+  const auto m = model_of({tensor("t0", {1000000}, 1e9), tensor("t1", {2000000}, 2e9), tensor("t2", {1000000}, 1e9)});
+  WorkloadSpec w;
+  w.compute_efficiency = 1.0;
+  w.first_bucket_size = 1;
+  w.bucket_size = 1;
+  auto c = costs();
+  const MeasuredCollective fit{CollectiveOp::AllReduce, 8, 2, 100e-6, 50e9};
+  c.cluster_collectives = {{CollectiveOp::AllReduce, 8, 4, 1.0, 1.0},   // other node count
+                           {CollectiveOp::AllReduce, 16, 2, 1.0, 1.0},  // other GPU count
+                           fit};
+  const CollectiveTimeFn never = [](const CommStep&) -> double { throw std::logic_error("modelled, not measured"); };
+  const auto plan = plan_iteration(w, test::cluster(2, 4), m, c);
+  ASSERT_EQ(plan.measured_collectives, std::vector<std::string>{"allreduce on 8 GPUs, 2 nodes"});
+  const auto r = evaluate_closed_form(plan, never);
+  EXPECT_EQ(r.measured_collectives, plan.measured_collectives);
+  ASSERT_EQ(r.buckets.size(), 3u);
+  for (const auto& b : r.buckets) {
+    ASSERT_EQ(b.steps.size(), 1u);
+    EXPECT_NEAR(b.steps[0].end - b.steps[0].start, 100e-6 + b.steps[0].bytes / 50e9, 1e-15);
+  }
+  // An all-reduce pinned to an algorithm keeps the model: the fit measured NCCL's own choice.
+  w.allreduce_algorithm = "ring";
+  auto pinned = plan_iteration(w, test::cluster(2, 4), m, c);
+  EXPECT_TRUE(pinned.measured_collectives.empty());
+  for (const auto& bc : pinned.comm) EXPECT_EQ(bc.steps[0].measured_seconds, 0.0);
+  // The node count selects the fit: 4 nodes of 2 GPUs take the 8-GPU, 4-node
+  // one; the same GPUs on one node none (a single-node fit stays the source
+  // of the intra-node link, resolve_cluster), nor 2 nodes of 2.
+  w.allreduce_algorithm = "auto";
+  const auto four = plan_iteration(w, test::cluster(4, 2), m, c);
+  EXPECT_EQ(four.measured_collectives, std::vector<std::string>{"allreduce on 8 GPUs, 4 nodes"});
+  EXPECT_DOUBLE_EQ(four.comm[0].steps[0].measured_seconds, 1.0 + four.comm[0].steps[0].bytes);
+  EXPECT_TRUE(plan_iteration(w, test::cluster(1, 8), m, c).measured_collectives.empty());
+  EXPECT_TRUE(plan_iteration(w, test::cluster(2, 2), m, c).measured_collectives.empty());
+  // An all-gather compressor takes an all-gather fit, not the all-reduce one.
+  w.compression.kind = "topk";
+  w.compression.implementation = "gradwire";
+  c.cluster_collectives.push_back({CollectiveOp::AllGather, 8, 2, 30e-6, 20e9});
+  const auto gathered = plan_iteration(w, test::cluster(2, 4), m, c);
+  EXPECT_EQ(gathered.measured_collectives, std::vector<std::string>{"allgather on 8 GPUs, 2 nodes"});
+  int gathers = 0;
+  for (const auto& bc : gathered.comm) {
+    for (const auto& s : bc.steps) {
+      if (s.kind != CommStep::Kind::Collective) continue;
+      ASSERT_EQ(s.op, CommOp::AllGather);
+      EXPECT_DOUBLE_EQ(s.measured_seconds, 30e-6 + s.bytes / 20e9);
+      ++gathers;
+    }
+  }
+  EXPECT_GT(gathers, 0);
 }
 
 }  // namespace

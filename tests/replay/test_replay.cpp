@@ -588,6 +588,41 @@ TEST(ReplayProfile, ClosedFormMatchesTheReplayAcrossNodes) {
   }
 }
 
+// Collectives measured on the cluster: with the profile's fit for 4 GPUs on
+// 4 nodes, the replay runs no collective on the network and agrees with the
+// closed form; each all-reduce takes alpha + bytes / beta; the outputs say so.
+TEST(ReplayProfile, AFitMeasuredOnTheClusterReplacesTheNetworkModel) {
+  Profile p = load_profile("h100");
+  CollectiveCost fit;
+  fit.op = CollectiveOp::AllReduce;
+  fit.gpus = 4;
+  fit.nodes = 4;
+  fit.fit = {80e-6, 2e9, 0};   // far slower than the h100 cluster's network model
+  p.collectives.push_back(fit);
+  const auto m = tiny_convnet();
+  Scenario s = scenario_for("none");
+  s.cluster = test::cluster(4, 1);
+  s.cluster.gpu = "h100";
+  const auto modelled = simulate_iteration(s, m, load_profile("h100"));
+  const auto sim = simulate_iteration(s, m, p);
+  const auto closed = closed_form_iteration(s, m, p);
+  EXPECT_NEAR(closed.total, sim.total, 5e-9);
+  EXPECT_GT(sim.total, modelled.total);
+  EXPECT_TRUE(modelled.measured_collectives.empty());
+  ASSERT_EQ(sim.measured_collectives, std::vector<std::string>{"allreduce on 4 GPUs, 4 nodes"});
+  for (const auto& b : sim.buckets) {
+    for (const auto& st : b.steps) expect_rel(st.end - st.start, 80e-6 + st.bytes / 2e9);
+  }
+  const std::string json = result_to_json(sim, -1);
+  EXPECT_EQ(nlohmann::json::parse(json).at("measured_collectives"),
+            nlohmann::json::array({"allreduce on 4 GPUs, 4 nodes"}));
+  EXPECT_EQ(result_from_json(json).measured_collectives, sim.measured_collectives);
+  EXPECT_EQ(result_to_json(modelled, -1).find("measured_collectives"), std::string::npos);
+  EXPECT_NE(format_table(sim).find("collectives measured on this cluster (the profile's fits, not the network "
+                                   "model): allreduce on 4 GPUs, 4 nodes"),
+            std::string::npos);
+}
+
 TEST(ReplayOutput, JsonRoundTripAndTraceTracks) {
   const auto c = test::cluster(1, 8);
   const auto plan = plan_iteration(workload(true, 2, "powersgd"), c, tiny_convnet(), slow_costs());

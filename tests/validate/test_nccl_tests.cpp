@@ -255,6 +255,33 @@ TEST(CalibrateFromNcclTests, FitsLoadAndSimulate) {
   EXPECT_EQ(p.collective(CollectiveOp::AllGather, 2)->points.size(), 26u);  // the 0 B rows left out
   const auto sim = gradwire({"simulate", "--profile", out, std::string(GW_SOURCE_DIR) + "/scenarios/default.yaml"});
   EXPECT_EQ(sim.exit_code, 0) << sim.err;
+  // On the logs' own cluster (2 nodes x 8 H100), simulate times every
+  // all-reduce with the measured fit instead of the network model, and says so.
+  const std::string a3 = (dir / "a3mega.yaml").string();
+  {
+    std::ofstream f(a3);
+    f << "cluster:\n  nodes: 2\n  gpus_per_node: 8\n  gpu: h100\n"
+         "  intra_node: {bandwidth: 450GB/s, latency: 1us, transport: nvswitch}\n"
+         "  nics: {count: 8, bandwidth: 200Gbps, latency: 5us, transport: tcpx}\n"
+         "  fabric: {topology: switch, latency: 1us}\nworkload:\n  model: bert-base\n  micro_batch: 8\n";
+  }
+  const auto measured = gradwire({"simulate", "--profile", out, a3, "--format", "json"});
+  ASSERT_EQ(measured.exit_code, 0) << measured.err;
+  const auto j = nlohmann::json::parse(measured.out);
+  EXPECT_EQ(j.at("measured_collectives"), nlohmann::json::array({"allreduce on 16 GPUs, 2 nodes"}));
+  int steps = 0;
+  for (const auto& b : j.at("buckets")) {
+    for (const auto& st : b.at("steps")) {
+      const double bytes = st.at("size_bytes").get<double>();
+      EXPECT_NEAR(st.at("end_s").get<double>() - st.at("start_s").get<double>(),
+                  multi->fit.alpha + bytes / multi->fit.beta, 1e-6 * (multi->fit.alpha + bytes / multi->fit.beta));
+      ++steps;
+    }
+  }
+  EXPECT_GT(steps, 0);
+  const auto modelled = gradwire({"simulate", "--profile", "h100", a3, "--format", "json"});
+  ASSERT_EQ(modelled.exit_code, 0) << modelled.err;
+  EXPECT_FALSE(nlohmann::json::parse(modelled.out).contains("measured_collectives"));
   // Never over an input; a log without a simulated op is refused with its name.
   EXPECT_EQ(gradwire({"calibrate", "--from-nccl-tests", kA3, "--profile", "h100", "--out", kA3}).exit_code, 2);
   const std::string reduce = (dir / "x.log").string();

@@ -134,6 +134,34 @@ void plan_interference(IterationPlan& p, const WorkloadSpec& w, const DeviceCost
   }
 }
 
+/// Collectives measured on the cluster (docs/model.md): a collective step
+/// takes the profile's fit for its op at exactly the cluster's GPU and node
+/// counts, across two nodes or more, where NCCL picks the algorithm (an
+/// all-reduce pinned to ring, tree or hierarchical keeps the model: the fit
+/// measured NCCL's own choice). Time = alpha + bytes / beta at the step's
+/// bytes, as nccl-tests counts them (the fit's x).
+void plan_measured_collectives(IterationPlan& p, const ClusterSpec& cluster, const DeviceCosts& costs) {
+  if (cluster.nodes < 2 || p.world_size < 2) return;
+  for (const MeasuredCollective& m : costs.cluster_collectives) {
+    if (m.gpus != p.world_size || m.nodes != cluster.nodes) continue;
+    if (m.op != CollectiveOp::AllReduce && m.op != CollectiveOp::AllGather) continue;
+    const CommOp op = m.op == CollectiveOp::AllGather ? CommOp::AllGather : CommOp::AllReduce;
+    bool used = false;
+    for (auto& bc : p.comm) {
+      for (auto& s : bc.steps) {
+        if (s.kind != CommStep::Kind::Collective || s.op != op) continue;
+        if (op == CommOp::AllReduce && s.algorithm != "auto") continue;
+        s.measured_seconds = m.alpha + s.bytes / m.beta;
+        used = true;
+      }
+    }
+    if (used) {
+      p.measured_collectives.push_back(to_string(m.op) + " on " + std::to_string(m.gpus) + " GPUs, " +
+                                       std::to_string(m.nodes) + " nodes");
+    }
+  }
+}
+
 /// Interquartile range of a normal / its standard deviation: 2 Phi^-1(0.75).
 constexpr double kIqrPerSigma = 1.3489795003921634;
 
@@ -205,6 +233,7 @@ IterationPlan plan_iteration(const WorkloadSpec& w, const ClusterSpec& cluster, 
     p.wire_bytes_per_gpu += c.wire_bytes_per_gpu;
     p.comm.push_back(std::move(c));
   }
+  plan_measured_collectives(p, cluster, costs);
   const bool optimizer_measured = measured && !w.optimizer.step_time && !measured->optimizer.empty();
   if (optimizer_measured) {
     p.optimizer = measured->optimizer_step.median;
@@ -349,6 +378,7 @@ void finish_result(const IterationPlan& plan, IterationResult& r) {
   r.interference_codec = plan.interference_codec;
   r.codec_interference = plan.codec_interference;
   r.interference_source = plan.interference_source;
+  r.measured_collectives = plan.measured_collectives;
   r.compute_efficiency = plan.compute_efficiency;
   r.compute_efficiency_default = plan.compute_efficiency_default;
   r.compute_measured = plan.compute_measured;
@@ -488,8 +518,9 @@ class ClosedFormPass {
     const std::size_t side_from = bc.steps.size() - bc.on_side_stream;
     for (std::size_t i = bc.on_compute_stream; i < side_from; ++i) {
       const auto& s = bc.steps[i];
-      const double d = s.kind == CommStep::Kind::Collective ? collective_time_(s)
-                                                            : codec_step_seconds(plan_, s.seconds, t < compute_until_);
+      const double d = s.kind == CommStep::Kind::Collective
+                           ? (s.measured_seconds > 0 ? s.measured_seconds : collective_time_(s))
+                           : codec_step_seconds(plan_, s.seconds, t < compute_until_);
       bt.steps.push_back(timed_step(s, t, d, false));
       t += d;
     }

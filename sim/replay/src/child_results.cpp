@@ -34,7 +34,7 @@ class KeyWriter {
   // key (and a reused outcome). Their sizes on the platforms gradwire builds
   // on (LP64, libstdc++) stop the build until that is done.
   static_assert(sizeof(void*) != 8 || sizeof(Bucket) == 40, "Bucket changed: list the new field in put(Bucket)");
-  static_assert(sizeof(void*) != 8 || sizeof(CommStep) == 104,
+  static_assert(sizeof(void*) != 8 || sizeof(CommStep) == 112,
                 "CommStep changed: list the new field in put(CommStep)");
   static_assert(sizeof(void*) != 8 || sizeof(BucketComm) == 88,
                 "BucketComm changed: list the new field in put(BucketComm)");
@@ -53,6 +53,7 @@ class KeyWriter {
     put(s.algorithm);
     put(s.bytes);
     put(s.contributed);
+    put(s.measured_seconds);
   }
   void put(const BucketComm& c) {
     put(c.steps);

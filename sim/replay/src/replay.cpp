@@ -28,7 +28,9 @@ StepTiming run_step(engine::Simulation& sim, CollectiveMemo& memo, const CommSte
   st.bytes = s.bytes;
   st.start = engine::Simulation::now();
   if (s.kind == CommStep::Kind::Collective) {
-    if (world_size > 1) {
+    if (s.measured_seconds > 0) {
+      sleep_if(s.measured_seconds);   // the profile's fit measured on this cluster (plan_measured_collectives)
+    } else if (world_size > 1) {
       engine::CollectiveRequest req;
       req.op = engine_op(s.op);
       // All-gathers take NCCL's rule (ring or PAT), as the closed form does (closed_form.cpp).

@@ -1,6 +1,7 @@
 #include "gradwire/replay/report.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 
@@ -130,6 +131,10 @@ std::string format_table(const IterationResult& r, const MemoryBreakdown* memory
       r.compression, r.allreduce_algorithm, r.overlap ? "on" : "off", r.compute_precision, r.micro_batch,
       r.accumulation, r.sync_every_micro_step ? " (no_sync off: every micro-step synchronizes)" : "",
       r.global_batch, r.interference);
+  if (!r.measured_collectives.empty()) {
+    o += fmt::format("collectives measured on this cluster (the profile's fits, not the network model): {}\n",
+                     fmt::join(r.measured_collectives, "; "));
+  }
   if (!r.compute_measured.empty()) {
     o += fmt::format("compute: {} (forward, per-tensor backward, optimizer; {:.3g} of the profile's GEMM rate)\n",
                      r.compute_measured, r.compute_efficiency);

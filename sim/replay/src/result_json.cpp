@@ -107,6 +107,7 @@ std::string result_to_json(const IterationResult& r, int indent, const MemoryBre
   j["compute_efficiency"] = r.compute_efficiency;
   j["compute_efficiency_default"] = r.compute_efficiency_default;
   if (!r.compute_measured.empty()) j["compute_measured"] = r.compute_measured;
+  if (!r.measured_collectives.empty()) j["measured_collectives"] = r.measured_collectives;
   j["compression"] = r.compression;
   j["compute_precision"] = r.compute_precision;
   j["allreduce_algorithm"] = r.allreduce_algorithm;
@@ -191,6 +192,8 @@ IterationResult result_from_json(const std::string& text) {
   r.compute_efficiency = j.at("compute_efficiency").get<double>();
   r.compute_efficiency_default = j.at("compute_efficiency_default").get<bool>();
   if (j.contains("compute_measured")) r.compute_measured = j.at("compute_measured").get<std::string>();
+  if (j.contains("measured_collectives"))
+    r.measured_collectives = j.at("measured_collectives").get<std::vector<std::string>>();
   r.compression = j.at("compression").get<std::string>();
   r.compute_precision = j.at("compute_precision").get<std::string>();
   r.allreduce_algorithm = j.at("allreduce_algorithm").get<std::string>();

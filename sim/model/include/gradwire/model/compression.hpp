@@ -65,6 +65,11 @@ struct CommStep {
   double bytes = 0;
   /// Bytes this GPU contributes: = bytes for an all-reduce, bytes / N for an all-gather.
   double contributed = 0;
+  /// Collective steps: the time of the profile's fit measured on this very
+  /// cluster (its op, GPU and node counts, two nodes or more: docs/model.md,
+  /// "Collectives measured on the cluster"), which the replay and the closed
+  /// form take in place of the network model's; 0: the network model's.
+  double measured_seconds = 0;
 };
 std::string to_string(CommStep::Kind kind);
 

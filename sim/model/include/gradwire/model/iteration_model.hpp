@@ -47,6 +47,7 @@
 #include <vector>
 
 #include "gradwire/model/buckets.hpp"
+#include "gradwire/model/collectives.hpp"
 #include "gradwire/model/compression.hpp"
 #include "gradwire/model/interference.hpp"
 #include "gradwire/model/model_desc.hpp"
@@ -60,6 +61,14 @@ struct IterationResult;
 struct MeasuredCompute;
 
 /// The per-GPU costs the iteration model needs, usually read from a profile.
+/// A collective fit measured across nodes: time = alpha + bytes / beta,
+/// bytes as nccl-tests counts them (CommStep::bytes).
+struct MeasuredCollective {
+  CollectiveOp op = CollectiveOp::AllReduce;
+  int gpus = 0, nodes = 0;
+  double alpha = 0, beta = 0;
+};
+
 struct DeviceCosts {
   std::string compute_precision;   ///< compute precision: a compute_precision_names() entry
   double flops = 0;                ///< achieved FLOP/s at its GEMM rate (gemm_rate_of)
@@ -73,6 +82,11 @@ struct DeviceCosts {
   double gradient_gemm_flops = 0;
   CodecTimeFn codec_time;          ///< encode/decode seconds by codec and elements
   InterferenceFigures interference;   ///< measured slow-downs (profile `interference:`)
+  /// The profile's collective fits across two nodes or more (measured:
+  /// `calibrate --mpi` or `--from-nccl-tests`): plan_iteration uses one for
+  /// a cluster of exactly its GPU and node counts (docs/model.md,
+  /// "Collectives measured on the cluster").
+  std::vector<MeasuredCollective> cluster_collectives;
 };
 
 /// The compute rate used for a gradient precision: fp32 -> the profile's tf32
@@ -121,6 +135,9 @@ struct IterationPlan {
   double codec_interference = 0;       ///< codec slow-down while the backward runs (g)
   std::string interference_source;     ///< workload.interference, the profile, or the default
   double interference_range_high = 0;  ///< unmeasured: the published upper end (band), else 0
+  /// The collectives whose steps take the profile's fit measured on this
+  /// cluster, e.g. "allreduce on 16 GPUs, 2 nodes"; empty: all modelled.
+  std::vector<std::string> measured_collectives;
   double compute_efficiency = 1;       ///< fraction of the GEMM rate used for compute
   bool compute_efficiency_default = true;  ///< true when not given by the scenario
   /// "measured on DEVICE, DATE" when forward, backward and optimizer come from
@@ -237,6 +254,7 @@ struct IterationResult {
   double interference_codec = 0;      ///< compute slow-down under a codec
   double codec_interference = 0;      ///< codec slow-down while the backward runs
   std::string interference_source;
+  std::vector<std::string> measured_collectives;   ///< IterationPlan::measured_collectives
   double overlapped_compute = 0;      ///< backward time that started beside communication (s)
   double compute_efficiency = 1;
   bool compute_efficiency_default = true;
