@@ -557,13 +557,12 @@ void measure_interference(const Settings& s, Backend& backend, Progress& progres
     }
     f.compute_under_nccl = slow_down("GEMM beside all-reduce", fit::median(ratios), p);
   } else {
-    p.notes.push_back("interference: compute_under_nccl not measured (no collectives: " +
-                      std::string(s.gpu ? "one GPU visible" : "CPU mode without --mpi") + ")");
+    p.notes.push_back(std::string("interference: compute_under_nccl not measured (no collectives: ") +
+                      (s.gpu ? "one GPU visible, or one rank" : "CPU mode without --mpi, or one rank") + ")");
   }
   std::vector<double> compute_fs, codec_fs;
   for (const std::string& codec : compressor_codec_names()) {
     if (!p.codecs.count(codec)) continue;   // not measured above: nothing to run beside
-
     if (!compute_fs.empty() && progress.elapsed() > end) {   // at least one codec, as the codec phase
       p.notes.push_back("interference beside " + codec + " not measured (time budget)");
       continue;

@@ -85,6 +85,34 @@ json codec_streams_json(const CodecStreams& c) {
   return {{"compute_stream", part(c.compute)}, {"comm_stream", part(c.comm)}, {"side_stream", part(c.side)}};
 }
 
+// The per-bucket timings and their steps (result_from_json).
+void buckets_from_json(const json& buckets, IterationResult& r) {
+  for (const auto& b : buckets) {
+    BucketTiming bt;
+    bt.index = b.at("index").get<int>();
+    bt.tensors = b.at("tensors").get<int>();
+    bt.elements = b.at("elements").get<std::int64_t>();
+    bt.bytes = b.at("size_bytes").get<double>();
+    bt.wire_bytes_per_gpu = b.at("wire_per_gpu_bytes").get<double>();
+    bt.ready = b.at("ready_s").get<double>();
+    bt.start = b.at("start_s").get<double>();
+    bt.end = b.at("end_s").get<double>();
+    bt.encode = b.at("encode_s").get<double>();
+    bt.decode = b.at("decode_s").get<double>();
+    bt.communication = b.at("communication_s").get<double>();
+    for (const auto& st : b.at("steps")) {
+      StepTiming x;
+      x.label = st.at("label").get<std::string>();
+      x.kind = kind_from(st.at("kind").get<std::string>());
+      x.start = st.at("start_s").get<double>();
+      x.end = st.at("end_s").get<double>();
+      x.bytes = st.at("size_bytes").get<double>();
+      bt.steps.push_back(std::move(x));
+    }
+    r.buckets.push_back(std::move(bt));
+  }
+}
+
 }  // namespace
 
 std::string result_to_json(const IterationResult& r, int indent, const MemoryBreakdown* memory) {
@@ -166,38 +194,6 @@ std::string result_to_json(const IterationResult& r, int indent, const MemoryBre
   }
   return schema_first(kIterationSchema, j.dump(), indent);
 }
-
-namespace {
-
-// The per-bucket timings and their steps (result_from_json).
-void buckets_from_json(const json& buckets, IterationResult& r) {
-  for (const auto& b : buckets) {
-    BucketTiming bt;
-    bt.index = b.at("index").get<int>();
-    bt.tensors = b.at("tensors").get<int>();
-    bt.elements = b.at("elements").get<std::int64_t>();
-    bt.bytes = b.at("size_bytes").get<double>();
-    bt.wire_bytes_per_gpu = b.at("wire_per_gpu_bytes").get<double>();
-    bt.ready = b.at("ready_s").get<double>();
-    bt.start = b.at("start_s").get<double>();
-    bt.end = b.at("end_s").get<double>();
-    bt.encode = b.at("encode_s").get<double>();
-    bt.decode = b.at("decode_s").get<double>();
-    bt.communication = b.at("communication_s").get<double>();
-    for (const auto& st : b.at("steps")) {
-      StepTiming x;
-      x.label = st.at("label").get<std::string>();
-      x.kind = kind_from(st.at("kind").get<std::string>());
-      x.start = st.at("start_s").get<double>();
-      x.end = st.at("end_s").get<double>();
-      x.bytes = st.at("size_bytes").get<double>();
-      bt.steps.push_back(std::move(x));
-    }
-    r.buckets.push_back(std::move(bt));
-  }
-}
-
-}  // namespace
 
 IterationResult result_from_json(const std::string& text) {
   const json j = json::parse(text);

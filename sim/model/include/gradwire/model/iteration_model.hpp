@@ -60,7 +60,6 @@ struct Profile;
 struct IterationResult;
 struct MeasuredCompute;
 
-/// The per-GPU costs the iteration model needs, usually read from a profile.
 /// A collective fit measured across nodes: time = alpha + bytes / beta,
 /// bytes as nccl-tests counts them (CommStep::bytes).
 struct MeasuredCollective {
@@ -69,6 +68,7 @@ struct MeasuredCollective {
   double alpha = 0, beta = 0;
 };
 
+/// The per-GPU costs the iteration model needs, usually read from a profile.
 struct DeviceCosts {
   std::string compute_precision;   ///< compute precision: a compute_precision_names() entry
   double flops = 0;                ///< achieved FLOP/s at its GEMM rate (gemm_rate_of)
