@@ -181,6 +181,38 @@ TEST(ResultRecordJson, FromJsonChecksTheRecord) {
   EXPECT_THROW(from_json("{"), InputError);
 }
 
+// measured_collectives (docs/model.md, "Collectives measured on the
+// cluster"): written after the wire bytes only when set, read back, and a
+// value that is not a list of strings is refused naming the field.
+TEST(ResultRecordJson, MeasuredCollectivesAreWrittenWhenSetAndChecked) {
+  ResultRecord r;
+  r.index = 0;
+  r.of = 1;
+  r.sweep = "s";
+  r.key = "k=v";
+  r.status = "invalid";
+  r.wire_bytes_per_gpu = 8;
+  r.measured_collectives = std::vector<std::string>{"allreduce on 16 GPUs, 2 nodes"};
+  const std::string line = to_json(r);
+  EXPECT_NE(line.find(R"("wire_per_gpu_bytes":8.0,"measured_collectives":["allreduce on 16 GPUs, 2 nodes"])"),
+            std::string::npos)
+      << line;
+  EXPECT_EQ(from_json(line).measured_collectives, r.measured_collectives);
+  EXPECT_EQ(to_json(from_json(line)), line);
+  r.measured_collectives.reset();
+  EXPECT_EQ(to_json(r).find("measured_collectives"), std::string::npos);
+  for (const char* bad : {R"("measured_collectives":"allreduce")", R"("measured_collectives":[3])",
+                          R"("measured_collectives":[])"}) {
+    SCOPED_TRACE(bad);
+    try {
+      from_json(std::string(R"({"index":0,"of":1,"sweep":"s","key":"k","status":"invalid",)") + bad + "}", "f", 2);
+      FAIL() << "accepted";
+    } catch (const InputError& e) {
+      EXPECT_EQ(e.key(), "measured_collectives");
+    }
+  }
+}
+
 // Records written before the schema field read as gradwire-result/1; another
 // schema is refused naming the field; the two forms of one record are the same.
 TEST(ResultRecordJson, SchemaFieldIsOptionalAndChecked) {

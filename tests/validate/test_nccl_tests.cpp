@@ -282,6 +282,29 @@ TEST(CalibrateFromNcclTests, FitsLoadAndSimulate) {
   const auto modelled = gradwire({"simulate", "--profile", "h100", a3, "--format", "json"});
   ASSERT_EQ(modelled.exit_code, 0) << modelled.err;
   EXPECT_FALSE(nlohmann::json::parse(modelled.out).contains("measured_collectives"));
+  // A sweep over node counts: only the logs' own cluster says it was measured.
+  {
+    std::ofstream f(dir / "nodes.yaml");
+    f << "base:\n  cluster:\n    nodes: 2\n    gpus_per_node: 8\n    gpu: " << out
+      << "\n    intra_node: {bandwidth: 450GB/s, latency: 1us, transport: nvswitch}\n"
+         "    nics: {count: 8, bandwidth: 200Gbps, latency: 5us, transport: tcpx}\n"
+         "    fabric: {topology: switch, latency: 1us}\n"
+         "  workload: {model: bert-base, micro_batch: 8}\naxes:\n  cluster.nodes: [2, 4]\n";
+  }
+  const std::string results = (dir / "nodes.jsonl").string();
+  const auto swept = gradwire({"sweep", (dir / "nodes.yaml").string(), "--out", results, "-j", "1"});
+  ASSERT_EQ(swept.exit_code, 0) << swept.err;
+  std::ifstream in(results);
+  int records = 0;
+  for (std::string line; std::getline(in, line); ++records) {
+    const auto rec = nlohmann::json::parse(line);
+    const bool two = rec.at("nodes").get<int>() == 2;
+    EXPECT_EQ(rec.contains("measured_collectives"), two) << line;
+    if (two) {
+      EXPECT_EQ(rec.at("measured_collectives"), nlohmann::json::array({"allreduce on 16 GPUs, 2 nodes"}));
+    }
+  }
+  EXPECT_EQ(records, 2);
   // Never over an input; a log without a simulated op is refused with its name.
   EXPECT_EQ(gradwire({"calibrate", "--from-nccl-tests", kA3, "--profile", "h100", "--out", kA3}).exit_code, 2);
   const std::string reduce = (dir / "x.log").string();

@@ -126,6 +126,7 @@ void put_iteration(const IterationResult& it, ResultRecord& r) {
   r.optimizer = it.optimizer;
   r.samples_per_second = it.samples_per_second;
   r.wire_bytes_per_gpu = it.wire_bytes_per_gpu;
+  if (!it.measured_collectives.empty()) r.measured_collectives = it.measured_collectives;
   r.band = BandFigures{};
   r.band->iteration_low = it.band_low;
   r.band->iteration_high = it.band_high;

@@ -167,6 +167,7 @@ void put_figures(ojson& j, const ResultRecord& r) {
   put(j, "optimizer_s", r.optimizer);
   put(j, "samples_per_s", r.samples_per_second);
   put(j, "wire_per_gpu_bytes", r.wire_bytes_per_gpu);
+  if (r.measured_collectives) j["measured_collectives"] = *r.measured_collectives;
   if (const auto& t = r.training)
     j["training"] = ojson{
         {"samples", t->samples}, {"convergence_factor", t->convergence_factor}, {"iterations", t->iterations},
@@ -302,6 +303,11 @@ class RecordChecker {
       number(j_, "", k, ok);
     for (const char* k : {"encode_s", "decode_s", "samples_per_s", "wire_per_gpu_bytes", "global_batch"})
       number(j_, "", k, false);
+    if (const auto* m = field("measured_collectives", false)) {
+      if (!m->is_array() || m->empty()) fail("measured_collectives", "expected a list of one string or more");
+      for (const auto& e : *m)
+        if (!e.is_string()) fail("measured_collectives", "expected a list of strings");
+    }
     for (const char* k : {"params", "inputs"}) {
       if (const auto* o = object(k, false)) {
         for (auto it = o->begin(); it != o->end(); ++it)
@@ -406,6 +412,7 @@ void read_figures(const ojson& j, ResultRecord& r) {
   r.optimizer = opt<double>(j, "optimizer_s");
   r.samples_per_second = opt<double>(j, "samples_per_s");
   r.wire_bytes_per_gpu = opt<double>(j, "wire_per_gpu_bytes");
+  if (j.contains("measured_collectives")) r.measured_collectives = j["measured_collectives"].get<std::vector<std::string>>();
   read_objects(j, r);
 }
 

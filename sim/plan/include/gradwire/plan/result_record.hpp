@@ -65,6 +65,9 @@ struct ResultRecord {
   std::optional<MemoryBreakdown> memory;  ///< per GPU, bytes
   std::optional<double> iteration, forward, backward, exposed_communication, encode, decode, optimizer,
       samples_per_second, wire_bytes_per_gpu;   ///< s, samples/s, bytes
+  /// The collectives timed by the profile's fit measured on this cluster
+  /// (IterationResult::measured_collectives); written only when there are some.
+  std::optional<std::vector<std::string>> measured_collectives;
   std::optional<TrainingFigures> training;
   std::optional<CostFigures> cost;
   std::optional<BandFigures> band;
