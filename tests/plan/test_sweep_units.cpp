@@ -132,13 +132,20 @@ TEST(ResultRecordJson, RoundTripsAFreshSweepOfTheCompressionStudy) {
   fs::remove_all(dir);
 }
 
-TEST(ResultRecordJson, WritesOnlyTheFieldsThatAreSetInTheirOrder) {
+/// A record of point `index` of `of`, sweep "s", key "k=v", with a status
+/// and nothing else.
+ResultRecord bare_record(std::size_t index, std::size_t of, const std::string& status) {
   ResultRecord r;
-  r.index = 3;
-  r.of = 4;
+  r.index = index;
+  r.of = of;
   r.sweep = "s";
   r.key = "k=v";
-  r.status = "error";
+  r.status = status;
+  return r;
+}
+
+TEST(ResultRecordJson, WritesOnlyTheFieldsThatAreSetInTheirOrder) {
+  ResultRecord r = bare_record(3, 4, "error");
   r.reason = "";
   EXPECT_EQ(to_json(r),
             R"({"schema":"gradwire-result/2","index":3,"of":4,"sweep":"s","key":"k=v","status":"error","reason":""})");
@@ -185,12 +192,7 @@ TEST(ResultRecordJson, FromJsonChecksTheRecord) {
 // cluster"): written after the wire bytes only when set, read back, and a
 // value that is not a list of strings is refused naming the field.
 TEST(ResultRecordJson, MeasuredCollectivesAreWrittenWhenSetAndChecked) {
-  ResultRecord r;
-  r.index = 0;
-  r.of = 1;
-  r.sweep = "s";
-  r.key = "k=v";
-  r.status = "invalid";
+  ResultRecord r = bare_record(0, 1, "invalid");
   r.wire_bytes_per_gpu = 8;
   r.measured_collectives = std::vector<std::string>{"allreduce on 16 GPUs, 2 nodes"};
   const std::string line = to_json(r);
