@@ -80,6 +80,29 @@ TEST(Planner, DeadlineChoosesTheCheapestInTime) {
   EXPECT_NE(r.reason.find("31% cheaper than uncompressed k = 1, 6% slower"), std::string::npos) << r.reason;
 }
 
+// Collectives measured on the cluster (docs/model.md): the reason says
+// where the choice's collectives come from, and warns when the points it was
+// compared with mix measured and modelled ones; nothing when all are modelled.
+TEST(Planner, TheReasonSaysWhichPointsHaveMeasuredCollectives) {
+  auto points = cases();
+  EXPECT_EQ(recommend(points, std::nullopt, 11.0).reason.find("measured"), std::string::npos);
+  points[1].measured_collectives = {"allreduce on 128 GPUs, 16 nodes"};
+  auto r = recommend(points, std::nullopt, 11.0);
+  ASSERT_EQ(r.choice.index, 1u);
+  EXPECT_NE(r.reason.find("; its collectives are measured on this cluster (allreduce on 128 GPUs, 16 nodes)"),
+            std::string::npos)
+      << r.reason;
+  // Points 0, 1 and 2 meet the 11-hour deadline, one of them measured.
+  EXPECT_NE(r.reason.find("; of the 3 points compared, 1 with collectives measured on their cluster and 2 with "
+                          "modelled ones"),
+            std::string::npos)
+      << r.reason;
+  for (auto& p : points) p.measured_collectives = {"allreduce on 128 GPUs, 16 nodes"};
+  r = recommend(points, std::nullopt, 11.0);
+  EXPECT_NE(r.reason.find("its collectives are measured"), std::string::npos) << r.reason;
+  EXPECT_EQ(r.reason.find("points compared"), std::string::npos) << r.reason;
+}
+
 TEST(Planner, BudgetChoosesTheFastestAffordable) {
   EXPECT_EQ(recommend(cases(), 100.0, std::nullopt).choice.index, 0u);
   EXPECT_EQ(recommend(cases(), 125.0, std::nullopt).choice.index, 2u);

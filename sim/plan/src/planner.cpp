@@ -72,6 +72,7 @@ PlanPoint plan_point(const ResultRecord& r, std::optional<double> price) {
   p.global_batch = r.global_batch.value_or(0.0);
   p.batch_split = r.batch_split.value_or("");
   p.batch_law = r.training->critical_batch.has_value();
+  p.measured_collectives = r.measured_collectives.value_or(std::vector<std::string>{});
   // The band (records without one: the point itself); spot prices scale
   // like on-demand ones, so the band's cost ratio applies to both.
   const BandFigures band = r.band.value_or(BandFigures{});
@@ -236,6 +237,32 @@ std::string nothing_meets(const std::vector<PlanPoint>& points, const Exclusions
          fmt("%.2f", cheapest.cost) + " in " + units::format_hours(cheapest.hours);
 }
 
+/// Where the qualifying points' collectives come from, when a profile fit
+/// measured on a cluster timed some (docs/model.md, "Collectives measured on
+/// the cluster"): the choice's, and a warning when the points compared mix
+/// measured and modelled collectives (the model is often optimistic where
+/// the link is not the bottleneck, so such a comparison can lean towards the
+/// modelled points). "" when every point is modelled.
+std::string measured_provenance(const std::vector<const PlanPoint*>& points, const PlanPoint& best) {
+  std::size_t measured = 0;
+  for (const PlanPoint* p : points) measured += p->measured_collectives.empty() ? 0 : 1;
+  if (measured == 0) return "";
+  std::string s;
+  if (!best.measured_collectives.empty()) {
+    s = "; its collectives are measured on this cluster (";
+    for (std::size_t i = 0; i < best.measured_collectives.size(); ++i)
+      s += (i ? "; " : "") + best.measured_collectives[i];
+    s += ")";
+  }
+  if (measured < points.size()) {
+    s += "; of the " + std::to_string(points.size()) + " points compared, " + std::to_string(measured) +
+         " with collectives measured on their cluster and " + std::to_string(points.size() - measured) +
+         " with modelled ones: the network model is often optimistic where the link is not the bottleneck, so "
+         "the comparison may favour the modelled points";
+  }
+  return s;
+}
+
 }  // namespace
 
 Recommendation recommend(const std::vector<PlanPoint>& points, std::optional<double> budget,
@@ -251,6 +278,7 @@ Recommendation recommend(const std::vector<PlanPoint>& points, std::optional<dou
     return r;
   }
   const PlanPoint* best = nullptr;
+  std::vector<const PlanPoint*> qualifying;
   for (const auto& p : points) {
     if (deadline && p.hours > *deadline) {
       ++r.excluded.over_deadline;
@@ -260,6 +288,7 @@ Recommendation recommend(const std::vector<PlanPoint>& points, std::optional<dou
       ++r.excluded.over_budget;
       continue;
     }
+    qualifying.push_back(&p);
     if (best == nullptr || better(p, *best, by_cost)) best = &p;
   }
   if (best == nullptr) {
@@ -282,6 +311,7 @@ Recommendation recommend(const std::vector<PlanPoint>& points, std::optional<dou
                 : "; " + relative(best->hours, r.baseline->hours, "faster", "slower", base);
   }
   if (!best->batch_split.empty()) s += "; " + best->batch_split;
+  s += measured_provenance(qualifying, *best);
   r.reason = s;
   return r;
 }

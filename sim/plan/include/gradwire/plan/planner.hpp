@@ -37,6 +37,9 @@ struct PlanPoint {
   std::string batch_split;       ///< how micro-batch and k follow a fixed global batch ("" when not fixed)
   bool priced = true;            ///< false: no price is known, cost is 0 and points rank by time
   bool batch_law = false;        ///< samples follow training.critical_batch (comparable across batches)
+  /// The record's measured_collectives: collectives timed by the profile's
+  /// fit measured on this cluster (docs/model.md); empty: all modelled.
+  std::vector<std::string> measured_collectives;
 };
 
 enum class Pricing { OnDemand, Spot };
