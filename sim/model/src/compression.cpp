@@ -11,6 +11,12 @@ namespace {
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
+/// Whether `c` runs the row's PyTorch plan: implementation "pytorch" on a row
+/// that has one (other rows run their gradwire plan whatever is asked).
+bool runs_pytorch_plan(const CompressionSpec& c, const Compressor& row) {
+  return c.implementation == "pytorch" && row.plan_pytorch;
+}
+
 }  // namespace
 
 std::string to_string(CommOp op) { return op == CommOp::AllReduce ? "all-reduce" : "all-gather"; }
@@ -76,8 +82,7 @@ double sent_bytes_per_gpu(CommOp op, const std::string& algorithm, double bytes,
 
 std::string gradwire_codec_of(const CompressionSpec& c) {
   const Compressor& row = compressor(c.kind);
-  const bool pytorch = c.implementation == "pytorch" && row.plan_pytorch;
-  return pytorch || row.codecs.empty() ? std::string() : row.codecs.front();
+  return runs_pytorch_plan(c, row) || row.codecs.empty() ? std::string() : row.codecs.front();
 }
 
 BucketComm plan_bucket_comm(const CompressionSpec& c, const ModelDesc& model, const Bucket& bucket,
@@ -87,7 +92,7 @@ BucketComm plan_bucket_comm(const CompressionSpec& c, const ModelDesc& model, co
   if (c.implementation != "pytorch" && c.implementation != "gradwire")
     throw std::invalid_argument("unknown compression implementation '" + c.implementation +
                                 "' (expected pytorch or gradwire)");
-  const bool pytorch = c.implementation == "pytorch" && row.plan_pytorch;
+  const bool pytorch = runs_pytorch_plan(c, row);
   if (pytorch && !(hook.copy_bandwidth > 0))
     throw std::invalid_argument("compression.implementation pytorch needs the profile's copy bandwidth (the hooks' "
                                 "kernels are costed from it)");

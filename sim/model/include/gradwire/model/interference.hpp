@@ -38,8 +38,7 @@ struct InterferenceFigures {
   /// (no compression, or PyTorch's hooks, whose kernels are not gradwire's)
   /// keeps the summary figures.
   InterferenceFigures for_codec(const std::string& codec) const {
-    InterferenceFigures f = *this;
-    f.codecs.clear();
+    InterferenceFigures f{compute_under_nccl, compute_under_codec, codec_under_compute, {}};
     const auto it = codecs.find(codec);
     if (codec.empty() || it == codecs.end()) return f;
     if (it->second.compute_under_codec) f.compute_under_codec = it->second.compute_under_codec;
