@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "fake_backend.hpp"
 #include "gradwire/calibrate/calibrate.hpp"
 #include "gradwire/model/profile.hpp"
 
@@ -41,7 +42,7 @@ class FakeBatch final : public GemmBatch {
   int count_;
 };
 
-class FakeBackend : public Backend {
+class FakeBackend : public gw::test::FakeBackendBase {
  public:
   std::map<std::string, double> gemm_beside_codec;   ///< F: GEMM slow-down beside the codec
   std::map<std::string, double> codec_beside_gemm;   ///< G: the codec's slow-down beside GEMMs
@@ -50,19 +51,11 @@ class FakeBackend : public Backend {
   FakeBatch* active = nullptr;
   int batches = 0;
 
-  gw::calibrate::DeviceInfo info() override {
-    gw::calibrate::DeviceInfo d;
-    d.device = "fake";
-    d.sm_count = 1;
-    d.memory_bytes = 16.0 * (1ull << 30);
-    return d;
-  }
   std::vector<std::string> codec_names() override {
     std::vector<std::string> out;
     for (const auto& [name, f] : gemm_beside_codec) out.push_back(name);
     return out;
   }
-  void verify_codec(const std::string&, std::size_t) override {}
   void time_codec(const std::string& name, std::size_t n, int, int repeats, std::vector<double>& enc,
                   std::vector<double>& dec, const std::function<void()>& ready) override {
     if (ready) ready();
@@ -72,18 +65,11 @@ class FakeBackend : public Backend {
     enc.assign(static_cast<std::size_t>(repeats), 0.4 * t);
     dec.assign(static_cast<std::size_t>(repeats), 0.6 * t);
   }
-  std::vector<double> time_gemm(const std::string& precision, int m, int n, int k, int, int repeats) override {
-    if (precision != "fp32") throw std::runtime_error("only fp32 here");
-    return std::vector<double>(static_cast<std::size_t>(repeats), 2.0 * m * n * k / 1e11);
-  }
   std::unique_ptr<GemmBatch> start_gemm_batch(const std::string& precision, int, int, int, int count) override {
     if (precision != "fp32") throw std::runtime_error("only fp32 here");
     if (active != nullptr) throw std::logic_error("a second batch while one runs");
     ++batches;
     return std::make_unique<FakeBatch>(*this, count);
-  }
-  std::vector<double> time_copy(double bytes, int, int repeats) override {
-    return std::vector<double>(static_cast<std::size_t>(repeats), 2 * bytes / 1e10);
   }
   int collective_gpus() override { return gpus; }
   std::vector<double> time_collective(gw::CollectiveOp, int, double bytes, int, int repeats) override {

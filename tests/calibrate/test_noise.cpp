@@ -11,14 +11,13 @@
 #include <string>
 #include <vector>
 
+#include "fake_backend.hpp"
 #include "gradwire/calibrate/calibrate.hpp"
 #include "gradwire/core/error.hpp"
 #include "gradwire/model/profile.hpp"
 
 namespace {
 
-using gw::calibrate::Backend;
-using gw::calibrate::DeviceInfo;
 
 constexpr double kLaunch = 5e-6;       // s per codec call
 constexpr double kPerElement = 1e-10;  // s per element
@@ -27,21 +26,13 @@ double clean_time(std::size_t n) { return kLaunch + kPerElement * static_cast<do
 
 /// Times with a planted interruption: the first `noisy_calls[n]` calls at n
 /// elements take `factor` times as long (every repeat of the call).
-class NoisyBackend : public Backend {
+class NoisyBackend : public gw::test::FakeBackendBase {
  public:
   std::map<std::size_t, int> noisy_calls;
   double factor = 10;
   std::map<std::size_t, int> calls;
 
-  DeviceInfo info() override {
-    DeviceInfo d;
-    d.device = "fake";
-    d.sm_count = 1;
-    d.memory_bytes = 16.0 * (1ull << 30);
-    return d;
-  }
   std::vector<std::string> codec_names() override { return {"fp16"}; }
-  void verify_codec(const std::string&, std::size_t) override {}
   void time_codec(const std::string&, std::size_t n, int, int repeats, std::vector<double>& enc,
                   std::vector<double>& dec, const std::function<void()>& ready) override {
     if (ready) ready();
@@ -49,13 +40,6 @@ class NoisyBackend : public Backend {
     const double t = clean_time(n) * (call < noisy_calls[n] ? factor : 1.0);
     enc.assign(static_cast<std::size_t>(repeats), t);
     dec.assign(static_cast<std::size_t>(repeats), t);
-  }
-  std::vector<double> time_gemm(const std::string& precision, int m, int n, int k, int, int repeats) override {
-    if (precision != "fp32") throw std::runtime_error("only fp32 here");
-    return std::vector<double>(static_cast<std::size_t>(repeats), 2.0 * m * n * k / 1e11);
-  }
-  std::vector<double> time_copy(double bytes, int, int repeats) override {
-    return std::vector<double>(static_cast<std::size_t>(repeats), 2 * bytes / 1e10);
   }
   /// 0: no collectives. 2: all-reduce at 2 GPUs, 1 ms plus `collective_per_byte`.
   int gpus = 0;
