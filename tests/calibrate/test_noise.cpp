@@ -18,7 +18,6 @@
 
 namespace {
 
-
 constexpr double kLaunch = 5e-6;       // s per codec call
 constexpr double kPerElement = 1e-10;  // s per element
 
