@@ -214,3 +214,66 @@ TEST(YamlReader, DeepBlockNestingIsRefusedAtItsLine) {
   art += "b: 2\n";
   EXPECT_NO_THROW(y::load_string(art, "art.yaml"));
 }
+
+// Round 3, items 1 and 2: on 2f5eaf4 a mapping that refers to itself made
+// every loader walk for ever (memory growing), and nested aliases ("billion
+// laughs") made it walk 10^10 nodes. Both are refused before the document is
+// built, at the alias that closes the cycle or crosses the bound.
+TEST(YamlReader, AliasCycleIsRefusedAtTheAlias) {
+  auto e = catch_error([] {
+    y::load_string("name: x\ncluster: &c {nodes: 4, gpus_per_node: 8, gpu: a100-80gb, self: *c}\n", "cyc.yaml");
+  });
+  EXPECT_EQ(e.file(), "cyc.yaml");
+  EXPECT_EQ(e.line(), 2);
+  EXPECT_EQ(e.column(), 64);
+  EXPECT_NE(std::string(e.what()).find("alias *c refers to the collection it is inside"), std::string::npos)
+      << e.what();
+  // A cycle through a list two levels down, in block style.
+  auto e2 = catch_error([] { y::load_string("a: &top\n  b:\n    - 1\n    - *top\n", "cyc2.yaml"); });
+  EXPECT_EQ(e2.line(), 4);
+  EXPECT_EQ(e2.column(), 7);
+  EXPECT_NE(std::string(e2.what()).find("(its anchor is at line 1)"), std::string::npos) << e2.what();
+}
+
+TEST(YamlReader, AliasBombsAreRefusedAtTheAliasThatCrossesTheBound) {
+  // Ten anchors, each listing the previous one ten times: 10^10 nodes.
+  std::string laughs = "name: x\nlol0: &a0 [lol]\n";
+  for (int i = 1; i < 10; ++i) {
+    laughs += "lol" + std::to_string(i) + ": &a" + std::to_string(i) + " [";
+    for (int k = 0; k < 10; ++k) laughs += std::string(k ? ", " : "") + "*a" + std::to_string(i - 1);
+    laughs += "]\n";
+  }
+  auto e = catch_error([&] { y::load_string(laughs, "laughs.yaml"); });
+  EXPECT_GE(e.line(), 3);
+  EXPECT_NE(std::string(e.what()).find("an alias bomb?"), std::string::npos) << e.what();
+  // Forty doubling anchors: 2^40 nodes; the sizes saturate instead of wrapping.
+  std::string doubling = "d0: &d0 [x, x]\n";
+  for (int i = 1; i < 40; ++i) {
+    doubling += "d" + std::to_string(i) + ": &d" + std::to_string(i) + " [*d" + std::to_string(i - 1) + ", *d" +
+                std::to_string(i - 1) + "]\n";
+  }
+  auto e2 = catch_error([&] { y::load_string(doubling, "doubling.yaml"); });
+  EXPECT_GT(e2.line(), 15);  // 2^19 nodes are still allowed
+  EXPECT_LT(e2.line(), 25);
+  EXPECT_NE(std::string(e2.what()).find("an alias bomb?"), std::string::npos) << e2.what();
+}
+
+TEST(YamlReader, OrdinaryAliasesStillLoad) {
+  // A shared block used twice, an anchored scalar, an anchor redefined later
+  // (the second definition wins for later aliases), and a '*' inside text.
+  const auto doc = y::load_string(
+      "nic: &nic {bandwidth: 100Gbps, latency: 2us}\n"
+      "a: {nics: *nic}\nb: {nics: *nic}\n"
+      "n: &n 4\nm: *n\n"
+      "x: &v 1\ny: *v\nx2: &v 2\ny2: *v\n"
+      "text: 'a*b'\n",
+      "ok.yaml");
+  const auto root = doc.root();
+  EXPECT_DOUBLE_EQ(root.required("b").required("nics").required("bandwidth").as_bandwidth(), 12.5e9);
+  EXPECT_EQ(root.required("m").as_int(0, 9), 4);
+  EXPECT_EQ(root.required("y").as_int(0, 9), 1);
+  EXPECT_EQ(root.required("y2").as_int(0, 9), 2);
+  // An alias to an anchor that is not defined is a syntax error with its position.
+  auto e = catch_error([] { y::load_string("a: *nowhere\n", "undef.yaml"); });
+  EXPECT_EQ(e.line(), 1);
+}

@@ -3,10 +3,14 @@
 #include <algorithm>
 #include <cstdio>
 #include <cmath>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
+#include <yaml-cpp/eventhandler.h>
+#include <yaml-cpp/parser.h>
 
 #include "gradwire/core/atomic_file.hpp"
 #include "gradwire/core/units.hpp"
@@ -255,6 +259,110 @@ void check_block_depth(const std::string& text, const std::string& name) {
     }
     if (end == text.size()) break;
     start = end + 1;
+  }
+}
+
+// Aliases are expanded by every reader that walks a document, so an alias
+// cycle (`&c {self: *c}`: yaml-cpp builds a graph that refers to itself) would
+// make each of them loop for ever, and a few lines of nested aliases ("billion
+// laughs": ten anchors each listing the previous one ten times) would make
+// them walk 10^10 nodes. Both are refused before the document is built, in one
+// pass over the parser's events: an alias to a collection that is still open
+// is a cycle; the nodes that aliases add (an anchor's size counts the aliases
+// inside it) may not exceed kMaxAliasNodes. The sizes saturate, so 2^64 cannot
+// wrap. No gradwire file needs more than a few shared blocks.
+constexpr std::uint64_t kMaxAliasNodes = 1'000'000;
+
+class AliasCheck : public YAML::EventHandler {
+ public:
+  AliasCheck(const std::string& text, const std::string& name) : text_(text), name_(name) {}
+
+  void OnDocumentStart(const YAML::Mark&) override {}
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t anchor) override { leaf(anchor); }
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t anchor, const std::string&) override {
+    leaf(anchor);
+  }
+  void OnSequenceStart(const YAML::Mark& m, const std::string&, YAML::anchor_t anchor,
+                       YAML::EmitterStyle::value) override {
+    open_.push_back({anchor, 1, m});
+  }
+  void OnMapStart(const YAML::Mark& m, const std::string&, YAML::anchor_t anchor,
+                  YAML::EmitterStyle::value) override {
+    open_.push_back({anchor, 1, m});
+  }
+  void OnSequenceEnd() override { close(); }
+  void OnMapEnd() override { close(); }
+  void OnAlias(const YAML::Mark& m, YAML::anchor_t anchor) override {
+    for (const Open& o : open_) {
+      if (o.anchor == anchor) {
+        fail(m, "alias *" + alias_name(m) + " refers to the collection it is inside (its anchor is at line " +
+                    std::to_string(o.mark.line + 1) + "): an alias cycle");
+      }
+    }
+    const auto it = sizes_.find(anchor);
+    const std::uint64_t size = it == sizes_.end() ? 1 : it->second;
+    added_ = saturating_add(added_, size);
+    if (added_ > kMaxAliasNodes) {
+      fail(m, "aliases expand this file by more than " + std::to_string(kMaxAliasNodes) +
+                  " nodes (an alias bomb?); no gradwire file needs that");
+    }
+    count(size);
+  }
+
+ private:
+  struct Open {
+    YAML::anchor_t anchor;
+    std::uint64_t size;
+    YAML::Mark mark;
+  };
+  static std::uint64_t saturating_add(std::uint64_t a, std::uint64_t b) {
+    constexpr std::uint64_t kCap = 4 * kMaxAliasNodes;  // far above the limit, far below wrapping
+    return std::min(kCap, a + std::min(kCap, b));
+  }
+  void count(std::uint64_t n) {
+    if (!open_.empty()) open_.back().size = saturating_add(open_.back().size, n);
+  }
+  void leaf(YAML::anchor_t anchor) {
+    if (anchor != YAML::NullAnchor) sizes_[anchor] = 1;
+    count(1);
+  }
+  void close() {
+    const Open o = open_.back();
+    open_.pop_back();
+    if (o.anchor != YAML::NullAnchor) sizes_[o.anchor] = o.size;
+    count(o.size);
+  }
+  // The alias's name, read from the text at its mark ("*name").
+  std::string alias_name(const YAML::Mark& m) const {
+    std::size_t at = std::min(text_.size(), static_cast<std::size_t>(std::max(0, m.pos)));
+    if (at < text_.size() && text_[at] == '*') ++at;
+    std::size_t end = at;
+    while (end < text_.size() && end - at < 64 && std::string_view(" \t\r\n,[]{}").find(text_[end]) == std::string_view::npos)
+      ++end;
+    return text_.substr(at, end - at);
+  }
+  [[noreturn]] void fail(const YAML::Mark& m, const std::string& reason) const {
+    throw InputError(name_, m.line + 1, m.column + 1, "", reason);
+  }
+
+  const std::string& text_;
+  const std::string& name_;
+  std::vector<Open> open_;
+  std::map<YAML::anchor_t, std::uint64_t> sizes_;
+  std::uint64_t added_ = 0;
+};
+
+// Runs AliasCheck over the text (syntax errors are left to YAML::Load, which
+// reports them the same way).
+void check_aliases(const std::string& text, const std::string& name) {
+  if (text.find('*') == std::string::npos) return;  // no alias at all
+  std::istringstream in(text);
+  AliasCheck check(text, name);
+  try {
+    YAML::Parser parser(in);
+    parser.HandleNextDocument(check);
+  } catch (const YAML::Exception&) {
   }
 }
 
@@ -510,6 +618,7 @@ Document load_string(const std::string& text, const std::string& name) {
   check_text(text, name);
   check_flow_depth(text, name);
   check_block_depth(text, name);
+  check_aliases(text, name);
   try {
     d.root_ = YAML::Load(text);
   } catch (const YAML::Exception& e) {
