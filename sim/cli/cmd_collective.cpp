@@ -25,6 +25,7 @@
 #include "gradwire/core/options.hpp"
 #include "gradwire/model/profile.hpp"
 #include "gradwire/model/scenario.hpp"
+#include "gradwire/model/scenario_refs.hpp"
 #include "gradwire/model/topology.hpp"
 #include "gradwire/core/units.hpp"
 #include "gradwire/model/nccl_tests_log.hpp"
@@ -323,8 +324,10 @@ engine::Granularity parse_granularity(const std::string& gran) {
 Scenario load_cluster_scenario(const std::string& path) {
   Scenario scenario = load_scenario(path);  // InputError -> main: exit 2
   if (scenario.cluster.intra_node_from_profile) {
-    // intra_node left out: taken from the profile's all-reduce fit (docs/scenarios.md).
-    const Profile profile = load_profile(scenario.profile.empty() ? scenario.cluster.gpu : scenario.profile);
+    // intra_node left out: taken from the profile's all-reduce fit (docs/scenarios.md),
+    // the profile found as `simulate` finds it (a path beside the scenario, the
+    // instance's measured profile).
+    const Profile profile = resolve_scenario_profile(scenario, path);
     scenario.cluster = resolve_cluster(scenario, profile);
   }
   return scenario;

@@ -43,6 +43,7 @@ struct RunOptions {
   /// shadow memory needs a huge address space.
   unsigned long long address_space = 0;
   std::vector<std::string> env;   ///< extra NAME=VALUE entries
+  std::string cwd;                ///< the child's working directory (empty: the test's)
   /// Called (in the parent) every ~20 ms with the child's pid while it runs;
   /// return true once it has done its job (e.g. sent a signal).
   std::function<bool(pid_t)> while_running;
@@ -72,6 +73,7 @@ inline RunResult run(const std::vector<std::string>& args, const RunOptions& o =
       ::setrlimit(RLIMIT_AS, &rl);
     }
     for (const auto& e : o.env) ::putenv(const_cast<char*>(e.c_str()));
+    if (!o.cwd.empty() && ::chdir(o.cwd.c_str()) != 0) ::_exit(126);
     std::vector<char*> argv;
     for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);

@@ -11,6 +11,7 @@
 #include <system_error>
 
 #include "gradwire/model/data_dir.hpp"
+#include "gradwire/model/reference.hpp"
 #include "gradwire/core/error.hpp"
 #include "gradwire/core/units.hpp"
 #include "gradwire/core/yaml_reader.hpp"
@@ -87,10 +88,6 @@ TensorDesc load_tensor(const yaml::Node& t, std::map<std::string, int>& seen) {
     d.backward_flops_per_sample = 2 * d.forward_flops_per_sample;
   }
   return d;
-}
-
-bool is_path(const std::string& s) {
-  return s.find('/') != std::string::npos || (s.size() >= 5 && s.compare(s.size() - 5, 5, ".yaml") == 0);
 }
 
 }  // namespace
@@ -248,7 +245,7 @@ std::vector<std::string> list_models(const std::string& dir) {
 }
 
 ModelDesc load_model(const std::string& name_or_path, const std::vector<std::string>& search_dirs) {
-  if (is_path(name_or_path)) return load_model_file(name_or_path);
+  if (looks_like_path(name_or_path)) return load_model_file(name_or_path);
   if (name_or_path.empty()) throw InputError("", 0, 0, "model", "no model name given");
   std::vector<std::string> dirs = search_dirs;
   dirs.push_back(default_models_dir());

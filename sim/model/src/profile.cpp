@@ -16,6 +16,7 @@
 
 #include "gradwire/model/compressors.hpp"
 #include "gradwire/model/data_dir.hpp"
+#include "gradwire/model/reference.hpp"
 #include "gradwire/model/fit.hpp"
 #include "gradwire/model/scenario.hpp"
 #include "gradwire/model/transports.hpp"
@@ -498,9 +499,7 @@ Profile load_profile(const std::string& name_or_path) {
     throw InputError(name_or_path, 0, 0, "",
                      "\"" + name_or_path + "\" is not a profile name or path (empty, blank or control characters)");
   }
-  const bool is_path = name_or_path.find('/') != std::string::npos ||
-                       (name_or_path.size() > 5 && name_or_path.compare(name_or_path.size() - 5, 5, ".yaml") == 0);
-  if (is_path) return load_profile_file(name_or_path);
+  if (looks_like_path(name_or_path)) return load_profile_file(name_or_path);
   const std::vector<std::string> dirs = profile_search_dirs();
   for (const auto& d : dirs) {
     fs::path f = fs::path(d) / (name_or_path + ".yaml");

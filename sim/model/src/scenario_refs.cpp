@@ -4,16 +4,13 @@
 #include <filesystem>
 
 #include "gradwire/model/key_path.hpp"
+#include "gradwire/model/reference.hpp"
 #include "gradwire/core/yaml_reader.hpp"
 
 namespace gw {
 namespace {
 
 namespace fs = std::filesystem;
-
-bool looks_like_path(const std::string& s) {
-  return s.find('/') != std::string::npos || s.ends_with(".yaml") || s.ends_with(".yml");
-}
 
 }  // namespace
 
@@ -73,6 +70,22 @@ std::string default_profile_name(const Scenario& s, std::string* why) {
   return gpu;
 }
 
+Profile resolve_scenario_profile(const Scenario& s, const std::string& file,
+                                 const std::optional<std::string>& profile_override, std::string* choice) {
+  std::string name = s.profile.empty() ? default_profile_name(s, choice) : beside_scenario(file, s.profile);
+  if (profile_override) {
+    if (profile_override->empty()) throw InputError("--profile", 0, 0, "", "an empty profile name or path");
+    name = *profile_override;
+  }
+  if (name.empty()) throw InputError(file, 0, 0, "cluster.gpu", "no profile: set cluster.gpu, profile, or pass --profile");
+  try {
+    return load_profile(name);
+  } catch (const InputError& e) {
+    if (profile_override) throw;
+    rethrow_at_field(e, file, profile_field(s));
+  }
+}
+
 ScenarioRefs resolve_scenario_references(const Scenario& s, const std::string& path,
                                          const std::optional<std::string>& profile_override) {
   const std::string file = s.file.empty() ? path : s.file;
@@ -84,18 +97,7 @@ ScenarioRefs resolve_scenario_references(const Scenario& s, const std::string& p
       rethrow_at_field(e, file, "workload.model");
     }
   }
-  std::string name = s.profile.empty() ? default_profile_name(s, &refs.profile_choice) : beside_scenario(file, s.profile);
-  if (profile_override) {
-    if (profile_override->empty()) throw InputError("--profile", 0, 0, "", "an empty profile name or path");
-    name = *profile_override;
-  }
-  if (name.empty()) throw InputError(file, 0, 0, "cluster.gpu", "no profile: set cluster.gpu, profile, or pass --profile");
-  try {
-    refs.profile = load_profile(name);
-  } catch (const InputError& e) {
-    if (profile_override) throw;
-    rethrow_at_field(e, file, profile_field(s));
-  }
+  refs.profile = resolve_scenario_profile(s, file, profile_override, &refs.profile_choice);
   if (refs.model) {
     Scenario located = s;
     located.file = file;

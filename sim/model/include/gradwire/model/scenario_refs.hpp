@@ -54,6 +54,15 @@ struct ScenarioRefs {
 /// one. `why` (when given) says which was taken and why.
 std::string default_profile_name(const Scenario& s, std::string* why = nullptr);
 
+/// The profile a scenario uses, by the rule `simulate`, `check`, `sweep` and
+/// `collective` share: `profile_override` (--profile) when given, else the
+/// scenario's `profile:` (a path taken beside the scenario file `file`), else
+/// default_profile_name (whose reason goes to `choice` when given). A failure
+/// is reported at the field that names the profile.
+Profile resolve_scenario_profile(const Scenario& s, const std::string& file,
+                                 const std::optional<std::string>& profile_override = std::nullopt,
+                                 std::string* choice = nullptr);
+
 /// Loads the model (when the scenario has a workload) and the profile a
 /// scenario names, as `gradwire simulate` does. `profile_override` replaces
 /// the scenario's profile (simulate --profile).
