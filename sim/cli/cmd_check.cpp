@@ -111,7 +111,9 @@ std::string check_one(const std::string& path, const std::string& kind, const st
   }
   if (kind == "catalog") {
     const Catalog c = load_catalog_file(path);
-    return "catalog of " + std::to_string(c.instances.size()) + " instances, prices as of " + c.as_of;
+    const auto [oldest, newest] = c.dates();
+    return "catalog of " + std::to_string(c.instances.size()) + " instances, prices read " +
+           (oldest == newest ? "on " + oldest : "from " + oldest + " to " + newest);
   }
   // Every point is validated once, by load_sweep; the references only at the
   // points that can change them.

@@ -7,6 +7,7 @@
 #include <iostream>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "commands.hpp"
 #include "gradwire/core/error.hpp"
@@ -44,15 +45,26 @@ void list_profiles() {
 
 void list_instances() {
   const Catalog& c = default_catalog();
-  std::cout << fmt::format("# instances in {} (prices as of {}, {} per instance hour)\n", c.path, c.as_of,
-                           c.currency)
-            << fmt::format("{:<22} {:<6} {:>4} {:<10} {:>10} {:>10}  {}\n", "name", "cloud", "GPUs", "gpu",
-                           "on-demand", "spot", "network per node");
+  std::cout << fmt::format("# instances in {}{} ({} per instance hour; each price with the date it was read and its "
+                           "source; they change: re-check before buying)\n",
+                           c.path, c.added_path.empty() ? "" : " and " + c.added_path, c.currency)
+            << fmt::format("{:<22} {:<9} {:>4} {:<10} {:>10} {:>10}  {:<16} {:<11} {}\n", "name", "cloud", "GPUs", "gpu",
+                           "on-demand", "spot", "network per node", "as of", "source");
+  // Comment lines after the table: why the prices marked * are older readings
+  // (one line per note, naming its instances).
+  std::vector<std::pair<std::string, std::string>> stale;  // note, names
   for (const auto& t : c.instances) {
-    std::cout << fmt::format("{:<22} {:<6} {:>4} {:<10} {:>10.2f} {:>10}  {} x {}\n", t.name, t.cloud, t.gpus, t.gpu,
-                             t.on_demand, t.spot ? fmt::format("{:.2f}", *t.spot) : "-", t.nic_count,
-                             units::format_bandwidth(t.nic.bandwidth));
+    if (!t.refreshed) {
+      auto same = std::find_if(stale.begin(), stale.end(), [&](const auto& s) { return s.first == t.note; });
+      if (same == stale.end()) same = stale.insert(stale.end(), {t.note, ""});
+      same->second += (same->second.empty() ? "" : ", ") + t.name;
+    }
+    std::cout << fmt::format("{:<22} {:<9} {:>4} {:<10} {:>10.2f} {:>10}  {:<16} {:<11} {}\n", t.name, t.cloud, t.gpus,
+                             t.gpu, t.on_demand, t.spot ? fmt::format("{:.2f}", *t.spot) : "-",
+                             fmt::format("{} x {}", t.nic_count, units::format_bandwidth(t.nic.bandwidth)),
+                             t.as_of + (t.refreshed ? "" : "*"), t.source);
   }
+  for (const auto& [note, names] : stale) std::cout << fmt::format("# * not refreshed ({}): {}\n", names, note);
 }
 
 void list_compressors() {

@@ -75,6 +75,22 @@ TEST(List, InstancesOfTheCatalog) {
   std::vector<std::string> names;
   for (const auto& t : gw::default_catalog().instances) names.push_back(t.name);
   EXPECT_EQ(first_words(r.out), names);
+  // Every price with the date it was read and its source (issue 29, item 14);
+  // one the last refresh could not re-read is marked, with the entry's note.
+  for (const auto& t : gw::default_catalog().instances) {
+    const std::string line = line_of(r.out, t.name);
+    EXPECT_NE(line.find(" " + t.as_of + (t.refreshed ? " " : "* ")), std::string::npos) << line;
+    EXPECT_EQ(line.substr(line.size() - t.source.size()), t.source) << line;
+    if (!t.refreshed) {  // "# * not refreshed (a, b): NOTE", once per note
+      const auto at = r.out.find("): " + t.note + "\n");
+      ASSERT_NE(at, std::string::npos) << r.out;
+      const std::string tag = "# * not refreshed (";
+      const auto from = r.out.rfind(tag, at);
+      ASSERT_NE(from, std::string::npos) << r.out;
+      const std::string listed = ", " + r.out.substr(from + tag.size(), at - from - tag.size()) + ",";
+      EXPECT_NE(listed.find(", " + t.name + ","), std::string::npos) << listed;
+    }
+  }
 }
 
 TEST(List, NothingOrAnUnknownKindIsAUsageError) {

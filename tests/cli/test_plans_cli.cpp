@@ -225,10 +225,10 @@ TEST(PlansCli, SimulatePrintsTimeToTrainAndTheCostOfAnOnPremisesCluster) {
 // replaced it, so p4d.24xlarge became unknown).
 TEST(PlansCli, AUserCatalogAddsToTheBundledOne) {
   const fs::path d = scratch("catalog");
-  write(d / "mine.yaml", "schema: gradwire-catalog/1\nas_of: 2025-01-01\ncurrency: USD\ninstances:\n"
+  write(d / "mine.yaml", "schema: gradwire-catalog/2\ncurrency: USD\ninstances:\n"
                          "  - {name: lab-box, cloud: onprem, region: here, gpu: a100-80gb, gpus: 8, gpu_memory: 80GiB,\n"
                          "     intra_node: {bandwidth: 300GB/s, latency: 1us}, nics: {count: 1, bandwidth: 100Gbps, latency: 5us},\n"
-                         "     price: {on_demand: 12}, source: our invoice}\n");
+                         "     price: {on_demand: 12}, source: our invoice, as_of: 2025-01-01}\n");
   write(d / "p4d.yaml", std::string("cluster: {instance: p4d.24xlarge, nodes: 1}\n") + kGpt2 +
                             "training: {samples: 1000000}\n");
   write(d / "lab.yaml", std::string("cluster: {instance: lab-box, nodes: 1}\n") + kGpt2 +
@@ -240,6 +240,33 @@ TEST(PlansCli, AUserCatalogAddsToTheBundledOne) {
   r = gw::test::run({kBin, "simulate", (d / "lab.yaml").string()}, o);
   EXPECT_EQ(r.exit_code, 0) << r.all();
   EXPECT_NE(line_starting(r.out, "cost: ").find("1 x lab-box at $12 per node hour"), std::string::npos) << r.out;
+}
+
+// Issue 29, item 7: an instance name with a line feed in a catalog of yours
+// forged a line of plan's text output ("recommendation: FAKE cheapest,
+// $0.01"). The catalog is refused at load, at the name, before any point runs.
+TEST(PlansCli, AnInstanceNameThatForgesAPlanLineIsRefusedAtLoad) {
+  const fs::path d = scratch("forged");
+  const std::string forged = "FAKE\\nrecommendation: FAKE cheapest, $0.01";  // YAML escape: a line feed
+  write(d / "mine.yaml", "schema: gradwire-catalog/2\ncurrency: USD\ninstances:\n"
+                         "  - name: \"" + forged + "\"\n"
+                         "    cloud: onprem\n    region: here\n    gpu: a100-80gb\n    gpus: 8\n    gpu_memory: 80GiB\n"
+                         "    intra_node: {bandwidth: 300GB/s, latency: 1us}\n"
+                         "    nics: {count: 1, bandwidth: 100Gbps, latency: 5us}\n"
+                         "    price: {on_demand: 0.01}\n    source: mine\n    as_of: 2026-01-01\n");
+  write(d / "base.yaml", std::string("cluster: {instance: p4d.24xlarge, nodes: 1}\n") + kGpt2 +
+                             "training: {samples: 1000000}\n");
+  write(d / "sweep.yaml", "base: base.yaml\naxes:\n  cluster.instance: [p4d.24xlarge, \"" + forged + "\"]\n");
+  gw::test::RunOptions o;
+  o.env = {"GRADWIRE_CATALOG=" + (d / "mine.yaml").string()};
+  const auto r = gw::test::run({kBin, "plan", (d / "sweep.yaml").string(), (d / "out.jsonl").string(), "-j", "1"}, o);
+  EXPECT_EQ(r.exit_code, 2) << r.all();
+  EXPECT_EQ(line_starting(r.out, "recommendation: FAKE"), "") << r.out;
+  EXPECT_EQ(line_starting(r.err, "recommendation: FAKE"), "") << r.err;
+  EXPECT_NE(r.err.find((d / "mine.yaml").string() + ":4:11: instances[0].name: a name is one line"),
+            std::string::npos)
+      << r.err;
+  EXPECT_FALSE(fs::exists(d / "out.jsonl"));
 }
 
 // Bullet 3: without any price, plan ranks by time instead of refusing.

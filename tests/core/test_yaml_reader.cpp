@@ -190,6 +190,27 @@ TEST(YamlReader, ClearMessagesForNestingNonYamlAndEscapedControls) {
     auto e = catch_error([&] { (void)doc.root().required(k).as_name(); });
     EXPECT_EQ(e.key(), k);
   }
+  // Nor the other line breaks YAML escapes spell (issue 29, item 7): NEL
+  // (U+0085, a C1 control), CSI (U+009B) and the line and paragraph separators.
+  auto breaks = y::load_string("nel: \"a\\Nb\"\ncsi: \"a\\x9b2J\"\nls: \"a\\Lb\"\nps: \"a\\Pb\"\n"
+                               "ok: \"caf\u00e9 \u2014 \u00a0x \u0105\"\n", "b.yaml");
+  for (const char* k : {"nel", "csi", "ls", "ps"}) {
+    auto e = catch_error([&] { (void)breaks.root().required(k).as_name(); });
+    EXPECT_EQ(e.key(), k);
+    EXPECT_NE(std::string(e.what()).find("a name is one line"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(breaks.root().required("ok").as_name(), "caf\u00e9 \u2014 \u00a0x \u0105");  // other non-ASCII stays
+  // An error that quotes a hostile value stays one line: its control
+  // characters are spelled out, the rest of the text is kept.
+  auto quoted = catch_error([&] { (void)y::load_string("gpu: \"h100\\nrecommendation: \\e[2J\\N\\L\u00e9\"\n", "q.yaml")
+                                      .root().required("gpu").as_enum({"h100"}); });
+  // (yaml-cpp writes "\\N" as the lone byte 0x85, not as UTF-8 C2 85.)
+  EXPECT_EQ(std::string(quoted.what()),
+            "q.yaml:1:6: gpu: \"h100\\nrecommendation: \\x1B[2J\\x85\\u2028\u00e9\" is not one of: h100");
+  EXPECT_EQ(quoted.reason(), "\"h100\nrecommendation: \x1b[2J\x85\u2028\u00e9\" is not one of: h100");  // kept as is
+  // UTF-8 C1 (C2 85) is escaped as a code point; a letter whose second byte
+  // is 0x85 (U+0105, C4 85) is not a control.
+  EXPECT_EQ(gw::format_input_error("f", 1, 2, "k", "a\u0085b \u0105"), "f:1:2: k: a\\u0085b \u0105");
 }
 
 TEST(YamlReader, DeepBlockNestingIsRefusedAtItsLine) {

@@ -150,6 +150,36 @@ TEST(CorpusSize, AtLeastFiftyBrokenInputsOverAllKinds) {
   }
 }
 
+// Issue 29, item 7: a hostile name (a line feed that forges an output line,
+// a carriage return, an escape that clears the terminal, NEL, CSI, U+2028)
+// is refused, and the refusal itself is one line without control characters:
+// the value it quotes is spelled out ("\\n", "\\x1B").
+TEST(CorpusCatalog, ARefusedHostileNameIsOneLineWithoutControlCharacters) {
+  std::size_t n = 0;
+  for (const auto& entry : fs::directory_iterator(kCorpus / "catalog")) {
+    const std::string name = entry.path().filename().string();
+    bool hostile = false;
+    for (const char* prefix : {"name_", "cloud_", "region_", "gpu_", "source_", "note_"})
+      hostile = hostile || name.rfind(prefix, 0) == 0;
+    if (!hostile) continue;
+    ++n;
+    const auto r = run({kBin, "check", "--kind", "catalog", entry.path().string()}, limit(60));
+    EXPECT_EQ(r.exit_code, 2) << name << "\n" << r.all();
+    EXPECT_EQ(r.out, "") << name;
+    ASSERT_FALSE(r.err.empty()) << name;
+    EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << name << ": " << r.err;
+    for (std::size_t i = 0; i + 1 < r.err.size(); ++i) {
+      const auto c = static_cast<unsigned char>(r.err[i]);
+      EXPECT_FALSE(c < 0x20 || c == 0x7F) << name << ": byte " << i << " of " << r.err;
+      EXPECT_FALSE(c == 0xC2 && static_cast<unsigned char>(r.err[i + 1]) <= 0x9F &&
+                   static_cast<unsigned char>(r.err[i + 1]) >= 0x80)
+          << name << ": byte " << i << " of " << r.err;
+    }
+    EXPECT_EQ(r.err.find("\nrecommendation: "), std::string::npos) << name;
+  }
+  EXPECT_GE(n, 10u);
+}
+
 // The corpora other areas own: each through `gradwire check --kind`.
 struct OldCorpus {
   const char* dir;

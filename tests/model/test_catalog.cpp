@@ -2,6 +2,8 @@
 // key), and scenarios that name an instance.
 #include <gtest/gtest.h>
 
+#include <ctime>
+#include <map>
 #include <tuple>
 #include <vector>
 #include <stdlib.h>
@@ -24,7 +26,6 @@ namespace fs = std::filesystem;
 TEST(Catalog, BundledCatalogHasTheRequiredInstancesWithProfiles) {
   const Catalog c = load_catalog_file(default_catalog_path());
   EXPECT_EQ(c.currency, "USD");
-  EXPECT_EQ(c.as_of.size(), 10u);
   for (const char* name : {"p3.16xlarge", "p3dn.24xlarge", "p4d.24xlarge", "p4de.24xlarge", "p5.48xlarge",
                            "p5en.48xlarge", "g5.48xlarge", "a2-highgpu-8g", "a3-highgpu-8g", "ND96asr_v4",
                            "ND96isr_H100_v5"}) {
@@ -44,6 +45,42 @@ TEST(Catalog, BundledCatalogHasTheRequiredInstancesWithProfiles) {
   EXPECT_DOUBLE_EQ(p4d->nic.bandwidth, 100e9 / 8);
   EXPECT_DOUBLE_EQ(p4d->billing.granularity, 1);
   EXPECT_DOUBLE_EQ(p4d->billing.minimum, 60);
+}
+
+// Issue 29, item 14: every bundled price says where it was read (the
+// provider's own page) and when; one that the last refresh could not re-read
+// says so and why.
+TEST(Catalog, EveryBundledPriceHasAFirstPartySourceAndADate) {
+  const Catalog c = load_catalog_file(default_catalog_path());
+  const std::map<std::string, std::string> first_party{
+      {"aws", "https://aws.amazon.com/"}, {"gcp", "https://cloud.google.com/"},
+      {"azure", "https://azure.microsoft.com/"}, {"lambda", "https://lambda.ai/"},
+      {"coreweave", "https://www.coreweave.com/"}, {"runpod", "https://www.runpod.io/"}};
+  char today[16];
+  const std::time_t now = std::time(nullptr);
+  std::strftime(today, sizeof today, "%Y-%m-%d", std::gmtime(&now));
+  for (const InstanceType& t : c.instances) {
+    ASSERT_TRUE(first_party.count(t.cloud)) << t.name << ": a cloud without a known first-party site: " << t.cloud;
+    EXPECT_EQ(t.source.rfind(first_party.at(t.cloud), 0), 0u) << t.name << ": " << t.source;
+    EXPECT_EQ(t.as_of.size(), 10u) << t.name;
+    EXPECT_LE(t.as_of, today) << t.name;  // not read in the future
+    if (!t.refreshed) {
+      EXPECT_FALSE(t.note.empty()) << t.name;
+    }
+  }
+  // The AWS P4/P5 entries predate the June 2025 on-demand cut: until a
+  // first-party page gives the new price they must say so, not pass as current.
+  for (const char* name : {"p4d.24xlarge", "p4de.24xlarge", "p5.48xlarge", "p5en.48xlarge"}) {
+    const InstanceType* t = c.find(name);
+    ASSERT_NE(t, nullptr) << name;
+    if (t->as_of < "2025-06-01") {
+      EXPECT_FALSE(t->refreshed) << name;
+      EXPECT_NE(t->note.find("45%"), std::string::npos) << name << ": " << t->note;
+    }
+  }
+  const auto [oldest, newest] = c.dates();
+  EXPECT_LE(oldest, newest);
+  EXPECT_EQ(oldest.size(), 10u);
 }
 
 TEST(Catalog, MalformedCatalogsNameFileLineAndKey) {
@@ -123,10 +160,11 @@ TEST(Catalog, EnvironmentVariableAddsACatalogToTheBundledOne) {
   const fs::path dir = fs::temp_directory_path() / ("gw-cat-" + std::to_string(::getpid()));
   fs::create_directories(dir);
   const std::string path = (dir / "mine.yaml").string();
-  std::ofstream(path) << "schema: gradwire-catalog/1\nas_of: 2025-01-01\ncurrency: USD\ninstances:\n"
+  std::ofstream(path) << "schema: gradwire-catalog/2\ncurrency: USD\ninstances:\n"
                          "  - {name: lab-box, cloud: aws, region: here, gpu: l4, gpus: 2, gpu_memory: 24GB,\n"
                          "     intra_node: {bandwidth: 16GB/s, latency: 2us}, nics: {count: 1, bandwidth: 10Gbps, latency: 20us},\n"
-                         "     price: {on_demand: 1.5}, billing: {granularity: 1h, minimum: 1h}, source: invoice}\n";
+                         "     price: {on_demand: 1.5}, billing: {granularity: 1h, minimum: 1h}, source: invoice,\n"
+                         "     as_of: 2025-01-01}\n";
   ::setenv("GRADWIRE_CATALOG", path.c_str(), 1);
   auto s = parse_scenario(yaml::load_string("cluster: {instance: lab-box, nodes: 3}\n", "s.yaml"));
   const InstanceType* t = default_catalog().find("lab-box");
@@ -140,6 +178,9 @@ TEST(Catalog, EnvironmentVariableAddsACatalogToTheBundledOne) {
   ASSERT_NE(t, nullptr);
   EXPECT_DOUBLE_EQ(t->billing.granularity, 3600);
   EXPECT_FALSE(t->spot.has_value());
+  EXPECT_EQ(t->source, "invoice");  // your own price: its source need not be a page
+  EXPECT_EQ(t->as_of, "2025-01-01");
+  EXPECT_TRUE(t->refreshed);
   fs::remove_all(dir);
 }
 

@@ -520,7 +520,14 @@ std::string Node::as_string() const {
 
 std::string Node::as_name() const {
   std::string s = as_string();
-  if (s.find_first_of("\n\t") != std::string::npos) fail("a name is one line without tabs");
+  // Line feeds and tabs, and beyond as_string's C0 controls the C1 controls
+  // ("\N" is U+0085, a line break; U+009B starts a terminal escape) and the
+  // line and paragraph separators ("\L", "\P"): each ends or rewrites a line.
+  for (std::size_t i = 0; i < s.size();) {
+    const TextUnit u = text_unit_at(s, i);
+    if (u.control) fail("a name is one line without tabs or control characters (byte " + std::to_string(i) + ")");
+    i += u.length;
+  }
   return s;
 }
 

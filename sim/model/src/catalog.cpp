@@ -34,6 +34,67 @@ double price(const yaml::Node& n) {
   return v;
 }
 
+/// A date YYYY-MM-DD that exists, in [2000, 2100]: when a price was read.
+std::string read_date(const yaml::Node& n) {
+  const std::string s = n.as_name();
+  static const std::regex date(R"(\d{4}-\d{2}-\d{2})");
+  if (!std::regex_match(s, date)) n.fail("expected a date YYYY-MM-DD (when the price was read)");
+  auto digits = [&](std::size_t at, std::size_t count) {  // ASCII digits, checked by the pattern above
+    int v = 0;
+    for (std::size_t i = at; i < at + count; ++i) v = v * 10 + (s[i] - '0');
+    return v;
+  };
+  const int y = digits(0, 4), m = digits(5, 2), d = digits(8, 2);
+  const bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+  const int days[] = {31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  if (y < 2000 || y > 2100) n.fail("year " + std::to_string(y) + " is out of range [2000, 2100]");
+  if (m < 1 || m > 12) n.fail("month " + std::to_string(m) + " does not exist (" + s + ")");
+  if (d < 1 || d > days[m - 1]) n.fail("day " + std::to_string(d) + " does not exist in " + s.substr(0, 7));
+  return s;
+}
+
+/// The price and where it comes from: price {on_demand, spot?}, source,
+/// as_of, refreshed?, note? (a note is required when refreshed is false).
+void read_price(const yaml::Node& e, InstanceType& t) {
+  auto p = e.required("price");
+  p.allow_keys({"on_demand", "spot"});
+  t.on_demand = price(p.required("on_demand"));
+  if (auto s = p.optional("spot")) {
+    t.spot = price(*s);
+    if (*t.spot > t.on_demand) s->fail("spot price above the on-demand price");
+  }
+  // Names and texts that outputs print: one line, no control characters.
+  t.source = e.required("source").as_name();
+  t.as_of = read_date(e.required("as_of"));
+  if (auto r = e.optional("refreshed")) t.refreshed = r->as_bool();
+  if (auto n = e.optional("note")) t.note = n->as_name();
+  if (!t.refreshed && t.note.empty()) {
+    e.required("refreshed").fail("refreshed: false needs a note saying why the price could not be re-read");
+  }
+}
+
+InstanceType read_instance(const yaml::Node& e, const BillingSpec& defaults) {
+  e.allow_keys({"name", "cloud", "region", "gpu", "gpus", "gpu_memory", "intra_node", "nics", "fabric_latency",
+                "price", "billing", "source", "as_of", "refreshed", "note"});
+  InstanceType t;
+  t.line = e.line();
+  t.name = e.required("name").as_name();
+  t.cloud = parse_cloud_name(e.required("cloud"));
+  t.region = e.required("region").as_name();
+  t.gpu = e.required("gpu").as_enum({"v100", "a100-40gb", "a100-80gb", "h100", "h200", "a10g", "l4"});
+  t.gpus = static_cast<int>(e.required("gpus").as_int(1, 64));
+  t.gpu_memory = e.required("gpu_memory").as_size(1e9, 1e13);
+  t.intra_node = parse_link(e.required("intra_node"), TransportPlace::IntraNode);
+  auto nics = e.required("nics");
+  t.nic = parse_link(nics, TransportPlace::Network, {"count"});
+  t.nic_count = static_cast<int>(nics.required("count").as_int(1, 64));
+  t.fabric_latency = e.optional("fabric_latency") ? e.required("fabric_latency").as_time(0, kMaxLinkLatency) : 0.0;
+  read_price(e, t);
+  t.billing = defaults;
+  if (auto b = e.optional("billing")) t.billing = read_billing(*b, defaults);
+  return t;
+}
+
 }  // namespace
 
 const InstanceType* Catalog::find(std::string_view name) const {
@@ -43,33 +104,31 @@ const InstanceType* Catalog::find(std::string_view name) const {
   return nullptr;
 }
 
+std::pair<std::string, std::string> Catalog::dates() const {
+  std::pair<std::string, std::string> span;
+  for (const auto& i : instances) {
+    if (span.first.empty() || i.as_of < span.first) span.first = i.as_of;  // YYYY-MM-DD sorts as text
+    if (i.as_of > span.second) span.second = i.as_of;
+  }
+  return span;
+}
+
 Catalog load_catalog_file(const std::string& path) {
   auto doc = yaml::load_file(path);
   auto root = doc.root();
-  root.allow_keys({"schema", "as_of", "currency", "billing", "instances"});
   Catalog c;
   c.path = path;
   auto schema = root.required("schema");
-  if (schema.as_string() != kCatalogSchema) {
-    schema.fail("unsupported catalog schema \"" + schema.as_string() + "\" (expected " + kCatalogSchema + ")");
+  const std::string version = schema.as_name();
+  if (version == kCatalogSchemaV1) {
+    schema.fail(std::string("schema ") + kCatalogSchemaV1 + " dated the whole file; " + kCatalogSchema +
+                " dates every price: give each entry `as_of: YYYY-MM-DD` (when its price was read) and `source` "
+                "(the page it was read from), drop the top-level as_of, and say schema: " + kCatalogSchema);
   }
-  auto as_of = root.required("as_of");
-  c.as_of = as_of.as_string();
-  static const std::regex date(R"(\d{4}-\d{2}-\d{2})");
-  if (!std::regex_match(c.as_of, date)) as_of.fail("expected a date YYYY-MM-DD (when the prices were read)");
-  {
-    auto digits = [&](std::size_t at, std::size_t n) {  // ASCII digits, checked by the pattern above
-      int v = 0;
-      for (std::size_t i = at; i < at + n; ++i) v = v * 10 + (c.as_of[i] - '0');
-      return v;
-    };
-    const int y = digits(0, 4), m = digits(5, 2), d = digits(8, 2);
-    const bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-    const int days[] = {31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-    if (y < 2000 || y > 2100) as_of.fail("year " + std::to_string(y) + " is out of range [2000, 2100]");
-    if (m < 1 || m > 12) as_of.fail("month " + std::to_string(m) + " does not exist (" + c.as_of + ")");
-    if (d < 1 || d > days[m - 1]) as_of.fail("day " + std::to_string(d) + " does not exist in " + c.as_of.substr(0, 7));
+  if (version != kCatalogSchema) {
+    schema.fail("unsupported catalog schema \"" + version + "\" (expected " + kCatalogSchema + ")");
   }
+  root.allow_keys({"schema", "currency", "billing", "instances"});
   c.currency = root.required("currency").as_enum({"USD"});
   BillingSpec defaults;
   if (auto b = root.optional("billing")) defaults = read_billing(*b, defaults);
@@ -78,35 +137,8 @@ Catalog load_catalog_file(const std::string& path) {
   if (list.size() == 0) list.fail("the catalog lists no instances");
   std::set<std::string> names;
   for (const auto& e : list.elements()) {
-    e.allow_keys({"name", "cloud", "region", "gpu", "gpus", "gpu_memory", "intra_node", "nics", "fabric_latency",
-                  "price", "billing", "source"});
-    InstanceType t;
-    t.line = e.line();
-    auto name = e.required("name");
-    t.name = name.as_string();
-    if (t.name.empty()) name.fail("empty instance name");
-    if (!names.insert(t.name).second) name.fail("duplicate instance \"" + t.name + "\"");
-    t.cloud = parse_cloud_name(e.required("cloud"));
-    t.region = e.required("region").as_string();
-    t.gpu = e.required("gpu").as_enum({"v100", "a100-40gb", "a100-80gb", "h100", "h200", "a10g", "l4"});
-    t.gpus = static_cast<int>(e.required("gpus").as_int(1, 64));
-    t.gpu_memory = e.required("gpu_memory").as_size(1e9, 1e13);
-    t.intra_node = parse_link(e.required("intra_node"), TransportPlace::IntraNode);
-    auto nics = e.required("nics");
-    t.nic = parse_link(nics, TransportPlace::Network, {"count"});
-    t.nic_count = static_cast<int>(nics.required("count").as_int(1, 64));
-    t.fabric_latency = e.optional("fabric_latency") ? e.required("fabric_latency").as_time(0, kMaxLinkLatency) : 0.0;
-    auto p = e.required("price");
-    p.allow_keys({"on_demand", "spot"});
-    t.on_demand = price(p.required("on_demand"));
-    if (auto s = p.optional("spot")) {
-      t.spot = price(*s);
-      if (*t.spot > t.on_demand) s->fail("spot price above the on-demand price");
-    }
-    t.billing = defaults;
-    if (auto b = e.optional("billing")) t.billing = read_billing(*b, defaults);
-    t.source = e.required("source").as_string();
-    if (t.source.empty()) e.required("source").fail("give the page the price was read from");
+    InstanceType t = read_instance(e, defaults);
+    if (!names.insert(t.name).second) e.required("name").fail("duplicate instance \"" + t.name + "\"");
     c.instances.push_back(std::move(t));
   }
   return c;

@@ -325,6 +325,32 @@ class RecordChecker {
       number(*c, "cost.", "on_demand_usd", true);
       number(*c, "cost.", "spot_usd", true, true);
     }
+    names();
+  }
+
+  /// The names plan and report print (an instance "x\nrecommendation: FAKE"
+  /// forged a line of plan's output, issue 29, item 7): one line, no control
+  /// characters, as the loaders of the files they come from require.
+  void names() const {
+    auto one_line = [&](const std::string& at, const nlohmann::json& v) {
+      if (!v.is_string()) return;
+      const std::string& s = v.get_ref<const std::string&>();
+      for (std::size_t i = 0; i < s.size();) {
+        const TextUnit u = text_unit_at(s, i);
+        if (u.control) fail(at, "a name is one line without control characters (byte " + std::to_string(i) + ")");
+        i += u.length;
+      }
+    };
+    for (const char* k : {"sweep", "key", "instance", "gpu", "model", "compression", "compression_kind",
+                          "cluster_key", "evaluator", "batch_split"})
+      if (j_.contains(k)) one_line(k, j_[k]);
+    for (const char* k : {"params", "inputs"}) {
+      if (!j_.contains(k) || !j_[k].is_object()) continue;
+      for (auto it = j_[k].begin(); it != j_[k].end(); ++it) {
+        one_line(k, it.key());
+        one_line(std::string(k) + "." + it.key(), it.value());
+      }
+    }
   }
 
   const nlohmann::json& j_;

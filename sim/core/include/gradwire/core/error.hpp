@@ -3,6 +3,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace gw {
 
@@ -34,7 +35,18 @@ class InputError : public std::runtime_error {
   std::string reason_;
 };
 
-/// Formats the canonical message "FILE:LINE:COL: KEY: REASON" (parts omitted when empty/0).
+/// The character that starts at byte `at` of `text`: its length in bytes (a
+/// UTF-8 sequence, or 1 for a byte that does not start one) and whether it is
+/// a control character or line break: C0 controls, DEL, the C1 controls
+/// (U+0080..U+009F, or a lone byte 0x80..0x9F) and U+2028, U+2029.
+struct TextUnit {
+  std::size_t length;
+  bool control;
+};
+TextUnit text_unit_at(std::string_view text, std::size_t at);
+
+/// Formats the canonical message "FILE:LINE:COL: KEY: REASON" (parts omitted when empty/0),
+/// always one line: control characters in any part are spelled out ("\n", "\x1B").
 std::string format_input_error(const std::string& file, int line, int column,
                                const std::string& key, const std::string& reason);
 

@@ -1,5 +1,6 @@
-// The instance catalog (catalog/instances.yaml, schema gradwire-catalog/1):
-// cloud GPU instances with their GPUs, interconnects and list prices, so that a
+// The instance catalog (catalog/instances.yaml, schema gradwire-catalog/2):
+// cloud GPU instances with their GPUs, interconnects and list prices, each
+// price with the page it was read from and the date it was read, so that a
 // scenario can say `cluster: {instance: p4d.24xlarge, nodes: 16}`. Plain C++.
 // Loading is strict: gw::InputError with file, line, column and key path.
 // Schema and sources: docs/planning.md.
@@ -8,13 +9,16 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "gradwire/model/scenario.hpp"
 
 namespace gw {
 
-inline constexpr const char* kCatalogSchema = "gradwire-catalog/1";
+inline constexpr const char* kCatalogSchema = "gradwire-catalog/2";
+/// The schema before every entry carried its own date (refused with a hint).
+inline constexpr const char* kCatalogSchemaV1 = "gradwire-catalog/1";
 
 /// How a provider bills: time is rounded up to `granularity` seconds and is at
 /// least `minimum` seconds (per instance, per launch).
@@ -37,24 +41,30 @@ struct InstanceType {
   double on_demand = 0;               ///< USD per instance hour
   std::optional<double> spot;         ///< USD per instance hour, when offered
   BillingSpec billing;
-  std::string source;
+  std::string source;     ///< where the price was read (the provider's price page, or "our invoice")
+  std::string as_of;      ///< when it was read (YYYY-MM-DD)
+  bool refreshed = true;  ///< false: the last refresh could not re-read it; as_of is the older reading
+  std::string note;       ///< why not refreshed, or another caveat of the price; "" when none
   int line = 0;           ///< line of the entry in the catalog file
 };
 
 struct Catalog {
   std::string path;
-  std::string as_of;      ///< date of the prices (YYYY-MM-DD)
   std::string currency;   ///< "USD"
   std::vector<InstanceType> instances;
   /// The user's catalog added to this one ($GRADWIRE_CATALOG), "" when none.
   std::string added_path;
   /// The entry named `name` (exact match), or nullptr.
   const InstanceType* find(std::string_view name) const;
+  /// The oldest and the newest entry date (YYYY-MM-DD), {"", ""} when empty.
+  std::pair<std::string, std::string> dates() const;
 };
 
 /// Loads and validates a catalog file: schema, unknown / duplicate keys,
-/// duplicate instance names, GPU names without a bundled profile name form,
-/// units, prices > 0, spot < on-demand.
+/// duplicate instance names, names that are not one printable line (control
+/// characters), GPU names without a bundled profile name form, units,
+/// prices > 0, spot < on-demand, each entry's source and date, and a note
+/// on every entry that says `refreshed: false`.
 Catalog load_catalog_file(const std::string& path);
 
 /// The bundled catalog: <data dir>/catalog/instances.yaml.
