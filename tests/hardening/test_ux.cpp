@@ -27,17 +27,6 @@ const std::string kBin = GW_GRADWIRE_BIN;
 const fs::path kSource = GW_SOURCE_ROOT;
 const fs::path kData = fs::path(GW_HARDENING_DIR) / "data";
 
-gw::test::RunOptions limit(double seconds) {
-  gw::test::RunOptions o;
-  o.timeout_s = seconds;
-  return o;
-}
-
-void write(const fs::path& p, const std::string& text) {
-  std::ofstream f(p, std::ios::binary);
-  f << text;
-}
-
 std::string default_scenario() { return (kSource / "scenarios/default.yaml").string(); }
 
 /// Entries of `dir` whose name holds ".tmp" (temporary files and folders).
@@ -57,7 +46,7 @@ const fs::path& small_results() {
     const fs::path r = dir / "small.jsonl";
     const auto s = run({kBin, "sweep", "-j", "2", "--progress", "none", "--out", r.string(),
                         (kData / "small.sweep.yaml").string()},
-                       limit(600));
+                       gw::test::within(600));
     EXPECT_EQ(s.exit_code, 0) << s.all();
     return r;
   }();
@@ -73,9 +62,9 @@ const fs::path& small_results() {
 void interrupt_report(int sig, bool group) {
   const fs::path dir = gw::test::scratch_dir("ux-report-signal-" + std::to_string(sig) + (group ? "-group" : ""));
   const fs::path gnuplot = dir / "slow-gnuplot.sh";
-  write(gnuplot, "#!/bin/sh\nexec sleep 60\n");
+  gw::test::write_text(gnuplot, "#!/bin/sh\nexec sleep 60\n");
   fs::permissions(gnuplot, fs::perms::owner_all);
-  gw::test::RunOptions o = limit(120);
+  gw::test::RunOptions o = gw::test::within(120);
   o.while_running = [&](pid_t pid) {
     if (temporaries(dir).empty()) return false;
     ::kill(group ? -pid : pid, sig);
@@ -103,7 +92,7 @@ TEST(UxLimits, FileSizeLimitIsAnErrorInWordsWithNoPartialFile) {
   const fs::path trace = dir / "t.json";
   const auto r = run({"/bin/sh", "-c", "ulimit -f 2 && exec \"$0\" simulate \"$1\" --trace \"$2\"", kBin,
                       default_scenario(), trace.string()},
-                     limit(120));
+                     gw::test::within(120));
   EXPECT_EQ(r.exit_code, 1) << r.all();
   EXPECT_EQ(r.signal, 0) << r.all();
   EXPECT_NE(r.err.find("the file size limit, ulimit -f, is reached"), std::string::npos) << r.err;
@@ -119,7 +108,7 @@ TEST(UxLimits, FileSizeLimitDuringASweepKeepsWholeRecordsOnly) {
   const fs::path out = dir / "r.jsonl";
   const auto r = run({"/bin/sh", "-c", "ulimit -f 8 && exec \"$0\" sweep -j 1 --progress none --out \"$1\" \"$2\"",
                       kBin, out.string(), (kData / "small.sweep.yaml").string()},
-                     limit(600));
+                     gw::test::within(600));
   EXPECT_EQ(r.exit_code, 1) << r.all();
   EXPECT_EQ(r.signal, 0) << r.all();
   EXPECT_NE(r.err.find("ulimit -f"), std::string::npos) << r.err;
@@ -135,15 +124,15 @@ TEST(UxErrors, CatalogErrorsOfASweepNameTheCatalog) {
   // A bad GRADWIRE_CATALOG was reported at the sweep file's base line, as if
   // the sweep were wrong.
   const fs::path dir = gw::test::scratch_dir("ux-catalog-error");
-  write(dir / "mine.yaml",
+  gw::test::write_text(dir / "mine.yaml",
         "schema: gradwire-catalog/1\nas_of: 2025-01-01\ncurrency: USD\ninstances:\n  - name: mybox\n    cloud: onprem\n"
         "    region: here\n    gpu: h100\n    gpus: 8\n    gpu_memory: 80GB\n"
         "    intra_node: {bandwidth: 450GB/s, latency: 1us}\n    nics: {count: 8, bandwidth: 400Gbps, latency: 5us}\n"
         "    price: {on_demand: -3}\n    source: me\n");
-  write(dir / "s.sweep.yaml",
+  gw::test::write_text(dir / "s.sweep.yaml",
         "name: s\nbase:\n  name: x\n  cluster: {instance: p4d.24xlarge, nodes: 1}\n  workload:\n    model: resnet50\n"
         "    micro_batch: 64\naxes:\n  cluster.nodes: [1, 2]\n");
-  gw::test::RunOptions o = limit(60);
+  gw::test::RunOptions o = gw::test::within(60);
   o.env = {"GRADWIRE_CATALOG=" + (dir / "mine.yaml").string()};
   const std::string sweep = (dir / "s.sweep.yaml").string();
   for (const auto& args : {std::vector<std::string>{kBin, "check", sweep},
@@ -164,10 +153,10 @@ TEST(UxErrors, AFailedModelLookupListsOnlyModels) {
   const fs::path dir = gw::test::scratch_dir("ux-model-lookup");
   std::string text = gw::test::read_text(default_scenario());
   text.replace(text.find("model: resnet50"), 15, "model: resnet-5O");
-  write(dir / "a.yaml", text);
-  write(dir / "other-scenario.yaml", gw::test::read_text(default_scenario()));
+  gw::test::write_text(dir / "a.yaml", text);
+  gw::test::write_text(dir / "other-scenario.yaml", gw::test::read_text(default_scenario()));
   fs::copy_file(kSource / "models/mlp-tiny.yaml", dir / "my-model.yaml");
-  const auto r = run({kBin, "check", (dir / "a.yaml").string()}, limit(60));
+  const auto r = run({kBin, "check", (dir / "a.yaml").string()}, gw::test::within(60));
   EXPECT_EQ(r.exit_code, 2) << r.all();
   EXPECT_NE(r.err.find("no model named \"resnet-5O\""), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("my-model"), std::string::npos) << r.err;
@@ -180,12 +169,12 @@ TEST(UxErrors, AFailedModelLookupListsOnlyModels) {
 
 TEST(UxWarnings, AProfileOfAnotherGpuIsSaid) {
   // default.yaml: cluster.gpu a100-80gb.
-  auto r = run({kBin, "simulate", default_scenario(), "--profile", "h100"}, limit(120));
+  auto r = run({kBin, "simulate", default_scenario(), "--profile", "h100"}, gw::test::within(120));
   ASSERT_EQ(r.exit_code, 0) << r.all();
   EXPECT_NE(r.err.find("gradwire simulate: warning: profile \"h100\" is of another GPU"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("than cluster.gpu a100-80gb"), std::string::npos) << r.err;
   EXPECT_EQ(lines_in(r.err), 1u) << r.err;
-  r = run({kBin, "check", default_scenario()}, limit(60));
+  r = run({kBin, "check", default_scenario()}, gw::test::within(60));
   ASSERT_EQ(r.exit_code, 0) << r.all();
   EXPECT_EQ(r.err.find("warning"), std::string::npos) << "its own GPU's profile: " << r.err;
 }
@@ -195,14 +184,14 @@ TEST(UxWarnings, ACpuProfileAndCpuMeasuredComputeAreSaid) {
   std::string profile = gw::test::read_text(kSource / "calibrate/profiles/a100-80gb.yaml");
   const auto at = profile.find("device: ");
   profile.replace(at, profile.find('\n', at) - at, "device: \"CPU Some Xeon\"");
-  write(dir / "cpu.yaml", profile);
-  auto r = run({kBin, "simulate", default_scenario(), "--profile", (dir / "cpu.yaml").string()}, limit(120));
+  gw::test::write_text(dir / "cpu.yaml", profile);
+  auto r = run({kBin, "simulate", default_scenario(), "--profile", (dir / "cpu.yaml").string()}, gw::test::within(120));
   ASSERT_EQ(r.exit_code, 0) << r.all();
   EXPECT_NE(r.err.find("was measured on a CPU (CPU Some Xeon)"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("not a a100-80gb's"), std::string::npos) << r.err;
   // Measured compute without a CUDA version was timed on the CPU
   // (bridge/gradwire_torch/measure.py writes one only for --device cuda).
-  r = run({kBin, "check", (kSource / "tests/replay/data/tiny-measured.yaml").string()}, limit(60));
+  r = run({kBin, "check", (kSource / "tests/replay/data/tiny-measured.yaml").string()}, gw::test::within(60));
   ASSERT_EQ(r.exit_code, 0) << r.all();
   EXPECT_NE(r.err.find("tiny-convnet-measured.yaml was timed on a CPU"), std::string::npos) << r.err;
 }
@@ -210,20 +199,20 @@ TEST(UxWarnings, ACpuProfileAndCpuMeasuredComputeAreSaid) {
 // --- Item 13: did you mean --------------------------------------------------------------------
 
 TEST(UxSuggest, MistypedCommandsAreNamed) {
-  auto r = run({kBin, "simulat"}, limit(30));
+  auto r = run({kBin, "simulat"}, gw::test::within(30));
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("gradwire: unknown command \"simulat\"; did you mean \"simulate\"?"), std::string::npos)
       << r.err;
-  r = run({kBin, "help", "swep"}, limit(30));
+  r = run({kBin, "help", "swep"}, gw::test::within(30));
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("unknown command \"swep\"; did you mean \"sweep\"?"), std::string::npos) << r.err;
-  r = run({kBin, "frobnicate"}, limit(30));
+  r = run({kBin, "frobnicate"}, gw::test::within(30));
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.err.find("did you mean"), std::string::npos) << r.err;
 }
 
 TEST(UxSuggest, MistypedProfileNamesAreNamed) {
-  const auto r = run({kBin, "simulate", default_scenario(), "--profile", "h10O"}, limit(60));
+  const auto r = run({kBin, "simulate", default_scenario(), "--profile", "h10O"}, gw::test::within(60));
   EXPECT_EQ(r.exit_code, 2) << r.all();
   EXPECT_NE(r.err.find("did you mean \"h100\"?"), std::string::npos) << r.err;
 }
@@ -231,7 +220,7 @@ TEST(UxSuggest, MistypedProfileNamesAreNamed) {
 // --- Item 16: plan's input, days, durations in words -----------------------------------------
 
 TEST(UxPlan, AScenarioGivenToPlanSaysWhatPlanReads) {
-  const auto r = run({kBin, "plan", default_scenario()}, limit(60));
+  const auto r = run({kBin, "plan", default_scenario()}, gw::test::within(60));
   EXPECT_EQ(r.exit_code, 2) << r.all();
   EXPECT_EQ(r.err.rfind("gradwire plan: " + default_scenario() + ":", 0), 0u) << r.err;
   EXPECT_NE(r.err.find("is a scenario; plan reads sweep results (.jsonl from gradwire sweep)"), std::string::npos)
@@ -240,14 +229,14 @@ TEST(UxPlan, AScenarioGivenToPlanSaysWhatPlanReads) {
 }
 
 TEST(UxPlan, ADeadlineInDaysIsThatManyHours) {
-  const auto days = run({kBin, "plan", small_results().string(), "--deadline", "2d"}, limit(60));
-  const auto hours = run({kBin, "plan", small_results().string(), "--deadline", "48h"}, limit(60));
+  const auto days = run({kBin, "plan", small_results().string(), "--deadline", "2d"}, gw::test::within(60));
+  const auto hours = run({kBin, "plan", small_results().string(), "--deadline", "48h"}, gw::test::within(60));
   EXPECT_EQ(days.exit_code, hours.exit_code) << days.all();
   EXPECT_EQ(days.out, hours.out);
   EXPECT_NE(days.out.find("finishes within 48:00:00"), std::string::npos) << days.out;
   const fs::path dir = gw::test::scratch_dir("ux-plan-days");
-  write(dir / "p.yaml", "results: " + small_results().string() + "\ndeadline: 2d\n");
-  const auto file = run({kBin, "plan", (dir / "p.yaml").string()}, limit(60));
+  gw::test::write_text(dir / "p.yaml", "results: " + small_results().string() + "\ndeadline: 2d\n");
+  const auto file = run({kBin, "plan", (dir / "p.yaml").string()}, gw::test::within(60));
   EXPECT_EQ(file.out, hours.out);
 }
 
@@ -255,8 +244,8 @@ TEST(UxDurations, TimeToTrainReadsInWordsBesideHoursMinutesSeconds) {
   const fs::path dir = gw::test::scratch_dir("ux-words");
   std::string text = gw::test::read_text(default_scenario());
   text += "training: {samples: 1200000000}\n";
-  write(dir / "s.yaml", text);
-  const auto r = run({kBin, "simulate", (dir / "s.yaml").string()}, limit(120));
+  gw::test::write_text(dir / "s.yaml", text);
+  const auto r = run({kBin, "simulate", (dir / "s.yaml").string()}, gw::test::within(120));
   ASSERT_EQ(r.exit_code, 0) << r.all();
   const auto at = r.out.find("time-to-train: ");
   ASSERT_NE(at, std::string::npos) << r.out;
