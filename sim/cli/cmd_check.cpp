@@ -82,6 +82,7 @@ std::string check_one(const std::string& path, const std::string& kind, const st
   if (kind == "scenario") {
     const Scenario s = parsed ? parse_scenario(*parsed) : load_scenario(path);
     const ScenarioRefs refs = resolve_scenario_references(s, path);
+    for (const auto& w : refs.warnings) std::cerr << "gradwire check: " << path << ": warning: " << w << "\n";
     // A compute precision the profile has no GEMM rate for, at its field.
     if (s.workload && !s.workload->compute_precision.empty()) (void)scenario_device_costs(s, refs.profile);
     std::string what = "scenario, " + std::to_string(s.cluster.world_size()) + " GPUs";

@@ -48,13 +48,13 @@ void apply_options(const po::variables_map& vm, plan::PlanRequest& req) {
 
 void print_front(const std::vector<plan::PlanPoint>& points) {
   std::cout << "Pareto front (time-to-train, cost):\n";
-  std::printf("  %6s  %-72s %12s %12s %14s\n", "#", "configuration", "iter (ms)", "h:mm:ss", "USD");
+  std::printf("  %6s  %-72s %12s %12s  %-10s %14s\n", "#", "configuration", "iter (ms)", "h:mm:ss", "in words", "USD");
   for (std::size_t i : plan::pareto_front(points)) {
     const auto& p = points[i];
     char usd[32] = "-";
     if (p.priced) std::snprintf(usd, sizeof usd, "%.2f", p.cost);
-    std::printf("  %6zu  %-72s %12.4g %12s %14s\n", p.index, plan::describe(p).c_str(), p.iteration * 1e3,
-                units::format_hours(p.hours).c_str(), usd);
+    std::printf("  %6zu  %-72s %12.4g %12s  %-10s %14s\n", p.index, plan::describe(p).c_str(), p.iteration * 1e3,
+                units::format_hours(p.hours).c_str(), units::format_duration_words(p.hours * 3600.0).c_str(), usd);
   }
 }
 

@@ -111,9 +111,10 @@ plan::TrainingEstimate estimate_of(const Scenario& s, const ModelDesc& model, do
 std::string training_lines(const Scenario& s, const plan::TrainingEstimate& e, double seconds) {
   char buf[512];
   std::snprintf(buf, sizeof buf,
-                "time-to-train: %.0f iterations x %.4g s = %s (h:mm:ss; %.6g samples at global batch %.0f, "
+                "time-to-train: %.0f iterations x %.4g s = %s (h:mm:ss, %s; %.6g samples at global batch %.0f, "
                 "convergence factor %g%s)\n",
-                e.time.iterations, seconds, units::format_hours(e.time.hours()).c_str(), e.time.samples,
+                e.time.iterations, seconds, units::format_hours(e.time.hours()).c_str(),
+                units::format_duration_words(e.time.hours() * 3600.0).c_str(), e.time.samples,
                 e.time.global_batch,
                 e.time.convergence_factor, e.critical_batch ? ", critical-batch law" : "");
   std::string out = buf;
@@ -250,6 +251,7 @@ int cmd_simulate(int argc, char** argv) {
   std::optional<std::string> profile_override;
   if (vm.count("profile")) profile_override = vm["profile"].as<std::string>();
   const ScenarioRefs refs = resolve_scenario_references(scenario, path, profile_override);
+  for (const auto& w : refs.warnings) std::cerr << kCmd << ": warning: " << w << "\n";
   const ModelDesc& model = *refs.model;
   const Profile& profile = refs.profile;
   const BatchSplit split = apply_global_batch(scenario, model, profile);

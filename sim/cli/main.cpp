@@ -2,6 +2,8 @@
 // simulate -> sweep/plan -> report). This table is the main of two
 // executables (sim/cli/CMakeLists.txt): gradwire-sim, with every command, and
 // gradwire, without SimGrid, whose simulating commands exec gradwire-sim.
+#include <signal.h>
+
 #include <cstring>
 #include <exception>
 #include <iostream>
@@ -11,6 +13,7 @@
 
 #include "commands.hpp"
 #include "gradwire/core/error.hpp"
+#include "gradwire/core/suggest.hpp"
 
 namespace {
 
@@ -40,6 +43,13 @@ const std::vector<Command>& commands() {
   return table;
 }
 
+/// "; did you mean \"simulate\"?" for a mistyped command name, or "".
+std::string command_suggestion(const char* name) {
+  std::vector<std::string> names;
+  for (const auto& c : commands()) names.push_back(c.name);
+  return gw::did_you_mean(name, names);
+}
+
 void usage(std::ostream& os) {
   os << "usage: gradwire <command> [options]\n\ncommands:\n";
   for (const auto& c : commands()) {
@@ -63,7 +73,7 @@ int help(int argc, char** argv) {
       return c.run(2, args);
     }
   }
-  std::cerr << "gradwire help: unknown command \"" << argv[2] << "\"\n\n";
+  std::cerr << "gradwire help: unknown command \"" << argv[2] << "\"" << command_suggestion(argv[2]) << "\n\n";
   usage(std::cerr);
   return gw::kExitInput;
 }
@@ -71,6 +81,10 @@ int help(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Past the file size limit (ulimit -f) a write fails with EFBIG, reported
+  // in words with the partial file removed, instead of SIGXFSZ killing the
+  // process with a core dump. Children forked or exec'd keep it ignored.
+  ::signal(SIGXFSZ, SIG_IGN);
   if (argc < 2 || std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0) {
     usage(argc < 2 ? std::cerr : std::cout);
     return argc < 2 ? gw::kExitInput : gw::kExitOk;
@@ -101,7 +115,7 @@ int main(int argc, char** argv) {
       }
     }
   }
-  std::cerr << "gradwire: unknown command \"" << argv[1] << "\"\n\n";
+  std::cerr << "gradwire: unknown command \"" << argv[1] << "\"" << command_suggestion(argv[1]) << "\n\n";
   usage(std::cerr);
   return gw::kExitInput;
 }

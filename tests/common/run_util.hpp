@@ -49,6 +49,19 @@ struct RunOptions {
   std::function<bool(pid_t)> while_running;
 };
 
+/// RunOptions with only a wall-clock limit.
+inline RunOptions within(double seconds) {
+  RunOptions o;
+  o.timeout_s = seconds;
+  return o;
+}
+
+/// Writes `text` to `p` as it is (binary), replacing it.
+inline void write_text(const std::filesystem::path& p, const std::string& text) {
+  std::ofstream f(p, std::ios::binary);
+  f << text;
+}
+
 inline std::string read_text(const std::filesystem::path& p) {
   std::ifstream in(p, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(in), {});

@@ -70,6 +70,35 @@ TEST(Units, DurationsAsHoursMinutesSeconds) {
   EXPECT_EQ(format_hours(1e15).substr(0, 5), "10000");
 }
 
+// Issue 29, item 16: a day is a unit of time ("--deadline 2d"), and a
+// duration also reads in words beside h:mm:ss.
+TEST(Units, DayIsAUnitOfTime) {
+  using gw::units::parse_time;
+  EXPECT_DOUBLE_EQ(*parse_time("2d"), 2 * 86400.0);
+  EXPECT_DOUBLE_EQ(*parse_time("1.5 d"), 1.5 * 86400.0);
+  EXPECT_DOUBLE_EQ(*parse_time("2d"), *parse_time("48h"));
+  std::string why;
+  EXPECT_FALSE(parse_time("2 days", &why));
+  EXPECT_NE(why.find("min, h, d"), std::string::npos) << why;
+  EXPECT_FALSE(parse_time("-1d", &why));
+}
+
+TEST(Units, DurationsInWords) {
+  using gw::units::format_duration_words;
+  EXPECT_EQ(format_duration_words(0), "0 s");
+  EXPECT_EQ(format_duration_words(42.4), "42 s");
+  EXPECT_EQ(format_duration_words(59.6), "1 min");  // rounded up into the next unit
+  EXPECT_EQ(format_duration_words(125), "2 min 5 s");
+  EXPECT_EQ(format_duration_words(52 * 60 + 10), "52 min");
+  EXPECT_EQ(format_duration_words(5940), "1 h 39 min");
+  EXPECT_EQ(format_duration_words(3 * 86400.0 + 4 * 3600 + 20 * 60), "3 d 4 h");
+  EXPECT_EQ(format_duration_words(86400.0 - 60), "1 d");  // 23 h 59 min rounds to the hour
+  EXPECT_EQ(format_duration_words(7 * 3600.0), "7 h");
+  EXPECT_EQ(format_duration_words(-125), "-2 min 5 s");
+  EXPECT_EQ(format_duration_words(std::nan("")), "?");
+  EXPECT_EQ(format_duration_words(1e30).substr(0, 5), "11574");  // no overflow
+}
+
 TEST(Units, IntegerGrammar) {
   using gw::units::IntegerError;
   using gw::units::parse_integer;

@@ -122,6 +122,32 @@ TEST(ValidateCase, RoundedZerosAreShownNotScored) {
   EXPECT_DOUBLE_EQ(r.worst_bytes, 2097152);
 }
 
+// Issue 29, item 16: `validate collectives` ends with one line over all
+// cases, as `validate iterations` does.
+TEST(ValidateCase, TheSummaryEndsWithOneLineOverAllCases) {
+  TempDir d;
+  d.write("one-node.yaml", kCluster);
+  const auto c = load_collective_case(
+      d.write("cases/s.yaml", case_text("  - [8, 1]\n  - [2097152, 10]\n  - [4194304, 10]\n")));
+  // Predicted times giving the relative busbw error e at each point (8 GPUs: busbw = size / t x 1.75).
+  const auto times = [&](std::vector<double> e) {
+    std::vector<double> t;
+    for (std::size_t i = 0; i < e.size(); ++i)
+      t.push_back(c.points[i].bytes * 1.75 / (c.points[i].busbw * (1 + e[i])));
+    return t;
+  };
+  const CaseResult within = score_case(c, 8, times({0.1, 0.05, -0.05}));   // medians 10% and 5%
+  const CaseResult outside = score_case(c, 8, times({-0.5, 0.2, 0.3}));    // medians 50% and 25%
+  ASSERT_EQ(within.points.size(), 3u);
+  const std::string line = summary_line({within, outside});
+  EXPECT_EQ(line,
+            "Collective cases: 2, 1 within target, 1 outside; median |error| 30.0% below 1 MiB (target <= 25%), "
+            "12.5% from 1 MiB (target <= 10%), over 6 scored points.\n");
+  const std::string text = render_summary({within, outside});
+  ASSERT_GE(text.size(), line.size());
+  EXPECT_EQ(text.substr(text.size() - line.size()), line);
+}
+
 TEST(ValidateBundled, EveryCaseLoadsWithAnExplicitCluster) {
   const auto cases = load_collective_cases(kRepo + "/validation/collectives");
   ASSERT_GE(cases.size(), 15u);

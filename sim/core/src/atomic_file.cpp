@@ -33,6 +33,7 @@ void write_all(int fd, std::string_view data, const std::string& path) {
     ssize_t n = ::write(fd, data.data(), data.size());
     if (n < 0) {
       if (errno == EINTR) continue;
+      if (errno == EFBIG) throw sys_error("write failed (the file size limit, ulimit -f, is reached)", path);
       throw sys_error("write failed", path);
     }
     data.remove_prefix(static_cast<std::size_t>(n));
@@ -207,6 +208,9 @@ void append_line_durable(const std::string& path, std::string_view line) {
     write_all(fd, rec, path);
     if (::fsync(fd) != 0) throw sys_error("fsync failed", path);
   } catch (...) {
+    // No partial record left (a full disk or the file size limit stopped
+    // the write part way): back to the size before.
+    (void)!::ftruncate(fd, st.st_size);
     ::close(fd);
     throw;
   }

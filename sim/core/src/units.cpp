@@ -34,7 +34,7 @@ constexpr std::array kBandwidthUnits = {
 constexpr std::array kTimeUnits = {
     UnitFactor{"ns", 1e-9}, UnitFactor{"us", 1e-6}, UnitFactor{"\xC2\xB5s", 1e-6},
     UnitFactor{"ms", 1e-3}, UnitFactor{"s", 1.0},   UnitFactor{"min", 60.0},
-    UnitFactor{"h", 3600.0},
+    UnitFactor{"h", 3600.0}, UnitFactor{"d", 86400.0},
 };
 
 constexpr std::array kSizeUnits = {
@@ -273,6 +273,24 @@ std::string format_duration(double seconds) {
   char buf[48];
   std::snprintf(buf, sizeof buf, "%lld:%02lld:%02lld", t / 3600, (t / 60) % 60, t % 60);
   return sign + buf;
+}
+
+std::string format_duration_words(double seconds) {
+  if (!std::isfinite(seconds)) return "?";
+  if (seconds < 0) return "-" + format_duration_words(-seconds);
+  if (seconds >= 86400.0 * 1e12) return fmt_double(seconds / 86400.0, 0) + " d";  // beyond a long
+  // n smaller units as "BIG big SMALL small" (the second left out when 0).
+  const auto two = [](long long n, long long per, const char* big, const char* small) {
+    std::string out = std::to_string(n / per) + " " + big;
+    if (n % per != 0) out += " " + std::to_string(n % per) + " " + small;
+    return out;
+  };
+  if (const long long h = std::llround(seconds / 3600.0); h >= 24) return two(h, 24, "d", "h");
+  const long long m = std::llround(seconds / 60.0);
+  if (m >= 60) return two(m, 60, "h", "min");
+  if (m >= 10) return std::to_string(m) + " min";
+  if (const long long s = std::llround(seconds); s >= 60) return two(s, 60, "min", "s");
+  return std::to_string(std::llround(seconds)) + " s";
 }
 
 std::string format_bandwidth(double bytes_per_second) {

@@ -13,24 +13,12 @@
 #include <yaml-cpp/parser.h>
 
 #include "gradwire/core/atomic_file.hpp"
+#include "gradwire/core/suggest.hpp"
 #include "gradwire/core/units.hpp"
 
 namespace gw::yaml {
 namespace {
 
-
-std::size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) prev[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    cur[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
-    }
-    std::swap(prev, cur);
-  }
-  return prev[b.size()];
-}
 
 std::string kind_name(const YAML::Node& n) {
   switch (n.Type()) {
@@ -432,17 +420,7 @@ void Node::allow_keys(const std::vector<std::string>& allowed) const {
     Node at(k, file_, join(path_, key), k.Mark());
     if (!seen.insert(key).second) at.fail("duplicate key (it already appears above in this mapping)");
     if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
-      std::string best;
-      std::size_t best_d = 3;
-      for (const auto& a : allowed) {
-        std::size_t d = edit_distance(key, a);
-        if (d < best_d) {
-          best_d = d;
-          best = a;
-        }
-      }
-      std::string msg = "unknown key";
-      if (!best.empty()) msg += "; did you mean \"" + best + "\"?";
+      std::string msg = "unknown key" + did_you_mean(key, allowed);
       std::string list;
       for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
       msg += " (allowed: " + list + ")";

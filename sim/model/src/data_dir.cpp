@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <system_error>
 
 namespace gw {
@@ -33,6 +34,17 @@ std::string find_data_dir() {
 const std::string& data_dir() {
   static const std::string dir = find_data_dir();
   return dir;
+}
+
+std::optional<std::string> declared_schema(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return std::nullopt;
+  std::ifstream in(path, std::ios::binary);
+  std::string line;
+  for (int i = 0; i < 64 && std::getline(in, line); ++i) {
+    if (line.rfind("schema:", 0) == 0) return line.substr(7);
+  }
+  return std::nullopt;
 }
 
 }  // namespace gw

@@ -237,8 +237,11 @@ std::vector<std::string> list_models(const std::string& dir) {
   std::vector<std::string> names;
   std::error_code ec;
   for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    // Model descriptions only: a scenario beside them is not a model.
     const auto& p = it->path();
-    if (p.extension() == ".yaml" && it->is_regular_file(ec)) names.push_back(p.stem().string());
+    if (p.extension() != ".yaml" || !it->is_regular_file(ec)) continue;
+    const auto schema = declared_schema(p.string());
+    if (schema && schema->find(kModelSchema) != std::string::npos) names.push_back(p.stem().string());
   }
   std::sort(names.begin(), names.end());
   return names;

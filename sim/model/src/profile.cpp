@@ -20,6 +20,7 @@
 #include "gradwire/model/fit.hpp"
 #include "gradwire/model/scenario.hpp"
 #include "gradwire/model/transports.hpp"
+#include "gradwire/core/suggest.hpp"
 #include "gradwire/core/yaml_reader.hpp"
 
 namespace gw {
@@ -453,16 +454,9 @@ Profile parse_profile_text(const std::string& text, const std::string& name) {
 // Looks like a calibration profile: its first lines name a profile schema
 // (not a model or catalog one). Keeps "available:" lists to real profiles.
 bool looks_like_profile(const fs::path& f) {
-  std::error_code ec;
-  if (!fs::is_regular_file(f, ec)) return false;
-  std::ifstream in(f, std::ios::binary);
-  std::string line;
-  for (int i = 0; i < 64 && std::getline(in, line); ++i) {
-    if (line.rfind("schema:", 0) == 0) {
-      return line.find("gradwire-model") == std::string::npos && line.find("gradwire-catalog") == std::string::npos;
-    }
-  }
-  return false;
+  const auto schema = declared_schema(f.string());
+  return schema && schema->find("gradwire-model") == std::string::npos &&
+         schema->find("gradwire-catalog") == std::string::npos;
 }
 
 std::vector<std::string> profile_search_dirs() {
@@ -515,8 +509,10 @@ Profile load_profile(const std::string& name_or_path) {
   }
   std::string dl, al;
   for (const auto& d : dirs) dl += (dl.empty() ? "" : ", ") + d;
-  for (const auto& a : list_profiles()) al += (al.empty() ? "" : ", ") + a;
+  const std::vector<std::string> available = list_profiles();
+  for (const auto& a : available) al += (al.empty() ? "" : ", ") + a;
   throw InputError(name_or_path, 0, 0, "", "no profile named \"" + name_or_path + "\" in " + dl +
+                                               did_you_mean(name_or_path, available) +
                                                " (available: " + (al.empty() ? "none" : al) + ")");
 }
 

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cmath>
 
+#include "gradwire/core/suggest.hpp"
 #include "gradwire/model/catalog.hpp"
 #include "gradwire/model/compressors.hpp"
 #include "gradwire/model/scenario_yaml.hpp"
@@ -152,9 +153,10 @@ ClusterSpec parse_instance_cluster(const yaml::Node& n) {
   const Catalog& catalog = default_catalog();
   const InstanceType* type = catalog.find(inst.as_string());
   if (type == nullptr) {
-    std::string names;
-    for (const auto& i : catalog.instances) names += (names.empty() ? "" : ", ") + i.name;
-    inst.fail("no instance \"" + inst.as_string() + "\" in the catalog " + catalog.path + " (known: " + names + ")");
+    std::vector<std::string> known;
+    for (const auto& i : catalog.instances) known.push_back(i.name);
+    inst.fail("no instance \"" + inst.as_string() + "\" in the catalog " + catalog.path +
+              did_you_mean(inst.as_string(), known) + " (known: " + join_names(known) + ")");
   }
   ClusterSpec c = cluster_from_instance(*type, static_cast<int>(n.required("nodes").as_int(1, kMaxWorldSize)));
   // Too many GPUs is reported at gpus_per_node, which the instance sets: no

@@ -1,6 +1,7 @@
 #include "gradwire/model/scenario_refs.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 
 #include "gradwire/model/key_path.hpp"
@@ -12,7 +13,74 @@ namespace {
 
 namespace fs = std::filesystem;
 
+/// Device-name words and the GPU class each names (an A100 by its memory).
+struct DeviceWord {
+  const char* word;
+  const char* gpu_class;
+};
+constexpr DeviceWord kDeviceWords[] = {{"H200", "h200"}, {"H100", "h100"}, {"V100", "v100"}, {"A10G", "a10g"},
+                                       {"L4", "l4"},     {"A100", "a100"}};
+
+std::vector<std::string> upper_words(const std::string& s) {
+  std::vector<std::string> words(1);
+  for (char c : s) {
+    if (std::isalnum(static_cast<unsigned char>(c)) != 0) {
+      words.back() += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    } else if (!words.back().empty()) {
+      words.emplace_back();
+    }
+  }
+  return words;
+}
+
+/// The class of a cluster.gpu value: itself, or a known class it starts with
+/// followed by '-' ("h200-measured": h200); "" for a name of the user's.
+std::string gpu_class_of_name(const std::string& gpu) {
+  std::string best;
+  for (const char* known : {"v100", "a100-40gb", "a100-80gb", "h100", "h200", "a10g", "l4"}) {
+    const std::string k = known;
+    if ((gpu == k || gpu.rfind(k + "-", 0) == 0) && k.size() > best.size()) best = k;
+  }
+  return best;
+}
+
 }  // namespace
+
+std::string gpu_class_of_device(const std::string& device, double memory_bytes) {
+  const auto words = upper_words(device);
+  if (!words.empty() && words.front() == "CPU") return "cpu";
+  const auto has = [&](const char* w) { return std::find(words.begin(), words.end(), w) != words.end(); };
+  for (const auto& [word, gpu_class] : kDeviceWords) {
+    if (!has(word)) continue;
+    if (std::string(gpu_class) != "a100") return gpu_class;
+    if (has("80GB") || (!has("40GB") && memory_bytes > 60e9)) return "a100-80gb";
+    return has("40GB") || memory_bytes > 0 ? "a100-40gb" : "";
+  }
+  return "";
+}
+
+std::vector<std::string> reference_warnings(const Scenario& s, const ScenarioRefs& refs) {
+  std::vector<std::string> out;
+  const std::string cluster = gpu_class_of_name(s.cluster.gpu);
+  if (cluster.empty()) return out;
+  const Profile& p = refs.profile;
+  const std::string device = gpu_class_of_device(p.device, p.memory_bytes);
+  if (device == "cpu") {
+    out.push_back("profile \"" + p.name + "\" was measured on a CPU (" + p.device +
+                  "): its GEMM, codec and copy rates are the CPU's, not a " + cluster +
+                  "'s; calibrate on the GPU, or use a " + cluster + " profile (gradwire list profiles)");
+  } else if (!device.empty() && device != cluster) {
+    out.push_back("profile \"" + p.name + "\" is of another GPU (" + p.device + ", " + device +
+                  ") than cluster.gpu " + cluster + ": the compute and codec times are a " + device +
+                  "'s; use a " + cluster + " profile, or set cluster.gpu: " + device);
+  }
+  if (refs.compute && refs.compute->cuda_version.empty()) {
+    out.push_back("workload.compute " + refs.compute->path + " was timed on a CPU (" + refs.compute->device +
+                  "): the forward, backward and optimizer times are the CPU's, not a " + cluster +
+                  "'s; measure on the GPU (gradwire model measure --device cuda)");
+  }
+  return out;
+}
 
 std::string beside_scenario(const std::string& scenario_file, const std::string& value) {
   if (!looks_like_path(value) || fs::path(value).is_absolute()) return value;
@@ -105,6 +173,7 @@ ScenarioRefs resolve_scenario_references(const Scenario& s, const std::string& p
   }
   // A cluster without intra_node takes it from the profile: check it can.
   if (s.cluster.intra_node_from_profile) (void)resolve_cluster(s, refs.profile);
+  refs.warnings = reference_warnings(s, refs);
   return refs;
 }
 

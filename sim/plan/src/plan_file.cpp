@@ -48,6 +48,12 @@ PlanRequest read_plan_input(const std::string& input) {
     req.sweep = input;
     return req;
   }
+  if (root.is_map() && (root.has("cluster") || root.has("workload")) && !root.has("sweep") && !root.has("results")) {
+    root.fail("is a scenario; plan reads sweep results (.jsonl from gradwire sweep), a sweep file or a plan file: "
+              "sweep this scenario (a sweep file with `base: " + std::filesystem::path(input).filename().string() +
+              "`, docs/planning.md) and run gradwire sweep SWEEP.yaml first, or gradwire simulate " + input +
+              " for this one configuration");
+  }
   root.allow_keys({"sweep", "results", "budget", "deadline", "pricing"});
   const auto dir = std::filesystem::path(input).parent_path();
   auto rel = [&](const std::string& p) { return std::filesystem::path(p).is_relative() ? (dir / p).string() : p; };
@@ -62,7 +68,7 @@ std::optional<double> parse_deadline_hours(const std::string& text, std::string*
   std::string reason;
   const auto seconds = units::parse_time(text, &reason);
   if (!seconds) {
-    if (why) *why = "the deadline is a duration with its unit, such as 10h, 90min or 3600s: " + reason;
+    if (why) *why = "the deadline is a duration with its unit, such as 2d, 10h, 90min or 3600s: " + reason;
     return std::nullopt;
   }
   if (!(*seconds > 0) || *seconds > kMaxDeadlineSeconds) {

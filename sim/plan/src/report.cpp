@@ -20,6 +20,7 @@
 #include "gradwire/core/atomic_file.hpp"
 #include "gradwire/core/child.hpp"
 #include "gradwire/core/error.hpp"
+#include "gradwire/core/signal_cleanup.hpp"
 #include "gradwire/core/units.hpp"
 #include "gradwire/plan/planner.hpp"
 #include "gradwire/plan/results_file.hpp"
@@ -335,13 +336,19 @@ ReportSummary render_report(const std::string& results, const std::string& out_d
   std::sort(recs.begin(), recs.end(), [](const ResultRecord& a, const ResultRecord& b) { return a.index < b.index; });
   const fs::path target = report_target(out_dir, results);
   const std::string tmp = make_temp_dir(target, out_dir);
-  try {
-    write_report(tmp, options, results, lines, recs, sum);
-  } catch (...) {
-    remove_report_dir(tmp);
-    throw;
+  {
+    // SIGINT/SIGTERM/SIGHUP remove the temporary directory, then end the
+    // process; the swap is not interrupted half way.
+    const RemoveDirOnSignal cleanup(tmp);
+    try {
+      write_report(tmp, options, results, lines, recs, sum);
+    } catch (...) {
+      remove_report_dir(tmp);
+      throw;
+    }
+    const StopSignalsHeld held;
+    swap_into_place(tmp, target, out_dir, results);
   }
-  swap_into_place(tmp, target, out_dir, results);
   sum.dir = target.string();
   for (const auto& e : fs::directory_iterator(target))
     if (e.path().filename() != kMarker) sum.files.push_back(e.path().filename().string());

@@ -246,10 +246,15 @@ void set_at(YAML::Node tree, const SweepSpec& spec, const std::string& key, cons
 }
 
 /// Rethrows a scenario error of point `index` at the axis value that set the
-/// field (sweep file), else at the base scenario's field.
+/// field (sweep file), else at the base scenario's field; an error raised in
+/// another file (the catalog) at its own position.
 [[noreturn]] void rethrow_at_point(const InputError& e, const SweepSpec& spec, std::size_t index,
                                    const std::vector<AxisSet>& sets) {
   const std::string where = " (sweep point " + std::to_string(index) + ": " + point_key(spec, index) + ")";
+  // An error in another file the scenario reads (the instance catalog) keeps
+  // that file's own position.
+  if (!e.file().empty() && e.file() != spec.base_file)
+    throw InputError(e.file(), e.line(), e.column(), e.key(), e.reason() + where);
   for (const auto& set : sets) {
     if (key_under(e.key(), set.key)) {
       const std::string rest = e.key().substr(set.key.size());

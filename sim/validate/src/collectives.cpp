@@ -148,13 +148,32 @@ CaseResult run_case(const CollectiveCase& c) {
   return r;
 }
 
+std::string summary_line(const std::vector<CaseResult>& results) {
+  int within = 0, outside = 0;
+  std::vector<double> small, large;
+  for (const auto& r : results) {
+    const std::string v = verdict(r);
+    within += v == "within target";
+    outside += v == "outside target";
+    for (const auto& p : r.points)
+      if (p.error) (p.published.bytes < kLargeFrom ? small : large).push_back(std::abs(*p.error));
+  }
+  const auto median = [](const std::vector<double>& v) {
+    return v.empty() ? std::optional<double>() : std::optional<double>(fit::median(v));
+  };
+  return fmt::format("Collective cases: {}, {} within target, {} outside; median |error| {} below 1 MiB (target <= "
+                     "{:.0f}%), {} from 1 MiB (target <= {:.0f}%), over {} scored points.\n",
+                     results.size(), within, outside, percent(median(small)), 100 * kTargetSmall,
+                     percent(median(large)), 100 * kTargetLarge, small.size() + large.size());
+}
+
 std::string render_summary(const std::vector<CaseResult>& results) {
   std::string out = fmt::format("{:<5} {:<40} {:>5} {:>14} {:>14} {:>10}  {}\n", "id", "case", "GPUs",
                                 "median <1MiB", "median >=1MiB", "worst", "verdict");
   for (const auto& r : results)
     out += fmt::format("{:<5} {:<40} {:>5} {:>14} {:>14} {:>10}  {}\n", r.c.devset, r.c.name, r.gpus,
                        percent(r.median_small), percent(r.median_large), percent(r.worst), verdict(r));
-  return out;
+  return out + "\n" + summary_line(results);
 }
 
 std::string render_markdown(const std::vector<CaseResult>& results) {

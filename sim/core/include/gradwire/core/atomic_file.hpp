@@ -50,8 +50,10 @@ void write_file_atomic(const std::string& path, std::string_view content, const 
 
 /// Appends one or more records (full lines, a newline added after the last
 /// if missing) to `path` with a single write(2) on an O_APPEND descriptor
-/// followed by fsync. A crash can at
-/// worst leave a final partial line, which readers of such files must ignore.
+/// followed by fsync. A write that fails part way (a full disk, the file
+/// size limit) is cut back to the size before and throws std::runtime_error.
+/// A crash can at worst leave a final partial line, which readers of such
+/// files must ignore.
 /// The file must be a regular file or not exist yet (then it is created).
 void append_line_durable(const std::string& path, std::string_view line);
 

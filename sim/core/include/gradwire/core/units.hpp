@@ -15,7 +15,7 @@ namespace gw::units {
 /// Bytes: B/s KB/s MB/s GB/s TB/s (decimal) and KiB/s MiB/s GiB/s TiB/s (binary),
 /// also written Bps KBps MBps GBps TBps.
 std::optional<double> parse_bandwidth(std::string_view text, std::string* why = nullptr);
-/// Time in seconds: ns, us (or µs), ms, s, min, h.
+/// Time in seconds: ns, us (or µs), ms, s, min, h, d (a day: 86,400 s).
 std::optional<double> parse_time(std::string_view text, std::string* why = nullptr);
 /// Size in bytes: B, KB MB GB TB PB (powers of 1000), KiB MiB GiB TiB PiB (powers of 1024).
 std::optional<double> parse_size(std::string_view text, std::string* why = nullptr);
@@ -53,6 +53,11 @@ std::string format_bandwidth(double bytes_per_second);
 std::string format_duration(double seconds);
 /// format_duration of a figure in hours (time-to-train, deadlines).
 inline std::string format_hours(double hours) { return format_duration(hours * 3600.0); }
+/// The same duration in words, for a person to take in at a glance beside
+/// h:mm:ss: its two largest units from a day down ("3 d 4 h", "1 h 39 min",
+/// "2 min 5 s", "42 s"), rounded to the smaller; from ten minutes to an hour
+/// minutes alone ("52 min"); "?" when not finite.
+std::string format_duration_words(double seconds);
 
 /// Removes leading and trailing blanks.
 std::string_view trim(std::string_view s);

@@ -3,6 +3,7 @@
 // Resolved at run time, nothing is compiled in (README.md, "Data files").
 #pragma once
 
+#include <optional>
 #include <string>
 
 namespace gw {
@@ -22,5 +23,11 @@ namespace gw {
 /// Symbolic links are resolved, so in the build tree the answer is the
 /// source directory itself. Computed once per process.
 const std::string& data_dir();
+
+/// The value of the first line starting with `schema:` among the first 64
+/// lines of `path`, read without parsing the YAML; nullopt when the file is
+/// not a regular file or has no such line. Lists of what a folder holds (the
+/// profiles, the models) keep to files of their kind with it.
+std::optional<std::string> declared_schema(const std::string& path);
 
 }  // namespace gw

@@ -8,6 +8,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "gradwire/core/error.hpp"
 #include "gradwire/model/measured_compute.hpp"
@@ -46,7 +47,24 @@ struct ScenarioRefs {
   std::optional<MeasuredCompute> compute;   ///< workload.compute, checked against the model
   /// Why this profile, when the scenario named none (default_profile_name).
   std::string profile_choice;
+  /// What makes the prediction doubtful without making it wrong input
+  /// (reference_warnings): one line each, for stderr.
+  std::vector<std::string> warnings;
 };
+
+/// The GPU class ("h100", "a100-80gb", ..., the names of cluster.gpu) that a
+/// device name such as "NVIDIA A100-SXM4-80GB" names, "cpu" for a CPU
+/// (calibrate --device cpu names it "CPU ..."), "" when it names no class
+/// gradwire knows. `memory_bytes` tells an A100's 40 GB from its 80 GB when
+/// the name does not.
+std::string gpu_class_of_device(const std::string& device, double memory_bytes);
+
+/// Warnings on the references of a scenario whose cluster has GPUs of a
+/// known class (cluster.gpu): a profile of another GPU class (an H100 profile
+/// for cluster.gpu a100-80gb), a profile measured on a CPU, measured compute
+/// (workload.compute) timed on a CPU. Each drives the GPU prediction with
+/// another device's figures; none is an error.
+std::vector<std::string> reference_warnings(const Scenario& s, const ScenarioRefs& refs);
 
 /// The profile a scenario without `profile:` uses: its GPU's (cluster.gpu).
 /// For an instance cluster, the measured profile of that GPU

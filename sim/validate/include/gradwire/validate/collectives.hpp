@@ -72,8 +72,12 @@ CaseResult score_case(const CollectiveCase& c, int gpus, const std::vector<doubl
 
 /// The report: a table per case and a summary, as Markdown (docs/validation.md).
 std::string render_markdown(const std::vector<CaseResult>& results);
-/// The summary alone, as aligned text (the terminal).
+/// The summary alone, as aligned text (the terminal): a line a case, then
+/// summary_line.
 std::string render_summary(const std::vector<CaseResult>& results);
+/// One line over all cases: how many, how many within and outside target,
+/// and the median |error| of every scored point below and from 1 MiB.
+std::string summary_line(const std::vector<CaseResult>& results);
 /// As JSON: validation_json.hpp.
 
 }  // namespace gw::validate
