@@ -4,7 +4,9 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <csignal>
+#include <cstring>
 #include <cstdlib>
 #include <iostream>
 #include <sstream>
@@ -184,6 +186,25 @@ void check_name(const std::string& name) {
   }
 }
 
+/// The output can be written, checked before anything is measured (a
+/// calibration takes minutes): checked_output_path's rules (a regular file or
+/// a new name in an existing directory, never an input), and a file can be
+/// created beside it, as write_file_atomic will (a read-only or pseudo file
+/// system, a directory without write permission). The probe file is made
+/// with mkstemp and removed at once. Throws InputError (exit 2).
+void check_output_writable(const std::string& out, const std::vector<std::string>& inputs = {}) {
+  const std::string target = checked_output_path(out, inputs);
+  std::string probe = target + ".probe.XXXXXX";
+  const int fd = ::mkstemp(probe.data());
+  if (fd < 0) {
+    const std::string why = std::strerror(errno);
+    throw InputError(out, 0, 0, "", "cannot create a file in its directory (" + why +
+                                        "); nothing measured, choose another output");
+  }
+  ::close(fd);
+  ::unlink(probe.c_str());
+}
+
 void check_launch(const Options& opt) {
   if (opt.mpi) return;
   // Started by mpirun without --mpi, every rank would calibrate on its own
@@ -212,7 +233,7 @@ void validate(const po::variables_map& vm, const RawOptions& raw, Options& opt) 
   if (opt.device != "cuda" && opt.device != "cpu") throw std::invalid_argument("--device must be cuda or cpu");
   if (opt.out.empty()) throw std::invalid_argument("--out FILE is required");
   if (vm.count("name")) check_name(opt.name);
-  checked_output_path(opt.out);  // a device, FIFO, directory or dangling link is refused before measuring
+  check_output_writable(opt.out);  // a device, FIFO, directory, dangling link or read-only place: before measuring
   check_launch(opt);
   if (vm.count("repeats") && (opt.repeats < 1 || opt.repeats > 10000)) throw std::invalid_argument("--repeats must be in 1..10000");
   if (vm.count("warmup") && (opt.warmup < 0 || opt.warmup > 10000)) throw std::invalid_argument("--warmup must be in 0..10000");
@@ -230,7 +251,7 @@ int run_from_logs(const Options& opt, const RawOptions& raw) {
     Profile p = load_profile(raw.base);
     std::vector<std::string> inputs = raw.logs;
     inputs.push_back(p.path);
-    checked_output_path(opt.out, inputs);  // never over a log or the base profile
+    check_output_writable(opt.out, inputs);  // never over a log or the base profile
     std::vector<nccl_tests::Log> logs;
     for (const auto& f : raw.logs) logs.push_back(nccl_tests::load_log(f));
     const auto fits = nccl_tests::collective_fits(logs);
