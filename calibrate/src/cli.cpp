@@ -143,7 +143,8 @@ struct RawOptions {
 po::options_description describe(Options& opt, RawOptions& raw) {
   static const std::string codecs_help =
       "comma list of codecs (default: all of " + join_names(compressor_codec_names(), ",") + ")";
-  static const std::string collectives_help = "comma list of " + collective_op_list(",") + " (default all)";
+  static const std::string collectives_help = "comma list of " + collective_op_list(",") +
+                                              " (default all); with --from-nccl-tests the runs to fit";
   po::options_description desc(
       "gradwire calibrate: measure this machine's codec kernels, NCCL collectives, GEMM throughput and copy\n"
       "bandwidth and write a gradwire-profile/1 file (docs/calibrate.md)\n\nOptions");
@@ -173,7 +174,8 @@ po::options_description describe(Options& opt, RawOptions& raw) {
                                           "build with MPI")
       ("from-nccl-tests", po::value<std::vector<std::string>>(&raw.logs)->multitoken(),
        "measure nothing: fit the collectives of existing nccl-tests logs (any *_perf output; per op, GPU count "
-       "and node count) into a copy of --profile")
+       "and node count; each run of an appended log on its own, rows that cannot be measurements left out with "
+       "a note) into a copy of --profile")
       ("profile", po::value<std::string>(&raw.base), "with --from-nccl-tests: the profile to start from (name or path)");
   return desc;
 }
@@ -253,7 +255,13 @@ int run_from_logs(const Options& opt, const RawOptions& raw) {
     inputs.push_back(p.path);
     check_output_writable(opt.out, inputs);  // never over a log or the base profile
     std::vector<nccl_tests::Log> logs;
-    for (const auto& f : raw.logs) logs.push_back(nccl_tests::load_log(f));
+    const std::string pick = "choose with --collectives OP (" + collective_op_list() + "), or split the file";
+    for (const auto& f : raw.logs) {
+      for (auto& log : nccl_tests::select_runs(nccl_tests::load_runs(f), opt.collectives, pick)) {
+        for (const auto& n : log.notes) std::cerr << "gradwire calibrate: note: " << nccl_tests::format_note(log, n) << "\n";
+        logs.push_back(std::move(log));
+      }
+    }
     const auto fits = nccl_tests::collective_fits(logs);
     nccl_tests::add_collective_fits(p, fits, logs);
     p.name = opt.name.empty() ? p.name + "-nccl-tests" : opt.name;
