@@ -393,8 +393,9 @@ nccl_tests::Log compare_run(const po::variables_map& vm) {
     const std::string pick = "choose one with --op OP";
     runs = nccl_tests::select_runs(std::move(runs), ops, pick);
     if (runs.size() > 1)
-      throw InputError(runs[1].file, runs[1].line, 1, "", "a second run of " + to_string(*runs[1].op) + " (line " +
-                                                              std::to_string(runs[0].line) + " is one too): " + pick);
+      throw InputError(runs[1].file, runs[1].line, 1, "",
+                       "a second run to compare (line " + std::to_string(runs[0].line) + ": " + runs[0].describe() +
+                           "; line " + std::to_string(runs[1].line) + ": " + runs[1].describe() + "): " + pick);
   }
   for (const auto& n : runs.front().notes) std::cerr << "gradwire collective: note: " << nccl_tests::format_note(runs.front(), n) << "\n";
   return std::move(runs.front());

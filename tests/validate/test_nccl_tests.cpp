@@ -345,8 +345,10 @@ TEST(CollectiveCli, CompareTakesOneRunOfAnAppendedLog) {
   const std::string named = kData + "good/appended-named-runs.log";
   const auto both = gradwire({"collective", "--scenario", small, "--compare", named});
   EXPECT_EQ(both.exit_code, 2) << both.err;
-  EXPECT_NE(both.err.find("appended-named-runs.log:42:1: a second run of allgather"), std::string::npos) << both.err;
-  EXPECT_NE(both.err.find("choose one with --op OP"), std::string::npos) << both.err;
+  EXPECT_NE(both.err.find("appended-named-runs.log:42:1: a second run to compare (line 1: all_reduce_perf, 2 ranks on 1 "
+                          "node; line 42: all_gather_perf, 2 ranks on 1 node): choose one with --op OP"),
+            std::string::npos)
+      << both.err;
   const auto ag = gradwire({"collective", "--scenario", small, "--compare", named, "--op", "allgather", "--format", "json"});
   ASSERT_EQ(ag.exit_code, 0) << ag.err;
   EXPECT_EQ(nlohmann::json::parse(ag.out)["case"]["points"].size(), 26u);   // the all_gather run's sizes above 0 B
