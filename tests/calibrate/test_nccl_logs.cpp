@@ -242,7 +242,7 @@ TEST(NcclTestsRuns, LogsThatCannotBeUsedAreRefusedAtTheirLine) {
   EXPECT_EQ(procs[0].world_size(), 1);
   EXPECT_EQ(procs[1].world_size(), 1);
   const std::string one = error_of([&] { nccl_tests::collective_fits(nccl_tests::select_runs(procs, {}, kPick)); });
-  EXPECT_NE(one.find("one-rank-processes.log:1:1: the run ran on one rank"), std::string::npos) << one;
+  EXPECT_NE(one.find("one-rank-processes.log:1:1: the run has one rank"), std::string::npos) << one;
   // A header without rows before a run: left out, with a note on the next run.
   const auto runs = nccl_tests::parse_runs(
       "# nThread 1 nGpus 2 minBytes 8\n#  Rank  0 Group  0 Pid 1 on a device  0 [0x00] G\n"
@@ -266,7 +266,7 @@ TEST(CalibrateFromNcclTestsRuns, RefusalsAreOneLineExitTwoAndWriteNothing) {
       {"bad/runs-disagree.log", ":57:1: the runs disagree"},
       {"bad/row-after-footer.log", ":41:3: a result row after the run's footer"},
       {"bad/all-rows-wrong.log", ":1:1: no usable rows"},
-      {"bad/one-rank-processes.log", ":1:1: the run ran on one rank"},
+      {"bad/one-rank-processes.log", ":1:1: the run has one rank"},
   };
   for (const auto& [file, why] : cases) {
     SCOPED_TRACE(file);

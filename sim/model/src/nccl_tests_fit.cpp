@@ -20,7 +20,7 @@ Key key_of(const Log& log) {
                                          : log.binary + " is not a collective gradwire simulates") +
                          " (" + collective_op_list() + ")");
   }
-  if (log.world_size() < 2) throw InputError(log.file, log.line, 1, "", "the run ran on one rank: no collective to fit");
+  if (log.world_size() < 2) throw InputError(log.file, log.line, 1, "", "the run has one rank: no collective to fit");
   return {*log.op, log.world_size(), log.nodes()};
 }
 
