@@ -25,7 +25,7 @@ FUZZ_JOBS=${FUZZ_JOBS:-1}
 FUZZ_BUILD=${FUZZ_BUILD:-build-fuzz}
 JOBS=${JOBS:-$(nproc)}
 FUZZ_WORK=${FUZZ_WORK:-$FUZZ_BUILD/fuzz-work}
-all_targets=(scenario model profile catalog sweep units results compute)
+all_targets=(scenario model profile catalog sweep units results compute nccl_tests)
 targets=("$@")
 if ((${#targets[@]} == 0)); then targets=("${all_targets[@]}"); fi
 

@@ -4,7 +4,9 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <csignal>
+#include <cstring>
 #include <cstdlib>
 #include <iostream>
 #include <sstream>
@@ -141,7 +143,8 @@ struct RawOptions {
 po::options_description describe(Options& opt, RawOptions& raw) {
   static const std::string codecs_help =
       "comma list of codecs (default: all of " + join_names(compressor_codec_names(), ",") + ")";
-  static const std::string collectives_help = "comma list of " + collective_op_list(",") + " (default all)";
+  static const std::string collectives_help = "comma list of " + collective_op_list(",") +
+                                              " (default all); with --from-nccl-tests the runs to fit";
   po::options_description desc(
       "gradwire calibrate: measure this machine's codec kernels, NCCL collectives, GEMM throughput and copy\n"
       "bandwidth and write a gradwire-profile/1 file (docs/calibrate.md)\n\nOptions");
@@ -171,7 +174,8 @@ po::options_description describe(Options& opt, RawOptions& raw) {
                                           "build with MPI")
       ("from-nccl-tests", po::value<std::vector<std::string>>(&raw.logs)->multitoken(),
        "measure nothing: fit the collectives of existing nccl-tests logs (any *_perf output; per op, GPU count "
-       "and node count) into a copy of --profile")
+       "and node count; each run of an appended log on its own, rows that cannot be measurements left out with "
+       "a note) into a copy of --profile")
       ("profile", po::value<std::string>(&raw.base), "with --from-nccl-tests: the profile to start from (name or path)");
   return desc;
 }
@@ -182,6 +186,25 @@ void check_name(const std::string& name) {
   for (unsigned char c : name) {
     if (c < 0x20 || c == 0x7F) throw std::invalid_argument("--name must not contain control characters (newline, tab, escape, ...)");
   }
+}
+
+/// The output can be written, checked before anything is measured (a
+/// calibration takes minutes): checked_output_path's rules (a regular file or
+/// a new name in an existing directory, never an input), and a file can be
+/// created beside it, as write_file_atomic will (a read-only or pseudo file
+/// system, a directory without write permission). The probe file is made
+/// with mkstemp and removed at once. Throws InputError (exit 2).
+void check_output_writable(const std::string& out, const std::vector<std::string>& inputs = {}) {
+  const std::string target = checked_output_path(out, inputs);
+  std::string probe = target + ".probe.XXXXXX";
+  const int fd = ::mkstemp(probe.data());
+  if (fd < 0) {
+    const std::string why = std::strerror(errno);
+    throw InputError(out, 0, 0, "", "cannot create a file in its directory (" + why +
+                                        "); nothing measured, choose another output");
+  }
+  ::close(fd);
+  ::unlink(probe.c_str());
 }
 
 void check_launch(const Options& opt) {
@@ -212,7 +235,7 @@ void validate(const po::variables_map& vm, const RawOptions& raw, Options& opt) 
   if (opt.device != "cuda" && opt.device != "cpu") throw std::invalid_argument("--device must be cuda or cpu");
   if (opt.out.empty()) throw std::invalid_argument("--out FILE is required");
   if (vm.count("name")) check_name(opt.name);
-  checked_output_path(opt.out);  // a device, FIFO, directory or dangling link is refused before measuring
+  check_output_writable(opt.out);  // a device, FIFO, directory, dangling link or read-only place: before measuring
   check_launch(opt);
   if (vm.count("repeats") && (opt.repeats < 1 || opt.repeats > 10000)) throw std::invalid_argument("--repeats must be in 1..10000");
   if (vm.count("warmup") && (opt.warmup < 0 || opt.warmup > 10000)) throw std::invalid_argument("--warmup must be in 0..10000");
@@ -230,9 +253,15 @@ int run_from_logs(const Options& opt, const RawOptions& raw) {
     Profile p = load_profile(raw.base);
     std::vector<std::string> inputs = raw.logs;
     inputs.push_back(p.path);
-    checked_output_path(opt.out, inputs);  // never over a log or the base profile
+    check_output_writable(opt.out, inputs);  // never over a log or the base profile
     std::vector<nccl_tests::Log> logs;
-    for (const auto& f : raw.logs) logs.push_back(nccl_tests::load_log(f));
+    const std::string pick = "choose with --collectives OP (" + collective_op_list() + "), or split the file";
+    for (const auto& f : raw.logs) {
+      for (auto& log : nccl_tests::select_runs(nccl_tests::load_runs(f), opt.collectives, pick)) {
+        for (const auto& n : log.notes) std::cerr << "gradwire calibrate: note: " << nccl_tests::format_note(log, n) << "\n";
+        logs.push_back(std::move(log));
+      }
+    }
     const auto fits = nccl_tests::collective_fits(logs);
     nccl_tests::add_collective_fits(p, fits, logs);
     p.name = opt.name.empty() ? p.name + "-nccl-tests" : opt.name;

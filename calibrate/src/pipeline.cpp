@@ -625,6 +625,10 @@ void measure_collective(CollectiveOp op, int g, const std::vector<double>& col_s
     p.notes.push_back(name + " on " + where(backend, g, s) + " not measured (time budget)");
     return;
   }
+  if (cc.points.size() < col_sizes.size()) {
+    p.notes.push_back(name + " on " + where(backend, g, s) + ": " + std::to_string(cc.points.size()) + " of " +
+                      std::to_string(col_sizes.size()) + " sizes measured (time budget; --max-seconds gives more)");
+  }
   cc.points = fit::normalize_points(cc.points);
   try {
     cc.fit = fit::fit_alpha_beta(cc.points);

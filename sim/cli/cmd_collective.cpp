@@ -386,10 +386,28 @@ CollectiveOp log_op(const nccl_tests::Log& log, const po::variables_map& vm) {
   return *log.op;
 }
 
+// The run of --compare's log: its only run, or, in a log of appended runs,
+// the one of --op (nccl_tests::select_runs); rows left out are said on stderr.
+nccl_tests::Log compare_run(const po::variables_map& vm) {
+  std::vector<nccl_tests::Log> runs = nccl_tests::load_runs(vm["compare"].as<std::string>());  // InputError: exit 2
+  if (runs.size() > 1) {
+    std::vector<CollectiveOp> ops;
+    if (!vm["op"].defaulted()) ops.push_back(parse_collective_op(vm["op"].as<std::string>()));
+    const std::string pick = "choose one with --op OP";
+    runs = nccl_tests::select_runs(std::move(runs), ops, pick);
+    if (runs.size() > 1)
+      throw InputError(runs[1].file, runs[1].line, 1, "",
+                       "a second run to compare (line " + std::to_string(runs[0].line) + ": " + runs[0].describe() +
+                           "; line " + std::to_string(runs[1].line) + ": " + runs[1].describe() + "): " + pick);
+  }
+  for (const auto& n : runs.front().notes) std::cerr << "gradwire collective: note: " << nccl_tests::format_note(runs.front(), n) << "\n";
+  return std::move(runs.front());
+}
+
 // --compare LOG: the log's op at its sizes on its rank count.
 int compare(const po::variables_map& vm, const Scenario& scenario, const std::string& path,
             engine::CollectiveRequest base, const std::string& format) {
-  const nccl_tests::Log log = nccl_tests::load_log(vm["compare"].as<std::string>());  // InputError: exit 2
+  const nccl_tests::Log log = compare_run(vm);
   base.op = log_op(log, vm);
   const int gpus = log.world_size();
   if (gpus < 2 || gpus > scenario.cluster.world_size())

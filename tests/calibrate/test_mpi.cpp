@@ -6,7 +6,9 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -24,15 +26,16 @@ std::string find_mpirun() {
   return r.exit_code == 0 ? r.out : std::string();
 }
 
-/// mpirun -np 4 (more ranks than cores is fine here) with `args`, its
-/// session files under `dir` (two jobs creating Open MPI's shared session
-/// folder in /tmp at once can fail).
+/// mpirun -np 4 (more ranks than cores is fine here: --oversubscribe, unless
+/// `args` has it) with `args`, its session files under `dir` (two jobs
+/// creating Open MPI's shared session folder in /tmp at once can fail).
 gw::test::RunResult mpirun4(const std::string& mpirun, const fs::path& dir, std::vector<std::string> args) {
-  std::vector<std::string> cmd = {mpirun, "-np", "4", "--oversubscribe"};
+  std::vector<std::string> cmd = {mpirun, "-np", "4"};
+  if (std::find(args.begin(), args.end(), "--oversubscribe") == args.end()) cmd.push_back("--oversubscribe");
   if (::getuid() == 0) cmd.push_back("--allow-run-as-root");   // Open MPI refuses root otherwise
   cmd.insert(cmd.end(), args.begin(), args.end());
   gw::test::RunOptions o;
-  o.timeout_s = 120;
+  o.timeout_s = 900;   // a guard against a hung job, not a time goal: a busy machine is slow
   o.env = {"TMPDIR=" + dir.string()};
   for (auto& e : gw::test::mpi_child_env()) o.env.push_back(std::move(e));
   return gw::test::run(cmd, o);
@@ -57,30 +60,38 @@ bool has_note(const gw::Profile& p, const std::string& text) {
   return false;
 }
 
-/// The checks every 4-rank CPU profile passes: the five collectives over 4
-/// ranks on 1 node, and notes saying what was measured.
+/// The checks every 4-rank CPU profile passes, whatever this machine's
+/// timings: the five collectives over 4 ranks on 1 node, each fitted over the
+/// requested sizes (all of them, or the first ones with a note saying that the
+/// time budget cut the rest), or absent with a note saying why; and notes
+/// saying what was measured. On a busy machine a slow run is cut by the
+/// budget, and MPI's small sizes can take a scheduler time slice each (a fit
+/// then refused): nothing here depends on how long anything took.
 void expect_cpu_mpi_profile(const fs::path& path) {
   const gw::Profile p = gw::load_profile_file(path.string());
   EXPECT_EQ(p.source, "measured");
   EXPECT_EQ(p.device.rfind("CPU", 0), 0u) << p.device;
   EXPECT_NE(p.command.find("--mpi"), std::string::npos) << p.command;
+  // --quick on the CPU: 4 KiB .. 4 MiB in x4 steps.
+  const std::vector<double> sizes = {4096, 16384, 65536, 262144, 1048576, 4194304};
   for (const auto& info : gw::collective_ops()) {
     SCOPED_TRACE(info.name);
+    const std::string name = info.name;
     const gw::CollectiveCost* c = nullptr;
     for (const auto& e : p.collectives) c = e.op == info.op ? &e : c;
     if (c == nullptr) {
-      // With more ranks than cores on a loaded machine the small sizes can
-      // take a scheduler time slice each, and the fit is refused: then the
-      // profile says so, and nothing is invented.
-      EXPECT_TRUE(has_note(p, std::string(info.name) + " on 4 ranks: no alpha-beta fit")) << all_notes(p);
+      EXPECT_TRUE(has_note(p, name + " on 4 ranks: no alpha-beta fit") ||
+                  has_note(p, name + " on 4 ranks not measured (time budget)"))
+          << all_notes(p);
       continue;
     }
     EXPECT_EQ(c->gpus, 4);
     EXPECT_EQ(c->nodes, 1);
-    // --quick on the CPU: 4 KiB .. 4 MiB in x4 steps.
-    ASSERT_EQ(c->points.size(), 6u);
-    EXPECT_EQ(c->points.front().x, 4096);
-    EXPECT_EQ(c->points.back().x, 4194304);
+    ASSERT_GE(c->points.size(), 2u);
+    ASSERT_LE(c->points.size(), sizes.size());
+    for (std::size_t i = 0; i < c->points.size(); ++i) EXPECT_EQ(c->points[i].x, sizes[i]);
+    const std::string cut = name + " on 4 ranks: " + std::to_string(c->points.size()) + " of 6 sizes measured (time budget";
+    EXPECT_EQ(has_note(p, cut), c->points.size() < sizes.size()) << all_notes(p);
     EXPECT_GT(c->fit.beta, 0);   // the fit exists only where time grows with size
   }
   ASSERT_FALSE(p.collectives.empty()) << all_notes(p);
@@ -98,15 +109,57 @@ void expect_cpu_mpi_profile(const fs::path& path) {
 
 }  // namespace
 
+namespace {
+
+/// The README's mpirun line (its tour), as words: "mpirun -np 4 ... --out
+/// /tmp/mpi.yaml", and its comment (on the line, or the next one, indented).
+struct ReadmeLine {
+  std::vector<std::string> words;
+  std::string comment;
+};
+
+ReadmeLine readme_mpirun_line() {
+  std::ifstream in(GW_SOURCE_DIR "/README.md");
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("mpirun ", 0) != 0) continue;
+    auto hash = line.find('#');
+    ReadmeLine out{gw::test::words(line.substr(0, hash)), hash == std::string::npos ? "" : line.substr(hash)};
+    std::string next;
+    if (out.comment.empty() && std::getline(in, next) && (hash = next.find('#')) != std::string::npos &&
+        next.find_first_not_of(' ') == hash)
+      out.comment = next.substr(hash);
+    return out;
+  }
+  return {};
+}
+
+}  // namespace
+
 TEST(MpiCalibration, FourRanksOnTheCpuWriteAProfileThatSimulateLoads) {
   const std::string mpirun = find_mpirun();
   if (mpirun.empty()) GTEST_SKIP() << "mpirun not found (install openmpi-bin, as setup.sh does)";
   if (!GW_HAVE_MPI_BUILD) GTEST_SKIP() << "this build has no MPI path (MPI not found at configure time)";
   const fs::path dir = temp_dir();
   const fs::path profile = dir / "P.yaml";
-  const auto r = mpirun4(mpirun, dir, {GW_CALIBRATE_EXE, "--mpi", "--device", "cpu", "--quick", "--out", profile.string()});
+  // The README's line as written, with this build's executable and a
+  // private output; as root with --allow-run-as-root, which its comment says.
+  const ReadmeLine readme = readme_mpirun_line();
+  ASSERT_GE(readme.words.size(), 6u) << "README.md has no line starting with 'mpirun '";
+  EXPECT_NE(readme.comment.find("as root add --allow-run-as-root"), std::string::npos) << readme.comment;
+  std::vector<std::string> args(readme.words.begin() + 3, readme.words.end());   // after "mpirun -np 4"
+  ASSERT_EQ(std::vector<std::string>(readme.words.begin(), readme.words.begin() + 3),
+            (std::vector<std::string>{"mpirun", "-np", "4"}));
+  for (auto& a : args) {
+    if (a == "$B/gradwire-calibrate") a = GW_CALIBRATE_EXE;
+    if (a == "/tmp/mpi.yaml") a = profile.string();
+  }
+  ASSERT_NE(std::find(args.begin(), args.end(), std::string(GW_CALIBRATE_EXE)), args.end()) << "README: $B/gradwire-calibrate";
+  ASSERT_NE(std::find(args.begin(), args.end(), profile.string()), args.end()) << "README: --out /tmp/mpi.yaml";
+  // A budget no busy machine reaches: the profile is then the same on a busy
+  // machine as on an idle one (the budget only ever cuts; it never waits).
+  args.insert(args.end(), {"--max-seconds", "600"});
+  const auto r = mpirun4(mpirun, dir, args);
   ASSERT_EQ(r.exit_code, 0) << r.all();
-  EXPECT_LT(r.seconds, 60) << "the CPU MPI calibration should take seconds";
   EXPECT_NE(r.err.find("collective fits over 4 MPI ranks"), std::string::npos) << r.err;
   expect_cpu_mpi_profile(profile);
 
@@ -128,14 +181,14 @@ TEST(MpiCalibration, GradwireCalibrateMpiHandsOverToGradwireCalibrate) {
   // Every rank of gradwire replaces itself by gradwire-calibrate before MPI starts.
   const auto r = mpirun4(mpirun, dir, {GW_GRADWIRE_BIN, "calibrate", "--mpi", "--device", "cpu", "--quick", "--codecs",
                                   "fp16", "--collectives", "allreduce", "--collective-sizes", "4KiB:1MiB:16", "--out",
-                                  profile.string()});
+                                  profile.string(), "--max-seconds", "600"});   // no size cut on a busy machine
   ASSERT_EQ(r.exit_code, 0) << r.all();
   const gw::Profile p = gw::load_profile_file(profile.string());
   EXPECT_NE(p.command.find("gradwire-calibrate"), std::string::npos) << p.command;
   EXPECT_TRUE(has_note(p, "(--mpi --device cpu): 4 ranks, one process each")) << r.all();
   for (const auto& c : p.collectives) {   // the fit of a 3-size curve may be refused on a loaded machine
     EXPECT_EQ(c.op, gw::CollectiveOp::AllReduce);
-    EXPECT_EQ(c.points.size(), 3u);   // --collective-sizes 4KiB, 64KiB, 1MiB
+    EXPECT_EQ(c.points.size() == 3u, !has_note(p, "sizes measured (time budget")) << all_notes(p);   // 4KiB, 64KiB, 1MiB
   }
   // Bad options are refused by the calibrator gradwire hands over to.
   const auto bad = gw::test::run({GW_GRADWIRE_BIN, "calibrate", "--mpi", "--device", "cpu", "--out",

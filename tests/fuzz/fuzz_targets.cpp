@@ -16,6 +16,7 @@
 #include "gradwire/model/measured_compute.hpp"
 #include "gradwire/core/error.hpp"
 #include "gradwire/model/model_desc.hpp"
+#include "gradwire/model/nccl_tests_log.hpp"
 #include "gradwire/plan/planner.hpp"
 #include "gradwire/plan/sweep.hpp"
 #include "gradwire/model/profile.hpp"
@@ -209,10 +210,55 @@ void results(const std::uint8_t* data, std::size_t size) {
   }
 }
 
+/// The rows a log reader keeps must be real measurements: finite, a time
+/// above 0 for a size above 0, no faster than the plausible maximum, and no
+/// row nccl-tests flagged with a #wrong count.
+void check_kept_rows(const gw::nccl_tests::Log& log) {
+  for (const auto& row : log.rows) {
+    for (const auto* g : {&row.out_of_place, &row.in_place}) {
+      require_finite(g->time, "nccl-tests time");
+      require_finite(g->algbw, "nccl-tests algbw");
+      const auto wrong = units::parse_integer(g->wrong);
+      if (wrong && *wrong > 0) throw std::logic_error("a row with a non-zero #wrong was kept");
+      if (row.bytes > 0 && !(g->time > 0 && row.bytes / g->time <= kMaxCollectiveBeta))
+        throw std::logic_error("a row that cannot be a measurement was kept");
+    }
+  }
+  for (const auto& n : log.notes) (void)gw::nccl_tests::format_note(log, n);
+  (void)log.describe();
+  (void)log.where();
+}
+
+/// The fits of the runs `ops` picks, each finite, into a profile.
+void fit_runs(const std::vector<gw::nccl_tests::Log>& runs, const std::vector<CollectiveOp>& ops) {
+  try {
+    const auto picked = gw::nccl_tests::select_runs(runs, ops, "pick one");
+    const auto fits = gw::nccl_tests::collective_fits(picked);
+    for (const auto& f : fits) {
+      for (double x : {1.0, 1e6, 1e9}) require_finite(f.fit.evaluate(x), "fitted collective time");
+    }
+    Profile p;
+    gw::nccl_tests::add_collective_fits(p, fits, picked);
+  } catch (const InputError&) {
+  }
+}
+
+void nccl_tests(const std::uint8_t* data, std::size_t size) {
+  // The name gives runs without their own "Collective test starting" line an
+  // op where their rows agree with it.
+  try {
+    const auto runs = gw::nccl_tests::parse_runs(text_of(data, size), "fuzz-all_gather_perf.log");
+    for (const auto& log : runs) check_kept_rows(log);
+    fit_runs(runs, {});
+    fit_runs(runs, {CollectiveOp::AllReduce});
+  } catch (const InputError&) {
+  }
+}
+
 const std::vector<Target>& targets() {
   static const std::vector<Target> all = {{"scenario", scenario}, {"model", model},   {"compute", compute}, {"profile", profile},
                                           {"catalog", catalog},   {"sweep", sweep},   {"units", units},
-                                          {"results", results}};
+                                          {"results", results},   {"nccl_tests", nccl_tests}};
   return all;
 }
 

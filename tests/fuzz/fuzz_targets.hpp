@@ -24,6 +24,8 @@ void catalog(const std::uint8_t* data, std::size_t size);
 void sweep(const std::uint8_t* data, std::size_t size);
 void units(const std::uint8_t* data, std::size_t size);
 void results(const std::uint8_t* data, std::size_t size);
+/// nccl-tests logs, appended runs included (parse_runs, select_runs, collective_fits).
+void nccl_tests(const std::uint8_t* data, std::size_t size);
 
 struct Target {
   const char* name;

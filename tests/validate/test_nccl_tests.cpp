@@ -337,3 +337,29 @@ TEST(CalibrateFromNcclTests, AFitTheLoaderWouldRefuseIsNotWritten) {
   EXPECT_FALSE(fs::exists(out));
   fs::remove_all(dir);
 }
+
+// An appended log (tests/data/nccl-tests/good/): --compare takes one run,
+// the one of --op, and says which rows it left out.
+TEST(CollectiveCli, CompareTakesOneRunOfAnAppendedLog) {
+  const std::string small = std::string(GW_SOURCE_DIR) + "/validation/clusters/rtx2080ti-pcie-1x2.yaml";
+  const std::string named = kData + "good/appended-named-runs.log";
+  const auto both = gradwire({"collective", "--scenario", small, "--compare", named});
+  EXPECT_EQ(both.exit_code, 2) << both.err;
+  EXPECT_NE(both.err.find("appended-named-runs.log:42:1: a second run to compare (line 1: all_reduce_perf, 2 ranks on 1 "
+                          "node; line 42: all_gather_perf, 2 ranks on 1 node): choose one with --op OP"),
+            std::string::npos)
+      << both.err;
+  const auto ag = gradwire({"collective", "--scenario", small, "--compare", named, "--op", "allgather", "--format", "json"});
+  ASSERT_EQ(ag.exit_code, 0) << ag.err;
+  EXPECT_EQ(nlohmann::json::parse(ag.out)["case"]["points"].size(), 26u);   // the all_gather run's sizes above 0 B
+  // The log: the all_gather run names no op; --op allgather takes it.
+  const auto unnamed = gradwire({"collective", "--scenario", small, "--compare", kData + "good/appended-ops.log",
+                                 "--op", "allgather"});
+  EXPECT_EQ(unnamed.exit_code, 0) << unnamed.err;
+  EXPECT_NE(unnamed.out.find("allgather on 2 GPUs"), std::string::npos) << unnamed.out;
+  const auto wrong = gradwire({"collective", "--scenario", small, "--compare", kData + "good/wrong-rows.log",
+                               "--format", "json"});
+  ASSERT_EQ(wrong.exit_code, 0) << wrong.err;
+  EXPECT_EQ(nlohmann::json::parse(wrong.out)["case"]["points"].size(), 26u);   // 28 rows, 2 left out
+  EXPECT_NE(wrong.err.find("gradwire collective: note: " + kData + "good/wrong-rows.log:23:"), std::string::npos) << wrong.err;
+}

@@ -15,12 +15,12 @@ using Key = std::tuple<CollectiveOp, int, int>;  // op, ranks, nodes
 
 Key key_of(const Log& log) {
   if (!log.op) {
-    throw InputError(log.file, 0, 0, "",
+    throw InputError(log.file, log.line, 1, "",
                      (log.binary.empty() ? std::string("the log does not say which collective it measured")
                                          : log.binary + " is not a collective gradwire simulates") +
                          " (" + collective_op_list() + ")");
   }
-  if (log.world_size() < 2) throw InputError(log.file, 0, 0, "", "the log ran on one rank: no collective to fit");
+  if (log.world_size() < 2) throw InputError(log.file, log.line, 1, "", "the run has one rank: no collective to fit");
   return {*log.op, log.world_size(), log.nodes()};
 }
 
@@ -36,11 +36,11 @@ void add_points(const Log& log, std::vector<CurvePoint>& points) {
 
 std::vector<CollectiveCost> collective_fits(const std::vector<Log>& logs) {
   std::map<Key, std::vector<CurvePoint>> points;
-  std::map<Key, std::string> first_file;
+  std::map<Key, const Log*> first;
   for (const auto& log : logs) {
     const Key k = key_of(log);
     add_points(log, points[k]);
-    first_file.emplace(k, log.file);
+    first.emplace(k, &log);
   }
   std::vector<CollectiveCost> out;
   for (auto& [k, pts] : points) {
@@ -50,7 +50,10 @@ std::vector<CollectiveCost> collective_fits(const std::vector<Log>& logs) {
       c.points = fit::normalize_points(pts);
       c.fit = fit::fit_alpha_beta(c.points);
     } catch (const std::invalid_argument& e) {
-      throw InputError(first_file[k], 0, 0, "", std::string("cannot fit its times: ") + e.what());
+      const Log& log = *first[k];
+      throw InputError(log.file, log.line, 1, "",
+                       "cannot fit the times of " + log.describe() + " (" + std::to_string(pts.size()) +
+                           " usable rows of sizes above 0 B): " + e.what());
     }
     out.push_back(std::move(c));
   }
@@ -66,8 +69,11 @@ void add_collective_fits(Profile& profile, const std::vector<CollectiveCost>& fi
     list.push_back(f);
     std::string files;
     for (const auto& log : logs) {
-      if (log.op == f.op && log.world_size() == f.gpus && log.nodes() == f.nodes)
-        files += (files.empty() ? "" : ", ") + log.file + (log.gpu().empty() ? "" : " (" + log.gpu() + ")");
+      if (log.op != f.op || log.world_size() != f.gpus || log.nodes() != f.nodes) continue;
+      files += (files.empty() ? "" : ", ") + log.where() + (log.gpu().empty() ? "" : " (" + log.gpu() + ")");
+      const auto skipped = std::count_if(log.notes.begin(), log.notes.end(),
+                                         [](const Note& n) { return n.text.rfind("row skipped", 0) == 0; });
+      if (skipped > 0) files += " with " + std::to_string(skipped) + " row(s) left out as not real measurements";
     }
     profile.notes.push_back(to_string(f.op) + " on " + std::to_string(f.gpus) + " GPUs, " + std::to_string(f.nodes) +
                             " node(s): fitted from nccl-tests logs " + files);

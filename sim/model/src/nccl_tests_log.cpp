@@ -1,6 +1,7 @@
 // nccl-tests output read and written (gradwire/model/nccl_tests_log.hpp).
 #include "gradwire/model/nccl_tests_log.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -138,18 +139,136 @@ bool is_nccl_line(const std::vector<Token>& t) {
   return false;
 }
 
-void read_line(const std::string& file, int number, std::string_view line, Log& log) {
-  const auto t = split(line);
-  if (t.empty() || is_nccl_line(t)) return;
-  const Reader r(file, number);
-  if (t[0].text.front() == '#') {
-    read_comment(r, t, log);
-    return;
-  }
-  if (!is_integer(t[0].text)) r.fail(t[0].column, "not an nccl-tests line (a row starts with its size in bytes)");
-  log.rows.push_back(read_row(r, t));
-  log.rows.back().line = number;
+// The '#' lines nccl-tests prints once per run, before its rows.
+enum class Line { None, Binary, Threads, Devices, Rank, Columns, Footer };
+
+Line header_of(const std::vector<Token>& t) {
+  if (t.size() < 2) return Line::None;
+  const std::string_view k = t[1].text;
+  if (k == "Collective" && t.size() >= 4 && t[2].text == "test" && t[3].text == "starting:") return Line::Binary;
+  if (k == "nThread") return Line::Threads;
+  if (k == "Using" && t.size() >= 3 && t[2].text == "devices") return Line::Devices;
+  if (k == "Rank") return Line::Rank;
+  if (k == "size" || k == "out-of-place") return Line::Columns;
+  if ((k == "Out" && t.size() >= 3 && t[2].text == "of") || (k == "Avg" && t.size() >= 3 && t[2].text == "bus"))
+    return Line::Footer;
+  return Line::None;
 }
+
+// Why a parsed row cannot be a measurement, and the column that says so;
+// nullopt for a real one. 0 B rows are kept (the fit and --compare leave them
+// out; nccl-tests prints them for sizes below one element per rank).
+constexpr double kMaxRowSeconds = 3600;  // the profile loader's longest time
+
+std::optional<Note> implausible(const Row& row, const std::vector<Token>& t) {
+  const std::size_t group = t.size() - 8;  // the out-of-place time's column
+  for (std::size_t g = 0; g < 2; ++g) {
+    const Result& res = g == 0 ? row.out_of_place : row.in_place;
+    const Token& wrong = t[group + 4 * g + 3];
+    const auto count = units::parse_integer(wrong.text);
+    if (count && *count > 0)
+      return Note{row.line, wrong.column, "row skipped: #wrong is " + std::string(wrong.text) +
+                                              " (nccl-tests found wrong results: the row is not a valid measurement)"};
+    const Token& time = t[group + 4 * g];
+    if (!std::isfinite(res.algbw) || !std::isfinite(res.busbw) || res.time > kMaxRowSeconds)
+      return Note{row.line, time.column, "row skipped: a time of " + std::string(time.text) +
+                                             " us (or its bandwidths) is out of range, over an hour per call"};
+    if (row.bytes > 0 && !(res.time > 0))
+      return Note{row.line, time.column, "row skipped: a time of " + std::string(time.text) + " us for " +
+                                             std::string(t[0].text) + " B cannot be measured"};
+    if (row.bytes > 0 && row.bytes / res.time > kMaxCollectiveBeta) {
+      char rate[128];
+      std::snprintf(rate, sizeof rate, " us is %.3g B/s, faster than any link (the plausible maximum is %.0e B/s)",
+                    row.bytes / res.time, kMaxCollectiveBeta);
+      return Note{row.line, time.column, "row skipped: " + std::string(t[0].text) + " B in " + std::string(time.text) + rate};
+    }
+  }
+  return std::nullopt;
+}
+
+/// Splits a text into runs as nccl-tests prints them (parse_runs).
+class RunSplitter {
+ public:
+  explicit RunSplitter(std::string file) : file_(std::move(file)) {}
+
+  void line(int number, std::string_view text) {
+    const auto t = split(text);
+    if (t.empty() || is_nccl_line(t)) return;
+    const Reader r(file_, number);
+    if (t[0].text.front() == '#') {
+      comment(r, number, t);
+      return;
+    }
+    if (!is_integer(t[0].text)) r.fail(t[0].column, "not an nccl-tests line (a row starts with its size in bytes)");
+    if (runs_.empty()) start(number);
+    Run& run = runs_.back();
+    if (run.footer > 0)
+      r.fail(t[0].column, "a result row after the run's footer (line " + std::to_string(run.footer) +
+                              ") and no header of its own: rows of a run follow its header");
+    ++run.row_lines;
+    Row row = read_row(r, t);
+    row.line = number;
+    if (auto why = implausible(row, t)) {
+      run.log.notes.push_back(std::move(*why));
+    } else {
+      run.log.rows.push_back(std::move(row));
+    }
+  }
+
+  std::vector<Log> finish(int last_line) {
+    std::vector<Log> out;
+    std::vector<Note> pending;   // notes of runs without rows, for the next run
+    for (auto& run : runs_) {
+      if (run.row_lines == 0) {
+        pending.push_back({run.log.line, 0, "a run without result rows (its header only) skipped"});
+        continue;
+      }
+      run.log.notes.insert(run.log.notes.begin(), pending.begin(), pending.end());
+      pending.clear();
+      out.push_back(std::move(run.log));
+    }
+    if (out.empty()) throw InputError(file_, last_line, 0, "", "no result rows: not an nccl-tests log");
+    out.back().notes.insert(out.back().notes.end(), pending.begin(), pending.end());
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      out[i].run = static_cast<int>(i) + 1;
+      out[i].runs = static_cast<int>(out.size());
+    }
+    return out;
+  }
+
+ private:
+  struct Run {
+    Log log;
+    bool binary = false, threads = false;
+    int row_lines = 0;   ///< rows read, kept or not
+    int footer = 0;      ///< line of the footer, once read
+  };
+
+  void start(int number) {
+    runs_.push_back({});
+    runs_.back().log.file = file_;
+    runs_.back().log.line = number;
+  }
+
+  void comment(const Reader& r, int number, const std::vector<Token>& t) {
+    const Line h = header_of(t);
+    if (h != Line::None && h != Line::Footer && (runs_.empty() || next_run(runs_.back(), h))) start(number);
+    if (runs_.empty()) return;   // a comment before any run
+    Run& run = runs_.back();
+    if (h == Line::Binary) run.binary = true;
+    if (h == Line::Threads) run.threads = true;
+    if (h == Line::Footer && run.footer == 0) run.footer = number;
+    read_comment(r, t, run.log);
+  }
+
+  static bool next_run(const Run& run, Line h) {
+    return run.row_lines > 0 || run.footer > 0 || (h == Line::Binary && run.binary) ||
+           (h == Line::Threads && run.threads);
+  }
+
+  std::string file_;
+  std::vector<Run> runs_;
+};
 
 std::string binary_from_name(const std::string& file) {
   const std::string name = std::filesystem::path(file).filename().string();
@@ -178,6 +297,7 @@ double type_bytes(const std::string& type) {
 // allreduce: a reduction at root -1 whose count is the whole size (a
 // reducescatter's is one rank's share); broadcast: no reduction, a root.
 std::optional<CollectiveOp> op_from_rows(const std::vector<Row>& rows) {
+  if (rows.empty()) return std::nullopt;
   const Row& r = rows.back();
   if (r.redop == "none" && r.root && *r.root >= 0) return CollectiveOp::Broadcast;
   const bool reduction = !r.redop.empty() && r.redop != "none";
@@ -186,7 +306,51 @@ std::optional<CollectiveOp> op_from_rows(const std::vector<Row>& rows) {
   return std::nullopt;
 }
 
+// The op of a run: its own "Collective test starting" line, else the file's
+// name where the rows agree with it, else what the rows say.
+void name_op(Log& log, const std::string& from_name) {
+  if (log.binary.empty() && !from_name.empty()) {
+    const auto op = find_nccl_tests_op(from_name);
+    if (!op || rows_agree(log, *op)) log.binary = from_name;
+  }
+  log.op = log.binary.empty() ? op_from_rows(log.rows) : find_nccl_tests_op(log.binary);
+  if (log.op && log.binary.empty()) log.binary = collective_info(*log.op).nccl_tests_binary;
+}
+
+std::string list_runs(const std::vector<Log>& runs) {
+  std::string out;
+  for (const auto& r : runs) out += (out.empty() ? "" : "; ") + ("line " + std::to_string(r.line) + ": " + r.describe());
+  return out;
+}
+
 }  // namespace
+
+bool rows_agree(const Log& log, CollectiveOp op) {
+  const CollectiveInfo& info = collective_info(op);
+  const bool none = std::string_view(info.nccl_tests_redop) == "none";
+  const double ranks = info.size == SizeConvention::Total ? log.world_size() : 1;
+  for (const auto& row : log.rows) {
+    if (!row.redop.empty() && (row.redop == "none") != none) return false;
+    const double bytes = type_bytes(row.type);
+    if (row.count > 0 && bytes > 0 && row.count * bytes * ranks != row.bytes) return false;
+  }
+  return true;
+}
+
+std::string Log::describe() const {
+  const int n = nodes();
+  return (binary.empty() ? std::string("op not named") : binary) + ", " + std::to_string(world_size()) + " rank" +
+         (world_size() == 1 ? "" : "s") + " on " + std::to_string(n) + " node" + (n == 1 ? "" : "s");
+}
+
+std::string Log::where() const {
+  if (runs <= 1) return file;
+  return file + " (run " + std::to_string(run) + " of " + std::to_string(runs) + ", line " + std::to_string(line) + ")";
+}
+
+std::string format_note(const Log& log, const Note& note) {
+  return format_input_error(log.file, note.line, note.column, "", note.text);
+}
 
 int Log::world_size() const {
   return ranks.empty() ? threads * gpus_per_thread : static_cast<int>(ranks.size());
@@ -200,27 +364,86 @@ int Log::nodes() const {
 
 std::string Log::gpu() const { return ranks.empty() ? std::string() : ranks.front().gpu; }
 
-Log parse_log(std::string_view text, const std::string& file) {
-  Log log;
-  log.file = file;
+std::vector<Log> parse_runs(std::string_view text, const std::string& file) {
+  RunSplitter splitter(file);
   int number = 0;
   std::size_t pos = 0;
   while (pos <= text.size()) {
     const std::size_t end = std::min(text.find('\n', pos), text.size());
     ++number;
-    read_line(file, number, text.substr(pos, end - pos), log);
+    splitter.line(number, text.substr(pos, end - pos));
     pos = end + 1;
   }
-  if (log.rows.empty()) throw InputError(file, number, 0, "", "no result rows: not an nccl-tests log");
-  if (log.binary.empty()) log.binary = binary_from_name(file);
-  log.op = log.binary.empty() ? op_from_rows(log.rows) : find_nccl_tests_op(log.binary);
-  if (log.op && log.binary.empty()) log.binary = collective_info(*log.op).nccl_tests_binary;
-  return log;
+  std::vector<Log> runs = splitter.finish(number);
+  const std::string from_name = binary_from_name(file);
+  for (auto& log : runs) name_op(log, from_name);
+  return runs;
 }
 
-Log load_log(const std::string& path) {
+std::vector<Log> load_runs(const std::string& path) {
   constexpr std::size_t kMaxLogBytes = std::size_t{64} << 20;  // a log with NCCL_DEBUG=INFO on many ranks
-  return parse_log(read_input_file(path, kMaxLogBytes), path);
+  return parse_runs(read_input_file(path, kMaxLogBytes), path);
+}
+
+namespace {
+Log only_run(std::vector<Log> runs) {
+  if (runs.size() > 1)
+    throw InputError(runs[1].file, runs[1].line, 1, "",
+                     "a second run: the log holds " + std::to_string(runs.size()) + " runs (" + list_runs(runs) +
+                         "); give one run per file");
+  return std::move(runs.front());
+}
+}  // namespace
+
+Log parse_log(std::string_view text, const std::string& file) { return only_run(parse_runs(text, file)); }
+
+Log load_log(const std::string& path) { return only_run(load_runs(path)); }
+
+std::vector<Log> select_runs(std::vector<Log> runs, const std::vector<CollectiveOp>& ops, const std::string& pick) {
+  if (runs.empty()) return runs;   // parse_runs never returns none
+  const auto wanted = [&](CollectiveOp op) { return ops.empty() || std::find(ops.begin(), ops.end(), op) != ops.end(); };
+  const std::string found = "the log holds " + std::to_string(runs.size()) + " run" + (runs.size() == 1 ? "" : "s") +
+                            " (" + list_runs(runs) + ")";
+  const std::string file = runs.front().file;
+  const int first_line = runs.front().line;
+  std::vector<Log> out;
+  for (auto& log : runs) {
+    if (!log.op && !ops.empty()) {
+      // A run that does not name a simulated op: not one asked for when
+      // it names another binary or its rows fit none of `ops`; the one op
+      // asked for when its rows fit it.
+      const auto fits = [&](CollectiveOp op) { return rows_agree(log, op); };
+      if (!log.binary.empty() || std::none_of(ops.begin(), ops.end(), fits)) continue;
+      if (ops.size() == 1) {
+        log.op = ops.front();
+        log.binary = collective_info(ops.front()).nccl_tests_binary;
+      }
+    }
+    if (log.rows.empty() && (!log.op || wanted(*log.op)))
+      throw InputError(log.file, log.line, 1, "",
+                       "no usable rows: every row of the run was left out (" +
+                           (log.notes.empty() ? std::string("none") : format_note(log, log.notes.front())) + ")");
+    if (!log.op) {
+      throw InputError(log.file, log.line, 1, "",
+                       (log.binary.empty() ? std::string("the run does not say which collective it measured")
+                                           : log.binary + " is not a collective gradwire simulates") +
+                           "; " + found + ": " + pick);
+    }
+    if (wanted(*log.op)) out.push_back(std::move(log));
+  }
+  if (out.empty())
+    throw InputError(file, first_line, 1, "", "no run of the collectives asked for; " + found + ": " + pick);
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    for (std::size_t j = 0; j < i; ++j) {
+      if (out[j].op != out[i].op || (out[j].world_size() == out[i].world_size() && out[j].nodes() == out[i].nodes()))
+        continue;
+      throw InputError(out[i].file, out[i].line, 1, "",
+                       "the runs disagree: " + out[i].describe() + ", but the run at line " + std::to_string(out[j].line) +
+                           " measured the same collective as " + out[j].describe() +
+                           "; give each configuration a file of its own");
+    }
+  }
+  return out;
 }
 
 std::optional<double> parse_size(std::string_view text) {
