@@ -215,6 +215,8 @@ std::string html_page(const Page& pg) {
   h << "<h1>gradwire report</h1>\n<p>Results: <code>" << html_escape(pg.results) << "</code> &mdash; "
     << pg.sum.points << " points: " << pg.sum.ok << " predicted, " << pg.sum.no_fit
     << " do not fit in GPU memory, " << pg.sum.invalid << " invalid, " << pg.sum.errors << " failed.</p>\n";
+  if (pg.sum.duplicates > 0)
+    h << "<p class=\"note\">" << html_escape(duplicates_note(pg.results, pg.sum.duplicates)) << ".</p>\n";
   if (!pg.note.empty()) h << "<p>" << html_escape(pg.note) << "</p>\n";
   for (const auto& rec : pg.recommendations) h << recommendation_html(rec, pg.opt);
   for (const auto& n : pg.figures.notes) h << "<p class=\"note\">" << html_escape(n) << "</p>\n";
@@ -320,9 +322,9 @@ ReportSummary render_report(const std::string& results, const std::string& out_d
 }
 
 ReportSummary render_report(const std::string& results, const std::string& out_dir, const ReportOptions& options) {
-  const auto lines = read_results(results);
-  std::vector<ResultRecord> recs;
   ReportSummary sum;
+  const auto lines = read_distinct_results(results, &sum.duplicates);  // one record per point
+  std::vector<ResultRecord> recs;
   for (const auto& l : lines) {
     recs.push_back(l.record);
     const std::string& st = l.record.status;
