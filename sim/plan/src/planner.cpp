@@ -193,7 +193,7 @@ bool is_compared_key(const std::string& key) {
 }
 
 std::string describe(const PlanPoint& p) {
-  std::string where = p.instance.empty() ? std::to_string(p.world) + " GPUs"
+  std::string where = p.instance.empty() ? std::to_string(p.world) + " GPUs (own cluster)"
                                          : std::to_string(p.nodes) + " x " + p.instance;
   std::string batch;
   if (p.global_batch > 0)
@@ -201,7 +201,9 @@ std::string describe(const PlanPoint& p) {
   // The swept keys the words do not name (the model, the bandwidth, the bucket size, ...).
   std::string rest;
   for (const auto& [key, value] : p.params) {
+    // "cluster": a whole cluster per value, named by its instance (or "own cluster") and size.
     const bool named = is_compression_key(key) || key == "workload.accumulation" || key == "cluster.nodes" ||
+                       key == "cluster" ||
                        (key == "cluster.instance" && !p.instance.empty()) ||
                        (key == "workload.micro_batch" && p.global_batch > 0);
     if (!named) rest += (rest.empty() ? "; " : ", ") + key + "=" + value;
