@@ -169,7 +169,7 @@ gwFilter(i);});
 /// The filter box of the table `id` (the script fills in the row count).
 std::string table_tools(const std::string& id) {
   return "<div class=\"tools\"><input type=\"search\" data-table=\"" + id +
-         "\" placeholder=\"filter: words every row shown must hold (e.g. PowerSGD 25MiB)\"> <span></span> &mdash; "
+         "\" placeholder=\"filter rows: words, e.g. PowerSGD 25MiB\"> <span></span> &mdash; "
          "click a column's header to sort by it</div>\n";
 }
 
@@ -252,12 +252,12 @@ std::string points_table(const std::vector<ResultRecord>& recs) {
 std::string front_table(const std::vector<PlanPoint>& points, const std::vector<std::size_t>& front) {
   std::ostringstream h;
   h << "<h2 id=\"pareto-front\">Pareto front</h2>\n" << table_tools("front")
-    << "<div class=\"scroll\"><table id=\"front\"><thead><tr><th>#</th><th class=\"l\">configuration (every swept "
+    << "<div class=\"scroll\"><table id=\"front\"><thead><tr><th>#</th><th class=\"l w\">configuration (every swept "
        "key)</th><th>iteration (ms)</th><th>time to train (h:mm:ss)</th><th>cost on demand (USD)</th></tr></thead>"
        "<tbody>\n";
   for (std::size_t i : front) {
     const auto& p = points[i];
-    h << "<tr><td>" << p.index << "</td><td class=\"l\">" << html_escape(describe(p)) << "</td><td>"
+    h << "<tr><td>" << p.index << "</td><td class=\"l w\">" << html_escape(describe(p)) << "</td><td>"
       << num(p.iteration * 1e3) << "</td><td>" << units::format_hours(p.hours) << "</td><td>" << (p.priced ? num(p.cost, "%.2f") : "&ndash;")
       << "</td></tr>\n";
   }
@@ -295,7 +295,8 @@ std::string html_page(const Page& pg) {
     << "<style>body{font-family:sans-serif;max-width:1300px;margin:2em auto;padding:0 1em;color:#222}"
        "table{border-collapse:collapse;font-size:13px;margin:0 0 1em}td,th{border:1px solid #ccc;padding:3px 8px;"
        "text-align:right;white-space:nowrap}th{background:#f0f0f0;cursor:pointer;position:sticky;top:0}"
-       "th.l,td.l{text-align:left}td.sk{max-width:16em;overflow:hidden;text-overflow:ellipsis}th[data-sort]::after{content:attr(data-sort);color:#555}"
+       "th.l,td.l{text-align:left}td.sk{max-width:16em;overflow:hidden;text-overflow:ellipsis}"
+       ".w{white-space:normal;min-width:24em}th[data-sort]::after{content:attr(data-sort);color:#555}"
        ".scroll{overflow:auto;max-height:80vh;border:1px solid #ddd}img{max-width:100%;border:1px solid #ddd}"
        ".rec{background:#eef6ee;padding:0.8em;border-left:4px solid #2ca02c}.note{color:#555}"
        ".tools{margin:0.5em 0;font-size:13px}.tools input{width:32em;padding:3px}</style></head><body>\n";

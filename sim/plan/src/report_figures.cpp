@@ -857,8 +857,9 @@ void FigureWriter::breakdown(const std::vector<std::pair<std::string, const Resu
           "'' using 3 title 'backward' lc rgb '#2ca02c', '' using 4 title 'exposed communication' lc rgb "
           "'#d62728', '' using 5 title 'optimizer' lc rgb '#9467bd'\n";
   const bool planned = in_.recommended.has_value();
-  const std::string which = planned ? "The recommendation beside its baseline (uncompressed, k = 1, same cluster, "
-                                      "when the sweep has it), then the Pareto-optimal configurations"
+  const std::string which = planned ? "The recommendation beside its baseline (uncompressed, smallest k, the same "
+                                      "on every other swept key, when the sweep has it), then the Pareto-optimal "
+                                      "configurations"
                                     : "The configurations of the largest cluster";
   add("breakdown", plot.str(), "Iteration breakdown",
       which + ": forward and backward compute (all micro-steps), communication not hidden behind "
