@@ -297,6 +297,24 @@ TEST(Report, AnUnplottedSweptKeyBecomesLinesNamedByItsKey) {
   EXPECT_NE(html.find("; workload.bucket_size="), std::string::npos);
 }
 
+// When nothing the figures know varies, a swept key whose values are numbers
+// (sizes here) is the x axis: an axis that varies, in MiB.
+TEST(Report, ASweptNumberIsTheXAxisWhenNothingElseVaries) {
+  Tmp t;
+  const auto results = run(t, "  workload.bucket_size: [1MiB, 25MiB, 100MiB]\n"
+                              "  workload.compression: [{kind: none}, {kind: fp16}]\n");
+  render_report(results, (t.dir / "rep").string());
+  const fs::path dat = t.dir / "rep" / "iteration-vs-workload-bucket-size.dat";
+  ASSERT_TRUE(fs::exists(dat));
+  const auto lines = blocks(dat);
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines[0].first, "fp16");
+  EXPECT_EQ(lines[0].second, (std::vector<double>{1, 25, 100}));
+  const std::string gp = slurp(t.dir / "rep" / "iteration-vs-workload-bucket-size.gp");
+  EXPECT_NE(gp.find("set xlabel 'bucket size (MiB)' noenhanced"), std::string::npos) << gp;
+  EXPECT_NE(gp.find("set logscale x"), std::string::npos) << gp;
+}
+
 // More dimensions than one figure can show: lines while a panel keeps to 10,
 // one dimension as panels, the rest held at the recommendation's values and
 // said so; still no line with two points at one x.

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <string_view>
 #include <map>
 #include <set>
 #include <sstream>
@@ -17,6 +18,7 @@
 
 #include "gradwire/core/atomic_file.hpp"
 #include "gradwire/core/child.hpp"
+#include "gradwire/core/units.hpp"
 #include "gradwire/plan/planner.hpp"
 
 namespace gw::plan::report_detail {
@@ -293,20 +295,67 @@ class Palette {
 
 struct Axis {
   Dim dim;
-  const char* name;
-  const char* title;
-  const char* xlabel;
-  double (*x)(const ResultRecord&);
+  std::string name, title, xlabel;   ///< name: [a-z0-9-] only; title and xlabel: safe in a gnuplot '...' string
+  std::function<double(const ResultRecord&)> x;
 };
 
-const Axis kAxes[] = {
-    {Dim::Bandwidth, "iteration-vs-bandwidth", "Iteration time against inter-node bandwidth",
-     "node network bandwidth (Gbps)", [](const ResultRecord& r) { return r.node_bandwidth.value_or(0) * 8 / 1e9; }},
-    {Dim::Gpus, "iteration-vs-gpus", "Iteration time against the GPU count", "GPUs",
-     [](const ResultRecord& r) { return static_cast<double>(r.world.value_or(0)); }},
-    {Dim::K, "iteration-vs-k", "Iteration time against the accumulation steps", "accumulation steps k",
-     [](const ResultRecord& r) { return static_cast<double>(r.accumulation.value_or(0)); }},
+std::vector<Axis> fixed_axes() {
+  return {
+      {Dim::Bandwidth, "iteration-vs-bandwidth", "Iteration time against inter-node bandwidth",
+       "node network bandwidth (Gbps)", [](const ResultRecord& r) { return r.node_bandwidth.value_or(0) * 8 / 1e9; }},
+      {Dim::Gpus, "iteration-vs-gpus", "Iteration time against the GPU count", "GPUs",
+       [](const ResultRecord& r) { return static_cast<double>(r.world.value_or(0)); }},
+      {Dim::K, "iteration-vs-k", "Iteration time against the accumulation steps", "accumulation steps k",
+       [](const ResultRecord& r) { return static_cast<double>(r.accumulation.value_or(0)); }},
+  };
+}
+
+/// How the values of a swept key read as numbers: a plain number, a size (in
+/// MiB on the axis), a time (ms) or a bandwidth (Gbps).
+struct NumericScale {
+  const char* unit;
+  std::optional<double> (*parse)(std::string_view, std::string*);
+  double factor;
 };
+std::optional<double> plain_number(std::string_view s, std::string*) { return units::parse_number(s); }
+const NumericScale kScales[] = {{"", plain_number, 1},
+                                {"MiB", units::parse_size, 1.0 / (1 << 20)},
+                                {"ms", units::parse_time, 1e3},
+                                {"Gbps", units::parse_bandwidth, 8 / 1e9}};
+
+/// `s` with what is not a lower-case letter or a digit replaced by `sep`
+/// (text that may stand in a gnuplot string or a file name).
+std::string tame(const std::string& s, char sep) {
+  std::string o;
+  for (char c : s) {
+    const char l = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    o += (l >= 'a' && l <= 'z') || (l >= '0' && l <= '9') ? l : sep;
+  }
+  return o;
+}
+
+/// The x axis along a swept key the figures have no axis of their own for
+/// (the bucket size), when every value of it is a number of one scale.
+std::optional<Axis> param_axis(const Dim& d, const NaturalSet& values) {
+  for (const auto& scale : kScales) {
+    bool all = true;
+    for (const auto& v : values) {
+      const auto eq = v.find('=');
+      all = all && eq != std::string::npos && scale.parse(v.substr(eq + 1), nullptr).has_value();
+    }
+    if (!all) continue;
+    const std::string words = tame(short_key(d.key), ' ');
+    const std::string key = d.key;
+    const auto parse = scale.parse;
+    const double factor = scale.factor;
+    return Axis{d, "iteration-vs-" + tame(d.key, '-'), "Iteration time against " + words,
+                words + (*scale.unit ? std::string(" (") + scale.unit + ")" : std::string()),
+                [key, parse, factor](const ResultRecord& r) {
+                  return parse(param_value(r, key), nullptr).value_or(0) * factor;
+                }};
+  }
+  return std::nullopt;
+}
 
 /// One line: the compressor (its colour), the rest (its dash), its points.
 struct Series {
@@ -463,7 +512,7 @@ class IterationFigure {
 
   /// The plot command of one panel, its blocks from `idx` on.
   std::string panel_plot(const Panel& p, bool faceted, int& idx) {
-    const std::string file = std::string("'") + axis_.name + ".dat' index ";
+    const std::string file = "'" + axis_.name + ".dat' index ";
     std::vector<std::string> parts;
     auto entry = [&](const std::string& style) { parts.push_back(file + std::to_string(idx++) + " using 1:2 " + style); };
     if (faceted) entry("with dots lc rgb 'white' title columnheader(1)");
@@ -487,7 +536,7 @@ class IterationFigure {
 
   std::string plot(const Panels& panels, bool faceted) {
     std::ostringstream plot;
-    plot << kStyle << "set xlabel '" << axis_.xlabel << "'\nset ylabel 'iteration time (ms)'\n"
+    plot << kStyle << "set xlabel '" << axis_.xlabel << "' noenhanced\nset ylabel 'iteration time (ms)'\n"
          << log_if_wide("x", lo_x_, hi_x_) << log_if_wide("y", lo_y_, hi_y_);
     if (faceted) {
       // The same ranges in every panel, so that panels compare at a glance.
@@ -540,25 +589,31 @@ class FigureWriter {
     out_.figures.push_back({name, title, caption});
   }
 
-  /// The x axis of the iteration figure: the first of bandwidth, GPU count
-  /// and k along which a line has two points or more on average (bandwidth
-  /// that only changes with the instance draws no line).
-  const Axis* iteration_axis() const {
-    for (const auto& a : kAxes) {
+  /// The x axis of the iteration figure: the first of bandwidth, GPU count,
+  /// k and the other swept keys whose values are numbers (the bucket size)
+  /// along which a line has two points or more on average (bandwidth that
+  /// only changes with the instance draws no line).
+  std::optional<Axis> iteration_axis() const {
+    std::vector<Axis> axes = fixed_axes();
+    for (const Dim& d : dims_.all)
+      if (d.kind == Dim::Param && dims_.varies(d))
+        if (auto a = param_axis(d, dims_.values.at(d))) axes.push_back(std::move(*a));
+    for (auto& a : axes) {
       if (!dims_.varies(a.dim)) continue;
       std::set<std::string> lines;
       for (const auto* r : in_.ok) lines.insert(dims_.series_of(*r, {a.dim}));
-      if (in_.ok.size() >= 2 * lines.size()) return &a;
+      if (in_.ok.size() >= 2 * lines.size()) return std::move(a);
     }
-    return nullptr;
+    return std::nullopt;
   }
 
   /// Iteration time against the axis `iteration_axis` picks.
   void iteration() {
-    const Axis* axis = iteration_axis();
+    const auto axis = iteration_axis();
     if (!axis) {
       out_.notes.push_back(
-          "No iteration-time figure: no line would have two points along the bandwidth, the GPU count or k.");
+          "No iteration-time figure: no line would have two points along the bandwidth, the GPU count, k or "
+          "another swept number.");
       return;
     }
     std::string caption =
