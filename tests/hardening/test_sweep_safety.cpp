@@ -121,12 +121,28 @@ TEST(SweepSafety, ASecondSweepOrMergeOfTheSameResultsFileIsRefusedNamingTheHolde
 
 // --- 2. Duplicate and conflicting records on resume ----------------------------------
 
+/// small.sweep.yaml swept into DIR/r.jsonl in a new scratch directory `name`.
+struct SmallSweep {
+  fs::path dir, file, out;
+  std::string text;   ///< the results file (8 records)
+};
+SmallSweep small_sweep(const std::string& name) {
+  SmallSweep s;
+  s.dir = gw::test::scratch_dir(name);
+  s.file = sweep_copy(s.dir, "small.sweep.yaml");
+  s.out = s.dir / "r.jsonl";
+  const auto r = sweep(s.file, s.out);
+  EXPECT_EQ(r.exit_code, 0) << r.all();
+  s.text = gw::test::read_text(s.out);
+  EXPECT_EQ(lines_of(s.text).size(), 8u);
+  return s;
+}
+
 TEST(SweepSafety, ResumeRefusesAConflictingRecordAtItsLineAndKeepsOneOfDuplicates) {
-  const fs::path dir = gw::test::scratch_dir("safety-duplicates");
-  const fs::path file = sweep_copy(dir, "small.sweep.yaml");
-  const fs::path out = dir / "r.jsonl";
-  ASSERT_EQ(sweep(file, out).exit_code, 0);
-  const std::string good = gw::test::read_text(out);
+  const SmallSweep small = small_sweep("safety-duplicates");
+  const fs::path& file = small.file;
+  const fs::path& out = small.out;
+  const std::string& good = small.text;
   const auto lines = lines_of(good);
   ASSERT_EQ(lines.size(), 8u);
 
@@ -153,11 +169,10 @@ TEST(SweepSafety, ResumeRefusesAConflictingRecordAtItsLineAndKeepsOneOfDuplicate
 // results follows merge's rule (PointRecords): an identical duplicate is
 // counted once with a note, another record of a point is refused.
 TEST(SweepSafety, PlanReportAndMergeCountADuplicatedRecordOnceWithANote) {
-  const fs::path dir = gw::test::scratch_dir("safety-duplicated-file");
-  const fs::path file = sweep_copy(dir, "small.sweep.yaml");
-  const fs::path good = dir / "r.jsonl";
-  ASSERT_EQ(sweep(file, good).exit_code, 0);
-  const std::string text = gw::test::read_text(good);
+  const SmallSweep small = small_sweep("safety-duplicated-file");
+  const fs::path& dir = small.dir;
+  const fs::path& good = small.out;
+  const std::string& text = small.text;
   ASSERT_EQ(lines_of(text).size(), 8u);
   std::string copies;
   for (int i = 0; i < 50; ++i) copies += text;   // 400 records of 8 points

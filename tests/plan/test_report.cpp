@@ -41,15 +41,11 @@ struct Tmp {
   const fs::path& dir = temp.path;
 };
 
-/// A sweep of ResNet-50 on p3.16xlarge with a training target, over `axes`
-/// (YAML lines under `axes:`), run with the closed form; returns the results path.
-std::string run(const Tmp& t, const std::string& axes) {
+/// The sweep file `text` (as t.dir/s.yaml) run with the closed form into
+/// t.dir/r.jsonl; returns its path.
+std::string run_file(const Tmp& t, const std::string& text) {
   const fs::path sweep = t.dir / "s.yaml";
-  write_file_atomic(sweep.string(),
-                    "name: report-test\nbase:\n  name: report-test\n  cluster: {instance: p3.16xlarge, nodes: 1}\n"
-                    "  workload: {model: resnet50, micro_batch: 32, precision: fp32, optimizer: {kind: momentum},\n"
-                    "             compression: {kind: none}}\n  training: {samples: 1000000}\naxes:\n" +
-                        axes);
+  write_file_atomic(sweep.string(), text);
   RunOptions o;
   o.jobs = 1;
   o.out = (t.dir / "r.jsonl").string();
@@ -57,6 +53,22 @@ std::string run(const Tmp& t, const std::string& axes) {
   const auto sum = run_sweep(load_sweep(sweep.string()), o, closed_form_iteration, "closed form");
   EXPECT_EQ(sum.failed, 0u);
   return o.out;
+}
+
+/// A sweep of ResNet-50 on p3.16xlarge with a training target, over `axes`
+/// (YAML lines under `axes:`), run with the closed form; returns the results path.
+std::string run(const Tmp& t, const std::string& axes) {
+  return run_file(t, "name: report-test\nbase:\n  name: report-test\n  cluster: {instance: p3.16xlarge, nodes: 1}\n"
+                     "  workload: {model: resnet50, micro_batch: 32, precision: fp32, optimizer: {kind: momentum},\n"
+                     "             compression: {kind: none}}\n  training: {samples: 1000000}\naxes:\n" +
+                         axes);
+}
+
+/// run(), then the report of its results into t.dir/rep; returns the results path.
+std::string run_report(const Tmp& t, const std::string& axes) {
+  const std::string results = run(t, axes);
+  render_report(results, (t.dir / "rep").string());
+  return results;
 }
 
 /// The data blocks of a gnuplot data file: (title, the x values of its rows).
@@ -70,7 +82,7 @@ std::vector<std::pair<std::string, std::vector<double>>> blocks(const fs::path& 
       continue;
     }
     if (block_start && line[0] == '"') out.push_back({line.substr(1, line.find('"', 1) - 1), {}});
-    else if (!out.empty() && line.rfind("NaN", 0) != 0) out.back().second.push_back(std::stod(line));
+    else if (!out.empty() && line.rfind("NaN", 0) != 0 && line[0] != '#') out.back().second.push_back(std::stod(line));
     block_start = false;
   }
   return out;
@@ -80,16 +92,7 @@ std::vector<std::pair<std::string, std::vector<double>>> blocks(const fs::path& 
 /// line, `"title" "title"`), in file order.
 std::vector<std::string> block_titles(const fs::path& dat) {
   std::vector<std::string> titles;
-  std::istringstream in(slurp(dat));
-  bool block_start = true;
-  for (std::string line; std::getline(in, line);) {
-    if (line.empty()) {
-      block_start = true;
-      continue;
-    }
-    if (block_start && line[0] == '"') titles.push_back(line.substr(1, line.find('"', 1) - 1));
-    block_start = false;
-  }
+  for (const auto& b : blocks(dat)) titles.push_back(b.first);
   return titles;
 }
 
@@ -106,8 +109,7 @@ TEST(Report, NaturalOrderReadsNumbersAsNumbers) {
 
 TEST(Report, LegendIsInNumericOrder) {
   Tmp t;
-  const auto results = run(t, "  cluster.nodes: [1, 2]\n  workload.accumulation: [1, 2, 16]\n");
-  render_report(results, (t.dir / "rep").string());
+  run_report(t, "  cluster.nodes: [1, 2]\n  workload.accumulation: [1, 2, 16]\n");
   // Bandwidth does not vary: the GPU count is the x axis, one line per k.
   ASSERT_TRUE(fs::exists(t.dir / "rep" / "iteration-vs-gpus.svg"));
   EXPECT_EQ(block_titles(t.dir / "rep" / "iteration-vs-gpus.dat"),
@@ -116,10 +118,9 @@ TEST(Report, LegendIsInNumericOrder) {
 
 TEST(Report, ManyLinesBecomeSmallMultiplesWithSharedRanges) {
   Tmp t;
-  const auto results = run(t,
+  run_report(t,
                            "  cluster.nodes: [1, 2]\n  workload.accumulation: [1, 2, 4, 8, 16, 32]\n"
                            "  workload.compression: [{kind: none}, {kind: fp16}]\n");
-  render_report(results, (t.dir / "rep").string());
   // 12 lines would crowd one panel: one panel per k, two lines each.
   const std::string gp = slurp(t.dir / "rep" / "iteration-vs-gpus.gp");
   EXPECT_NE(gp.find("set multiplot layout 3,2"), std::string::npos) << gp;
@@ -136,9 +137,8 @@ TEST(Report, ManyLinesBecomeSmallMultiplesWithSharedRanges) {
 
 TEST(Report, TheSpeedupMapShowsEachCompressorAgainstItsUncompressedTwin) {
   Tmp t;
-  const auto results = run(t, "  cluster.nodes: [1, 4]\n  workload.compression: [{kind: none}, {kind: fp16}, "
+  const auto results = run_report(t, "  cluster.nodes: [1, 4]\n  workload.compression: [{kind: none}, {kind: fp16}, "
                               "{kind: topk, ratio: 0.01}]\n");
-  render_report(results, (t.dir / "rep").string());
   // Expected: t_uncompressed / t_compressor per GPU count (one point per cell).
   std::map<std::pair<std::string, int>, double> t_of;   // (compression kind, GPUs) -> iteration
   for (const auto& l : read_results(results)) t_of[{*l.record.compression_kind, *l.record.world}] = *l.record.iteration;
@@ -172,8 +172,7 @@ TEST(Report, ASweepWithoutALineSaysSoInsteadOfDroppingTheFigure) {
 TEST(Report, TheBaselineStandsBesideTheRecommendation) {
   Tmp t;
   // One global batch (plan compares only points at the same one).
-  const auto results = run(t, "  cluster.nodes: [2]\n  workload.compression: [{kind: none}, {kind: fp16}]\n");
-  render_report(results, (t.dir / "rep").string());
+  const auto results = run_report(t, "  cluster.nodes: [2]\n  workload.compression: [{kind: none}, {kind: fp16}]\n");
   const auto points = plan_points(read_results(results), Pricing::OnDemand);
   const auto rec = recommend(points, std::nullopt, std::nullopt);
   ASSERT_TRUE(rec.found && rec.baseline);
@@ -236,17 +235,11 @@ TEST(Report, WithoutGnuplotThePageHasItsTables) {
 
 TEST(Report, ASweepWhereNothingFitsStillHasAPage) {
   Tmp t;
-  const fs::path sweep = t.dir / "s.yaml";
-  write_file_atomic(sweep.string(),
-                    "name: nofit\nbase:\n  name: nofit\n  cluster: {instance: g5.48xlarge, nodes: 1}\n"
-                    "  workload: {model: llama2-7b, micro_batch: 8, precision: fp32, optimizer: {kind: adamw}}\n"
-                    "  training: {samples: 1000000}\naxes:\n  workload.accumulation: [1, 2]\n");
-  RunOptions o;
-  o.jobs = 1;
-  o.out = (t.dir / "r.jsonl").string();
-  o.progress = RunOptions::Progress::None;
-  run_sweep(load_sweep(sweep.string()), o, closed_form_iteration, "closed form");
-  const auto sum = render_report(o.out, (t.dir / "rep").string());
+  const std::string results =
+      run_file(t, "name: nofit\nbase:\n  name: nofit\n  cluster: {instance: g5.48xlarge, nodes: 1}\n"
+                  "  workload: {model: llama2-7b, micro_batch: 8, precision: fp32, optimizer: {kind: adamw}}\n"
+                  "  training: {samples: 1000000}\naxes:\n  workload.accumulation: [1, 2]\n");
+  const auto sum = render_report(results, (t.dir / "rep").string());
   EXPECT_EQ(sum.no_fit, 2);
   EXPECT_EQ(sum.ok, 0);
   const std::string html = slurp(t.dir / "rep" / "index.html");
@@ -276,9 +269,8 @@ TEST(Report, TheDirectoryTakesTheUmasksMode) {
 // named in every line's title, and no line has two points at one x.
 TEST(Report, AnUnplottedSweptKeyBecomesLinesNamedByItsKey) {
   Tmp t;
-  const auto results = run(t, "  cluster.nodes: [1, 2, 4]\n  workload.bucket_size: [5MiB, 25MiB, 100MiB]\n"
+  run_report(t, "  cluster.nodes: [1, 2, 4]\n  workload.bucket_size: [5MiB, 25MiB, 100MiB]\n"
                               "  workload.compression: [{kind: none}, {kind: fp16}]\n");
-  render_report(results, (t.dir / "rep").string());
   ASSERT_TRUE(fs::exists(t.dir / "rep" / "iteration-vs-gpus.dat"));
   const auto lines = blocks(t.dir / "rep" / "iteration-vs-gpus.dat");
   // A factored legend (2 compressors, 3 bucket sizes: 5 entries), then 6 lines of 3 points each.
@@ -301,9 +293,8 @@ TEST(Report, AnUnplottedSweptKeyBecomesLinesNamedByItsKey) {
 // (sizes here) is the x axis: an axis that varies, in MiB.
 TEST(Report, ASweptNumberIsTheXAxisWhenNothingElseVaries) {
   Tmp t;
-  const auto results = run(t, "  workload.bucket_size: [1MiB, 25MiB, 100MiB]\n"
+  run_report(t, "  workload.bucket_size: [1MiB, 25MiB, 100MiB]\n"
                               "  workload.compression: [{kind: none}, {kind: fp16}]\n");
-  render_report(results, (t.dir / "rep").string());
   const fs::path dat = t.dir / "rep" / "iteration-vs-workload-bucket-size.dat";
   ASSERT_TRUE(fs::exists(dat));
   const auto lines = blocks(dat);
@@ -320,10 +311,9 @@ TEST(Report, ASweptNumberIsTheXAxisWhenNothingElseVaries) {
 // said so; still no line with two points at one x.
 TEST(Report, TooManyDimensionsAreHeldAtTheRecommendationsValuesAndSaid) {
   Tmp t;
-  const auto results = run(t, "  cluster.nodes: [1, 2]\n  workload.accumulation: [1, 2, 4, 8]\n"
+  const auto results = run_report(t, "  cluster.nodes: [1, 2]\n  workload.accumulation: [1, 2, 4, 8]\n"
                               "  workload.bucket_size: [5MiB, 25MiB, 100MiB, 400MiB]\n"
                               "  workload.compression: [{kind: none}, {kind: fp16}, {kind: topk, ratio: 0.01}]\n");
-  render_report(results, (t.dir / "rep").string());
   // The anchor: the recommendation when the points make one group, else the fastest point.
   const auto lines_read = read_results(results);
   const auto points = plan_points(lines_read, Pricing::OnDemand);
@@ -397,9 +387,8 @@ std::pair<double, double> range_of(const std::string& gp, const std::string& axi
 // and its baseline inside the frame, and counts the dominated points beyond it.
 TEST(Report, TheCostFigureZoomsToTheFrontWithTheStarInsideTheFrame) {
   Tmp t;
-  const auto results = run(t, "  cluster.nodes: [1, 2, 4, 8, 16]\n  workload.accumulation: [1, 4]\n"
+  const auto results = run_report(t, "  cluster.nodes: [1, 2, 4, 8, 16]\n  workload.accumulation: [1, 4]\n"
                               "  workload.compression: [{kind: none}, {kind: fp16}, {kind: sign}]\n");
-  render_report(results, (t.dir / "rep").string());
   const auto points = plan_points(read_results(results), Pricing::OnDemand);
   const auto front = pareto_front(points);
   const auto rec = recommend(points, std::nullopt, std::nullopt);
@@ -424,8 +413,9 @@ TEST(Report, TheCostFigureZoomsToTheFrontWithTheStarInsideTheFrame) {
     EXPECT_LE(points[i].hours, x_hi);
   }
   const std::string html = slurp(t.dir / "rep" / "index.html");
-  if (inside < points.size())
+  if (inside < points.size()) {
     EXPECT_NE(html.find(std::to_string(points.size() - inside) + " points beyond it"), std::string::npos);
+  }
   // The drawn points are the ones inside, once each (blocks before the front's).
   std::size_t drawn = 0;
   for (const auto& [title, xs] : blocks(t.dir / "rep" / "cost-vs-time.dat")) {
@@ -439,21 +429,12 @@ TEST(Report, TheCostFigureZoomsToTheFrontWithTheStarInsideTheFrame) {
 // the cost figure and named so in the tables.
 TEST(Report, OnPremPointsAreMarked) {
   Tmp t;
-  const fs::path sweep = t.dir / "s.yaml";
-  write_file_atomic(sweep.string(),
-                    "name: onprem\nbase:\n  name: onprem\n  cluster: {instance: p3.16xlarge, nodes: 1}\n"
-                    "  workload: {model: resnet50, micro_batch: 32, precision: fp32, optimizer: {kind: momentum}}\n"
-                    "  training: {samples: 1000000}\naxes:\n  cluster:\n    - {instance: p3.16xlarge, nodes: 2}\n"
-                    "    - {nodes: 2, gpus_per_node: 8, gpu: v100, intra_node: {bandwidth: 150GB/s, latency: 1us},\n"
-                    "       nics: {count: 1, bandwidth: 25Gbps, latency: 5us}, fabric: {topology: switch, latency: 1us},\n"
-                    "       cloud: onprem, price_per_gpu_hour: 1.5}\n"
-                    "  workload.compression: [{kind: none}, {kind: fp16}]\n");
-  RunOptions o;
-  o.jobs = 1;
-  o.out = (t.dir / "r.jsonl").string();
-  o.progress = RunOptions::Progress::None;
-  ASSERT_EQ(run_sweep(load_sweep(sweep.string()), o, closed_form_iteration, "closed form").failed, 0u);
-  render_report(o.out, (t.dir / "rep").string());
+  const std::string results = run(t, "  cluster:\n    - {instance: p3.16xlarge, nodes: 2}\n"
+                                     "    - {nodes: 2, gpus_per_node: 8, gpu: v100, intra_node: {bandwidth: 150GB/s, "
+                                     "latency: 1us},\n       nics: {count: 1, bandwidth: 25Gbps, latency: 5us}, "
+                                     "fabric: {topology: switch, latency: 1us},\n       cloud: onprem, "
+                                     "price_per_gpu_hour: 1.5}\n  workload.compression: [{kind: none}, {kind: fp16}]\n");
+  render_report(results, (t.dir / "rep").string());
   std::size_t own = 0;
   for (const auto& [title, xs] : blocks(t.dir / "rep" / "cost-vs-time.dat"))
     if (title == "own cluster (on-prem price)") own = xs.size();
@@ -467,8 +448,7 @@ TEST(Report, OnPremPointsAreMarked) {
 // page's own script: no external asset, no data in the script.
 TEST(Report, TablesScrollSortAndFilterWithAnInlineScript) {
   Tmp t;
-  const auto results = run(t, "  cluster.nodes: [1, 2]\n  workload.bucket_size: [5MiB, 25MiB]\n");
-  render_report(results, (t.dir / "rep").string());
+  run_report(t, "  cluster.nodes: [1, 2]\n  workload.bucket_size: [5MiB, 25MiB]\n");
   const std::string html = slurp(t.dir / "rep" / "index.html");
   EXPECT_NE(html.find("<div class=\"scroll\"><table id=\"all\"><thead>"), std::string::npos);
   EXPECT_NE(html.find("<div class=\"scroll\"><table id=\"front\"><thead>"), std::string::npos);
