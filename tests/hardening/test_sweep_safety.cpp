@@ -150,6 +150,7 @@ TEST(SweepSafety, ResumeRefusesAConflictingRecordAtItsLineAndKeepsOneOfDuplicate
   write(out, good + lines[2] + "\n");
   auto r = sweep(file, out);
   EXPECT_EQ(r.exit_code, 0) << r.all();
+  EXPECT_NE(r.err.find("1 record repeats an earlier record of its point"), std::string::npos) << r.err;
   EXPECT_EQ(gw::test::read_text(out), good) << "a duplicate record must not survive a resume";
 
   // Another record of point 2: refused at its line, file untouched.

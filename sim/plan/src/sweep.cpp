@@ -99,6 +99,7 @@ std::set<std::size_t> resume(RunContext& run, RunSummary& sum) {
     done.insert(r.index);
     keep.push_back(&l);
   }
+  sum.duplicates = seen.duplicates();
   if (partial || sum.retried > 0 || keep.size() != lines.size()) {
     // Drop the cut-off record, the duplicates and the records to retry
     // before appending after them.
