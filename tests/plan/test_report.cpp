@@ -362,7 +362,8 @@ TEST(Report, ColoursAreFixedPerCompressor) {
   for (const char* r : {"PowerSGD rank 1", "PowerSGD rank 2", "PowerSGD rank 4", "PowerSGD rank 8"})
     ranks.insert(compressor_colour("powersgd", r));
   EXPECT_EQ(ranks.size(), 4u);
-  EXPECT_EQ(compressor_colour("mine", "my codec"), "e377c2");
+  EXPECT_EQ(compressor_colour("mine", "my codec 2"), "e377c2");
+  EXPECT_EQ(compressor_colour("int8", "int8"), "9467bd");   // a number in a name is no variant
 
   Tmp a, b;
   render_report(run(a, "  cluster.nodes: [1, 2]\n  workload.compression: [{kind: fp16}]\n"), (a.dir / "rep").string());

@@ -75,26 +75,29 @@ std::vector<std::string> other_swept_keys(const ResultRecord& r) {
 }
 
 std::string compressor_colour(const std::string& kind, const std::string& label) {
-  // (kind, hue, the exponent of 2 of the variant shown in the hue itself)
+  // (kind, hue, whether it has variants (a rank, a ratio), the exponent of 2
+  // of the variant shown in the hue itself)
   struct Hue {
     const char* kind;
     unsigned rgb;
+    bool variants;
     int common;
   };
-  static const Hue kHues[] = {{"none", 0x4d4d4d, 0},     {"fp16", 0x1f77b4, 0},   {"bf16", 0x17becf, 0},
-                              {"int8", 0x9467bd, 0},     {"sign", 0xff7f0e, 0},   {"majority_vote", 0x8c564b, 0},
-                              {"topk", 0x2ca02c, 0},     {"randomk", 0xbcbd22, 0}, {"powersgd", 0xd62728, 2}};
-  unsigned rgb = 0xe377c2;
-  int common = 0;
+  static const Hue kHues[] = {
+      {"none", 0x4d4d4d, false, 0},  {"fp16", 0x1f77b4, false, 0},          {"bf16", 0x17becf, false, 0},
+      {"int8", 0x9467bd, false, 0},  {"sign", 0xff7f0e, false, 0},          {"majority_vote", 0x8c564b, false, 0},
+      {"topk", 0x2ca02c, true, 0},   {"randomk", 0xbcbd22, true, 0},        {"powersgd", 0xd62728, true, 2}};
+  Hue hue{"", 0xe377c2, false, 0};
   for (const auto& h : kHues)
-    if (kind == h.kind) rgb = h.rgb, common = h.common;
+    if (kind == h.kind) hue = h;
   // The variant: the label's first number, as a power of two from the common one.
   const auto digit = label.find_first_of("0123456789");
   int shade = 0;
-  if (digit != std::string::npos) {
+  if (hue.variants && digit != std::string::npos) {
     const double v = std::atof(label.c_str() + digit);
-    if (v > 0) shade = ((static_cast<int>(std::lround(std::log2(v))) - common) % 4 + 4) % 4;
+    if (v > 0) shade = ((static_cast<int>(std::lround(std::log2(v))) - hue.common) % 4 + 4) % 4;
   }
+  const unsigned rgb = hue.rgb;
   std::string out;
   for (int shift : {16, 8, 0}) {
     const double c = (rgb >> shift) & 0xff;
@@ -764,9 +767,10 @@ struct AxisRange {
 /// so dominated), with the recommendation and its baseline in it.
 std::pair<AxisRange, AxisRange> cost_region(const FigureInputs& in) {
   AxisRange x, y;
-  const bool zoom = in.front.size() > 1;
+  std::vector<bool> on_front(in.points.size(), in.front.size() <= 1);   // one Pareto point: every point's region
+  for (std::size_t i : in.front) on_front[i] = true;
   for (std::size_t i = 0; i < in.points.size(); ++i) {
-    if (zoom && std::find(in.front.begin(), in.front.end(), i) == in.front.end()) continue;
+    if (!on_front[i]) continue;
     x.add(in.points[i].hours);
     y.add(in.points[i].cost);
   }
@@ -821,7 +825,8 @@ void FigureWriter::cost_vs_time() {
     dat << data_label(title) << " " << data_label(title) << "\n";  // the block's title (columnheader)
     for (const auto* p : pts) dat << num(p->hours, "%.6g") << " " << num(p->cost, "%.6g") << "\n";
     dat << (pts.empty() ? "NaN NaN\n\n\n" : "\n\n");
-    plot << (idx ? ", " : "") << "'cost-vs-time.dat' index " << idx++ << " using 1:2 " << style;
+    plot << (idx ? ", " : "") << "'cost-vs-time.dat' index " << idx << " using 1:2 " << style;
+    ++idx;
   };
   for (const auto& [name, pts] : by)
     block(name, pts, "with points pt 7 ps 1.2 lc rgb '#80" + palette_.colour(name) + "' title columnheader(1)");
@@ -837,7 +842,8 @@ void FigureWriter::cost_vs_time() {
   dat << "\n\n";
   plot << ", 'cost-vs-time.dat' index " << idx
        << " using 1:2 with linespoints lc rgb 'black' lw 1.5 dt 2 pt 1 ps 1.2 title columnheader(1)"
-       << ", 'cost-vs-time.dat' index " << idx++ << " using 1:2:3 with labels boxed left offset char 1,1 font ',10' notitle";
+       << ", 'cost-vs-time.dat' index " << idx << " using 1:2:3 with labels boxed left offset char 1,1 font ',10' notitle";
+  ++idx;
   auto mark = [&](const std::optional<PlanPoint>& p, const char* title, int pt) {
     if (p) block(title, {&*p}, "with points pt " + std::to_string(pt) + " ps 3 lw 2 lc rgb 'black' title columnheader(1)");
   };

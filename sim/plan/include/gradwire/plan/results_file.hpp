@@ -95,7 +95,7 @@ class PointRecords {
 /// in index order; `duplicates` (when given) is set to the number dropped.
 std::vector<ResultLine> read_distinct_results(const std::string& path, std::size_t* duplicates = nullptr);
 /// The note a reader prints for `n` duplicates dropped from `file` ("" when
-/// none): "FILE: 6 records repeat an earlier record of their point (...)".
+/// none): "FILE: 6 records repeat an earlier record of its point (...)".
 std::string duplicates_note(const std::string& file, std::size_t n);
 /// The canonical text: records sorted by index (stable), one per line.
 std::string canonical_results(std::vector<ResultLine> lines);
