@@ -8,6 +8,7 @@
 #include "commands.hpp"
 #include "gradwire/core/error.hpp"
 #include "gradwire/core/options.hpp"
+#include "gradwire/plan/results_file.hpp"
 #include "gradwire/plan/sweep.hpp"
 
 namespace po = boost::program_options;
@@ -39,8 +40,11 @@ int cmd_merge(int argc, char** argv) {
     return kExitInput;
   }
   const std::vector<std::string> shards(args.begin() + 1, args.end());
-  const auto [n, of] = plan::merge_results(args[0], shards);
+  const auto [n, of, duplicates] = plan::merge_results(args[0], shards);
   std::cerr << "gradwire merge: " << n << " of " << of << " points -> " << args[0] << "\n";
+  if (duplicates > 0)
+    std::cerr << "gradwire merge: note: " << duplicates << (duplicates == 1 ? " record repeats" : " records repeat")
+              << " an earlier record of its point (the same figures): each point is written once\n";
   if (n < of) std::cerr << "gradwire merge: warning: " << (of - n) << " points are missing (a shard not run or not finished)\n";
   return kExitOk;
 }

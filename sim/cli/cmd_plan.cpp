@@ -16,6 +16,7 @@
 #include "gradwire/plan/plan_file.hpp"
 #include "gradwire/plan/plan_json.hpp"
 #include "gradwire/plan/planner.hpp"
+#include "gradwire/plan/results_file.hpp"
 
 namespace po = boost::program_options;
 
@@ -80,7 +81,9 @@ bool print_recommendation(const std::vector<plan::PlanPoint>& points, const plan
 }
 
 int print_plan(const std::string& results, const plan::PlanRequest& req, bool json) {
-  const auto lines = plan::read_results(results);
+  std::size_t duplicates = 0;
+  const auto lines = plan::read_distinct_results(results, &duplicates);
+  if (duplicates > 0) std::cerr << "gradwire plan: note: " << plan::duplicates_note(results, duplicates) << "\n";
   plan::Exclusions excluded;
   const bool spot = req.spot.value_or(false);
   const auto points = plan::plan_points(lines, spot ? plan::Pricing::Spot : plan::Pricing::OnDemand, &excluded);

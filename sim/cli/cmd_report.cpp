@@ -10,6 +10,7 @@
 #include "gradwire/core/options.hpp"
 #include "gradwire/plan/plan_file.hpp"
 #include "gradwire/plan/report.hpp"
+#include "gradwire/plan/results_file.hpp"
 
 namespace po = boost::program_options;
 
@@ -69,6 +70,8 @@ int cmd_report(int argc, char** argv) {
     }
   }
   const auto sum = plan::render_report(results, out, ro);
+  if (sum.duplicates > 0)
+    std::cerr << "gradwire report: note: " << plan::duplicates_note(results, sum.duplicates) << "\n";
   std::cout << "report: " << sum.dir << "/index.html (" << sum.points << " points, " << sum.ok << " predicted)\n";
   if (!sum.figures) std::cerr << "gradwire report: " << ro.gnuplot << " did not start: the page has tables, no figures\n";
   for (const auto& f : sum.files) std::cout << "  " << f << "\n";

@@ -9,6 +9,7 @@
 #include "gradwire/core/error.hpp"
 #include "gradwire/core/options.hpp"
 #include "gradwire/plan/plan_file.hpp"
+#include "gradwire/plan/results_file.hpp"
 #include "gradwire/plan/sweep.hpp"
 #include "gradwire/replay/replay.hpp"
 
@@ -63,6 +64,7 @@ int run_sweep_command(const std::string& sweep_file, const std::string& out, int
               << ") in " << sum.seconds << " s -> " << o.out
               << (sum.interrupted ? " (interrupted; rerun to resume)" : "") << "\n";
   }
+  if (sum.duplicates > 0) std::cerr << "gradwire sweep: note: " << plan::duplicates_note(o.out, sum.duplicates) << "\n";
   if (sum.interrupted) return kExitInterrupted;
   if (sum.errors_left > 0) {
     // Said even under --quiet (plan): the results are not complete.

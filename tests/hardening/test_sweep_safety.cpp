@@ -121,12 +121,28 @@ TEST(SweepSafety, ASecondSweepOrMergeOfTheSameResultsFileIsRefusedNamingTheHolde
 
 // --- 2. Duplicate and conflicting records on resume ----------------------------------
 
+/// small.sweep.yaml swept into DIR/r.jsonl in a new scratch directory `name`.
+struct SmallSweep {
+  fs::path dir, file, out;
+  std::string text;   ///< the results file (8 records)
+};
+SmallSweep small_sweep(const std::string& name) {
+  SmallSweep s;
+  s.dir = gw::test::scratch_dir(name);
+  s.file = sweep_copy(s.dir, "small.sweep.yaml");
+  s.out = s.dir / "r.jsonl";
+  const auto r = sweep(s.file, s.out);
+  EXPECT_EQ(r.exit_code, 0) << r.all();
+  s.text = gw::test::read_text(s.out);
+  EXPECT_EQ(lines_of(s.text).size(), 8u);
+  return s;
+}
+
 TEST(SweepSafety, ResumeRefusesAConflictingRecordAtItsLineAndKeepsOneOfDuplicates) {
-  const fs::path dir = gw::test::scratch_dir("safety-duplicates");
-  const fs::path file = sweep_copy(dir, "small.sweep.yaml");
-  const fs::path out = dir / "r.jsonl";
-  ASSERT_EQ(sweep(file, out).exit_code, 0);
-  const std::string good = gw::test::read_text(out);
+  const SmallSweep small = small_sweep("safety-duplicates");
+  const fs::path& file = small.file;
+  const fs::path& out = small.out;
+  const std::string& good = small.text;
   const auto lines = lines_of(good);
   ASSERT_EQ(lines.size(), 8u);
 
@@ -134,6 +150,7 @@ TEST(SweepSafety, ResumeRefusesAConflictingRecordAtItsLineAndKeepsOneOfDuplicate
   write(out, good + lines[2] + "\n");
   auto r = sweep(file, out);
   EXPECT_EQ(r.exit_code, 0) << r.all();
+  EXPECT_NE(r.err.find("1 record repeats an earlier record of its point"), std::string::npos) << r.err;
   EXPECT_EQ(gw::test::read_text(out), good) << "a duplicate record must not survive a resume";
 
   // Another record of point 2: refused at its line, file untouched.
@@ -146,6 +163,44 @@ TEST(SweepSafety, ResumeRefusesAConflictingRecordAtItsLineAndKeepsOneOfDuplicate
   EXPECT_NE(r.err.find(out.string() + ":9:"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("point 2"), std::string::npos) << r.err;
   EXPECT_EQ(gw::test::read_text(out), conflicting);
+}
+
+// Issue 29, item 5: plan and report counted a doubled file's records twice
+// ("16 points" for 8) and took any record of a point; now every reader of
+// results follows merge's rule (PointRecords): an identical duplicate is
+// counted once with a note, another record of a point is refused.
+TEST(SweepSafety, PlanReportAndMergeCountADuplicatedRecordOnceWithANote) {
+  const SmallSweep small = small_sweep("safety-duplicated-file");
+  const fs::path& dir = small.dir;
+  const fs::path& good = small.out;
+  const std::string& text = small.text;
+  ASSERT_EQ(lines_of(text).size(), 8u);
+  std::string copies;
+  for (int i = 0; i < 50; ++i) copies += text;   // 400 records of 8 points
+  const fs::path doubled = dir / "copies.jsonl";
+  write(doubled, copies);
+  const std::string note = "392 records repeat an earlier record of its point";
+
+  const auto plan = run({kBin, "plan", doubled.string()});
+  EXPECT_NE(plan.out.find(" (8 points, "), std::string::npos) << plan.all();
+  std::string once = run({kBin, "plan", good.string()}).out;
+  once.replace(once.find(good.string()), good.string().size(), doubled.string());
+  EXPECT_EQ(plan.out, once) << "the same plan as the file without its duplicates";
+  EXPECT_NE(plan.err.find(note), std::string::npos) << plan.err;
+  const auto json = run({kBin, "plan", "--format", "json", doubled.string()});
+  EXPECT_EQ(nlohmann::json::parse(json.out).at("records"), 8) << json.out;
+
+  const auto report = run({kBin, "report", doubled.string(), "-o", (dir / "rep").string()});
+  EXPECT_EQ(report.exit_code, 0) << report.all();
+  EXPECT_NE(report.out.find("(8 points,"), std::string::npos) << report.out;
+  EXPECT_NE(report.err.find(note), std::string::npos) << report.err;
+  EXPECT_NE(gw::test::read_text(dir / "rep" / "index.html").find(note), std::string::npos);
+
+  const auto merge = run({kBin, "merge", (dir / "m.jsonl").string(), doubled.string()});
+  EXPECT_EQ(merge.exit_code, 0) << merge.all();
+  EXPECT_NE(merge.err.find("8 of 8 points"), std::string::npos) << merge.err;
+  EXPECT_NE(merge.err.find("392 records repeat"), std::string::npos) << merge.err;
+  EXPECT_EQ(gw::test::read_text(dir / "m.jsonl"), text);
 }
 
 // --- 3. Error records are retried ------------------------------------------------------

@@ -73,6 +73,7 @@ PlanPoint plan_point(const ResultRecord& r, std::optional<double> price) {
   p.batch_split = r.batch_split.value_or("");
   p.batch_law = r.training->critical_batch.has_value();
   p.measured_collectives = r.measured_collectives.value_or(std::vector<std::string>{});
+  p.params = r.params.value_or(StringPairs{});
   // The band (records without one: the point itself); spot prices scale
   // like on-demand ones, so the band's cost ratio applies to both.
   const BandFigures band = r.band.value_or(BandFigures{});
@@ -183,13 +184,31 @@ std::vector<std::size_t> pareto_front(const std::vector<PlanPoint>& points) {
   return front;
 }
 
+bool is_compression_key(const std::string& key) {
+  return key == "workload.compression" || key.rfind("workload.compression.", 0) == 0;
+}
+
+bool is_compared_key(const std::string& key) {
+  return is_compression_key(key) || key == "workload.accumulation" || key == "workload.micro_batch";
+}
+
 std::string describe(const PlanPoint& p) {
-  std::string where = p.instance.empty() ? std::to_string(p.world) + " GPUs"
+  std::string where = p.instance.empty() ? std::to_string(p.world) + " GPUs (own cluster)"
                                          : std::to_string(p.nodes) + " x " + p.instance;
   std::string batch;
   if (p.global_batch > 0)
     batch = " (micro-batch " + std::to_string(p.micro_batch) + ", global batch " + batch_text(p.global_batch) + ")";
-  return p.compression + ", k = " + std::to_string(p.accumulation) + batch + " on " + where;
+  // The swept keys the words do not name (the model, the bandwidth, the bucket size, ...).
+  std::string rest;
+  for (const auto& [key, value] : p.params) {
+    // "cluster": a whole cluster per value, named by its instance (or "own cluster") and size.
+    const bool named = is_compression_key(key) || key == "workload.accumulation" || key == "cluster.nodes" ||
+                       key == "cluster" ||
+                       (key == "cluster.instance" && !p.instance.empty()) ||
+                       (key == "workload.micro_batch" && p.global_batch > 0);
+    if (!named) rest += (rest.empty() ? "; " : ", ") + key + "=" + value;
+  }
+  return p.compression + ", k = " + std::to_string(p.accumulation) + batch + " on " + where + rest;
 }
 
 namespace {
@@ -206,13 +225,24 @@ std::string rule_of(bool priced, std::optional<double> budget, std::optional<dou
                 : "the fastest configuration (no price is known: ranked by time)";
 }
 
+/// The swept values a baseline must share with the point it is compared with.
+StringPairs held_fixed(const PlanPoint& p) {
+  StringPairs out;
+  for (const auto& kv : p.params)
+    if (!is_compared_key(kv.first)) out.push_back(kv);
+  return out;
+}
+
 /// The uncompressed point of the choice's cluster, model and global batch with
-/// the smallest k (k = 1 when the sweep has it).
+/// the smallest k (k = 1 when the sweep has it), equal to the choice on every
+/// swept key but the compressor and the batch split: a 13% saving at another
+/// bucket size is not the compressor's.
 std::optional<PlanPoint> baseline_of(const std::vector<PlanPoint>& points, const PlanPoint& best) {
   std::optional<PlanPoint> base;
+  const StringPairs fixed = held_fixed(best);
   for (const auto& p : points) {
     if (p.cluster_key != best.cluster_key || p.model != best.model || p.compression_kind != "none" ||
-        p.global_batch != best.global_batch)
+        p.global_batch != best.global_batch || held_fixed(p) != fixed)
       continue;
     if (!base || p.accumulation < base->accumulation ||
         (p.accumulation == base->accumulation && p.index < base->index))
@@ -301,7 +331,8 @@ Recommendation recommend(const std::vector<PlanPoint>& points, std::optional<dou
   std::string s = summary(*best);
   const std::string base_k = r.baseline ? "k = " + std::to_string(r.baseline->accumulation) : "";
   if (!r.baseline) {
-    s += " (the sweep has no uncompressed point of this cluster and global batch to compare with)";
+    s += " (the sweep has no uncompressed point of this cluster, global batch and other swept values to compare "
+         "with)";
   } else if (r.baseline->index == best->index) {
     s += "; the uncompressed " + base_k + " baseline is itself the best choice on this cluster";
   } else {

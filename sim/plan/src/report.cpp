@@ -138,8 +138,60 @@ fs::path report_target(const std::string& out_dir, const std::string& results) {
 
 // --- The HTML page -----------------------------------------------------------------
 
+/// Most rows of the table of all points.
+constexpr std::size_t kMaxRows = 5000;
+
+/// The page's one script, static text (no data is ever written into it):
+/// a click on a column's header sorts the table by it (numbers as numbers,
+/// h:mm:ss as durations, other text in natural order; again to reverse), and
+/// the box above a table keeps the rows holding every word typed in it.
+constexpr const char* kTableScript = R"JS(
+function gwKey(t){t=t.trim();if(/^-?\d+(\.\d+)?(e[-+]?\d+)?$/i.test(t))return[0,parseFloat(t)];
+var m=/^(\d+):(\d\d):(\d\d)$/.exec(t);if(m)return[0,3600*m[1]+60*m[2]+1*m[3]];
+return[t===''||t==='\u2013'?2:1,t];}
+function gwSort(th){var table=th.closest('table'),body=table.tBodies[0],i=th.cellIndex;
+var down=th.getAttribute('data-sort')===' \u25b2';
+Array.prototype.forEach.call(table.tHead.rows[0].cells,function(c){c.removeAttribute('data-sort');});
+th.setAttribute('data-sort',down?' \u25bc':' \u25b2');
+var rows=Array.prototype.slice.call(body.rows);
+rows.sort(function(a,b){var x=gwKey(a.cells[i].textContent),y=gwKey(b.cells[i].textContent);
+var r=x[0]-y[0]||(x[0]===0?x[1]-y[1]:String(x[1]).localeCompare(String(y[1]),undefined,{numeric:true}));
+return down?-r:r;});rows.forEach(function(r){body.appendChild(r);});}
+function gwFilter(input){var words=input.value.toLowerCase().split(/\s+/).filter(Boolean);
+var table=document.getElementById(input.getAttribute('data-table')),shown=0;
+Array.prototype.forEach.call(table.tBodies[0].rows,function(r){var t=r.textContent.toLowerCase();
+var keep=words.every(function(w){return t.indexOf(w)>=0;});r.style.display=keep?'':'none';if(keep)shown++;});
+input.nextElementSibling.textContent=shown+' of '+table.tBodies[0].rows.length+' rows';}
+document.querySelectorAll('th').forEach(function(th){th.addEventListener('click',function(){gwSort(th);});});
+document.querySelectorAll('input[data-table]').forEach(function(i){i.addEventListener('input',function(){gwFilter(i);});
+gwFilter(i);});
+)JS";
+
+/// The filter box of the table `id` (the script fills in the row count).
+std::string table_tools(const std::string& id) {
+  return "<div class=\"tools\"><input type=\"search\" data-table=\"" + id +
+         "\" placeholder=\"filter rows: words, e.g. PowerSGD 25MiB\"> <span></span> &mdash; "
+         "click a column's header to sort by it</div>\n";
+}
+
+/// The swept keys of the records (their params), in the order the records
+/// name them, that the table's own columns do not show (compressor, k,
+/// micro-batch, instance): a column each in the table of all points.
+std::vector<std::string> swept_keys(const std::vector<ResultRecord>& recs) {
+  std::vector<std::string> keys;
+  for (const auto& r : recs)
+    if (r.params)
+      for (const auto& kv : *r.params) {
+        const std::string& k = kv.first;
+        const bool shown = is_compression_key(k) || k == "workload.accumulation" || k == "workload.micro_batch" ||
+                           k == "cluster.instance";
+        if (!shown && std::find(keys.begin(), keys.end(), k) == keys.end()) keys.push_back(k);
+      }
+  return keys;
+}
+
 /// One row of the table of all points.
-std::string point_row(const ResultRecord& r) {
+std::string point_row(const ResultRecord& r, const std::vector<std::string>& keys) {
   auto cell = [&](const std::optional<double>& v, double scale, const char* f) {
     return v ? num(*v * scale, f) : std::string("&ndash;");
   };
@@ -153,31 +205,64 @@ std::string point_row(const ResultRecord& r) {
   if (r.band) band = num(r.band->iteration_low * 1e3) + "&ndash;" + num(r.band->iteration_high * 1e3);
   std::string status = r.status;
   if (r.reason) status += ": " + *r.reason;
-  // The cluster: the catalog instance, else the GPU of a cluster spelled out.
-  const std::string cluster = !r.instance_name().empty() ? r.instance_name() : r.gpu.value_or("");
+  // The cluster: the catalog instance, else the GPU of a cluster of one's own (an on-prem price).
+  const std::string cluster =
+      !r.instance_name().empty() ? r.instance_name() : "own cluster (" + r.gpu.value_or("?") + ")";
   std::ostringstream h;
-  h << "<tr><td>" << r.index << "</td><td class=\"l\">" << html_escape(cluster) << "</td><td>"
-    << r.world.value_or(0) << "</td><td class=\"l\">" << html_escape(r.compression.value_or("")) << "</td><td>"
-    << r.micro_batch.value_or(0) << "</td><td>" << r.accumulation.value_or(0) << "</td><td>"
-    << cell(r.global_batch, 1, "%.0f") << "</td><td>" << cell(r.iteration, 1e3, "%.4g") << "</td><td>" << band
-    << "</td><td>" << cell(r.exposed_communication, 1e3, "%.4g") << "</td><td>" << mem << "</td><td>" << hours
-    << "</td><td>" << od << "</td><td>" << spot << "</td><td class=\"l\">" << html_escape(status)
-    << "</td><td class=\"l key\">" << html_escape(r.key) << "</td></tr>\n";
+  h << "<tr><td>" << r.index << "</td>";
+  for (const auto& key : keys) {
+    std::string value = "&ndash;";
+    if (r.params)
+      for (const auto& [k, v] : *r.params)
+        if (k == key) value = html_escape(v);
+    // Long values (a whole cluster) are cut to the column's width; the cell's
+    // title holds them whole, and the filter reads them whole.
+    h << "<td class=\"l sk\" title=\"" << value << "\">" << value << "</td>";
+  }
+  h << "<td class=\"l\">" << html_escape(cluster) << "</td><td>" << r.world.value_or(0) << "</td><td class=\"l\">"
+    << html_escape(r.compression.value_or("")) << "</td><td>" << r.micro_batch.value_or(0) << "</td><td>"
+    << r.accumulation.value_or(0) << "</td><td>" << cell(r.global_batch, 1, "%.0f") << "</td><td>"
+    << cell(r.iteration, 1e3, "%.4g") << "</td><td>" << band << "</td><td>"
+    << cell(r.exposed_communication, 1e3, "%.4g") << "</td><td>" << mem << "</td><td>" << hours << "</td><td>" << od
+    << "</td><td>" << spot << "</td><td class=\"l\">" << html_escape(status) << "</td></tr>\n";
+  return h.str();
+}
+
+/// The table of all points: a column per swept key (named by its key), then
+/// the figures. Sortable and filtered by the page's script (kTableScript).
+std::string points_table(const std::vector<ResultRecord>& recs) {
+  const auto keys = swept_keys(recs);
+  std::ostringstream h;
+  h << "<h2 id=\"all-points\">All points</h2>\n" << table_tools("all")
+    << "<div class=\"scroll\"><table id=\"all\"><thead><tr><th>#</th>";
+  for (const auto& key : keys) h << "<th class=\"l\">" << html_escape(key) << "</th>";
+  h << "<th class=\"l\" title=\"cluster.instance\">instance / GPU</th><th>GPUs</th><th class=\"l\" "
+       "title=\"workload.compression\">compressor</th><th title=\"workload.micro_batch\">micro-batch</th><th "
+       "title=\"workload.accumulation\">k</th>"
+       "<th>global batch</th><th>iteration (ms)</th><th>band (ms)</th><th>exposed comm (ms)</th><th>memory (GiB)</th>"
+       "<th>time to train (h:mm:ss)</th><th>USD on demand</th><th>USD spot</th><th class=\"l\">status</th></tr>"
+       "</thead><tbody>\n";
+  for (std::size_t i = 0; i < recs.size() && i < kMaxRows; ++i) h << point_row(recs[i], keys);
+  h << "</tbody></table></div>\n";
+  if (recs.size() > kMaxRows)
+    h << "<p>(first " << kMaxRows << " of " << recs.size() << " points shown; the results file has them all)</p>\n";
   return h.str();
 }
 
 /// The Pareto front's table.
 std::string front_table(const std::vector<PlanPoint>& points, const std::vector<std::size_t>& front) {
   std::ostringstream h;
-  h << "<h2>Pareto front</h2>\n<table><tr><th>#</th><th>configuration</th><th>iteration (ms)</th>"
-       "<th>time to train (h:mm:ss)</th><th>cost on demand (USD)</th></tr>\n";
+  h << "<h2 id=\"pareto-front\">Pareto front</h2>\n" << table_tools("front")
+    << "<div class=\"scroll\"><table id=\"front\"><thead><tr><th>#</th><th class=\"l w\">configuration (every swept "
+       "key)</th><th>iteration (ms)</th><th>time to train (h:mm:ss)</th><th>cost on demand (USD)</th></tr></thead>"
+       "<tbody>\n";
   for (std::size_t i : front) {
     const auto& p = points[i];
-    h << "<tr><td>" << p.index << "</td><td class=\"l\">" << html_escape(describe(p)) << "</td><td>"
+    h << "<tr><td>" << p.index << "</td><td class=\"l w\">" << html_escape(describe(p)) << "</td><td>"
       << num(p.iteration * 1e3) << "</td><td>" << units::format_hours(p.hours) << "</td><td>" << (p.priced ? num(p.cost, "%.2f") : "&ndash;")
       << "</td></tr>\n";
   }
-  h << "</table>\n";
+  h << "</tbody></table></div>\n";
   return h.str();
 }
 
@@ -208,31 +293,30 @@ struct Page {
 std::string html_page(const Page& pg) {
   std::ostringstream h;
   h << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>gradwire report</title>\n"
-    << "<style>body{font-family:sans-serif;max-width:1100px;margin:2em auto;color:#222}"
-       "table{border-collapse:collapse;font-size:13px;margin:1em 0}td,th{border:1px solid #ccc;padding:3px 8px;"
-       "text-align:right}th{background:#f0f0f0}td.l{text-align:left}img{max-width:100%;border:1px solid #ddd}"
+    << "<style>body{font-family:sans-serif;max-width:1300px;margin:2em auto;padding:0 1em;color:#222}"
+       "table{border-collapse:collapse;font-size:13px;margin:0 0 1em}td,th{border:1px solid #ccc;padding:3px 8px;"
+       "text-align:right;white-space:nowrap}th{background:#f0f0f0;cursor:pointer;position:sticky;top:0}"
+       "th.l,td.l{text-align:left}td.sk{max-width:16em;overflow:hidden;text-overflow:ellipsis}"
+       ".w{white-space:normal;min-width:24em}th[data-sort]::after{content:attr(data-sort);color:#555}"
+       ".scroll{overflow:auto;max-height:80vh;border:1px solid #ddd}img{max-width:100%;border:1px solid #ddd}"
        ".rec{background:#eef6ee;padding:0.8em;border-left:4px solid #2ca02c}.note{color:#555}"
-       "td.key{color:#777;font-size:11px}</style></head><body>\n";
+       ".tools{margin:0.5em 0;font-size:13px}.tools input{width:32em;padding:3px}</style></head><body>\n";
   h << "<h1>gradwire report</h1>\n<p>Results: <code>" << html_escape(pg.results) << "</code> &mdash; "
     << pg.sum.points << " points: " << pg.sum.ok << " predicted, " << pg.sum.no_fit
     << " do not fit in GPU memory, " << pg.sum.invalid << " invalid, " << pg.sum.errors << " failed.</p>\n";
+  if (pg.sum.duplicates > 0)
+    h << "<p class=\"note\">" << html_escape(duplicates_note(pg.results, pg.sum.duplicates)) << ".</p>\n";
   if (!pg.note.empty()) h << "<p>" << html_escape(pg.note) << "</p>\n";
   for (const auto& rec : pg.recommendations) h << recommendation_html(rec, pg.opt);
   for (const auto& n : pg.figures.notes) h << "<p class=\"note\">" << html_escape(n) << "</p>\n";
   for (const auto& f : pg.figures.figures) {
-    h << "<h2>" << html_escape(f.title) << "</h2>\n<p>" << html_escape(f.caption) << "</p>\n<img src=\"" << f.name
+    h << "<h2 id=\"" << f.name << "\">" << html_escape(f.title) << "</h2>\n<p>" << html_escape(f.caption) << "</p>\n<img src=\"" << f.name
       << ".svg\" alt=\"" << html_escape(f.title) << "\"><p><a href=\"" << f.name << ".png\">PNG</a></p>\n";
   }
   if (!pg.front.empty()) h << front_table(pg.points, pg.front);
-  h << "<h2>All points</h2>\n<table><tr><th>#</th><th class=\"l\">instance / GPU</th><th>GPUs</th>"
-       "<th class=\"l\">compressor</th><th>micro-batch</th><th>k</th><th>global batch</th><th>iteration (ms)</th>"
-       "<th>band (ms)</th><th>exposed comm (ms)</th><th>memory (GiB)</th><th>time to train (h:mm:ss)</th><th>USD on demand</th>"
-       "<th>USD spot</th><th class=\"l\">status</th><th class=\"l\">sweep key</th></tr>\n";
-  for (std::size_t i = 0; i < pg.recs.size() && i < 2000; ++i) h << point_row(pg.recs[i]);
-  h << "</table>\n";
-  if (pg.recs.size() > 2000) h << "<p>(first 2,000 points shown)</p>\n";
+  h << points_table(pg.recs);
   h << "<p>Prices: catalog/instances.yaml (dated list prices; they change). Method: see docs/planning.md.</p>\n"
-    << "</body></html>\n";
+    << "<script>" << kTableScript << "</script>\n</body></html>\n";
   return h.str();
 }
 
@@ -321,9 +405,9 @@ ReportSummary render_report(const std::string& results, const std::string& out_d
 }
 
 ReportSummary render_report(const std::string& results, const std::string& out_dir, const ReportOptions& options) {
-  const auto lines = read_results(results);
-  std::vector<ResultRecord> recs;
   ReportSummary sum;
+  const auto lines = read_distinct_results(results, &sum.duplicates);  // one record per point
+  std::vector<ResultRecord> recs;
   for (const auto& l : lines) {
     recs.push_back(l.record);
     const std::string& st = l.record.status;

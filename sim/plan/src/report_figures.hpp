@@ -31,6 +31,23 @@ bool natural_less(const std::string& a, const std::string& b);
 /// `v` with printf format `f`.
 std::string num(double v, const char* f = "%.4g");
 
+/// A swept key without its section, as legends show it: "bucket_size" for
+/// "workload.bucket_size".
+std::string short_key(const std::string& key);
+/// The swept keys of `r` (its params) that the figures' own dimensions do not
+/// show (compressor, model, instance, GPU count, k, bandwidth): the bucket
+/// size, the micro-batch, ... Each becomes a dimension of its own, so that
+/// every label names every swept key.
+std::vector<std::string> other_swept_keys(const ResultRecord& r);
+
+/// The colour of a compressor, RRGGBB, the same in every report: a fixed
+/// hue per kind (uncompressed dark grey, fp16 blue, PowerSGD red, Top-K
+/// green, ...) and, for the variants of one kind, a shade picked by the
+/// label's first number (rank 1, 2, 4, 8 or ratio 1%, 10% take different
+/// shades; the kind's common variant, PowerSGD rank 4 or Top-K 1%, the hue
+/// itself). An unknown kind is pink.
+std::string compressor_colour(const std::string& kind, const std::string& label);
+
 /// True when `gnuplot` starts (`gnuplot -e exit` exits 0).
 bool gnuplot_available(const std::string& gnuplot);
 

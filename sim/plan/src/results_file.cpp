@@ -570,47 +570,64 @@ std::string canonical_results(std::vector<ResultLine> lines) {
   return out;
 }
 
+// --- One record per point ----------------------------------------------------------
+
+bool PointRecords::add(const ResultLine& l, const std::string& shown) {
+  const ResultRecord& r = l.record;
+  const std::string& file = shown.empty() ? l.file : shown;
+  if (!first_) {
+    first_ = l;
+    sweep_ = r.sweep;
+    of_ = r.of;
+  }
+  check_same_version(*first_, l);
+  const std::string first_at = first_->file + ":" + std::to_string(first_->line);
+  if (r.sweep != sweep_)
+    throw InputError(file, l.line, 1, "sweep",
+                     "a record of another sweep (" + r.sweep + ") than the one at " + first_at + " (" + sweep_ +
+                         "); a results file or a merge holds one sweep");
+  if (r.of != of_)
+    throw InputError(file, l.line, 1, "of",
+                     "a sweep of " + std::to_string(r.of) + " points, the record at " + first_at + " has " +
+                         std::to_string(of_));
+  const auto [it, inserted] = by_index_.emplace(r.index, l);
+  if (inserted) return true;
+  if (!same_record(it->second, l))
+    throw InputError(file, l.line, 1, "index",
+                     "point " + std::to_string(r.index) + " differs from its record at " + it->second.file + ":" +
+                         std::to_string(it->second.line) + "; a point has one record: remove one of them");
+  ++duplicates_;
+  return false;
+}
+
+std::vector<ResultLine> PointRecords::take() {
+  std::vector<ResultLine> out;
+  out.reserve(by_index_.size());
+  for (auto& [i, l] : by_index_) out.push_back(std::move(l));
+  by_index_.clear();
+  return out;
+}
+
+std::vector<ResultLine> read_distinct_results(const std::string& path, std::size_t* duplicates) {
+  PointRecords records;
+  for (const auto& l : read_results(path)) records.add(l);
+  if (duplicates != nullptr) *duplicates = records.duplicates();
+  return records.take();
+}
+
+std::string duplicates_note(const std::string& file, std::size_t n) {
+  if (n == 0) return {};
+  return file + ": " + std::to_string(n) + (n == 1 ? " record repeats" : " records repeat") +
+         " an earlier record of its point (the same figures, e.g. a file appended twice); each point is counted once";
+}
+
 // --- Merging -----------------------------------------------------------------------
 
 namespace {
 
-struct ShardRecords {
-  std::map<std::size_t, ResultLine> by_index;
-  std::string sweep;
-  std::size_t of = 0;
-  std::optional<ResultLine> first;  ///< the first record read: the others are of its version
-};
-
-/// Adds the records of one shard; records of another sweep or of another
-/// size, or another record of a point already seen, are refused.
-void add_shard(ShardRecords& m, const std::string& path) {
-  bool partial = false;
-  auto lines = read_results(path, &partial);
-  for (auto& l : lines) {
-    const ResultRecord& r = l.record;
-    if (!m.first) m.first = l;
-    check_same_version(*m.first, l);
-    if (m.sweep.empty()) {
-      m.sweep = r.sweep;
-      m.of = r.of;
-    } else if (r.sweep != m.sweep) {
-      throw InputError(path, l.line, 1, "sweep",
-                       "records of another sweep (" + r.sweep + ", the first file's are " + m.sweep + ")");
-    } else if (r.of != m.of) {
-      throw InputError(path, l.line, 1, "of",
-                       "a sweep of " + std::to_string(r.of) + " points, the first file's has " + std::to_string(m.of));
-    }
-    auto [it, inserted] = m.by_index.emplace(r.index, l);
-    if (!inserted && !same_record(it->second, l))
-      throw InputError(path, l.line, 1, "index",
-                       "point " + std::to_string(r.index) + " differs from its record at " + it->second.file + ":" +
-                           std::to_string(it->second.line));
-  }
-}
-
 /// Never replace a file that is not a results file of the same sweep, nor
 /// one holding a record the merge would lose.
-void check_merge_target(const std::string& target, const std::string& out, const ShardRecords& m) {
+void check_merge_target(const std::string& target, const std::string& out, const PointRecords& m) {
   struct stat st {};
   if (::stat(target.c_str(), &st) != 0 || st.st_size == 0) return;
   std::vector<ResultLine> existing;
@@ -622,17 +639,17 @@ void check_merge_target(const std::string& target, const std::string& out, const
                          "); refusing to overwrite it: give the merged file a new name (gradwire merge OUT SHARD...)");
   }
   for (const auto& l : existing) {
-    if (!m.sweep.empty() && l.record.sweep != m.sweep)
+    if (!m.sweep().empty() && l.record.sweep != m.sweep())
       throw InputError(out, l.line, 1, "sweep",
                        "exists and holds results of another sweep (" + l.record.sweep + ", the shards' are " +
-                           m.sweep + "); refusing to overwrite it: give the merged file a new name");
+                           m.sweep() + "); refusing to overwrite it: give the merged file a new name");
     // A record the merge would lose: OUT is most likely a shard given as
     // OUT by mistake (`gradwire merge shard0 shard1`).
-    const auto it = m.by_index.find(l.record.index);
-    if (it == m.by_index.end() || !same_record(it->second, l))
+    const auto it = m.by_index().find(l.record.index);
+    if (it == m.by_index().end() || !same_record(it->second, l))
       throw InputError(out, l.line, 1, "index",
                        "exists and holds point " + std::to_string(l.record.index) +
-                           (it == m.by_index.end() ? ", which no shard has" : " with other figures than the shards") +
+                           (it == m.by_index().end() ? ", which no shard has" : " with other figures than the shards") +
                            "; refusing to overwrite it (is it a shard? gradwire merge OUT SHARD... writes OUT): give "
                            "the merged file a new name");
   }
@@ -640,17 +657,17 @@ void check_merge_target(const std::string& target, const std::string& out, const
 
 }  // namespace
 
-std::pair<std::size_t, std::size_t> merge_results(const std::string& out, const std::vector<std::string>& shards) {
+MergeSummary merge_results(const std::string& out, const std::vector<std::string>& shards) {
   // OUT is checked (not a shard, not a device, ...) and locked before anything is read.
   const std::string target = checked_output_path(out, shards);
   ResultsLock lock(target, out);
-  ShardRecords m;
-  for (const auto& path : shards) add_shard(m, path);
+  PointRecords m;
+  for (const auto& path : shards)
+    for (const auto& l : read_results(path)) m.add(l);  // a final line cut short is ignored
   check_merge_target(target, out, m);
-  std::vector<ResultLine> all;
-  for (auto& [i, l] : m.by_index) all.push_back(std::move(l));
-  write_file_atomic(target, canonical_results(all), shards);
-  return {all.size(), m.of};
+  MergeSummary sum{m.by_index().size(), m.of(), m.duplicates()};
+  write_file_atomic(target, canonical_results(m.take()), shards);
+  return sum;
 }
 
 // --- The lock ------------------------------------------------------------------------

@@ -85,20 +85,13 @@ std::set<std::size_t> resume(RunContext& run, RunSummary& sum) {
   bool partial = false;
   const auto lines = read_results(run.out, &partial);
   run.version = records_version(lines);
-  std::map<std::size_t, const ResultLine*> seen;
+  PointRecords seen;  // one record per point: a duplicate is kept once, a conflict refused
   std::vector<const ResultLine*> keep;
   for (const auto& l : lines) {
     const ResultRecord& r = l.record;
     if (r.sweep != run.id || r.of != run.spec.points || r.key != point_key(run.spec, r.index))
       throw InputError(run.opt.out, l.line, 1, "sweep", foreign_record_reason(run, r));
-    auto [it, inserted] = seen.emplace(r.index, &l);
-    if (!inserted) {
-      if (!same_record(*it->second, l))
-        throw InputError(run.opt.out, l.line, 1, "index",
-                         "point " + std::to_string(r.index) + " differs from its record at line " +
-                             std::to_string(it->second->line) + " (two runs wrote this file at once?); remove one of them");
-      continue;  // the same record twice (as merge does: kept once)
-    }
+    if (!seen.add(l, run.opt.out)) continue;
     if (r.status == "error" && run.in_shard(r.index)) {
       ++sum.retried;  // a failed point of this shard: run it again
       continue;
@@ -106,6 +99,7 @@ std::set<std::size_t> resume(RunContext& run, RunSummary& sum) {
     done.insert(r.index);
     keep.push_back(&l);
   }
+  sum.duplicates = seen.duplicates();
   if (partial || sum.retried > 0 || keep.size() != lines.size()) {
     // Drop the cut-off record, the duplicates and the records to retry
     // before appending after them.

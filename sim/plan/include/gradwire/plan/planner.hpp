@@ -6,8 +6,9 @@
 //   deadline and budget: the cheapest point meeting both
 //   neither            : the cheapest point
 // Ties go to the faster point, then to the lower index. The choice is compared
-// with the uncompressed, k = 1 point of the same cluster (same instance, nodes
-// and network) when the sweep has one. Plain C++.
+// with the uncompressed point of the smallest k (k = 1) that matches it on
+// every other swept key (same cluster, model, global batch, bucket size, ...)
+// when the sweep has one. Plain C++.
 #pragma once
 
 #include <optional>
@@ -40,7 +41,17 @@ struct PlanPoint {
   /// The record's measured_collectives: collectives timed by the profile's
   /// fit measured on this cluster (docs/model.md); empty: all modelled.
   std::vector<std::string> measured_collectives;
+  /// The point's swept keys and values (the record's params; empty for a
+  /// record without them).
+  StringPairs params;
 };
+
+/// Whether a swept key sets the compressor (workload.compression and its fields).
+bool is_compression_key(const std::string& key);
+/// The swept keys a baseline may differ in from the point it is compared with:
+/// the compressor's and how the batch is split (workload.accumulation,
+/// workload.micro_batch). Every other swept key must match (docs/planning.md).
+bool is_compared_key(const std::string& key);
 
 enum class Pricing { OnDemand, Spot };
 
@@ -69,7 +80,7 @@ std::vector<std::size_t> pareto_front(const std::vector<PlanPoint>& points);
 struct Recommendation {
   bool found = false;
   PlanPoint choice;
-  std::optional<PlanPoint> baseline;   ///< uncompressed, k = 1, same cluster
+  std::optional<PlanPoint> baseline;   ///< uncompressed, smallest k, every other swept key the same
   std::string rule;                    ///< the rule that was applied
   std::string reason;                  ///< one sentence for people
   Exclusions excluded;                 ///< plan_points' counts and the constraints'
@@ -86,8 +97,9 @@ Recommendation recommend(const std::vector<PlanPoint>& points, std::optional<dou
 std::string band_verdict(const Recommendation& rec, const std::vector<PlanPoint>& points,
                          std::optional<double> budget, std::optional<double> deadline_hours);
 
-/// "PowerSGD rank 4, k = 4 (micro-batch 8, global batch 1024) on 16 x p4d.24xlarge"
-/// (the batch part when the record has a global batch).
+/// "PowerSGD rank 4, k = 4 (micro-batch 8, global batch 1024) on 16 x p4d.24xlarge;
+/// workload.bucket_size=25MiB" (the batch part when the record has a global
+/// batch; after ';' every swept key the words before do not name, as KEY=VALUE).
 std::string describe(const PlanPoint& p);
 
 /// The points split into groups that may be compared: one group when every

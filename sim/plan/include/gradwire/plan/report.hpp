@@ -4,6 +4,7 @@
 // child process.
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <vector>
@@ -13,7 +14,8 @@ namespace gw::plan {
 struct ReportSummary {
   std::string dir;
   std::vector<std::string> files;   ///< relative to dir
-  int points = 0, ok = 0, no_fit = 0, invalid = 0, errors = 0;
+  int points = 0, ok = 0, no_fit = 0, invalid = 0, errors = 0;   ///< distinct points (duplicates counted once)
+  std::size_t duplicates = 0;       ///< records dropped as repeats of a point's record
   bool figures = true;              ///< false: gnuplot did not start, the page has the tables alone
 };
 

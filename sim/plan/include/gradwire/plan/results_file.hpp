@@ -6,6 +6,8 @@
 #pragma once
 
 #include <cstddef>
+#include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -61,14 +63,52 @@ ResultLine parse_result_line(std::string text, const std::string& file, int line
 /// Whether two lines are the same record: the same text, or the same but for
 /// the "schema" field a record written before schemas lacks (docs/outputs.md).
 bool same_record(const ResultLine& a, const ResultLine& b);
+/// One point, one record: the rule every reader of results follows (merge,
+/// resume, plan, report; docs/planning.md, "Results files"). Records are
+/// added in the order read; a record the same as the point's first one
+/// (same_record: a file appended twice, two shards that both ran a point) is
+/// a duplicate, kept once and counted; a different record of a point already
+/// seen, a record of another sweep or of a sweep of another size, and one of
+/// another schema version than the first are refused (InputError at the
+/// record's FILE:LINE naming the other record's FILE:LINE).
+class PointRecords {
+ public:
+  /// Adds `l`; false when it is a duplicate (dropped). The `l.file` of an
+  /// error is the path as read; `shown` (when not empty) replaces it.
+  bool add(const ResultLine& l, const std::string& shown = "");
+  /// The distinct records, by index.
+  const std::map<std::size_t, ResultLine>& by_index() const { return by_index_; }
+  /// The distinct records in index order (the object is left empty).
+  std::vector<ResultLine> take();
+  std::size_t duplicates() const { return duplicates_; }
+  const std::string& sweep() const { return sweep_; }
+  std::size_t of() const { return of_; }
+
+ private:
+  std::map<std::size_t, ResultLine> by_index_;
+  std::optional<ResultLine> first_;
+  std::string sweep_;
+  std::size_t of_ = 0;
+  std::size_t duplicates_ = 0;
+};
+/// read_results through PointRecords: the distinct records of a results file
+/// in index order; `duplicates` (when given) is set to the number dropped.
+std::vector<ResultLine> read_distinct_results(const std::string& path, std::size_t* duplicates = nullptr);
+/// The note a reader prints for `n` duplicates dropped from `file` ("" when
+/// none): "FILE: 6 records repeat an earlier record of its point (...)".
+std::string duplicates_note(const std::string& file, std::size_t n);
 /// The canonical text: records sorted by index (stable), one per line.
 std::string canonical_results(std::vector<ResultLine> lines);
 /// Merges shard files into `out` (atomically, under the results file's lock).
 /// Throws InputError for records of different sweeps or conflicting records
 /// of one point, for an `out` that is one of the shards, and for an existing
-/// `out` that is not a results file of the same sweep. Returns the
-/// number of distinct points and the sweep's size.
-std::pair<std::size_t, std::size_t> merge_results(const std::string& out, const std::vector<std::string>& shards);
+/// `out` that is not a results file of the same sweep (PointRecords' rule).
+struct MergeSummary {
+  std::size_t points = 0;       ///< distinct points written
+  std::size_t of = 0;           ///< the sweep's size
+  std::size_t duplicates = 0;   ///< records dropped as duplicates
+};
+MergeSummary merge_results(const std::string& out, const std::vector<std::string>& shards);
 
 /// OUT.lock beside the results file (the file itself is replaced by rename at
 /// the end, so its inode cannot carry the lock): flock(LOCK_EX) held for the

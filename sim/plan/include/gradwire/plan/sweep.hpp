@@ -36,6 +36,7 @@ struct RunSummary {
   std::size_t ran = 0;        ///< finished in this run
   std::size_t failed = 0;     ///< of those, status error
   std::size_t retried = 0;    ///< error records of earlier runs dropped and run again
+  std::size_t duplicates = 0; ///< repeated records of a point dropped on resume (PointRecords)
   std::size_t errors_left = 0;  ///< error records in the results file at the end
   std::string out;            ///< the results file written (links resolved)
   bool interrupted = false;   ///< stopped by SIGINT/SIGTERM
