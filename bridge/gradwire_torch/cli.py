@@ -19,6 +19,7 @@ import shlex
 import sys
 
 PROG = "gradwire model"
+SPEC_HELP = "torchvision:NAME | timm:NAME | transformers:CLASS | transformers:ORG/NAME | path/to/file.py:FUNCTION"
 # The count options' ranges, as sim/cli/cmd_model.cpp (kCounts) checks them
 # before Python starts; here for `python -m gradwire_torch` run directly.
 COUNT_LIMITS = {"batch": (1, 1 << 20), "seq_len": (1, 1 << 24), "repeats": (1, 1000000), "warmup": (0, 1000000)}
@@ -41,7 +42,7 @@ def count(dest: str):
     lo, hi = COUNT_LIMITS[dest]
 
     def parse(text: str) -> int:
-        if not text.isdigit() or not lo <= int(text) <= hi:
+        if not re.fullmatch(r"[0-9]+", text) or not lo <= int(text) <= hi:
             raise argparse.ArgumentTypeError(f"{text!r}: expected a whole number from {lo} to {hi}")
         return int(text)
     parse.__name__ = "count"
@@ -74,7 +75,7 @@ def _parser() -> argparse.ArgumentParser:
                        description="Build SPEC on the meta device (no weights, no network), run one training "
                                    "forward and backward pass, and write the model file: tensors in the observed "
                                    "gradient-ready order, measured forward/backward FLOPs, saved activations.")
-    e.add_argument("spec", help="torchvision:NAME | timm:NAME | transformers:CLASS | path/to/file.py:FUNCTION")
+    e.add_argument("spec", help=SPEC_HELP)
     e.add_argument("--input", help="one sample's shape for an image or file model, e.g. 3x224x224")
     e.add_argument("--seq-len", type=count("seq_len"), help="tokens per sample for a transformers model")
     e.add_argument("--batch", type=count("batch"), default=1, help="batch size of the observed pass (figures are per sample)")

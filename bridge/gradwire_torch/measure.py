@@ -423,13 +423,13 @@ def measure(spec: str, *, sets=None, input_shape=None, seq_len=None, batch: int,
 
 def add_parser(sub) -> None:
     """The `measure` subcommand's options, on cli.py's subparsers."""
-    from .cli import count
+    from .cli import SPEC_HELP, count
     p = sub.add_parser("measure", help="time forward, per-tensor gradient-ready times, backward, optimizer and "
                                        "DDP's local work on one device; write a gradwire-compute/1 file",
                        description="Run real forward and backward passes of SPEC on the device (random weights, "
                                    "synthetic inputs) and write a measured-compute document that simulate uses "
                                    "through workload.compute (docs/model.md, 'Measured compute').")
-    p.add_argument("spec", help="torchvision:NAME | timm:NAME | transformers:CLASS | path/to/file.py:FUNCTION")
+    p.add_argument("spec", help=SPEC_HELP)
     p.add_argument("--device", choices=("cpu", "cuda"), required=True)
     p.add_argument("--batch", type=count("batch"), required=True, help="micro-batch: samples per step")
     p.add_argument("--input", help="one sample's shape for an image or file model, e.g. 3x224x224")

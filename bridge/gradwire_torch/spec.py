@@ -168,7 +168,7 @@ def _hub_fields(name: str) -> tuple[str, str, dict] | None:
     if found is None:
         if hubmod.looks_like_hub_id(name):
             raise SpecError(f"transformers:{name}: no bundled configuration for this hub id (no network: "
-                            f"gradwire_torch/hub.py lists them; else give transformers:CLASS with --set)"
+                            f"docs/models.md lists the bundled ones; else give transformers:CLASS with --set)"
                             f"{hubmod.suggest(name, hubmod.bundled_ids())}")
         return None
     repo, fields = found

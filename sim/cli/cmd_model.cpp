@@ -44,12 +44,14 @@ constexpr const char* kUsage =
     "           data), write a gradwire-compute/1 file: forward time, per-tensor gradient-ready\n"
     "           times, backward, optimizer step, DDP's local work; a scenario uses it through\n"
     "           workload.compute (docs/model.md, \"Measured compute\").\n"
-    "SPEC: torchvision:NAME | timm:NAME | transformers:CLASS | path/to/file.py:FUNCTION\n"
+    "SPEC: torchvision:NAME | timm:NAME | transformers:CLASS | transformers:ORG/NAME (a bundled hub config,\n"
+    "      e.g. meta-llama/Llama-3.1-8B; docs/models.md) | path/to/file.py:FUNCTION\n"
     "Python: $GRADWIRE_PYTHON, else .venv-torch/bin/python in the data directory.\n"
     "`gradwire model export --help` and `gradwire model measure --help` list every option.\n"
     "\n"
     "Example: gradwire model export torchvision:resnet50 --out /tmp/resnet50.yaml\n"
     "Example: gradwire model export transformers:BertForPreTraining --seq-len 128 --out /tmp/bert-pt.yaml\n"
+    "Example: gradwire model export transformers:Qwen/Qwen2.5-0.5B --seq-len 64 --out /tmp/qwen.yaml\n"
     "Example: gradwire model measure tests/torch/example_models.py:make_mlp --input 784 --batch 8 --device cpu "
     "--out /tmp/mlp-measured.yaml\n";
 
