@@ -32,6 +32,14 @@ _LLAMA31_ROPE = {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "
                  "original_max_position_embeddings": 8192}
 
 
+def _qwen2(hidden, intermediate, layers, heads, kv_heads, vocab, positions, tie):
+    return {"architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2", "hidden_act": "silu",
+            "hidden_size": hidden, "intermediate_size": intermediate, "num_hidden_layers": layers,
+            "num_attention_heads": heads, "num_key_value_heads": kv_heads, "vocab_size": vocab,
+            "max_position_embeddings": positions, "rms_norm_eps": 1e-06, "rope_theta": 1000000.0,
+            "tie_word_embeddings": tie, "use_sliding_window": False}
+
+
 def _gpt2(n_embd, n_layer, n_head):
     return {"architectures": ["GPT2LMHeadModel"], "model_type": "gpt2", "n_embd": n_embd, "n_layer": n_layer,
             "n_head": n_head, "vocab_size": 50257, "n_positions": 1024, "n_ctx": 1024,
@@ -75,18 +83,8 @@ CONFIGS: dict[str, dict] = {
         "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32, "num_attention_heads": 32,
         "num_key_value_heads": 8, "vocab_size": 32000, "max_position_embeddings": 32768,
         "sliding_window": 4096, "rms_norm_eps": 1e-05, "rope_theta": 10000.0, "tie_word_embeddings": False},
-    "Qwen/Qwen2.5-0.5B": {
-        "architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2", "hidden_act": "silu",
-        "hidden_size": 896, "intermediate_size": 4864, "num_hidden_layers": 24, "num_attention_heads": 14,
-        "num_key_value_heads": 2, "vocab_size": 151936, "max_position_embeddings": 32768,
-        "rms_norm_eps": 1e-06, "rope_theta": 1000000.0, "tie_word_embeddings": True,
-        "use_sliding_window": False},
-    "Qwen/Qwen2.5-7B": {
-        "architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2", "hidden_act": "silu",
-        "hidden_size": 3584, "intermediate_size": 18944, "num_hidden_layers": 28, "num_attention_heads": 28,
-        "num_key_value_heads": 4, "vocab_size": 152064, "max_position_embeddings": 131072,
-        "rms_norm_eps": 1e-06, "rope_theta": 1000000.0, "tie_word_embeddings": False,
-        "use_sliding_window": False},
+    "Qwen/Qwen2.5-0.5B": _qwen2(896, 4864, 24, 14, 2, 151936, 32768, tie=True),
+    "Qwen/Qwen2.5-7B": _qwen2(3584, 18944, 28, 28, 4, 152064, 131072, tie=False),
     "openai-community/gpt2": _gpt2(768, 12, 12),
     "openai-community/gpt2-medium": _gpt2(1024, 24, 16),
     "openai-community/gpt2-large": _gpt2(1280, 36, 20),

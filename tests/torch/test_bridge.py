@@ -3,6 +3,7 @@ with no PyTorch needed (run by the system python3 whether .venv-torch exists or
 not; tests/torch/CMakeLists.txt). Every failure is one line on stderr, exit 2,
 nothing written, with a set-up hint that fits where gradwire is."""
 import os
+import shutil
 import stat
 import subprocess
 import sys
@@ -61,6 +62,27 @@ class Bridge(unittest.TestCase):
             f.write("torch==2.15.0\n")
         self.fails("export", "torchvision:resnet50", "--out", self.out, python=missing, data=prefix,
                    needles=(f"pip install -r {prefix}/bridge/requirements-torch.txt",))
+
+    def test_an_installed_gradwire_names_its_pins_not_setup_sh(self):
+        # The installed layout (cmake --install): PREFIX/bin/gradwire finds its
+        # data in PREFIX/share/gradwire, which has the bridge and its pins but
+        # no setup.sh and, here, no .venv-torch.
+        prefix = os.path.join(self.dir, "prefix")
+        share = os.path.join(prefix, "share", "gradwire")
+        os.makedirs(os.path.join(prefix, "bin"))
+        os.makedirs(os.path.join(share, "bridge"))
+        shutil.copy2(BIN, os.path.join(prefix, "bin", "gradwire"))
+        shutil.copy2(os.path.join(SRC, "bridge", "requirements-torch.txt"), os.path.join(share, "bridge"))
+        unset = ("GRADWIRE_PYTHON", "GRADWIRE_DATA", "GRADWIRE_DATA_DIR")
+        env = {k: v for k, v in os.environ.items() if k not in unset}
+        r = subprocess.run([os.path.join(prefix, "bin", "gradwire"), "model", "export", "torchvision:resnet50",
+                            "--out", self.out], capture_output=True, text=True, cwd=self.dir, env=env)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+        self.assertIn(f"no Python at {os.path.realpath(share)}/.venv-torch/bin/python", r.stderr)
+        self.assertIn(f"pip install -r {os.path.realpath(share)}/bridge/requirements-torch.txt", r.stderr)
+        self.assertNotIn("setup.sh", r.stderr)
+        self.assertFalse(os.path.exists(self.out))
 
     def test_a_python_without_torch(self):
         # -S: no site-packages, so no torch whatever this machine has installed;

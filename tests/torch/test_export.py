@@ -218,8 +218,8 @@ def analytic_flops(resolved) -> tuple[int, int]:
     independently of the exporter: a convolution 2*N*Cout*Hout*Wout*(Cin/groups)*Kh*Kw
     (transposed: 2*N*Hin*Win*Cin*(Cout/groups)*Kh*Kw), a linear layer
     2*rows*in*out, timm's MaxViT attention (AttentionCl) Q K^T and P V
-    4*windows*heads*tokens^2*dim_head, its relative-position bias table (RelPosBiasTf)
-    two einsums with constant lookups; backward: the weight gradient costs the
+    4*windows*heads*tokens^2*dim_head and its relative-position bias table's
+    (RelPosBiasTf) two einsums with constant lookups, once per call; backward: the weight gradient costs the
     forward's FLOPs, the input gradient as much again when the input needs one."""
     total = {"forward": 0, "backward": 0}
 
@@ -239,13 +239,12 @@ def analytic_flops(resolved) -> tuple[int, int]:
             f = 2 * (x.numel() // m.in_features) * m.in_features * m.out_features
         elif kind == "AttentionCl":
             tokens = math.prod(x.shape[1:-1])
-            f = 4 * x.shape[0] * m.num_heads * tokens * tokens * m.dim_head
-            add(f, 2)  # q, k and v all need gradients
-            return
-        elif kind == "RelPosBiasTf":
-            (wh, ww), heads = m.window_size, m.num_heads
-            vh, vw = 2 * wh - 1, 2 * ww - 1
-            add(2 * heads * wh * wh * vh * vw + 2 * heads * wh * wh * ww * ww * vw, 1)  # the table's gradient only
+            add(4 * x.shape[0] * m.num_heads * tokens * tokens * m.dim_head, 2)  # q, k and v need gradients
+            rel = getattr(m, "rel_pos", None)
+            if type(rel).__name__ == "RelPosBiasTf":  # its get_bias(), called by the attention, not a forward
+                (wh, ww), heads = rel.window_size, rel.num_heads
+                vh, vw = 2 * wh - 1, 2 * ww - 1
+                add(2 * heads * wh * wh * vh * vw + 2 * heads * wh * wh * ww * ww * vw, 1)  # the table's gradient
             return
         else:
             return
