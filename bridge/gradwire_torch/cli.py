@@ -78,7 +78,8 @@ def _parser() -> argparse.ArgumentParser:
     e.add_argument("spec", help=SPEC_HELP)
     e.add_argument("--input", help="one sample's shape for an image or file model, e.g. 3x224x224")
     e.add_argument("--seq-len", type=count("seq_len"), help="tokens per sample for a transformers model")
-    e.add_argument("--batch", type=count("batch"), default=1, help="batch size of the observed pass (figures are per sample)")
+    e.add_argument("--batch", type=count("batch"), default=1,
+                   help="batch size of the observed pass (figures are per sample)")
     e.add_argument("--set", nargs="+", action="extend", default=[], metavar="KEY=VALUE",
                    help="constructor keywords (config fields for transformers)")
     e.add_argument("--dtype", choices=sorted(exportmod.DTYPE_BY_NAME), default="fp32",
