@@ -10,7 +10,10 @@ What is observed (docs/models.md, "Bring your own model", has the rules):
   registration order, with no backward FLOPs.
 - FLOPs: torch.utils.flop_counter.FlopCounterMode's per-op formulas (a
   multiply-add is 2 FLOPs; matmuls, convolutions and attention kernels are
-  counted, elementwise ops are not).
+  counted, elementwise ops are not), but for a convolution's backward: its
+  input gradient and its weight gradient each cost the forward's FLOPs,
+  2*N*Cout*Hout*Wout*(Cin/groups)*Kh*Kw (torch's formula counts the weight
+  gradient of a grouped or depthwise convolution `groups` times over).
   * forward: an op's FLOPs go to the innermost running module that owns
     parameters directly, to its largest parameter (the first on a tie: a
     Linear's weight, not its bias); an op in a module owning none (attention's
@@ -42,7 +45,7 @@ from dataclasses import dataclass, field
 
 import torch
 from torch import nn
-from torch.utils.flop_counter import FlopCounterMode
+from torch.utils.flop_counter import FlopCounterMode, conv_flop_count
 
 from . import spec as specmod
 
@@ -57,12 +60,25 @@ class ExportError(Exception):
     """A problem the user can fix (one line), as SpecError."""
 
 
+def conv_backward_flops(grad_out_shape, x_shape, w_shape, _bias, _stride, _padding, _dilation, transposed,
+                        _output_padding, _groups, output_mask, out_shape=None, **_kwargs) -> int:
+    """aten.convolution_backward's FLOPs (shapes, as FlopCounterMode passes
+    them): the input gradient and the weight gradient each make one multiply-add
+    per multiply-add of the forward, whose FLOPs conv_flop_count gives from the
+    forward's shapes (grad_out has the forward output's shape; w_shape[1] is
+    Cin/groups, Cout/groups when transposed). The bias gradient is a sum, not
+    counted, as in the forward."""
+    forward = conv_flop_count(list(x_shape), list(w_shape), list(grad_out_shape), transposed=transposed)
+    return forward * (int(bool(output_mask[0])) + int(bool(output_mask[1])))
+
+
 class _FlopRecorder(FlopCounterMode):
     """FlopCounterMode that hands each op's FLOPs to a callback instead of
-    summing them per module (its formulas, our attribution)."""
+    summing them per module (its formulas, but conv_backward_flops for a
+    convolution's backward; our attribution)."""
 
     def __init__(self, on_flops):
-        super().__init__(display=False)
+        super().__init__(display=False, custom_mapping={torch.ops.aten.convolution_backward: conv_backward_flops})
         self._on_flops = on_flops
 
     def _count_flops(self, func_packet, out, args, kwargs):

@@ -423,23 +423,24 @@ def measure(spec: str, *, sets=None, input_shape=None, seq_len=None, batch: int,
 
 def add_parser(sub) -> None:
     """The `measure` subcommand's options, on cli.py's subparsers."""
+    from .cli import SPEC_HELP, count
     p = sub.add_parser("measure", help="time forward, per-tensor gradient-ready times, backward, optimizer and "
                                        "DDP's local work on one device; write a gradwire-compute/1 file",
                        description="Run real forward and backward passes of SPEC on the device (random weights, "
                                    "synthetic inputs) and write a measured-compute document that simulate uses "
                                    "through workload.compute (docs/model.md, 'Measured compute').")
-    p.add_argument("spec", help="torchvision:NAME | timm:NAME | transformers:CLASS | path/to/file.py:FUNCTION")
+    p.add_argument("spec", help=SPEC_HELP)
     p.add_argument("--device", choices=("cpu", "cuda"), required=True)
-    p.add_argument("--batch", type=int, required=True, help="micro-batch: samples per step")
+    p.add_argument("--batch", type=count("batch"), required=True, help="micro-batch: samples per step")
     p.add_argument("--input", help="one sample's shape for an image or file model, e.g. 3x224x224")
-    p.add_argument("--seq-len", type=int, help="tokens per sample for a transformers model")
+    p.add_argument("--seq-len", type=count("seq_len"), help="tokens per sample for a transformers model")
     p.add_argument("--set", nargs="+", action="extend", default=[], metavar="KEY=VALUE",
                    help="constructor keywords (config fields for transformers)")
     p.add_argument("--amp", choices=("bf16", "fp16"), help="autocast the forward pass (fp32 weights and gradients)")
     p.add_argument("--tf32", action="store_true", help="allow TF32 matmuls and convolutions (CUDA only)")
     p.add_argument("--optimizer", choices=OPTIMIZERS, default="adam")
-    p.add_argument("--repeats", type=int, default=20, help="timed runs (default 20)")
-    p.add_argument("--warmup", type=int, default=3, help="untimed runs first (default 3)")
+    p.add_argument("--repeats", type=count("repeats"), default=20, help="timed runs (default 20)")
+    p.add_argument("--warmup", type=count("warmup"), default=3, help="untimed runs first (default 3)")
     p.add_argument("--powersgd-rank", type=int, nargs="+", default=[4], metavar="R",
                    help="PowerSGD ranks whose local work is timed (default 4)")
     p.add_argument("--name", help="the model's name (default: from SPEC; must equal the model file's name)")

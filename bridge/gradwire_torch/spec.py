@@ -12,6 +12,10 @@ SPEC forms (docs/models.md, "Bring your own model"):
                           transformers:BertForPreTraining,
                           transformers:GPT2LMHeadModel; attention is "eager"
                           unless SET names attn_implementation
+  transformers:ORG/NAME   a Hugging Face Hub id bundled in hub.py (e.g.
+                          transformers:meta-llama/Llama-3.1-8B): its
+                          config.json's class and fields, SET on top; no
+                          network, no weights
   path/to/file.py:FUNC    FUNC(**SET) from that file, returning an nn.Module
 
 SET is a list of "key=value" strings; a value is read as a Python literal
@@ -30,6 +34,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import importlib.util
+import inspect
 import os
 import re
 import sys
@@ -37,6 +42,8 @@ from typing import Any
 
 import torch
 from torch import nn
+
+from . import hub as hubmod
 
 
 class SpecError(Exception):
@@ -122,9 +129,10 @@ def _first_line(e: BaseException) -> str:
 def _torchvision(name: str, kw: dict, device) -> tuple[nn.Module, str]:
     import torchvision
 
-    if name not in torchvision.models.list_models():
+    names = torchvision.models.list_models()
+    if name not in names:
         raise SpecError(f"torchvision:{name}: no such model in torchvision {torchvision.__version__} "
-                        "(torchvision.models.list_models())")
+                        f"(torchvision.models.list_models()){hubmod.suggest(name, names)}")
     with torch.device(device):
         m = _construct(f"torchvision:{name}", torchvision.models.get_model, name, weights=None, **kw)
     return m, f"torchvision {torchvision.__version__} models.get_model({name!r}, weights=None)"
@@ -134,18 +142,47 @@ def _timm(name: str, kw: dict, device) -> tuple[nn.Module, str]:
     import timm
 
     if not timm.is_model(name):
-        raise SpecError(f"timm:{name}: no such model in timm {timm.__version__} (timm.list_models())")
+        raise SpecError(f"timm:{name}: no such model in timm {timm.__version__} (timm.list_models())"
+                        f"{hubmod.suggest(name, timm.list_models())}")
     with torch.device(device):
         m = _construct(f"timm:{name}", timm.create_model, name, pretrained=False, **kw)
     return m, f"timm {timm.__version__} create_model({name!r}, pretrained=False)"
 
 
-def _transformers(cls_name: str, kw: dict, device) -> tuple[nn.Module, str]:
+def _transformers_class(name: str):
+    """transformers.NAME if it is a model class with a config class, else SpecError with suggestions."""
     import transformers
 
-    cls = getattr(transformers, cls_name, None)
-    if not (isinstance(cls, type) and issubclass(cls, nn.Module) and getattr(cls, "config_class", None)):
-        raise SpecError(f"transformers:{cls_name}: no such model class in transformers {transformers.__version__}")
+    cls = getattr(transformers, name, None)
+    if isinstance(cls, type) and issubclass(cls, nn.Module) and getattr(cls, "config_class", None):
+        return cls
+    classes = [c for c in dir(transformers) if c[:1].isupper() and re.search(r"(Model|For[A-Z]\w*)$", c)]
+    raise SpecError(f"transformers:{name}: no such model class in transformers {transformers.__version__} "
+                    f"nor a bundled hub configuration{hubmod.suggest(name, classes + hubmod.bundled_ids())}")
+
+
+def _hub_fields(name: str) -> tuple[str, str, dict] | None:
+    """(class name, config.json URL, its fields) for a bundled hub id; SpecError for
+    an ORG/NAME that is not bundled; None for anything else (a class name)."""
+    found = hubmod.lookup(name)
+    if found is None:
+        if hubmod.looks_like_hub_id(name):
+            raise SpecError(f"transformers:{name}: no bundled configuration for this hub id (no network: "
+                            f"docs/models.md lists the bundled ones; else give transformers:CLASS with --set)"
+                            f"{hubmod.suggest(name, hubmod.bundled_ids())}")
+        return None
+    repo, fields = found
+    cls_name = fields.pop("architectures")[0]
+    fields.pop("model_type", None)
+    return cls_name, hubmod.url(repo), fields
+
+
+def _transformers(name: str, kw: dict, device) -> tuple[nn.Module, str]:
+    import transformers
+
+    hub = _hub_fields(name)
+    cls_name, url, fields = hub if hub else (name, None, {})
+    cls = _transformers_class(cls_name)
     config = cls.config_class()
     for key, value in kw.items():
         if key != "attn_implementation" and not hasattr(config, key):
@@ -153,14 +190,18 @@ def _transformers(cls_name: str, kw: dict, device) -> tuple[nn.Module, str]:
     kw = dict(kw)
     attn = kw.pop("attn_implementation", "eager")
     try:  # transformers validates fields with its own exception types
-        config = cls.config_class(**kw)
+        config = cls.config_class(**{**fields, **kw})
         config._attn_implementation = attn
     except Exception as e:
         raise SpecError(f"--set for {type(config).__name__}: {_first_line(e)}") from None
     with torch.device(device):
-        m = _construct(f"transformers:{cls_name}", cls, config)
+        m = _construct(f"transformers:{name}", cls, config)
     sets = ", ".join(f"{k}={v!r}" for k, v in kw.items())
-    return m, f"transformers {transformers.__version__} {cls_name}({type(config).__name__}({sets}))"
+    source = f"transformers {transformers.__version__} {cls_name}({type(config).__name__}({sets}))"
+    if url:
+        source = (f"transformers {transformers.__version__} {cls_name} from the fields of {url} (bundled, "
+                  f"no weights){' with ' + sets if sets else ''}")
+    return m, source
 
 
 def _file(path: str, func: str, kw: dict, device) -> tuple[nn.Module, str]:
@@ -209,6 +250,8 @@ def _max_positions(config) -> int | None:
 
 
 def _sequence_inputs(module: nn.Module, seq_len: int | None, batch: int, device) -> tuple[tuple, int]:
+    """Token ids [batch, seq] as the model's positional inputs: input_ids, and
+    decoder_input_ids of the same length for an encoder-decoder (T5)."""
     config = module.config
     seq = seq_len or _max_positions(config)
     if not seq:
@@ -218,7 +261,14 @@ def _sequence_inputs(module: nn.Module, seq_len: int | None, batch: int, device)
         raise SpecError(f"--seq-len {seq}: more than the model's {limit} positions (raise it with --set)")
     vocab = getattr(config, "vocab_size", 2) or 2
     ids = torch.randint(0, vocab, (batch, seq), device=device)
-    return (ids,), seq
+    if not getattr(config, "is_encoder_decoder", False):
+        return (ids,), seq
+    params = list(inspect.signature(module.forward).parameters)
+    if "decoder_input_ids" not in params:
+        raise SpecError(f"{type(module).__name__}: an encoder-decoder without decoder_input_ids is not supported")
+    args = [None] * params.index("decoder_input_ids") + [torch.randint(0, vocab, (batch, seq), device=device)]
+    args[params.index("input_ids")] = ids
+    return tuple(args), seq
 
 
 def _image_shape(module: nn.Module, kind: str, input_shape) -> tuple[int, ...]:
@@ -227,6 +277,10 @@ def _image_shape(module: nn.Module, kind: str, input_shape) -> tuple[int, ...]:
     cfg = getattr(module, "pretrained_cfg", None) or {}
     if kind == "timm" and cfg.get("input_size"):
         return tuple(cfg["input_size"])
+    config = getattr(module, "config", None)
+    if kind == "transformers" and getattr(config, "image_size", None):  # ViT: pixel_values
+        size = config.image_size
+        return (config.num_channels, *(size if isinstance(size, (list, tuple)) else (size, size)))
     if kind == "file":
         raise SpecError("a file model needs --input (the shape of one sample, e.g. 784 or 3x32x32)")
     return (3, 224, 224)
@@ -254,8 +308,8 @@ def resolve(spec: str, sets: list[str] | None = None, *, input_shape: tuple[int,
     grad_dtypes = {n: p.dtype for n, p in module.named_parameters()}
     if dtype != torch.float32:
         module.to(dtype)
-    base = spec.rpartition(":")[2]
-    if kind == "transformers":
+    base = spec.rpartition(":")[2].rpartition("/")[2]  # a hub id's name, without its organisation
+    if kind == "transformers" and getattr(module, "main_input_name", "input_ids") == "input_ids":
         if input_shape:
             raise SpecError("--input is for image and file models; a transformers model takes --seq-len")
         args, seq = _sequence_inputs(module, seq_len, batch, device)

@@ -34,3 +34,12 @@ def make_mlp() -> nn.Module:
 
 def not_a_model():
     return 42
+
+
+def make_grouped_convs(width: int = 8) -> nn.Module:
+    """A 1x1 conv (its input needs no gradient), a depthwise 3x3 conv
+    (groups = channels), a grouped 3x3 conv (groups 4) and a grouped
+    transposed conv (groups 2): the closed forms of torch.conv_flops."""
+    return nn.Sequential(nn.Conv2d(4, width, 1), nn.Conv2d(width, width, 3, padding=1, groups=width),
+                         nn.Conv2d(width, 2 * width, 3, padding=1, groups=4),
+                         nn.ConvTranspose2d(2 * width, width, 2, stride=2, groups=2))

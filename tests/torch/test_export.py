@@ -1,7 +1,9 @@
 """torch.* tests: `gradwire model export` (bridge/gradwire_torch) end to end,
 through the gradwire binary, on the CPU (meta device). Run by ctest
 (tests/torch/CMakeLists.txt) with GW_BIN, GW_SOURCE_DIR and PYTHONPATH set."""
+import math
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -18,6 +20,7 @@ EXAMPLES = os.path.join(SRC, "tests", "torch", "example_models.py")
 sys.path.insert(0, os.path.join(SRC, "tests", "torch"))
 import example_models  # noqa: E402
 from gradwire_torch import export  # noqa: E402
+from gradwire_torch import hub  # noqa: E402
 from gradwire_torch import spec as specmod  # noqa: E402
 
 BERT_LARGE = ["num_hidden_layers=24", "hidden_size=1024", "num_attention_heads=16", "intermediate_size=4096"]
@@ -210,6 +213,172 @@ class ClosedForm(Scratch):
         self.assertEqual(doc["flops"]["forward_per_sample"], 2 * (784 * 256 + 256 * 128 + 128 * 10))
 
 
+def analytic_flops(resolved) -> tuple[int, int]:
+    """Forward and backward FLOPs of one pass counted from the layers' shapes,
+    independently of the exporter: a convolution 2*N*Cout*Hout*Wout*(Cin/groups)*Kh*Kw
+    (transposed: 2*N*Hin*Win*Cin*(Cout/groups)*Kh*Kw), a linear layer
+    2*rows*in*out, timm's MaxViT attention (AttentionCl) Q K^T and P V
+    4*windows*heads*tokens^2*dim_head and its relative-position bias table's
+    (RelPosBiasTf) two einsums with constant lookups, once per call; backward: the weight gradient costs the
+    forward's FLOPs, the input gradient as much again when the input needs one."""
+    total = {"forward": 0, "backward": 0}
+
+    def add(forward, grads):
+        total["forward"] += forward
+        total["backward"] += forward * grads
+
+    def hook(m, inputs, out):
+        x = inputs[0]
+        kind = type(m).__name__
+        if isinstance(m, nn.modules.conv._ConvNd):
+            spatial = x.shape[2:] if m.transposed else out.shape[2:]
+            cin, cout = (m.in_channels, m.out_channels // m.groups) if m.transposed else \
+                (m.in_channels // m.groups, m.out_channels)
+            f = 2 * x.shape[0] * math.prod(spatial) * cin * cout * math.prod(m.kernel_size)
+        elif isinstance(m, nn.Linear):
+            f = 2 * (x.numel() // m.in_features) * m.in_features * m.out_features
+        elif kind == "AttentionCl":
+            tokens = math.prod(x.shape[1:-1])
+            add(4 * x.shape[0] * m.num_heads * tokens * tokens * m.dim_head, 2)  # q, k and v need gradients
+            rel = getattr(m, "rel_pos", None)
+            if type(rel).__name__ == "RelPosBiasTf":  # its get_bias(), called by the attention, not a forward
+                (wh, ww), heads = rel.window_size, rel.num_heads
+                vh, vw = 2 * wh - 1, 2 * ww - 1
+                add(2 * heads * wh * wh * vh * vw + 2 * heads * wh * wh * ww * ww * vw, 1)  # the table's gradient
+            return
+        else:
+            return
+        add(f, int(m.weight.requires_grad) + int(x.requires_grad))
+
+    handles = [m.register_forward_hook(hook) for m in resolved.module.modules()]
+    try:
+        resolved.module(*resolved.args)
+    finally:
+        for h in handles:
+            h.remove()
+    return total["forward"], total["backward"]
+
+
+class ConvFlops(unittest.TestCase):
+    """Grouped and depthwise convolutions: backward about 2 x forward (issue 29, item 10)."""
+
+    def test_closed_form_of_one_depthwise_and_one_grouped_conv(self):
+        # depthwise: N=2, C=8, 10x10, 3x3, padding 1: forward 2*2*8*100*1*9
+        x, w, y = [2, 8, 10, 10], [8, 1, 3, 3], [2, 8, 10, 10]
+        conv = (None, [1, 1], [1, 1], [1, 1], False, [0, 0], 8)
+        self.assertEqual(export.conv_backward_flops(y, x, w, *conv, [True, True, False]), 2 * 28800)
+        self.assertEqual(export.conv_backward_flops(y, x, w, *conv, [False, True, True]), 28800)
+        # grouped: 8 -> 16 channels, groups 4 (Cin/groups = 2): forward 2*2*16*100*2*9
+        w = [16, 2, 3, 3]
+        y = [2, 16, 10, 10]
+        conv = (None, [1, 1], [1, 1], [1, 1], False, [0, 0], 4)
+        self.assertEqual(export.conv_backward_flops(y, x, w, *conv, [True, True, False]), 2 * 115200)
+        # transposed, groups 2: 8 -> 4 channels, 10x10 -> 20x20, 2x2 kernel: 2*2*100*8*(4/2)*4
+        w, y = [8, 2, 2, 2], [2, 4, 20, 20]
+        conv = (None, [2, 2], [0, 0], [1, 1], True, [0, 0], 2)
+        self.assertEqual(export.conv_backward_flops(y, x, w, *conv, [True, True, False]), 2 * 25600)
+
+    def test_observed_pass_of_grouped_convs(self):
+        r = specmod.resolve(f"{EXAMPLES}:make_grouped_convs", input_shape=(4, 6, 6), batch=2)
+        obs = export.observe(r)
+        n, hw = 2, 36
+        first = 2 * n * hw * 4 * 8                # 1x1, 4 -> 8
+        depthwise = 2 * n * hw * 8 * 1 * 9        # groups 8
+        grouped = 2 * n * hw * 16 * 2 * 9         # 8 -> 16, groups 4
+        transposed = 2 * n * hw * 16 * 4 * 4      # 16 -> 8, groups 2, 2x2 stride 2 (input positions)
+        self.assertEqual(sum(obs.forward.values()), first + depthwise + grouped + transposed)
+        # the first conv's input needs no gradient: its weight gradient only
+        self.assertEqual(sum(obs.backward.values()), first + 2 * (depthwise + grouped + transposed))
+        self.assertEqual(analytic_flops(specmod.resolve(f"{EXAMPLES}:make_grouped_convs", input_shape=(4, 6, 6),
+                                                        batch=2)), (sum(obs.forward.values()),
+                                                                     sum(obs.backward.values())))
+
+    def check_model(self, spec, shape, batch=2):
+        """The export through gradwire against analytic_flops of the same model."""
+        with tempfile.TemporaryDirectory(prefix="gw-torch-") as d:
+            out = os.path.join(d, "m.yaml")
+            r = gradwire("model", "export", spec, "--input", "x".join(map(str, shape)), "--batch", str(batch),
+                         "--out", out)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            with open(out) as f:
+                flops = yaml.safe_load(f)["flops"]
+        forward, backward = analytic_flops(specmod.resolve(spec, input_shape=shape, batch=batch))
+        self.assertEqual(flops["forward_per_sample"], forward / batch)
+        self.assertEqual(flops["backward_per_sample"], backward / batch)
+        ratio = backward / forward
+        self.assertTrue(1.9 < ratio <= 2.0, ratio)  # 2, less the stem's input gradient
+        return ratio
+
+    def test_convnext(self):
+        self.check_model("timm:convnext_tiny", (3, 64, 64))
+
+    def test_efficientnet(self):
+        self.check_model("timm:efficientnet_b0", (3, 64, 64))
+
+    def test_mobilenet(self):
+        self.check_model("torchvision:mobilenet_v3_small", (3, 64, 64))
+
+    def test_resnext(self):
+        self.check_model("torchvision:resnext50_32x4d", (3, 64, 64))
+
+    def test_maxvit(self):
+        self.check_model("timm:maxvit_tiny_tf_224", (3, 224, 224), batch=1)
+
+
+def documented_hub_counts() -> dict[str, int]:
+    """id -> parameters from docs/models.md's table of bundled hub configurations."""
+    rows, inside = {}, False
+    with open(os.path.join(SRC, "docs", "models.md")) as f:
+        for line in f:
+            if line.startswith("#"):
+                inside = line.strip() == "### Models from the Hugging Face Hub"
+            m = re.match(r"\| `transformers:([^`]+)` \| `(\w+)` \| ([\d,]+) \|", line) if inside else None
+            if m:
+                rows[m.group(1)] = int(m.group(3).replace(",", ""))
+    return rows
+
+
+class Hub(Scratch):
+    """transformers:ORG/NAME from the bundled configs (gradwire_torch/hub.py), offline."""
+
+    def test_every_bundled_config_resolves_offline_with_its_documented_count(self):
+        documented = documented_hub_counts()
+        self.assertEqual(set(documented), set(hub.CONFIGS))
+        # Published totals (model cards, papers), independent of the docs table.
+        published = {"meta-llama/Llama-2-7b-hf": 6_738_415_616, "meta-llama/Meta-Llama-3-8B": 8_030_261_248,
+                     "mistralai/Mistral-7B-v0.1": 7_241_732_096, "openai-community/gpt2": 124_439_808,
+                     "openai-community/gpt2-xl": 1_557_611_200, "google-t5/t5-small": 60_506_624}
+        for repo, count in published.items():
+            self.assertEqual(documented[repo], count, repo)
+        for repo, count in documented.items():
+            with self.subTest(repo=repo):
+                module, source, _ = specmod.build_module(f"transformers:{repo}", {}, "meta")
+                self.assertEqual(sum(p.numel() for p in module.parameters()), count)
+                self.assertEqual(type(module).__name__, hub.CONFIGS[repo]["architectures"][0])
+                self.assertIn(hub.url(repo), source)
+
+    def test_llama31_8b_through_gradwire(self):
+        _, doc = self.export("transformers:meta-llama/Llama-3.1-8B", "--seq-len", "32", "--dtype", "bf16")
+        self.assertEqual(doc["name"], "Llama-3.1-8B")
+        self.assertEqual(doc["parameters"], 8_030_261_248)
+        self.assertIn("https://huggingface.co/meta-llama/Llama-3.1-8B/blob/main/config.json", doc["source"])
+        # 2 FLOPs per weight and token outside the embedding (6ND's forward third), plus attention's 4*s*h per layer
+        dense = 2 * (8_030_261_248 - 128256 * 4096) + 4 * 32 * 4096 * 32
+        self.assertAlmostEqual(doc["flops"]["forward_per_token"] / dense, 1.0, delta=0.01)
+
+    def test_encoder_decoder_and_image_models(self):
+        t5 = specmod.resolve("transformers:t5-small", seq_len=16)
+        self.assertEqual(t5.name, "t5-small")
+        obs = export.observe(t5)
+        self.assertEqual(sum(p.numel() for p in t5.module.parameters()), 60_506_624)
+        self.assertAlmostEqual(sum(obs.backward.values()) / sum(obs.forward.values()), 2.0, delta=0.05)
+        vit = specmod.resolve("transformers:google/vit-base-patch16-224")
+        self.assertEqual(vit.input, "3x224x224 image")
+        self.assertEqual(tuple(vit.args[0].shape), (1, 3, 224, 224))
+        with self.assertRaisesRegex(specmod.SpecError, "--seq-len is for"):
+            specmod.resolve("transformers:google/vit-base-patch16-224", seq_len=16)
+
+
 class Reproducible(unittest.TestCase):
     """The bundled zoo is what models/export_zoo.py writes, byte for byte."""
 
@@ -292,6 +461,20 @@ class Errors(Scratch):
         self.fails("timm:no_such_net", needle="no such model in timm")
         self.fails("transformers:NoSuchModel", needle="no such model class in transformers")
         self.fails("keras:resnet50", needle="unknown kind")
+        # "did you mean": the nearest zoo names and bundled hub ids
+        self.fails("torchvision:resnet5O", needle="(did you mean resnet50")
+        self.fails("transformers:meta-llama/Llama-3.1-8X", needle="(did you mean meta-llama/Llama-3.1-8B")
+        self.fails("transformers:BertForPretraining", needle="(did you mean BertForPreTraining")
+
+    def test_bad_counts_from_python_directly(self):
+        # The C++ shell refuses them first (bridge.absurd_counts); python -m gradwire_torch checks too.
+        env = dict(os.environ, PYTHONPATH=os.path.join(SRC, "bridge"))
+        for args in (["--batch", "99999999999999999999"], ["--seq-len", "0"], ["--bat", "2"]):
+            r = subprocess.run([sys.executable, "-m", "gradwire_torch", "export", "transformers:gpt2", *args,
+                                "--out", os.path.join(self.dir, "x.yaml")], capture_output=True, text=True, env=env)
+            self.assertEqual(r.returncode, 2, r.stderr)
+            self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+            self.assertEqual(os.listdir(self.dir), [])
 
     def test_bad_set(self):
         self.fails("transformers:BertModel", "--set", "no_such_field=3", needle="BertConfig has no such field")
@@ -340,6 +523,21 @@ class Errors(Scratch):
     def test_no_pytorch_environment(self):
         env = dict(os.environ, GRADWIRE_PYTHON=os.path.join(self.dir, "no-python"))
         self.fails("torchvision:resnet50", env=env, needle="PyTorch is not set up")
+
+    def test_a_failure_of_the_tool_itself_is_one_line_exit_one(self):
+        # A model whose forward raises something the exporter does not expect
+        # from a user's model: still one line, exit 1, nothing written.
+        path = os.path.join(self.dir, "broken.py")
+        with open(path, "w") as f:
+            f.write("import torch\nclass M(torch.nn.Linear):\n"
+                    "    def named_parameters(self, *a, **k):\n        raise RuntimeError('boom')\n"
+                    "def make():\n    return M(2, 2)\n")
+        out = os.path.join(self.dir, "out.yaml")
+        r = gradwire("model", "export", f"{path}:make", "--input", "2", "--out", out)
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertEqual(r.stderr.strip().splitlines(), [r.stderr.strip()])
+        self.assertIn("internal error: RuntimeError: boom", r.stderr)
+        self.assertFalse(os.path.exists(out))
 
 
 if __name__ == "__main__":
