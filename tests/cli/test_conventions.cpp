@@ -72,12 +72,16 @@ bool has_gpu() {
 #endif
 }
 
-/// `gradwire model` runs PyTorch: the Python it would use (cmd_model.cpp) exists.
+/// `gradwire model`'s examples run PyTorch: the Python it would use
+/// (cmd_model.cpp) imports what they use (torch, torchvision, transformers).
+/// A real import, not the file's existence: a half-made .venv-torch (a
+/// bin/python without torch) has the file and cannot run them.
 bool has_torch() {
   const char* env = std::getenv("GRADWIRE_PYTHON");
   const std::string python =
       (env != nullptr && *env != '\0') ? std::string(env) : std::string(GW_SOURCE_DIR) + "/.venv-torch/bin/python";
-  return fs::exists(python);
+  if (::access(python.c_str(), X_OK) != 0) return false;
+  return gw::test::run({python, "-c", "import torch, torchvision, transformers"}).exit_code == 0;
 }
 
 TEST(HelpExamples, EveryCommandHasExamplesThatRunFromTheRepositoryRoot) {
