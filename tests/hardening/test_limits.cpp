@@ -60,11 +60,11 @@ TEST(Limits, TenMillionNodesAreRefusedBySimulateAndCollective) {
 }
 
 TEST(Limits, ALargestAllowedClusterIsRefusedOrBoundedNotKilled) {
-  // 8192 nodes x 8 GPUs = 65,536 GPUs, the documented maximum: the
+  // 131,072 nodes x 8 GPUs = 1,048,576 GPUs, the documented maximum: the
   // closed-form sweep evaluator handles it at once.
   const fs::path dir = gw::test::scratch_dir("limits-world");
   std::string sc = kCluster;
-  sc.replace(sc.find("nodes: 4"), 8, "nodes: 8192");
+  sc.replace(sc.find("nodes: 4"), 8, "nodes: 131072");
   write(dir / "big.yaml", sc + "workload:\n  model: resnet50\n  micro_batch: 32\n");
   write(dir / "big.sweep.yaml", "base: big.yaml\naxes:\n  workload.accumulation: [1, 2]\n");
   const auto r = run({kBin, "sweep", "-j", "1", "--progress", "none", "--out", (dir / "r.jsonl").string(),
