@@ -16,11 +16,11 @@ namespace {
 
 // Peak RSS of `gradwire simulate` (its simulation child) on the bundled
 // default scenario (ResNet-50, 8 A100s and 4 NICs per node, one switch)
-// with `nodes` raised: 90 MB at 16,384 GPUs, 169 MB at 32,768, 331 MB at
-// 65,536 (docs/engine.md, "Scale", and docs/measurements/scale-2026-12-03/
-// for 131,072 to 1,048,576): 4.9 kB per GPU and about 10 MB besides. The
-// constants round both up, so the estimate is an upper bound at every size
-// measured.
+// with `nodes` raised: 36 MB at 64 GPUs (loading SimGrid), 90 MB at 16,384,
+// 331 MB at 65,536, 650 MB at 131,072, 2,598 MB at 524,288 and 5,170 MB at
+// 1,048,576 (docs/engine.md, "Scale"; docs/measurements/scale-2026-12-03/):
+// about 4.9 kB per GPU. The constants round both parts up, so the estimate
+// is above every size measured (by 2-35%).
 constexpr double kFixedBytes = 40e6;
 constexpr double kBytesPerGpu = 5.0e3;
 // From this estimate on, simulate and collective say it before they run.
