@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "commands_util.hpp"
 #include "run_util.hpp"
 
 namespace fs = std::filesystem;
@@ -28,24 +29,6 @@ std::size_t lines_in(const std::string& text) {
   std::size_t n = 0;
   for (char c : text) n += c == '\n';
   return n + (!text.empty() && text.back() != '\n');
-}
-
-/// The commands `gradwire --help` lists (the lines under "commands:").
-std::vector<std::string> listed_commands(const std::string& bin) {
-  const auto r = gw::test::run({bin, "--help"});
-  std::vector<std::string> names;
-  std::istringstream in(r.out);
-  bool listing = false;
-  for (std::string line; std::getline(in, line);) {
-    if (line == "commands:") {
-      listing = true;
-    } else if (listing && line.rfind("  ", 0) == 0) {
-      names.push_back(line.substr(2, line.find(' ', 2) - 2));
-    } else if (listing) {
-      break;
-    }
-  }
-  return names;
 }
 
 class Installed : public ::testing::Test {
@@ -122,7 +105,7 @@ TEST_F(Installed, EveryCommandRunsFromAnotherFolder) {
   // help: the overview and each command's page.
   const auto overview = gradwire({"help"});
   EXPECT_EQ(overview.exit_code, 0) << overview.all();
-  for (const auto& name : listed_commands(bin_)) {
+  for (const auto& name : gw::test::listed_commands(bin_)) {
     EXPECT_TRUE(covered.count(name)) << "gradwire " << name << " is not run by this test";
     const auto page = gradwire({"help", name});
     EXPECT_EQ(page.exit_code, 0) << "help " << name << ":\n" << page.all();
