@@ -32,8 +32,10 @@ std::vector<std::string> case_files(const std::string& dir) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) refuse("not a folder of validation cases (*.yaml)");
   std::vector<std::string> files;
-  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
-    if (it->is_regular_file(ec) && it->path().extension() == ".yaml") files.push_back(it->path().string());
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    std::error_code entry;  // a dangling link is no case, not a folder that cannot be read
+    if (it->is_regular_file(entry) && it->path().extension() == ".yaml") files.push_back(it->path().string());
+  }
   if (ec) refuse("cannot read the folder: " + ec.message());
   if (files.empty()) refuse("no validation case (*.yaml) in this folder");
   std::sort(files.begin(), files.end());
