@@ -491,8 +491,9 @@ int cmd_collective(int argc, char** argv) {
     for (int r = 0; r < gpus; ++r) base.ranks.push_back(r);
   }
 
-  engine::enable_progress("gradwire collective: simulating " + std::to_string(gpus) +
-                          " GPUs");  // stderr, once the run takes long
+  const std::string label = "gradwire collective: simulating " + std::to_string(gpus) + " GPUs";
+  engine::enable_progress(label);                                  // stderr, once the run takes long
+  engine::announce_simulation_memory(label, scenario.cluster);     // stderr, at once for a large run
   const std::vector<double> times = engine::collective_times(scenario.cluster, base, sizes, path);
   Meta meta;
   meta.scenario = path;

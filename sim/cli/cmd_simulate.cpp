@@ -259,8 +259,9 @@ int cmd_simulate(int argc, char** argv) {
   if (refuse_oversubscribed(memory, path, vm.count("allow-oversubscribed-memory") > 0)) return kExitNoFit;
   if (scenario.training) estimate_of(scenario, model, 1.0);  // a bad target fails before the run
 
-  engine::enable_progress(std::string(kCmd) + ": simulating " + std::to_string(scenario.cluster.world_size()) +
-                          " GPUs");  // stderr, once the run takes long
+  const std::string label = std::string(kCmd) + ": simulating " + std::to_string(scenario.cluster.world_size()) + " GPUs";
+  engine::enable_progress(label);                                  // stderr, once the run takes long
+  engine::announce_simulation_memory(label, scenario.cluster);     // stderr, at once for a large run
   // The trace's path is checked before the simulation runs: never a device,
   // FIFO or directory, never one of the files this run reads.
   std::string trace;

@@ -55,7 +55,8 @@ int cmd_validate(int argc, char** argv) {
        "collectives (the nccl-tests tables of the development set) or iterations (DDP, compression and "
        "accumulation runs); both when omitted")
       ("cases", po::value<std::string>(),
-       "folder of case files (default validation/collectives or validation/iterations; needs a kind)")
+       "folder of case files (default: the bundled validation/collectives or validation/iterations of the data "
+       "folder, README.md \"Data files\"; needs a kind)")
       ("format", po::value<std::string>()->default_value("summary"),
        "summary (one line a case), markdown (docs/validation.md's tables), json, or residuals (iterations "
        "only: validation/residuals.yaml, the band's model residuals)");
@@ -83,15 +84,18 @@ int cmd_validate(int argc, char** argv) {
               << opts;
     return kExitInput;
   }
-  const auto dir = [&](const char* fallback) {
-    return vm->count("cases") ? (*vm)["cases"].as<std::string>() : std::string(fallback);
+  // --cases, else the bundled cases of the data dir (an installed gradwire
+  // finds them from any directory); a path that is no folder of cases is a
+  // gw::InputError naming it (one line, exit 2).
+  const auto dir = [&](const char* kind) {
+    return vm->count("cases") ? (*vm)["cases"].as<std::string>() : validate::bundled_cases_dir(kind);
   };
   std::optional<std::vector<validate::CaseResult>> collectives;
   std::optional<std::vector<validate::IterationCaseResult>> iterations;
   if (what != "iterations")
-    collectives = run_cases(validate::load_collective_cases(dir("validation/collectives")), validate::run_case);
+    collectives = run_cases(validate::load_collective_cases(dir("collectives")), validate::run_case);
   if (what != "collectives")
-    iterations = run_cases(validate::load_iteration_cases(dir("validation/iterations")), validate::run_iteration_case);
+    iterations = run_cases(validate::load_iteration_cases(dir("iterations")), validate::run_iteration_case);
   if (format == "json") {
     std::cout << validate::render_validation_json(collectives ? &*collectives : nullptr,
                                                   iterations ? &*iterations : nullptr);

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "commands_util.hpp"
 #include "run_util.hpp"
 
 namespace fs = std::filesystem;
@@ -32,24 +33,8 @@ std::string sh_quote(const std::string& s) {
   return q + "'";
 }
 
-/// The commands `gradwire --help` lists (the lines under "commands:").
-std::vector<std::string> commands() {
-  const auto r = gw::test::run({kBin, "--help"});
-  std::vector<std::string> names;
-  std::istringstream in(r.out);
-  std::string line;
-  bool listing = false;
-  while (std::getline(in, line)) {
-    if (line == "commands:") {
-      listing = true;
-    } else if (listing && line.rfind("  ", 0) == 0) {
-      names.push_back(line.substr(2, line.find(' ', 2) - 2));
-    } else if (listing) {
-      break;
-    }
-  }
-  return names;
-}
+/// The commands `gradwire --help` lists.
+std::vector<std::string> commands() { return gw::test::listed_commands(kBin); }
 
 /// The "Example: ..." lines of `gradwire CMD --help`, without the prefix.
 std::vector<std::string> examples(const std::string& cmd) {
@@ -72,12 +57,16 @@ bool has_gpu() {
 #endif
 }
 
-/// `gradwire model` runs PyTorch: the Python it would use (cmd_model.cpp) exists.
+/// `gradwire model`'s examples run PyTorch: the Python it would use
+/// (cmd_model.cpp) imports what they use (torch, torchvision, transformers).
+/// A real import, not the file's existence: a half-made .venv-torch (a
+/// bin/python without torch) has the file and cannot run them.
 bool has_torch() {
   const char* env = std::getenv("GRADWIRE_PYTHON");
   const std::string python =
       (env != nullptr && *env != '\0') ? std::string(env) : std::string(GW_SOURCE_DIR) + "/.venv-torch/bin/python";
-  return fs::exists(python);
+  if (::access(python.c_str(), X_OK) != 0) return false;
+  return gw::test::run({python, "-c", "import torch, torchvision, transformers"}).exit_code == 0;
 }
 
 TEST(HelpExamples, EveryCommandHasExamplesThatRunFromTheRepositoryRoot) {

@@ -60,11 +60,11 @@ TEST(Limits, TenMillionNodesAreRefusedBySimulateAndCollective) {
 }
 
 TEST(Limits, ALargestAllowedClusterIsRefusedOrBoundedNotKilled) {
-  // 8192 nodes x 8 GPUs = 65,536 GPUs, the documented maximum: the
+  // 131,072 nodes x 8 GPUs = 1,048,576 GPUs, the documented maximum: the
   // closed-form sweep evaluator handles it at once.
   const fs::path dir = gw::test::scratch_dir("limits-world");
   std::string sc = kCluster;
-  sc.replace(sc.find("nodes: 4"), 8, "nodes: 8192");
+  sc.replace(sc.find("nodes: 4"), 8, "nodes: 131072");
   write(dir / "big.yaml", sc + "workload:\n  model: resnet50\n  micro_batch: 32\n");
   write(dir / "big.sweep.yaml", "base: big.yaml\naxes:\n  workload.accumulation: [1, 2]\n");
   const auto r = run({kBin, "sweep", "-j", "1", "--progress", "none", "--out", (dir / "r.jsonl").string(),
@@ -74,6 +74,49 @@ TEST(Limits, ALargestAllowedClusterIsRefusedOrBoundedNotKilled) {
   EXPECT_EQ(r.signal, 0) << r.all();
   EXPECT_EQ(r.exit_code, 0) << r.all();
   EXPECT_FALSE(gw::test::looks_like_crash(r.all()));
+}
+
+TEST(Limits, AMillionGpusAreAcceptedAndTheirMemoryIsSaidAndBoundedBeforeTheRun) {
+  // 131,072 nodes x 8 = 1,048,576 GPUs: refused by every command at 65,536
+  // before issue 29 (item 15). check accepts it; a simulation whose
+  // estimate (40 MB + 5 kB per GPU: 4.92 GiB) exceeds GRADWIRE_MAX_MEMORY
+  // is refused before its platform is built, naming both figures.
+  const fs::path dir = gw::test::scratch_dir("limits-million");
+  std::string sc = kCluster;
+  sc.replace(sc.find("nodes: 4"), 8, "nodes: 131072");
+  const fs::path big = dir / "million.yaml";
+  write(big, sc + "workload:\n  model: resnet50\n  micro_batch: 32\n");
+  const auto check = run({kBin, "check", big.string()}, bounded(60));
+  EXPECT_EQ(check.exit_code, 0) << check.all();
+  EXPECT_NE(check.out.find("1048576 GPUs"), std::string::npos) << check.out;
+
+  auto limited = [&](const std::string& limit) {
+    gw::test::RunOptions o = bounded(120);
+    o.env.push_back("GRADWIRE_MAX_MEMORY=" + limit);
+    return o;
+  };
+  for (const std::vector<std::string>& args : {std::vector<std::string>{kBin, "simulate", big.string()},
+                                               std::vector<std::string>{kBin, "collective", big.string()}}) {
+    const auto r = run(args, limited("1GiB"));
+    EXPECT_EQ(r.exit_code, 1) << r.all();
+    EXPECT_EQ(r.out, "");
+    EXPECT_NE(r.err.find("simulating 1048576 GPUs: about 4.92 GiB of memory (estimate"), std::string::npos)
+        << r.err;  // said up front
+    EXPECT_NE(r.err.find("needs about 4.92 GiB of memory (estimate; docs/engine.md, \"Scale\"), more than the "
+                         "1.00 GiB GRADWIRE_MAX_MEMORY allows"),
+              std::string::npos)
+        << r.err;
+    EXPECT_FALSE(gw::test::looks_like_crash(r.all())) << r.all();
+  }
+  // Not a size: bad input, naming the variable.
+  const auto bad = run({kBin, "simulate", big.string()}, limited("lots"));
+  EXPECT_EQ(bad.exit_code, 2) << bad.all();
+  EXPECT_NE(bad.err.find("GRADWIRE_MAX_MEMORY"), std::string::npos) << bad.err;
+  // A small cluster under the same bound runs (its estimate: 40 MB).
+  write(dir / "small.yaml", std::string(kCluster) + "workload:\n  model: resnet50\n  micro_batch: 32\n");
+  const auto small = run({kBin, "simulate", (dir / "small.yaml").string()}, limited("1GiB"));
+  EXPECT_EQ(small.exit_code, 0) << small.all();
+  EXPECT_EQ(small.err.find("of memory"), std::string::npos) << small.err;  // nothing to say below 512 MiB
 }
 
 TEST(Limits, ATrillionParameterModelRunsBoundedWithFiniteNumbers) {

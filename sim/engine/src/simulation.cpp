@@ -50,6 +50,7 @@ void watch_network() {
 
 Simulation::Simulation(const ClusterSpec& cluster) : impl_(std::make_unique<Impl>()) {
   detail::validate_cluster(cluster);
+  check_simulation_memory(cluster);  // before the platform takes it (docs/engine.md, "Scale")
   if (g_engine_created.exchange(true))
     throw std::logic_error(
         "gw::engine::Simulation: one simulation per process (run it in run_in_child)");

@@ -1,6 +1,7 @@
 #include "gradwire/plan/worker_pool.hpp"
 
 #include <poll.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -163,7 +164,12 @@ void WorkerPool::spawn(std::size_t index, std::size_t slot) {
   if (w == nullptr) {
     if (it != workers_.end()) it->slot = static_cast<std::size_t>(-1);  // ended: no longer the slot's
     w = &start_worker(slot);
-    if (!write_all_fd(w->fd, bytes, sizeof n)) throw std::runtime_error("a new sweep worker ended at once");
+    // A new worker killed before it took its point (the OOM killer, a
+    // user's kill -9, whenever it lands): the point is still its own, and
+    // collect() reaps it and records the failure as for a worker that died
+    // during its point (resume runs it again). SIGKILL makes sure that a
+    // worker the write failed for for another reason ends too.
+    if (!write_all_fd(w->fd, bytes, sizeof n)) ::kill(w->pid, SIGKILL);
   }
   w->busy = true;
   w->index = index;

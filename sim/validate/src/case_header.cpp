@@ -1,6 +1,14 @@
 #include "gradwire/validate/case_header.hpp"
 
+#include <algorithm>
+#include <filesystem>
+#include <system_error>
+
+#include "gradwire/core/error.hpp"
+#include "gradwire/model/data_dir.hpp"
+
 namespace gw::validate {
+namespace fs = std::filesystem;
 
 std::vector<std::string> case_header_keys(std::initializer_list<const char*> own) {
   std::vector<std::string> keys{"case", "devset", "source", "confidence", "gap"};
@@ -18,5 +26,22 @@ CaseHeader read_case_header(const yaml::Node& root, const std::string& file) {
   if (auto g = root.optional("gap")) h.gap = g->as_string();
   return h;
 }
+
+std::vector<std::string> case_files(const std::string& dir) {
+  const auto refuse = [&](const std::string& why) { throw InputError(dir, 0, 0, "", why); };
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) refuse("not a folder of validation cases (*.yaml)");
+  std::vector<std::string> files;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    std::error_code entry;  // a dangling link is no case, not a folder that cannot be read
+    if (it->is_regular_file(entry) && it->path().extension() == ".yaml") files.push_back(it->path().string());
+  }
+  if (ec) refuse("cannot read the folder: " + ec.message());
+  if (files.empty()) refuse("no validation case (*.yaml) in this folder");
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+std::string bundled_cases_dir(const std::string& kind) { return data_dir() + "/validation/" + kind; }
 
 }  // namespace gw::validate

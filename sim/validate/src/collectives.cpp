@@ -96,12 +96,8 @@ CollectiveCase load_collective_case(const std::string& path) {
 }
 
 std::vector<CollectiveCase> load_collective_cases(const std::string& dir) {
-  std::vector<std::string> files;
-  for (const auto& e : fs::directory_iterator(dir))
-    if (e.is_regular_file() && e.path().extension() == ".yaml") files.push_back(e.path().string());
-  std::sort(files.begin(), files.end());
   std::vector<CollectiveCase> cases;
-  for (const auto& f : files) cases.push_back(load_collective_case(f));
+  for (const auto& f : case_files(dir)) cases.push_back(load_collective_case(f));
   return cases;
 }
 

@@ -95,13 +95,8 @@ IterationCase load_iteration_case(const std::string& path) {
 }
 
 std::vector<IterationCase> load_iteration_cases(const std::string& dir) {
-  std::vector<fs::path> files;
-  for (const auto& e : fs::directory_iterator(dir))
-    if (e.is_regular_file() && e.path().extension() == ".yaml") files.push_back(e.path());
-  std::sort(files.begin(), files.end());
   std::vector<IterationCase> cases;
-  cases.reserve(files.size());
-  for (const auto& f : files) cases.push_back(load_iteration_case(f.string()));
+  for (const auto& f : case_files(dir)) cases.push_back(load_iteration_case(f));
   return cases;
 }
 

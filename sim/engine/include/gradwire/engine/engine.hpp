@@ -10,6 +10,7 @@
 #include <functional>
 #include <memory>
 #include <new>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -169,5 +170,28 @@ class ChildOutOfMemory : public std::bad_alloc {
 /// "off" for never), then every 5 s. Off until called; stdout is untouched.
 /// For commands (simulate, collective), not for sweep workers.
 void enable_progress(std::string label);
+
+/// Memory of one simulation, said before it runs (docs/engine.md, "Scale").
+/// The simulation child's peak resident memory for `cluster`, estimated
+/// from its size alone: the platform holds a host, links and routes per GPU
+/// and a phase of a data-parallel collective (aggregated, the only kind the
+/// replay runs) O(GPUs) flows in O(1) symmetry classes, so memory grows
+/// linearly: a fixed part plus a measured cost per GPU (bytes).
+double simulation_memory_estimate(const ClusterSpec& cluster);
+/// The most memory one simulation may take (bytes): GRADWIRE_MAX_MEMORY (a
+/// size, e.g. "8GiB"; gw::InputError naming the variable when it is not
+/// one), else the memory available now (/proc/meminfo's MemAvailable, and
+/// the cgroup's memory.max less its memory.current when lower); nullopt when
+/// neither is known.
+std::optional<double> simulation_memory_bound();
+/// Refuses a simulation whose estimate exceeds the bound: std::runtime_error
+/// naming both ("simulating N GPUs needs about X of memory (estimate), more
+/// than the Y ..."). Simulation's constructor calls it before it builds the
+/// platform, so every command that simulates refuses at once.
+void check_simulation_memory(const ClusterSpec& cluster);
+/// For commands (simulate, collective): when the estimate reaches 512 MiB,
+/// prints "LABEL: about X of memory (estimate; docs/engine.md, \"Scale\")"
+/// to stderr at once, before the run.
+void announce_simulation_memory(const std::string& label, const ClusterSpec& cluster);
 
 }  // namespace gw::engine

@@ -1,5 +1,6 @@
 // Where the bundled data lives: the model zoo (models/), the calibration
-// profiles (calibrate/profiles/) and the instance catalog (catalog/).
+// profiles (calibrate/profiles/), the instance catalog (catalog/), the
+// scenarios (scenarios/) and the validation cases (validation/).
 // Resolved at run time, nothing is compiled in (README.md, "Data files").
 #pragma once
 
@@ -8,8 +9,8 @@
 
 namespace gw {
 
-/// The data root, the directory holding models/, calibrate/profiles/ and
-/// catalog/. In order:
+/// The data root, the directory holding models/, calibrate/profiles/,
+/// catalog/, scenarios/ and validation/. In order:
 ///   1. the environment variable GRADWIRE_DATA, when set and not empty,
 ///      else GRADWIRE_DATA_DIR (its older name, kept as an alias: when both
 ///      are set, GRADWIRE_DATA wins);

@@ -15,9 +15,12 @@
 namespace gw {
 
 /// Limits of a scenario (docs/scenarios.md): simulated GPUs, and the
-/// per-GPU micro-batch and the accumulation steps (SimGrid platforms beyond
-/// 65,536 hosts do not fit a 24 GiB machine comfortably).
-inline constexpr int kMaxWorldSize = 65536;
+/// per-GPU micro-batch and the accumulation steps. 2^20 = 1,048,576 GPUs:
+/// the simulation of a data-parallel iteration grows linearly in the GPUs
+/// (about 5 GB of memory at 2^20, measured: docs/engine.md, "Scale"), and
+/// the engine says what a run needs before it runs and refuses one that
+/// does not fit in the memory available (engine::simulation_memory_estimate).
+inline constexpr int kMaxWorldSize = 1 << 20;
 inline constexpr int kMaxMicroBatch = 1 << 20;
 inline constexpr int kMaxAccumulation = 1 << 20;
 

@@ -24,5 +24,14 @@ std::vector<std::string> case_header_keys(std::initializer_list<const char*> own
 /// Reads case, devset, source, confidence and the optional gap of `root`
 /// (gw::InputError at the field); `file` is the case's path.
 CaseHeader read_case_header(const yaml::Node& root, const std::string& file);
+/// The case files (*.yaml) of folder `dir`, in file-name order. A path that
+/// is not a readable folder, or a folder without a case file, is bad input:
+/// gw::InputError naming `dir` (`gradwire validate --cases DIR`: one line,
+/// exit 2).
+std::vector<std::string> case_files(const std::string& dir);
+/// The folder of the bundled cases of `kind` (collectives or iterations):
+/// <data dir>/validation/KIND (gradwire/model/data_dir.hpp), so that an
+/// installed `gradwire validate` finds them from any directory.
+std::string bundled_cases_dir(const std::string& kind);
 
 }  // namespace gw::validate

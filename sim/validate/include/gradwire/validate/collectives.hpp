@@ -39,7 +39,8 @@ struct CollectiveCase : CaseHeader {
 
 /// Loads a case strictly (unknown keys, bad values: gw::InputError at the field).
 CollectiveCase load_collective_case(const std::string& path);
-/// Every *.yaml case in `dir`, in file-name order.
+/// Every *.yaml case in `dir`, in file-name order (case_files: gw::InputError
+/// when `dir` is no folder of cases).
 std::vector<CollectiveCase> load_collective_cases(const std::string& dir);
 
 struct PointResult {

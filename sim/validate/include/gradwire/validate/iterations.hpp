@@ -45,7 +45,8 @@ struct IterationCase : CaseHeader {
 
 /// Loads a case strictly (unknown keys, bad values: gw::InputError at the field).
 IterationCase load_iteration_case(const std::string& path);
-/// Every *.yaml case in `dir`, in file-name order.
+/// Every *.yaml case in `dir`, in file-name order (case_files: gw::InputError
+/// when `dir` is no folder of cases).
 std::vector<IterationCase> load_iteration_cases(const std::string& dir);
 
 struct IterationCaseResult {
