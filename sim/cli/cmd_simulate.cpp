@@ -200,6 +200,15 @@ void print_result(const std::string& format, const Printed& p) {
   }
 }
 
+// The scenario, which simulate needs with a workload section.
+Scenario load_scenario_with_workload(const std::string& path) {
+  Scenario scenario = load_scenario(path);
+  if (!scenario.workload)
+    throw InputError(scenario.file.empty() ? path : scenario.file, 0, 0, "workload",
+                     "simulate needs a workload section (model, micro_batch, ...)");
+  return scenario;
+}
+
 }  // namespace
 
 int cmd_simulate(int argc, char** argv) {
@@ -242,10 +251,7 @@ int cmd_simulate(int argc, char** argv) {
     return usage_error("--format must be table, json or csv (got \"" + format + "\")", opts);
 
   const std::string path = vm["scenario"].as<std::string>();
-  Scenario scenario = load_scenario(path);
-  if (!scenario.workload)
-    throw InputError(scenario.file.empty() ? path : scenario.file, 0, 0, "workload",
-                     "simulate needs a workload section (model, micro_batch, ...)");
+  Scenario scenario = load_scenario_with_workload(path);
   // Model and profile, resolved as `gradwire check` does: a missing one is
   // reported at the line of the field that names it.
   std::optional<std::string> profile_override;

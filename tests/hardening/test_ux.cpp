@@ -125,7 +125,7 @@ TEST(UxErrors, CatalogErrorsOfASweepNameTheCatalog) {
   // the sweep were wrong.
   const fs::path dir = gw::test::scratch_dir("ux-catalog-error");
   gw::test::write_text(dir / "mine.yaml",
-        "schema: gradwire-catalog/1\nas_of: 2025-01-01\ncurrency: USD\ninstances:\n  - name: mybox\n    cloud: onprem\n"
+        "schema: gradwire-catalog/2\ncurrency: USD\ninstances:\n  - name: mybox\n    as_of: 2025-01-01\n    cloud: onprem\n"
         "    region: here\n    gpu: h100\n    gpus: 8\n    gpu_memory: 80GB\n"
         "    intra_node: {bandwidth: 450GB/s, latency: 1us}\n    nics: {count: 8, bandwidth: 400Gbps, latency: 5us}\n"
         "    price: {on_demand: -3}\n    source: me\n");
