@@ -7,6 +7,7 @@
 // a newline followed by `!touch FILE` ran the command through gnuplot.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <fstream>
@@ -142,6 +143,11 @@ TEST(ReportSafety, LabelsNeverRunCommandsThroughGnuplot) {
   };
   for (const auto& c : evil) payloads.push_back("x" + c + pwn("bang"));
   for (const auto& c : evil) payloads.push_back("x\"" + c + "; " + pwn("sys") + "; \"");
+  // gnuplot's printable escapes and quotes, which the results reader allows.
+  for (const std::string c : {"\\", "'", "\"", "`", "!", "$", "@", ";", "#"}) {
+    payloads.push_back("x" + c + pwn("bang"));
+    payloads.push_back("x\"" + c + "; " + pwn("sys") + "; \"");
+  }
   payloads.push_back(pwn("tick"));
   payloads.push_back("'" + pwn("tick") + "'");
   payloads.push_back("\"\n" + pwn("bang") + "\n\"");
@@ -152,6 +158,25 @@ TEST(ReportSafety, LabelsNeverRunCommandsThroughGnuplot) {
   std::vector<nlohmann::json> recs;
   for (std::string line; std::getline(in, line);) recs.push_back(nlohmann::json::parse(line));
   ASSERT_EQ(recs.size(), 6u);
+  // A label with a control character is refused when the results are read
+  // (it could forge a line of plan's text, issue 29 item 7): exit 2, nothing
+  // run. The others are drawn below.
+  const auto has_control = [](const std::string& s) {
+    return std::any_of(s.begin(), s.end(), [](unsigned char c) { return c < 0x20 || c == 0x7f; });
+  };
+  for (const auto& payload : payloads) {
+    if (!has_control(payload)) continue;
+    auto bad = recs;
+    bad[0]["model"] = payload;
+    std::string bad_text;
+    for (const auto& r : bad) bad_text += r.dump() + "\n";
+    write(dir / "control.jsonl", bad_text);
+    const auto refused = run({kBin, "report", (dir / "control.jsonl").string(), "--out", (dir / "refused").string()});
+    EXPECT_EQ(refused.exit_code, 2) << refused.all();
+    EXPECT_FALSE(fs::exists(dir / "refused"));
+  }
+  payloads.erase(std::remove_if(payloads.begin(), payloads.end(), has_control), payloads.end());
+  ASSERT_GE(payloads.size(), 18u);
   // Spread the payloads over the records' three label fields, several per
   // label, so that every payload is somewhere in the figures' series.
   std::size_t p = 0;

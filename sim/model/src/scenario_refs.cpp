@@ -68,11 +68,11 @@ std::vector<std::string> reference_warnings(const Scenario& s, const ScenarioRef
   if (device == "cpu") {
     out.push_back("profile \"" + p.name + "\" was measured on a CPU (" + p.device +
                   "): its GEMM, codec and copy rates are the CPU's, not a " + cluster +
-                  "'s; calibrate on the GPU, or use a " + cluster + " profile (gradwire list profiles)");
+                  "'s; calibrate on the GPU, or use a profile of " + cluster + " (gradwire list profiles)");
   } else if (!device.empty() && device != cluster) {
     out.push_back("profile \"" + p.name + "\" is of another GPU (" + p.device + ", " + device +
-                  ") than cluster.gpu " + cluster + ": the compute and codec times are a " + device +
-                  "'s; use a " + cluster + " profile, or set cluster.gpu: " + device);
+                  ") than cluster.gpu " + cluster + ": the compute and codec times are those of " + device +
+                  "; use a profile of " + cluster + ", or set cluster.gpu: " + device);
   }
   if (refs.compute && refs.compute->cuda_version.empty()) {
     out.push_back("workload.compute " + refs.compute->path + " was timed on a CPU (" + refs.compute->device +
