@@ -44,4 +44,9 @@ std::vector<std::string> case_files(const std::string& dir) {
 
 std::string bundled_cases_dir(const std::string& kind) { return data_dir() + "/validation/" + kind; }
 
+std::string shown_path(const std::string& path) {
+  const std::string root = data_dir() + "/";
+  return path.rfind(root, 0) == 0 ? path.substr(root.size()) : path;
+}
+
 }  // namespace gw::validate

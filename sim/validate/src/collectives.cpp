@@ -185,7 +185,7 @@ std::string render_markdown(const std::vector<CaseResult>& results) {
   for (const auto& r : results) {
     out += fmt::format("\n### {} `{}`\n\n", r.c.devset, r.c.name);
     out += fmt::format("{} GPUs, {} simulated as `{}` on `{}`; published: {} (confidence: {}).\n", r.gpus,
-                       r.c.op, algo_label(r.c), r.c.cluster_file, r.c.source, r.c.confidence);
+                       r.c.op, algo_label(r.c), shown_path(r.c.cluster_file), r.c.source, r.c.confidence);
     if (!r.c.gap.empty()) out += "\nMechanism gradwire lacks: " + r.c.gap + "\n";
     out += "\n| size | published busbw (GB/s) | predicted busbw (GB/s) | predicted time (us) | error | "
            "gradwire algorithm/protocol |\n|---|---|---|---|---|---|\n";
@@ -200,7 +200,7 @@ std::string render_markdown(const std::vector<CaseResult>& results) {
 nlohmann::ordered_json collective_case_json(const CaseResult& r) {
   nlohmann::ordered_json c{{"case", r.c.name},      {"devset", r.c.devset}, {"file", r.c.file},
                            {"source", r.c.source},  {"confidence", r.c.confidence},
-                           {"cluster", r.c.cluster_file}, {"gpus", r.gpus}, {"op", r.c.op},
+                           {"cluster", shown_path(r.c.cluster_file)}, {"gpus", r.gpus}, {"op", r.c.op},
                            {"algorithm", r.c.algorithm}, {"protocol", r.c.protocol},
                            {"published_algorithm", r.c.published_algorithm},
                            {"gap", r.c.gap}};

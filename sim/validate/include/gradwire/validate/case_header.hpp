@@ -34,4 +34,9 @@ std::vector<std::string> case_files(const std::string& dir);
 /// installed `gradwire validate` finds them from any directory.
 std::string bundled_cases_dir(const std::string& kind);
 
+/// A path under the data directory as the reports show it: relative to that
+/// directory (validation/clusters/x.yaml), so the report is the same from a
+/// source tree, a build or an install; any other path as given.
+std::string shown_path(const std::string& path);
+
 }  // namespace gw::validate
