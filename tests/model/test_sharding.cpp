@@ -64,6 +64,7 @@ TEST(ShardingParse, SchemesAndTheirFrameworkDefaults) {
   EXPECT_FALSE(s.qgz);
   auto doc = gw::yaml::load_string("a: selective\n", "a.yaml");
   EXPECT_EQ(gw::parse_activation_checkpointing(doc.root().required("a")), gw::ActivationCheckpointing::Selective);
+  EXPECT_EQ(gw::to_string(gw::ActivationCheckpointing::Full), "full");
 }
 
 TEST(ShardingParse, RefusalsNameTheKeyAndSuggest) {
@@ -89,6 +90,13 @@ TEST(ShardingParse, RefusalsNameTheKeyAndSuggest) {
   EXPECT_NE(e.reason().find("zero2"), std::string::npos) << e.what();
   e = parse_error("{scheme: zero3, framework: fsdp2, reshard_after_forward: 1}");
   EXPECT_EQ(e.key(), "sharding.reshard_after_forward");
+  try {
+    auto doc = gw::yaml::load_string("a: fulll\n", "a.yaml");
+    gw::parse_activation_checkpointing(doc.root().required("a"));
+    ADD_FAILURE() << "fulll was accepted";
+  } catch (const gw::InputError& x) {
+    EXPECT_NE(x.reason().find("did you mean \"full\""), std::string::npos) << x.what();
+  }
   e = parse_error("{framework: fsdp2}");
   EXPECT_EQ(e.key(), "sharding.scheme");
 }

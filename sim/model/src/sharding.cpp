@@ -4,6 +4,7 @@
 // "Sharded data parallelism".
 #include <algorithm>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gradwire/core/suggest.hpp"
@@ -43,6 +44,15 @@ const std::vector<std::pair<const char*, ShardingFramework>>& framework_names() 
       {"fsdp1", ShardingFramework::Fsdp1},
       {"fsdp2", ShardingFramework::Fsdp2},
       {"deepspeed", ShardingFramework::DeepSpeed},
+  };
+  return names;
+}
+
+const std::vector<std::pair<const char*, ActivationCheckpointing>>& checkpointing_names() {
+  static const std::vector<std::pair<const char*, ActivationCheckpointing>> names{
+      {"none", ActivationCheckpointing::None},
+      {"selective", ActivationCheckpointing::Selective},
+      {"full", ActivationCheckpointing::Full},
   };
   return names;
 }
@@ -187,10 +197,8 @@ std::string to_string(ShardingFramework f) {
 std::string to_string(GradientSync g) { return g == GradientSync::EveryMicroStep ? "every" : "last"; }
 
 std::string to_string(ActivationCheckpointing a) {
-  switch (a) {
-    case ActivationCheckpointing::None: return "none";
-    case ActivationCheckpointing::Selective: return "selective";
-    case ActivationCheckpointing::Full: return "full";
+  for (const auto& [n, v] : checkpointing_names()) {
+    if (v == a) return n;
   }
   return "?";
 }
@@ -210,9 +218,13 @@ ShardingSpec parse_sharding(const yaml::Node& node) {
 }
 
 ActivationCheckpointing parse_activation_checkpointing(const yaml::Node& node) {
-  const std::string v = read_choice(node, {"none", "selective", "full"});
-  if (v == "full") return ActivationCheckpointing::Full;
-  return v == "selective" ? ActivationCheckpointing::Selective : ActivationCheckpointing::None;
+  std::vector<std::string> names;
+  for (const auto& [n, v] : checkpointing_names()) names.emplace_back(n);
+  const std::string name = read_choice(node, names);
+  for (const auto& [n, v] : checkpointing_names()) {
+    if (name == n) return v;
+  }
+  return ActivationCheckpointing::None;
 }
 
 }  // namespace gw
