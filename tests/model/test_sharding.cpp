@@ -318,6 +318,16 @@ TEST(ShardingMemory, BuffersAccumulationAndCheckpointing) {
   const auto ck = gw::sharded_memory(l, w, parse("full_shard"), t, {}, 80e9, gw::ActivationCheckpointing::Full);
   EXPECT_TRUE(ck.fits()) << ck.total;
   EXPECT_DOUBLE_EQ(ck.total, ck.model_states() + ck.unit_buffers + ck.activations + ck.reserve);
+  // Which schemes fit: on one node none without checkpointing, every ZeRO
+  // stage with full checkpointing, never DDP (16 bytes per parameter).
+  std::vector<std::string> fit;
+  for (const auto& c : gw::scheme_candidates(l, w, t, {}, 80e9)) {
+    if (c.memory.fits()) fit.push_back(gw::to_string(c.spec.scheme) + "/" + gw::to_string(c.checkpointing));
+  }
+  EXPECT_EQ(fit, (std::vector<std::string>{"zero1/full", "zero2/full", "zero3/full"}));
+  EXPECT_EQ(gw::scheme_candidates(l, w, {64, 8}, {}, 80e9).size(), 12u);   // hsdp and zeropp join
+  EXPECT_EQ(gw::sharding_defaults(gw::ShardingScheme::Hsdp).framework, gw::ShardingFramework::Fsdp2);
+  EXPECT_EQ(gw::sharding_defaults(gw::ShardingScheme::Zero2).framework, gw::ShardingFramework::DeepSpeed);
 }
 
 }  // namespace

@@ -203,6 +203,16 @@ std::string to_string(ActivationCheckpointing a) {
   return "?";
 }
 
+ShardingSpec sharding_defaults(ShardingScheme scheme) {
+  ShardingSpec s;
+  for (auto it = scheme_names().rbegin(); it != scheme_names().rend(); ++it) {
+    if (it->scheme == scheme) s.framework = it->framework;   // ends at the scheme's first row
+  }
+  s.scheme = scheme;
+  apply_defaults(s);
+  return s;
+}
+
 ShardingSpec parse_sharding(const yaml::Node& node) {
   ShardingSpec s;
   if (node.is_scalar()) {

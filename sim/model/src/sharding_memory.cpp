@@ -172,4 +172,23 @@ ShardedMemory sharded_memory(const ModelDesc& model, const WorkloadSpec& w, cons
   return m;
 }
 
+std::vector<SchemeFit> scheme_candidates(const ModelDesc& model, const WorkloadSpec& w, const ShardTopology& t,
+                                         const CompressorMemory& c, double capacity, const MemoryOptions& o) {
+  std::vector<ShardingScheme> schemes{ShardingScheme::Ddp, ShardingScheme::Zero1, ShardingScheme::Zero2,
+                                      ShardingScheme::Zero3};
+  if (t.world > t.gpus_per_node) {
+    schemes.push_back(ShardingScheme::Hsdp);
+    schemes.push_back(ShardingScheme::ZeroPP);
+  }
+  std::vector<ActivationCheckpointing> modes{ActivationCheckpointing::None};
+  if (block_shape(model).layers > 0 && model.sequence_length > 0) modes.push_back(ActivationCheckpointing::Full);
+  std::vector<SchemeFit> fits;
+  for (ShardingScheme scheme : schemes) {
+    const ShardingSpec s = sharding_defaults(scheme);
+    for (ActivationCheckpointing ac : modes)
+      fits.push_back({s, ac, sharded_memory(model, w, s, t, c, capacity, ac, 0, o)});
+  }
+  return fits;
+}
+
 }  // namespace gw

@@ -79,6 +79,10 @@ struct ShardingSpec {
   double gather_bytes = 0;
 };
 
+/// A scheme under its default framework (the first name of the scheme:
+/// DeepSpeed for zero*, FSDP2 for hsdp) with that framework's defaults.
+ShardingSpec sharding_defaults(ShardingScheme scheme);
+
 /// Parses a `workload.sharding` mapping:
 ///   scheme: ddp | zero1 | zero2 | zero3 | hsdp | zeropp   (aliases:
 ///           full_shard, shard_grad_op, hybrid_shard, zero++)
@@ -202,5 +206,21 @@ ShardedMemory sharded_memory(const ModelDesc& model, const WorkloadSpec& w, cons
                              const ShardTopology& t, const CompressorMemory& compressor, double capacity,
                              ActivationCheckpointing ac = ActivationCheckpointing::None, int attention_heads = 0,
                              const MemoryOptions& options = {});
+
+/// One candidate of schemes_that_fit: a scheme with its defaults, a
+/// checkpointing choice and the memory it needs.
+struct SchemeFit {
+  ShardingSpec spec;
+  ActivationCheckpointing checkpointing = ActivationCheckpointing::None;
+  ShardedMemory memory;
+};
+/// The standard schemes (ddp, zero1, zero2, zero3; hsdp and zeropp on more
+/// than one node), each without and with full activation checkpointing (the
+/// latter for sequence models with blocks), in that order, with their memory
+/// at w's micro-batch and accumulation: what `simulate` can list when the
+/// chosen scheme does not fit.
+std::vector<SchemeFit> scheme_candidates(const ModelDesc& model, const WorkloadSpec& w, const ShardTopology& t,
+                                         const CompressorMemory& compressor, double capacity,
+                                         const MemoryOptions& options = {});
 
 }  // namespace gw
