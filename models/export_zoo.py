@@ -59,6 +59,18 @@ ZOO = {
                   "Llama-2-7B (LlamaForCausalLM, the Llama-2-7b-hf config): 32 layers, hidden 4096, 32 heads, "
                   "SwiGLU 11008, RMSNorm, vocab 32000, untied lm_head. Touvron et al. 2023, 'Llama 2: Open "
                   "Foundation and Fine-Tuned Chat Models'"),
+    "llama2-13b": (["transformers:meta-llama/Llama-2-13b-hf", "--dtype", "bf16"],
+                   "Llama-2-13B (LlamaForCausalLM, the Llama-2-13b-hf config): 40 layers, hidden 5120, 40 heads, "
+                   "SwiGLU 13824, RMSNorm, vocab 32000, untied lm_head. Touvron et al. 2023, 'Llama 2: Open "
+                   "Foundation and Fine-Tuned Chat Models'"),
+    "llama3-8b": (["transformers:meta-llama/Meta-Llama-3-8B", "--dtype", "bf16"],
+                  "Llama-3-8B (LlamaForCausalLM, the Meta-Llama-3-8B config): 32 layers, hidden 4096, 32 heads, "
+                  "8 key-value heads (GQA), SwiGLU 14336, RMSNorm, vocab 128256, untied lm_head, 8192 tokens. "
+                  "Llama Team, AI @ Meta 2024, 'The Llama 3 Herd of Models'"),
+    "llama3-70b": (["transformers:meta-llama/Meta-Llama-3-70B", "--dtype", "bf16"],
+                   "Llama-3-70B (LlamaForCausalLM, the Meta-Llama-3-70B config): 80 layers, hidden 8192, 64 heads, "
+                   "8 key-value heads (GQA), SwiGLU 28672, RMSNorm, vocab 128256, untied lm_head, 8192 tokens. "
+                   "Llama Team, AI @ Meta 2024, 'The Llama 3 Herd of Models'"),
 }
 
 

@@ -21,11 +21,15 @@ const std::string kFixtures = GW_TEST_MODELS_DIR;
 //   torchvision model cards (num_params): resnet50, resnet101, vgg16;
 //   Hugging Face reference implementations: BertModel (with pooler) for
 //   bert-base-uncased / bert-large-uncased, GPT2LMHeadModel for gpt2 / gpt2-xl
-//   (wte and lm_head tied, counted once), LlamaForCausalLM for Llama-2-7b-hf.
+//   (wte and lm_head tied, counted once), LlamaForCausalLM for Llama-2-7b-hf;
+//   LlamaForCausalLM from the public config.json of Llama-2-13b-hf,
+//   Meta-Llama-3-8B and Meta-Llama-3-70B (the Hub's "8.03B" and "70.6B";
+//   docs/models.md, "Models from the Hugging Face Hub").
 const std::map<std::string, std::int64_t> kPublished = {
     {"resnet50", 25'557'032},       {"resnet101", 44'549'160},   {"vgg16", 138'357'544},
     {"bert-base", 109'482'240},     {"bert-large", 335'141'888}, {"gpt2", 124'439'808},
     {"gpt2-xl", 1'557'611'200},     {"llama2-7b", 6'738'415'616},
+    {"llama2-13b", 13'015'864'320}, {"llama3-8b", 8'030'261'248}, {"llama3-70b", 70'553'706'496},
     {"mlp-tiny", 784 * 256 + 256 + 256 * 128 + 128 + 128 * 10 + 10},
 };
 
@@ -95,6 +99,9 @@ TEST(ModelZoo, SequenceModelsHaveASequenceLength) {
   EXPECT_EQ(zoo("gpt2").sequence_length, 1024);
   EXPECT_EQ(zoo("gpt2-xl").sequence_length, 1024);
   EXPECT_EQ(zoo("llama2-7b").sequence_length, 4096);
+  EXPECT_EQ(zoo("llama2-13b").sequence_length, 4096);
+  EXPECT_EQ(zoo("llama3-8b").sequence_length, 8192);
+  EXPECT_EQ(zoo("llama3-70b").sequence_length, 8192);
 }
 
 // Gradient-ready order as observed in a backward pass (docs/models.md): the
@@ -112,7 +119,9 @@ TEST(ModelZoo, TensorsAreInGradientReadyOrder) {
             std::make_pair(std::string("pooler.dense.bias"), std::string("embeddings.word_embeddings.weight")));
   EXPECT_EQ(first_last("gpt2"),
             std::make_pair(std::string("transformer.ln_f.weight"), std::string("transformer.wte.weight")));
-  EXPECT_EQ(first_last("llama2-7b"), std::make_pair(std::string("lm_head.weight"), std::string("model.embed_tokens.weight")));
+  for (const char* name : {"llama2-7b", "llama2-13b", "llama3-8b", "llama3-70b"})
+    EXPECT_EQ(first_last(name), std::make_pair(std::string("lm_head.weight"), std::string("model.embed_tokens.weight")))
+        << name;
   // Inside a bottleneck, bn3 (weight, bias) before conv3 before bn2 ...
   gw::ModelDesc r = zoo("resnet50");
   EXPECT_EQ(r.tensors[2].name, "layer4.2.bn3.weight");
@@ -139,17 +148,26 @@ TEST(ModelZoo, FlopCountsFollowTheConvention) {
 
   // Llama-2-7B in closed form: 2 s x (matmul weights) + 4 s^2 h per layer for
   // attention; the embedding lookup and the RMSNorm scales cost nothing.
-  gw::ModelDesc l = zoo("llama2-7b");
-  const double s = 4096, h = 4096, L = 32, V = 32000;
-  const double norms = (2 * L + 1) * h;
-  const double matmul = static_cast<double>(l.parameters) - V * h - norms;
-  EXPECT_EQ(l.forward_flops_per_sample, 2 * s * matmul + 4 * s * s * h * L);
+  // The same for the other Llamas (grouped-query attention changes the
+  // weights, not the 4 s^2 h of the score and value products).
+  struct Llama {
+    const char* name;
+    double s, h, L, V;
+  };
+  for (const Llama& m : {Llama{"llama2-7b", 4096, 4096, 32, 32000}, Llama{"llama2-13b", 4096, 5120, 40, 32000},
+                         Llama{"llama3-8b", 8192, 4096, 32, 128256}, Llama{"llama3-70b", 8192, 8192, 80, 128256}}) {
+    gw::ModelDesc l = zoo(m.name);
+    const double norms = (2 * m.L + 1) * m.h;
+    const double matmul = static_cast<double>(l.parameters) - m.V * m.h - norms;
+    EXPECT_EQ(l.forward_flops_per_sample, 2 * m.s * matmul + 4 * m.s * m.s * m.h * m.L) << m.name;
+  }
 }
 
 TEST(ModelZoo, ActivationsAreMeasuredInTheTrainingDtype) {
   // The CNNs and the MLP are exported in fp32, the transformers in bf16.
   for (const char* name : {"mlp-tiny", "resnet50", "resnet101", "vgg16"}) EXPECT_EQ(zoo(name).activation_dtype, "fp32");
-  for (const char* name : {"bert-base", "bert-large", "gpt2", "gpt2-xl", "llama2-7b"})
+  for (const char* name : {"bert-base", "bert-large", "gpt2", "gpt2-xl", "llama2-7b", "llama2-13b", "llama3-8b",
+                           "llama3-70b"})
     EXPECT_EQ(zoo(name).activation_dtype, "bf16") << name;
   // mlp-tiny: what autograd saves is each linear layer's fp32 input (the
   // ReLU's output is the same storage), per sample.
@@ -161,7 +179,8 @@ TEST(ModelZoo, ActivationsAreMeasuredInTheTrainingDtype) {
   auto k = [](double layers, double s, double h, double a) { return layers * (34 * s * h + 5 * a * s * s); };
   const std::map<std::string, double> korthikanti = {
       {"bert-base", k(12, 512, 768, 12)}, {"bert-large", k(24, 512, 1024, 16)}, {"gpt2", k(12, 1024, 768, 12)},
-      {"gpt2-xl", k(48, 1024, 1600, 25)}, {"llama2-7b", k(32, 4096, 4096, 32)}};
+      {"gpt2-xl", k(48, 1024, 1600, 25)}, {"llama2-7b", k(32, 4096, 4096, 32)},
+      {"llama2-13b", k(40, 4096, 5120, 40)}};
   for (const auto& [name, estimate] : korthikanti) {
     const double measured = zoo(name).activation_bytes_per_sample;
     EXPECT_GT(measured, estimate) << name;
