@@ -47,7 +47,7 @@ namespace {
 
 std::string g_progress_label;  // empty: no progress lines
 
-/// The child's end of the result pipe, for its terminate handler.
+/// The child's end of the result socket, for its terminate handler.
 int g_child_fd = -1;
 
 /// The end of the child: no atexit handlers, no destructors of the parent's

@@ -13,8 +13,8 @@
 // fork_with_channel; send_frame / take_frame carry length-prefixed messages
 // on it and write_all writes whole buffers. The simulation child
 // (engine::run_in_child), the sweep's workers (plan::WorkerPool) and
-// report's gnuplot all fork through this header: gradwire's fork, pipe and
-// write loops are here and nowhere else.
+// report's gnuplot all fork through this header: gradwire's forks, and the
+// sockets and write loops between a child and its parent, are here only.
 //
 // Linux only (prctl). The death signal is sent when the *thread* that forked
 // exits, so fork from a thread that lives as long as the process (the main
