@@ -13,8 +13,10 @@ namespace gw {
 // differ in it would share a key (and a reused outcome), or the parent would
 // not receive it. Their sizes on the platforms gradwire builds on (LP64,
 // libstdc++) stop the build until that is done.
+namespace {
 template <class T, class U>
 concept Is = std::same_as<std::remove_const_t<T>, U>;
+}  // namespace
 
 static_assert(sizeof(void*) != 8 || sizeof(Bucket) == 40, "Bucket changed: list the new field below");
 static_assert(sizeof(void*) != 8 || sizeof(CommStep) == 112, "CommStep changed: list the new field below");
