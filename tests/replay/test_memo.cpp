@@ -230,17 +230,6 @@ TEST(ReplayChildren, AnEqualChildIsReusedAndGivesTheFiguresOfAFreshOne) {
   EXPECT_TRUE(st.reused);
 }
 
-TEST(ReplayMemo, DurationsTravelExactly) {
-  CollectiveMemo::Durations d;
-  d[std::string("a\n b:c\0\xff", 9)] = 0.1 + 0.2;  // any byte in a key; a duration's every bit
-  d["allreduce/auto"] = 1.0 / 3.0;
-  d["x"] = 5e-324;
-  EXPECT_EQ(CollectiveMemo::decode(CollectiveMemo::encode(d)), d);
-  EXPECT_TRUE(CollectiveMemo::decode("").empty());
-  EXPECT_THROW(CollectiveMemo::decode("6:0x1p+0"), std::runtime_error);  // odd key digits
-  EXPECT_THROW(CollectiveMemo::decode("61:"), std::runtime_error);        // no duration
-}
-
 TEST(ReplayMemo, TheSwitchAndTheEnvironmentTurnTheMemoOff) {
   ReplayOptions o;
   ::unsetenv("GRADWIRE_FULL_SIMULATION");

@@ -3,11 +3,11 @@
 // next starts on an idle network and its time is the clock difference.
 // (SimGrid allows one engine per process; a child per size would rebuild the
 // platform for every size.)
-#include <sstream>
 #include <stdexcept>
 
 #include "gradwire/engine/engine.hpp"
 #include "gradwire/core/error.hpp"
+#include "gradwire/core/wire.hpp"
 #include "collective.hpp"
 
 namespace gw::engine {
@@ -43,15 +43,14 @@ std::vector<double> collective_times(const ClusterSpec& cluster, const Collectiv
     });
     sim.run();
     if (!error.empty()) throw InputError(source, 0, 0, "collective", error);
-    std::ostringstream s;
-    s.precision(17);
-    for (double t : times) s << t << ' ';
-    return s.str();
+    wire::Writer w;  // exact: each time by its bits
+    w.put(times);
+    return w.take();
   });
-  std::istringstream in(out);
-  std::vector<double> times(sizes.size());
-  for (double& t : times)
-    if (!(in >> t)) throw std::runtime_error("collective: missing simulated time");
+  wire::Reader in(out, "collective child's times");
+  auto times = in.get<std::vector<double>>();
+  in.finish();
+  if (times.size() != sizes.size()) in.fail("missing simulated times");
   return times;
 }
 

@@ -1,10 +1,13 @@
 // run_in_child: fork, run the body in the child, send its result (or its
-// exception) back through a pipe. SimGrid allows one engine per process.
+// exception) back through a socket. SimGrid allows one engine per process.
 //
-// Wire format, child -> parent: one tag byte, then length-prefixed fields.
+// What the child sends (on the socket of gw::fork_with_channel, read to its
+// end): one tag byte, then its fields in gw::wire's encoding.
 //   'R' result            'I' file line column key reason (gw::InputError)
 //   'E' message (any other exception)
 //   'M' (no fields)       the child ran out of memory (std::bad_alloc)
+// The body's result is the caller's own encoding (the replay's: a typed
+// message, replay/src/child_results.hpp).
 //
 // The child dies with its parent (gw::die_with_parent): a gradwire killed
 // with SIGKILL leaves no simulation running. While it waits, the parent
@@ -30,8 +33,9 @@
 #include <typeinfo>
 
 #include "gradwire/core/child.hpp"
-#include "gradwire/engine/engine.hpp"
 #include "gradwire/core/error.hpp"
+#include "gradwire/core/wire.hpp"
+#include "gradwire/engine/engine.hpp"
 
 namespace gw::engine {
 
@@ -43,43 +47,16 @@ namespace {
 
 std::string g_progress_label;  // empty: no progress lines
 
-/// The child's end of the result pipe, for its terminate handler.
+/// The child's end of the result socket, for its terminate handler.
 int g_child_fd = -1;
 
-void put_field(std::string& out, const std::string& field) {
-  const std::uint64_t n = field.size();
-  out.append(reinterpret_cast<const char*>(&n), sizeof n);
-  out += field;
-}
-
-std::string get_field(const std::string& in, std::size_t& pos) {
-  std::uint64_t n = 0;
-  if (pos + sizeof n > in.size()) throw std::runtime_error("simulation child: truncated result");
-  std::memcpy(&n, in.data() + pos, sizeof n);
-  pos += sizeof n;
-  if (pos + n > in.size()) throw std::runtime_error("simulation child: truncated result");
-  std::string field = in.substr(pos, n);
-  pos += n;
-  return field;
-}
-
-void write_all(int fd, const char* data, std::size_t size) {
-  std::size_t done = 0;
-  while (done < size) {
-    const ssize_t w = ::write(fd, data + done, size - done);
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      return;
-    }
-    done += static_cast<std::size_t>(w);
-  }
-}
-
+/// The end of the child: no atexit handlers, no destructors of the parent's
+/// objects.
 [[noreturn]] void child_exit(int fd) {
   ::close(fd);
   std::fflush(stdout);
   std::fflush(stderr);
-  ::_exit(0);  // no atexit handlers, no destructors of the parent's objects
+  ::_exit(0);
 }
 
 bool handling_bad_alloc() {
@@ -118,31 +95,33 @@ void child_abort(int) {
   sigemptyset(&sa.sa_mask);
   sa.sa_flags = SA_RESETHAND;
   ::sigaction(SIGABRT, &sa, nullptr);
-  std::string out;
+  wire::Writer out;
   try {
     std::string result = body();
-    out = "R";
-    put_field(out, result);
+    out.put('R');
+    out.put(result);
   } catch (const InputError& e) {
-    out = "I";
-    put_field(out, e.file());
-    put_field(out, std::to_string(e.line()));
-    put_field(out, std::to_string(e.column()));
-    put_field(out, e.key());
-    put_field(out, e.reason());
+    out.put('I');
+    out.put(e.file());
+    out.put(e.line());
+    out.put(e.column());
+    out.put(e.key());
+    out.put(e.reason());
   } catch (const std::bad_alloc&) {
-    out.clear();
-    out.shrink_to_fit();
+    out.take();  // frees what was written
     write_all(fd, "M", 1);  // nothing to allocate
     child_exit(fd);
   } catch (const std::exception& e) {
-    out = "E";
-    put_field(out, e.what());
+    out.take();
+    out.put('E');
+    out.put(e.what());
   } catch (...) {
-    out = "E";
-    put_field(out, "unknown exception in simulation child");
+    out.take();
+    out.put('E');
+    out.put("unknown exception in simulation child");
   }
-  write_all(fd, out.data(), out.size());
+  const std::string message = out.take();
+  write_all(fd, message.data(), message.size());
   child_exit(fd);
 }
 
@@ -209,55 +188,57 @@ std::string read_result(int fd) {
 
 void enable_progress(std::string label) { g_progress_label = std::move(label); }
 
-std::string run_in_child(const std::function<std::string()>& body) {
-  int fds[2];
-  if (::pipe(fds) != 0)
-    throw std::runtime_error(std::string("run_in_child: pipe: ") + std::strerror(errno));
-  std::fflush(stdout);  // else buffered output would be written twice
-  std::fflush(stderr);
-  const pid_t parent = ::getpid();
-  const pid_t pid = ::fork();
-  if (pid < 0) {
-    const int err = errno;
-    ::close(fds[0]);
-    ::close(fds[1]);
-    throw std::runtime_error(std::string("run_in_child: fork: ") + std::strerror(err));
-  }
-  if (pid == 0) {
-    die_with_parent(parent);  // a SIGKILLed gradwire leaves no simulation running
-    ::close(fds[0]);
-    child_main(fds[1], body);
-  }
-  ::close(fds[1]);
-  const std::string in = read_result(fds[0]);
-  ::close(fds[0]);
-  int status = 0;
-  wait_for_child(pid, &status);
-  if (in.empty()) {
-    if (WIFSIGNALED(status)) {
-      const int sig = WTERMSIG(status);
-      throw std::runtime_error("simulation child killed by signal " + std::to_string(sig) +
-                               (sig == SIGKILL ? " (SIGKILL: the kernel's out-of-memory killer, or another process)" : ""));
-    }
-    throw std::runtime_error("simulation child exited with status " +
-                             std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) +
-                             " without a result");
-  }
-  std::size_t pos = 1;
-  switch (in[0]) {
-    case 'R': return get_field(in, pos);
+namespace {
+
+/// What the child sent: its result, or its exception thrown again here.
+std::string take_result(const std::string& in) {
+  wire::Reader r(in, "simulation child's result");
+  std::string out;
+  switch (r.get<char>()) {
+    case 'R': out = r.get<std::string>(); break;
     case 'I': {
-      std::string file = get_field(in, pos);
-      const int line = std::stoi(get_field(in, pos));
-      const int column = std::stoi(get_field(in, pos));
-      std::string key = get_field(in, pos);
-      std::string reason = get_field(in, pos);
+      auto file = r.get<std::string>();
+      const int line = r.get<int>();
+      const int column = r.get<int>();
+      auto key = r.get<std::string>();
+      auto reason = r.get<std::string>();
+      r.finish();
       throw InputError(std::move(file), line, column, std::move(key), std::move(reason));
     }
-    case 'E': throw std::runtime_error(get_field(in, pos));
+    case 'E': {
+      auto message = r.get<std::string>();
+      r.finish();
+      throw std::runtime_error(message);
+    }
     case 'M': throw ChildOutOfMemory();
-    default: throw std::runtime_error("simulation child: malformed result");
+    default: r.fail("unknown tag");
   }
+  r.finish();
+  return out;
+}
+
+/// Why a child ended without a result.
+std::string no_result(int status) {
+  if (WIFSIGNALED(status)) {
+    const int sig = WTERMSIG(status);
+    return "simulation child killed by signal " + std::to_string(sig) +
+           (sig == SIGKILL ? " (SIGKILL: the kernel's out-of-memory killer, or another process)" : "");
+  }
+  return "simulation child exited with status " + std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) +
+         " without a result";
+}
+
+}  // namespace
+
+std::string run_in_child(const std::function<std::string()>& body) {
+  // The child dies with its parent: a SIGKILLed gradwire leaves no simulation running.
+  const Channel child = fork_with_channel([&body](int fd) { child_main(fd, body); }, "run_in_child");
+  const std::string in = read_result(child.fd);
+  ::close(child.fd);
+  int status = 0;
+  wait_for_child(child.pid, &status);
+  if (in.empty()) throw std::runtime_error(no_result(status));
+  return take_result(in);
 }
 
 }  // namespace gw::engine

@@ -2,14 +2,12 @@
 
 #include <poll.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstdint>
-#include <cstdio>
 #include <cstring>
 #include <stdexcept>
 
@@ -42,37 +40,13 @@ StopSignalGuard::~StopSignalGuard() {
 
 bool StopSignalGuard::stop_requested() { return g_stop != 0; }
 
-void write_all_stderr(const std::string& s) {
-  const char* p = s.data();
-  std::size_t left = s.size();
-  while (left > 0) {
-    ssize_t w = ::write(2, p, left);
-    if (w < 0) {
-      if (errno == EINTR && !g_stop) continue;
-      return;
-    }
-    p += w;
-    left -= static_cast<std::size_t>(w);
-  }
-}
+void write_all_stderr(const std::string& s) { gw::write_all(2, s.data(), s.size(), &g_stop); }
 
 // --- Workers ---------------------------------------------------------------------
 
 namespace {
 
-using Length = std::uint64_t;  ///< the prefix of each result, and each index sent
-
-/// Writes all of `data`; false when the other end is gone.
-bool write_all_fd(int fd, const char* data, std::size_t size) {
-  while (size > 0) {
-    const ssize_t w = ::send(fd, data, size, MSG_NOSIGNAL);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return false;
-    data += w;
-    size -= static_cast<std::size_t>(w);
-  }
-  return true;
-}
+using Length = std::uint64_t;  ///< each index sent
 
 /// Reads one index; false at the end of the stream (the parent closed it).
 bool read_index(int fd, Length& index) {
@@ -118,39 +92,22 @@ void WorkerPool::run_worker(int fd) {
   // never unwind into the parent's code (this process is a copy of it).
   Length index = 0;
   while (read_index(fd, index)) {
-    std::string result;
+    std::string line;
     try {
-      const std::string line = job_(static_cast<std::size_t>(index));
-      const Length n = line.size();
-      result.assign(reinterpret_cast<const char*>(&n), sizeof n);
-      result += line;
+      line = job_(static_cast<std::size_t>(index));
     } catch (...) {
       ::_exit(4);  // not even an error record could be made: the parent records the failure
     }
-    if (!write_all_fd(fd, result.data(), result.size())) ::_exit(3);
+    if (!gw::send_frame(fd, line)) ::_exit(3);
     if (one_point_) break;
   }
   ::_exit(0);
 }
 
 WorkerPool::Worker& WorkerPool::start_worker(std::size_t slot) {
-  int fds[2];
-  if (::socketpair(AF_UNIX, SOCK_STREAM, 0, fds) != 0)
-    throw std::runtime_error(std::string("socketpair: ") + std::strerror(errno));
-  std::fflush(nullptr);
-  const pid_t pid = gw::fork_dying_with_parent();  // a worker dies with the sweep
-  if (pid < 0) {
-    const int err = errno;
-    ::close(fds[0]);
-    ::close(fds[1]);
-    throw std::runtime_error(std::string("fork: ") + std::strerror(err));
-  }
-  if (pid == 0) {
-    ::close(fds[0]);
-    run_worker(fds[1]);
-  }
-  ::close(fds[1]);
-  return workers_.emplace_back(Worker{pid, fds[0], slot, false, false, 0, {}});
+  // A worker dies with the sweep (gw::fork_with_channel).
+  const Channel c = gw::fork_with_channel([this](int fd) { run_worker(fd); }, "sweep worker");
+  return workers_.emplace_back(Worker{c.pid, c.fd, slot, false, false, 0, {}});
 }
 
 void WorkerPool::spawn(std::size_t index, std::size_t slot) {
@@ -160,7 +117,7 @@ void WorkerPool::spawn(std::size_t index, std::size_t slot) {
   if (it != workers_.end() && it->busy) throw std::logic_error("WorkerPool::spawn: the slot's worker is busy");
   // The slot's worker, else a new one (one that ended meanwhile is reaped by
   // collect(); the point goes to a new worker).
-  Worker* w = it != workers_.end() && write_all_fd(it->fd, bytes, sizeof n) ? &*it : nullptr;
+  Worker* w = it != workers_.end() && gw::write_all(it->fd, bytes, sizeof n) ? &*it : nullptr;
   if (w == nullptr) {
     if (it != workers_.end()) it->slot = static_cast<std::size_t>(-1);  // ended: no longer the slot's
     w = &start_worker(slot);
@@ -169,7 +126,7 @@ void WorkerPool::spawn(std::size_t index, std::size_t slot) {
     // collect() reaps it and records the failure as for a worker that died
     // during its point (resume runs it again). SIGKILL makes sure that a
     // worker the write failed for for another reason ends too.
-    if (!write_all_fd(w->fd, bytes, sizeof n)) ::kill(w->pid, SIGKILL);
+    if (!gw::write_all(w->fd, bytes, sizeof n)) ::kill(w->pid, SIGKILL);
   }
   w->busy = true;
   w->index = index;
@@ -193,12 +150,10 @@ bool WorkerPool::read_from(Worker& w, std::vector<Finished>& done) {
   if (n < 0 && errno == EINTR) return true;
   if (n > 0) {
     w.buf.append(buf, static_cast<std::size_t>(n));
-    Length size = 0;
-    while (w.busy && w.buf.size() >= sizeof size) {
-      std::memcpy(&size, w.buf.data(), sizeof size);
-      if (w.buf.size() - sizeof size < size) break;
-      done.push_back({w.index, w.buf.substr(sizeof size, size) + "\n", 0});
-      w.buf.erase(0, sizeof size + size);
+    while (w.busy) {
+      std::optional<std::string> line = gw::take_frame(w.buf);
+      if (!line) break;
+      done.push_back({w.index, std::move(*line) + "\n", 0});
       w.busy = false;
       w.done = one_point_;
     }

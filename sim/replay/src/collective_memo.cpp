@@ -1,10 +1,7 @@
 #include "gradwire/replay/collective_memo.hpp"
 
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <sstream>
-#include <stdexcept>
 
 namespace gw {
 
@@ -18,43 +15,6 @@ std::string CollectiveMemo::key(const engine::CollectiveRequest& r) {
   k.append(bits, sizeof bits);
   for (int rank : r.ranks) k += '/' + std::to_string(rank);
   return k;
-}
-
-std::string CollectiveMemo::encode(const Durations& durations) {
-  static const char* const kHex = "0123456789abcdef";
-  std::string line;
-  for (const auto& [k, seconds] : durations) {
-    for (unsigned char c : k) {
-      line += kHex[c >> 4];
-      line += kHex[c & 15];
-    }
-    char figure[64];
-    std::snprintf(figure, sizeof figure, ":%a ", seconds);
-    line += figure;
-  }
-  return line;
-}
-
-CollectiveMemo::Durations CollectiveMemo::decode(const std::string& line) {
-  Durations out;
-  std::istringstream in(line);
-  std::string entry;
-  auto nibble = [](char c) {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    throw std::runtime_error("collective memo: bad key digit");
-  };
-  while (in >> entry) {
-    const auto colon = entry.find(':');
-    if (colon == std::string::npos || colon % 2 != 0) throw std::runtime_error("collective memo: bad entry");
-    std::string k;
-    for (std::size_t i = 0; i < colon; i += 2) k += static_cast<char>(nibble(entry[i]) * 16 + nibble(entry[i + 1]));
-    char* end = nullptr;
-    const double seconds = std::strtod(entry.c_str() + colon + 1, &end);
-    if (end == entry.c_str() + colon + 1 || *end != '\0') throw std::runtime_error("collective memo: bad duration");
-    out.emplace(std::move(k), seconds);
-  }
-  return out;
 }
 
 double CollectiveMemo::run(engine::Simulation& sim, const engine::CollectiveRequest& request) {

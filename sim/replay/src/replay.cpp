@@ -1,6 +1,5 @@
 #include "gradwire/replay/replay.hpp"
 
-#include <sstream>
 #include <stdexcept>
 
 #include "child_results.hpp"
@@ -182,10 +181,10 @@ struct ChildReplay {
 };
 
 // Runs inside the child: builds the platform, runs the two actors, returns
-// a header line "EXACT SIMULATED REPLAYED", a line of the memo's durations
-// (CollectiveMemo::encode) and then the JSON result. EXACT is 1 when the
-// memo's conditions held throughout (or it was off), 0 when they did not
-// (run again in full).
+// the outcome as its message to the parent (detail::encode_outcome): whether
+// the memo's conditions held throughout (or it was off; if not, the caller
+// runs the whole simulation again), the collectives simulated and replayed,
+// the memo's durations and the timeline.
 std::string replay_in_child(const ClusterSpec& cluster, const IterationPlan& plan, const ReplayOptions& options,
                             const CollectiveMemo::Durations& seed) {
   // Never destroyed: this runs in the replay's child, which _exits right
@@ -206,22 +205,13 @@ std::string replay_in_child(const ClusterSpec& cluster, const IterationPlan& pla
   // compute stream: finish_result() places them after the simulated timeline.
   replay.r.simulated_activities = replay.activities;
   replay.r.simulated_actors = 2;
-  return std::to_string(memo.exact() ? 1 : 0) + ' ' + std::to_string(memo.simulated()) + ' ' +
-         std::to_string(memo.replayed()) + '\n' + CollectiveMemo::encode(memo.durations()) + '\n' +
-         result_to_json(replay.r, -1);
-}
-
-detail::ChildOutcome decode_outcome(const std::string& text) {
   detail::ChildOutcome out;
-  std::istringstream header(text);
-  int exact = 1;
-  header >> exact >> out.simulated >> out.replayed;
-  out.exact = exact != 0;
-  const std::size_t header_end = text.find('\n');
-  const std::size_t durations_end = text.find('\n', header_end + 1);
-  out.durations = CollectiveMemo::decode(text.substr(header_end + 1, durations_end - header_end - 1));
-  out.result = result_from_json(text.substr(durations_end + 1));
-  return out;
+  out.exact = memo.exact();
+  out.simulated = memo.simulated();
+  out.replayed = memo.replayed();
+  out.durations = memo.durations();
+  out.result = std::move(replay.r);
+  return detail::encode_outcome(out);
 }
 
 // One replay child's outcome (`child` = detail::child_plan of the plan).
@@ -233,11 +223,10 @@ detail::ChildOutcome run_child(const ClusterSpec& cluster, const IterationPlan& 
   if (!opts.full_simulation && opts.share_durations)
     if (const auto* known = find_known(cluster)) seed = *known;
   auto fork_child = [&] {
-    return decode_outcome(engine::run_in_child([&] { return replay_in_child(cluster, child, opts, seed); }));
+    return detail::decode_outcome(engine::run_in_child([&] { return replay_in_child(cluster, child, opts, seed); }));
   };
   if (opts.full_simulation) return fork_child();
-  std::string key =
-      detail::child_key(child, static_cast<int>(opts.granularity), true, CollectiveMemo::encode(seed));
+  std::string key = detail::child_key(child, static_cast<int>(opts.granularity), true, seed);
   if (const auto* kept = detail::find_child_outcome(cluster, key)) {
     detail::ChildOutcome out = *kept;
     out.reused = true;

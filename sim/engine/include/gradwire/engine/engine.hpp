@@ -4,7 +4,7 @@
 // planning) talks to SimGrid only through this header.
 //
 // SimGrid allows one engine per process: every simulation runs in a forked
-// child (run_in_child) and returns its result as text through a pipe.
+// child (run_in_child) and returns its result as bytes through a socket.
 #pragma once
 
 #include <functional>
@@ -146,7 +146,7 @@ class Signal {
 };
 
 /// Forks a child process, runs `body` there (which may create one Simulation)
-/// and returns the string it produced. An exception in the child is rethrown in
+/// and returns the string (any bytes) it produced. An exception in the child is rethrown in
 /// the parent as std::runtime_error (gw::InputError keeps its fields; a
 /// std::bad_alloc becomes ChildOutOfMemory). The child dies with the calling
 /// process (SIGKILL included).

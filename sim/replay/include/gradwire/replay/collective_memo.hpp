@@ -20,7 +20,7 @@
 // simulation again without the memo (simulate_plan does).
 //
 // Across iterations: the durations a child recorded are returned to the
-// process that forked it (encode/decode) and seed the next child that builds
+// process that forked it (in its message, child_results.hpp) and seed the next child that builds
 // an equal platform (ClusterSpec's ==, every field): a recorded duration is a
 // function of the platform and the request only, by the condition above, so
 // it holds in any replay on an equal cluster; the run-time check applies to a
@@ -48,9 +48,6 @@ class CollectiveMemo {
   }
   /// What this memo holds: seeded and recorded.
   const Durations& durations() const { return durations_; }
-  /// One line, exact (keys in hex, seconds as hex floats); decode reads it back.
-  static std::string encode(const Durations& durations);
-  static Durations decode(const std::string& line);
 
   /// Runs `request` from the calling actor: a recorded duration's sleep when
   /// the conditions above hold, else the full collective. Returns its duration.

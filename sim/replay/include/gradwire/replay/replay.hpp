@@ -12,13 +12,15 @@
 // accumulation: only the synchronizing micro-step is simulated; the k-1
 // others (no_sync) are added analytically, so the simulation does not grow
 // with k. The optimizer step follows the last bucket. Every simulation runs
-// in a forked child (engine::run_in_child); the result crosses as JSON. A
+// in a forked child (engine::run_in_child); the result crosses as a typed
+// message (src/child_results.hpp), not as the public JSON. A
 // child equal to one run before in the process (same cluster, plan fields
 // read, options and seed) is not run again: its outcome is reused
 // (src/child_results.hpp; docs/engine.md, "Replay children's results, reused").
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "gradwire/engine/engine.hpp"
 #include "gradwire/model/iteration_model.hpp"
@@ -28,6 +30,10 @@
 #include "gradwire/model/scenario.hpp"
 
 namespace gw {
+
+namespace json_fields {
+struct Info;  // gradwire/core/json_fields.hpp
+}
 
 struct ReplayOptions {
   /// How collectives become flows (engine::Granularity). Aggregated keeps
@@ -74,12 +80,16 @@ IterationResult simulate_plan(const ClusterSpec& cluster, const IterationPlan& p
                               const ReplayOptions& options = {});
 
 /// JSON form of a result (the `--format json` output, gradwire-iteration/2),
-/// and back (the forked replay child hands its result over in this form;
-/// gradwire reads no /1 document). With `memory`, a "memory_per_gpu" object
+/// and back (gradwire reads no /1 document); both made from one table of the
+/// fields (src/result_json.cpp). With `memory`, a "memory_per_gpu" object
 /// (bytes, capacity, fits) is added after the other fields (result_from_json
-/// ignores it).
+/// ignores it). The replay child does not use this form: it sends its
+/// parent a typed message (src/child_results.hpp).
 std::string result_to_json(const IterationResult& result, int indent = 2,
                            const MemoryBreakdown* memory = nullptr);
 IterationResult result_from_json(const std::string& text);
+/// The fields result_to_json writes, from its table (all but "schema" and
+/// memory_per_gpu): what tests compare docs/schemas/ with.
+std::vector<json_fields::Info> iteration_json_fields();
 
 }  // namespace gw
