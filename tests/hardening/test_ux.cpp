@@ -39,10 +39,12 @@ std::vector<std::string> temporaries(const fs::path& dir) {
 
 std::size_t lines_in(const std::string& text) { return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')); }
 
-/// A results file of the hardening's small sweep (8 points), made once.
+/// A results file of the hardening's small sweep (8 points), made once per
+/// test process, in a folder of its own: ctest runs several of these tests
+/// at once, and a shared folder let one process's sweep remove another's.
 const fs::path& small_results() {
   static const fs::path out = [] {
-    const fs::path dir = gw::test::scratch_dir("ux-results");
+    const fs::path dir = gw::test::temp_scratch("gw-ux-results", "sweep");
     const fs::path r = dir / "small.jsonl";
     const auto s = run({kBin, "sweep", "-j", "2", "--progress", "none", "--out", r.string(),
                         (kData / "small.sweep.yaml").string()},
