@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstddef>
 #include <cstring>
 #include <functional>
 #include <fstream>
@@ -20,6 +21,7 @@
 #include <stdexcept>
 
 #include "nccl_check.hpp"
+#include "gradwire/cuda/device_buffer.hpp"
 #include "gradwire/cuda/event_timer.hpp"
 #include "gradwire/calibrate/calibrate.hpp"
 #include "gradwire/model/compressors.hpp"
@@ -56,32 +58,8 @@ std::string kernel_driver_version() {
   return {};
 }
 
-/// A device buffer.
-struct DeviceBuffer {
-  void* p = nullptr;
-  std::size_t bytes = 0;
-  int device = 0;
-  DeviceBuffer() = default;
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  ~DeviceBuffer() { release(); }
-  void ensure(int dev, std::size_t b) {
-    if (p != nullptr && bytes >= b && device == dev) return;
-    release();
-    GW_CHECK(cudaSetDevice(dev));
-    GW_CHECK(cudaMalloc(&p, b));
-    bytes = b;
-    device = dev;
-  }
-  void release() {
-    if (p != nullptr) {
-      cudaSetDevice(device);
-      cudaFree(p);
-    }
-    p = nullptr;
-    bytes = 0;
-  }
-};
+/// A device buffer of bytes (the one owning buffer, grown with ensure()).
+using DeviceBuffer = gw::cuda::DeviceBuffer<std::byte>;
 
 /// Maximum tolerated difference between a GPU codec and its CPU twin: bit for
 /// bit (docs/kernels.md) except where floating-point reduction order differs.
@@ -107,8 +85,8 @@ struct GemmOperands {
   /// Enqueues one GEMM on the handle's stream.
   void run(cublasHandle_t blas) {
     const float alpha = 1.0f, beta = 0.0f;
-    GW_CHECK(cublasGemmEx(blas, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &alpha, a.p, t.type, m, b.p, t.type, k, &beta,
-                          c.p, t.type, m, t.compute, CUBLAS_GEMM_DEFAULT));
+    GW_CHECK(cublasGemmEx(blas, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &alpha, a.get(), t.type, m, b.get(), t.type, k, &beta,
+                          c.get(), t.type, m, t.compute, CUBLAS_GEMM_DEFAULT));
   }
 };
 
@@ -292,13 +270,13 @@ class CudaBackend final : public Backend {
     DeviceBuffer src, dst;
     src.ensure(0, nb);
     dst.ensure(0, nb);
-    GW_CHECK(cudaMemsetAsync(src.p, 1, nb, stream_));
-    for (int i = 0; i < std::max(1, warmup); ++i) GW_CHECK(cudaMemcpyAsync(dst.p, src.p, nb, cudaMemcpyDeviceToDevice, stream_));
+    GW_CHECK(cudaMemsetAsync(src.get(), 1, nb, stream_));
+    for (int i = 0; i < std::max(1, warmup); ++i) GW_CHECK(cudaMemcpyAsync(dst.get(), src.get(), nb, cudaMemcpyDeviceToDevice, stream_));
     gw::cuda::EventTimer timer(stream_);
     std::vector<double> out;
     for (int r = 0; r < repeats; ++r) {
       timer.start();
-      GW_CHECK(cudaMemcpyAsync(dst.p, src.p, nb, cudaMemcpyDeviceToDevice, stream_));
+      GW_CHECK(cudaMemcpyAsync(dst.get(), src.get(), nb, cudaMemcpyDeviceToDevice, stream_));
       timer.stop();
       out.push_back(1e-3 * timer.elapsed_ms());
     }
@@ -320,7 +298,7 @@ class CudaBackend final : public Backend {
       GW_CHECK(ncclGroupStart());
       for (int r = 0; r < gpus; ++r) {
         const auto ri = static_cast<std::size_t>(r);
-        detail::launch_nccl(op, cm.send[ri].p, cm.recv[ri].p, count, gpus, cm.comms[ri], cm.streams[ri]);
+        detail::launch_nccl(op, cm.send[ri].get(), cm.recv[ri].get(), count, gpus, cm.comms[ri], cm.streams[ri]);
       }
       GW_CHECK(ncclGroupEnd());
     };
@@ -431,15 +409,15 @@ class CudaBackend final : public Backend {
   void upload_random(DeviceBuffer& buf, std::size_t count, cudaDataType_t type, std::uint64_t seed) {
     auto v = random_gradient(count, seed);
     if (type == CUDA_R_32F) {
-      GW_CHECK(cudaMemcpy(buf.p, v.data(), count * 4, cudaMemcpyHostToDevice));
+      GW_CHECK(cudaMemcpy(buf.get(), v.data(), count * 4, cudaMemcpyHostToDevice));
     } else if (type == CUDA_R_16BF) {
       std::vector<__nv_bfloat16> h(count);
       for (std::size_t i = 0; i < count; ++i) h[i] = __float2bfloat16(v[i]);
-      GW_CHECK(cudaMemcpy(buf.p, h.data(), count * 2, cudaMemcpyHostToDevice));
+      GW_CHECK(cudaMemcpy(buf.get(), h.data(), count * 2, cudaMemcpyHostToDevice));
     } else {
       std::vector<__half> h(count);
       for (std::size_t i = 0; i < count; ++i) h[i] = __float2half(v[i]);
-      GW_CHECK(cudaMemcpy(buf.p, h.data(), count * 2, cudaMemcpyHostToDevice));
+      GW_CHECK(cudaMemcpy(buf.get(), h.data(), count * 2, cudaMemcpyHostToDevice));
     }
   }
 

@@ -9,9 +9,11 @@
 #include <nccl.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <optional>
 
 #include "../mpi/mpi_rank.hpp"
+#include "gradwire/cuda/device_buffer.hpp"
 #include "gradwire/cuda/event_timer.hpp"
 #include "nccl_check.hpp"
 #include "nccl_launch.hpp"
@@ -33,8 +35,8 @@ class NcclCollectives final : public RankCollectives {
   ~NcclCollectives() override {
     cudaSetDevice(device_);
     if (comm_ != nullptr) ncclCommDestroy(comm_);
-    if (send_ != nullptr) cudaFree(send_);
-    if (recv_ != nullptr) cudaFree(recv_);
+    send_.release();
+    recv_.release();
     cudaStreamDestroy(stream_);
   }
   NcclCollectives(const NcclCollectives&) = delete;
@@ -45,7 +47,7 @@ class NcclCollectives final : public RankCollectives {
     const auto total = static_cast<std::size_t>(c.bytes);
     const std::size_t count = total / 4;   // fp32 elements of the nccl-tests "size"
     ensure(std::max<std::size_t>(total, 4));
-    auto launch = [&] { detail::launch_nccl(c.op, send_, recv_, count, world_, comm_, stream_); };
+    auto launch = [&] { detail::launch_nccl(c.op, send_.get(), recv_.get(), count, world_, comm_, stream_); };
     for (int i = 0; i < std::max(1, c.warmup); ++i) launch();
     GW_CHECK(cudaStreamSynchronize(stream_));
     std::vector<double> out;
@@ -87,16 +89,12 @@ class NcclCollectives final : public RankCollectives {
   }
 
  private:
+  /// Send and receive buffers of at least `bytes` each (zeroed send buffer when they grow).
   void ensure(std::size_t bytes) {
-    if (bytes <= bytes_) return;
-    if (send_ != nullptr) GW_CHECK(cudaFree(send_));
-    if (recv_ != nullptr) GW_CHECK(cudaFree(recv_));
-    send_ = recv_ = nullptr;
-    bytes_ = 0;
-    GW_CHECK(cudaMalloc(&send_, bytes));
-    GW_CHECK(cudaMalloc(&recv_, bytes));
-    GW_CHECK(cudaMemset(send_, 0, bytes));
-    bytes_ = bytes;
+    if (bytes <= send_.size() && bytes <= recv_.size()) return;
+    send_.ensure(device_, bytes);
+    recv_.ensure(device_, bytes);
+    GW_CHECK(cudaMemset(send_.get(), 0, bytes));
   }
 
   int world_;
@@ -104,9 +102,7 @@ class NcclCollectives final : public RankCollectives {
   ncclComm_t comm_ = nullptr;
   cudaStream_t stream_ = nullptr;
   std::optional<gw::cuda::EventTimer> timer_;   ///< on stream_, made once it exists
-  void* send_ = nullptr;
-  void* recv_ = nullptr;
-  std::size_t bytes_ = 0;
+  gw::cuda::DeviceBuffer<std::byte> send_, recv_;
   std::vector<std::string> devices_, gpu_names_;
 };
 

@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "gradwire/cuda/check.hpp"
+#include "gradwire/cuda/device_buffer.hpp"
 #include "gradwire/cuda/event_timer.hpp"
 #include "reference_choice.hpp"
 #include "traffic_reference.hpp"
@@ -149,10 +150,12 @@ std::optional<Options> parse(int argc, char** argv) {
   return o;
 }
 
-/// (kernel, op, n) -> (baseline name, median ms) from JSON lines; bad lines are reported and skipped.
-std::map<std::tuple<std::string, std::string, std::size_t>, std::pair<std::string, double>>
-load_baselines(const std::string& path) {
-  std::map<std::tuple<std::string, std::string, std::size_t>, std::pair<std::string, double>> out;
+/// (kernel, op, n) -> (baseline name, median ms).
+using Baselines = std::map<std::tuple<std::string, std::string, std::size_t>, std::pair<std::string, double>>;
+
+/// The baselines from JSON lines; bad lines are reported and skipped.
+Baselines load_baselines(const std::string& path) {
+  Baselines out;
   if (path.empty()) return out;
   std::ifstream in(path);
   if (!in) {
@@ -215,15 +218,7 @@ References measure_references(std::size_t n, const std::vector<float>& host, con
   const std::size_t units = n / 4;  // 16-byte units
   if (units == 0) return refs;
   const std::size_t bytes = units * 16;
-  struct Free {
-    void operator()(void* p) const { cudaFree(p); }
-  };
-  auto device_alloc = [&] {
-    void* p = nullptr;
-    GW_CHECK(cudaMalloc(&p, bytes));
-    return std::unique_ptr<void, Free>(p);
-  };
-  const auto in_buf = device_alloc(), out_buf = device_alloc();
+  const gw::cuda::DeviceBuffer<unsigned char> in_buf(bytes), out_buf(bytes);
   void* in = in_buf.get();
   void* out = out_buf.get();
   GW_CHECK(cudaMemcpy(in, host.data(), bytes, cudaMemcpyHostToDevice));
@@ -286,6 +281,51 @@ References measure_references(std::size_t n, const std::vector<float>& host, con
   return refs;
 }
 
+/// Times one codec's encode and decode (and decode.cs when its decoder takes
+/// the store hint) at n elements: prints each row and appends its JSON line.
+void time_codec(const std::string& name, std::size_t n, const std::vector<float>& host, const Options& o,
+                cudaStream_t stream, EventTimer& timer, double copy_gbps, const References& refs,
+                const Baselines& baselines, std::string& json) {
+  auto codec = gw::kernels::make_cuda_codec(name, n, o.cfg, stream);
+  codec->set_input(host.data());
+  // The same decoder with streaming stores, on a message of its own.
+  std::unique_ptr<Codec> cs_codec;
+  if (o.streaming_decode && honors_store_hint(name)) {
+    CodecConfig cfg = o.cfg;
+    cfg.streaming_stores = true;
+    cs_codec = gw::kernels::make_cuda_codec(name, n, cfg, stream);
+    cs_codec->set_input(host.data());
+    cs_codec->encode();
+  }
+  for (const std::string op : {"encode", "decode", "decode.cs"}) {
+    if (op == "decode.cs" && !cs_codec) continue;
+    Codec& c = op == "decode.cs" ? *cs_codec : *codec;
+    Record r;
+    r.kernel = name;
+    r.op = op;
+    r.n = n;
+    r.runs = o.runs;
+    r.copy_gbps = copy_gbps;
+    r.wire_bytes = c.wire_bytes();
+    if (op == "encode") {
+      r.traffic_bytes = c.encode_traffic_bytes();
+      r.median_ms = timer.median_ms(o.warmup, o.runs, [&] { c.encode(); });
+    } else {
+      r.traffic_bytes = c.decode_traffic_bytes();
+      r.median_ms = timer.median_ms(o.warmup, o.runs, [&] { c.decode(); });
+      // Every decoder writes the n dense floats and reads the rest.
+      const double write = 4.0 * static_cast<double>(n);
+      std::tie(r.ref, r.ref_gbps) = refs.for_traffic(r.traffic_bytes - write, write);
+    }
+    if (auto it = baselines.find({name, op, n}); it != baselines.end()) {
+      r.baseline = it->second.first;
+      r.baseline_ms = it->second.second;
+    }
+    print_row(r);
+    json += r.json().dump() + "\n";
+  }
+}
+
 int run(const Options& o) {
   std::string why;
   if (!gw::kernels::cuda_device_available(&why)) {
@@ -310,15 +350,11 @@ int run(const Options& o) {
     // Device-to-device copy of the same n floats: reads and writes 4n bytes.
     double copy_gbps = 0;
     {
-      void *a = nullptr, *b = nullptr;
-      GW_CHECK(cudaMalloc(&a, n * 4));
-      GW_CHECK(cudaMalloc(&b, n * 4));
+      const gw::cuda::DeviceBuffer<float> a(n), b(n);
       const double ms = timer.median_ms(o.warmup, o.runs, [&] {
-        GW_CHECK(cudaMemcpyAsync(b, a, n * 4, cudaMemcpyDeviceToDevice, stream));
+        GW_CHECK(cudaMemcpyAsync(b.get(), a.get(), n * 4, cudaMemcpyDeviceToDevice, stream));
       });
       copy_gbps = 8.0 * static_cast<double>(n) / (ms * 1e6);
-      cudaFree(a);
-      cudaFree(b);
     }
     References refs;
     try {
@@ -333,44 +369,7 @@ int run(const Options& o) {
     }
     for (const auto& name : names) {
       try {
-        auto codec = gw::kernels::make_cuda_codec(name, n, o.cfg, stream);
-        codec->set_input(host.data());
-        // The same decoder with streaming stores, on a message of its own.
-        std::unique_ptr<Codec> cs_codec;
-        if (o.streaming_decode && honors_store_hint(name)) {
-          CodecConfig cfg = o.cfg;
-          cfg.streaming_stores = true;
-          cs_codec = gw::kernels::make_cuda_codec(name, n, cfg, stream);
-          cs_codec->set_input(host.data());
-          cs_codec->encode();
-        }
-        for (const std::string op : {"encode", "decode", "decode.cs"}) {
-          if (op == "decode.cs" && !cs_codec) continue;
-          Codec& c = op == "decode.cs" ? *cs_codec : *codec;
-          Record r;
-          r.kernel = name;
-          r.op = op;
-          r.n = n;
-          r.runs = o.runs;
-          r.copy_gbps = copy_gbps;
-          r.wire_bytes = c.wire_bytes();
-          if (op == "encode") {
-            r.traffic_bytes = c.encode_traffic_bytes();
-            r.median_ms = timer.median_ms(o.warmup, o.runs, [&] { c.encode(); });
-          } else {
-            r.traffic_bytes = c.decode_traffic_bytes();
-            r.median_ms = timer.median_ms(o.warmup, o.runs, [&] { c.decode(); });
-            // Every decoder writes the n dense floats and reads the rest.
-            const double write = 4.0 * static_cast<double>(n);
-            std::tie(r.ref, r.ref_gbps) = refs.for_traffic(r.traffic_bytes - write, write);
-          }
-          if (auto it = baselines.find({name, op, n}); it != baselines.end()) {
-            r.baseline = it->second.first;
-            r.baseline_ms = it->second.second;
-          }
-          print_row(r);
-          json += r.json().dump() + "\n";
-        }
+        time_codec(name, n, host, o, stream, timer, copy_gbps, refs, baselines, json);
       } catch (const std::exception& e) {
         ++failures;
         std::fprintf(stderr, "gw_kernels_bench: %s n=%zu failed: %s\n", name.c_str(), n, e.what());

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "gradwire/cuda/check.hpp"
+#include "gradwire/cuda/device_buffer.hpp"
 #include "gradwire/cuda/event_timer.hpp"
 #include "gradwire/core/atomic_file.hpp"
 #include "gradwire/core/options.hpp"
@@ -37,6 +38,7 @@
 namespace {
 
 using namespace gw::kernels;
+using gw::cuda::DeviceBuffer;
 
 
 struct Options {
@@ -135,17 +137,14 @@ void bench_topk(const Options& o, cudaStream_t stream, Timer& timer, Reporter& r
   std::mt19937 gen(12345);
   std::normal_distribution<float> normal(0.0f, 1.0f);
   for (auto& v : host) v = normal(gen);
-  float *x = nullptr, *values = nullptr, *y = nullptr;
-  std::int32_t* indices = nullptr;
-  void *ws = nullptr, *sort_ws = nullptr;
   const std::size_t ws_bytes = topk_workspace_bytes(n);
   const std::size_t sort_bytes = topk_sort_workspace_bytes(n, k);
-  GW_CHECK(cudaMalloc(reinterpret_cast<void**>(&x), n * sizeof(float)));
-  GW_CHECK(cudaMalloc(reinterpret_cast<void**>(&y), n * sizeof(float)));
-  GW_CHECK(cudaMalloc(reinterpret_cast<void**>(&values), k * sizeof(float)));
-  GW_CHECK(cudaMalloc(reinterpret_cast<void**>(&indices), k * sizeof(std::int32_t)));
-  GW_CHECK(cudaMalloc(reinterpret_cast<void**>(&ws), ws_bytes));
-  GW_CHECK(cudaMalloc(reinterpret_cast<void**>(&sort_ws), sort_bytes));
+  DeviceBuffer<float> x_buf(n), y_buf(n), values_buf(k);
+  DeviceBuffer<std::int32_t> indices_buf(k);
+  DeviceBuffer<unsigned char> ws_buf(ws_bytes), sort_ws_buf(sort_bytes);
+  float *x = x_buf.get(), *y = y_buf.get(), *values = values_buf.get();
+  std::int32_t* indices = indices_buf.get();
+  void *ws = ws_buf.get(), *sort_ws = sort_ws_buf.get();
   GW_CHECK(cudaMemcpy(x, host.data(), n * sizeof(float), cudaMemcpyHostToDevice));
   std::printf("top-k: n = %zu, k = %zu; workspace %zu B (radix select), %zu B (radix sort)\n", n,
               k, ws_bytes, sort_bytes);
@@ -170,12 +169,6 @@ void bench_topk(const Options& o, cudaStream_t stream, Timer& timer, Reporter& r
     GW_CHECK(topk_decode_cuda(values, indices, k, n, y, stream));
   });
   rep.row("topk", "decode", n, decode_ms);
-  cudaFree(x);
-  cudaFree(y);
-  cudaFree(values);
-  cudaFree(indices);
-  cudaFree(ws);
-  cudaFree(sort_ws);
 }
 
 /// ResNet-50 conv/fc weights as (out, in*kh*kw) matrices, in model order.
@@ -202,8 +195,8 @@ void bench_powersgd(const Options& o, cudaStream_t stream, Timer& timer, Reporte
   struct T {
     std::int64_t m, n;
     int r;
-    float *M, *P, *Q, *out;
-    void* ws;
+    DeviceBuffer<float> M, P, Q, out;
+    DeviceBuffer<unsigned char> ws;   ///< none (null) when the step needs no workspace
     std::size_t ws_bytes;
   };
   std::vector<T> ts;
@@ -211,40 +204,40 @@ void bench_powersgd(const Options& o, cudaStream_t stream, Timer& timer, Reporte
   std::mt19937 gen(7);
   std::normal_distribution<float> normal(0.0f, 1.0f);
   for (const auto& [m, n] : shapes) {
-    T t{m, n, powersgd_effective_rank(m, n, o.rank), nullptr, nullptr, nullptr, nullptr, nullptr, 0};
+    T t{m, n, powersgd_effective_rank(m, n, o.rank), {}, {}, {}, {}, {}, 0};
     const auto mn = static_cast<std::size_t>(m) * static_cast<std::size_t>(n);
     total += mn;
     std::vector<float> h(mn);
     for (auto& v : h) v = normal(gen);
     std::vector<float> q(static_cast<std::size_t>(n) * static_cast<std::size_t>(t.r));
     powersgd_init_q(q.data(), n, t.r, 99);
-    GW_CHECK(cudaMalloc(reinterpret_cast<void**>(&t.M), mn * sizeof(float)));
-    GW_CHECK(cudaMalloc(reinterpret_cast<void**>(&t.out), mn * sizeof(float)));
-    GW_CHECK(cudaMalloc(reinterpret_cast<void**>(&t.P), static_cast<std::size_t>(m) * t.r * sizeof(float)));
-    GW_CHECK(cudaMalloc(reinterpret_cast<void**>(&t.Q), q.size() * sizeof(float)));
+    t.M = DeviceBuffer<float>(mn);
+    t.out = DeviceBuffer<float>(mn);
+    t.P = DeviceBuffer<float>(static_cast<std::size_t>(m) * t.r);
+    t.Q = DeviceBuffer<float>(q.size());
     t.ws_bytes = powersgd_workspace_bytes(m, t.r);
-    if (t.ws_bytes > 0) GW_CHECK(cudaMalloc(reinterpret_cast<void**>(&t.ws), t.ws_bytes));
-    GW_CHECK(cudaMemcpy(t.M, h.data(), mn * sizeof(float), cudaMemcpyHostToDevice));
-    GW_CHECK(cudaMemcpy(t.Q, q.data(), q.size() * sizeof(float), cudaMemcpyHostToDevice));
-    ts.push_back(t);
+    if (t.ws_bytes > 0) t.ws = DeviceBuffer<unsigned char>(t.ws_bytes);
+    GW_CHECK(cudaMemcpy(t.M.get(), h.data(), mn * sizeof(float), cudaMemcpyHostToDevice));
+    GW_CHECK(cudaMemcpy(t.Q.get(), q.data(), q.size() * sizeof(float), cudaMemcpyHostToDevice));
+    ts.push_back(std::move(t));
   }
   std::printf("powersgd: rank %d over %zu ResNet-50 weight tensors, %zu elements\n", o.rank,
               ts.size(), total);
   PowerSgdBlas blas;
   auto step_p = [&] {
-    for (auto& t : ts) GW_CHECK(powersgd_compute_p_cuda(blas, t.M, t.m, t.n, t.Q, t.r, t.P, stream));
+    for (auto& t : ts) GW_CHECK(powersgd_compute_p_cuda(blas, t.M.get(), t.m, t.n, t.Q.get(), t.r, t.P.get(), stream));
   };
   auto step_o = [&] {
     for (auto& t : ts) {
-      GW_CHECK(powersgd_orthogonalize_p_cuda(t.P, t.m, t.r, 0.0f, t.ws, t.ws_bytes, stream));
+      GW_CHECK(powersgd_orthogonalize_p_cuda(t.P.get(), t.m, t.r, 0.0f, t.ws.get(), t.ws_bytes, stream));
     }
   };
   auto step_q = [&] {
-    for (auto& t : ts) GW_CHECK(powersgd_compute_q_cuda(blas, t.M, t.m, t.n, t.P, t.r, t.Q, stream));
+    for (auto& t : ts) GW_CHECK(powersgd_compute_q_cuda(blas, t.M.get(), t.m, t.n, t.P.get(), t.r, t.Q.get(), stream));
   };
   auto step_d = [&] {
     for (auto& t : ts) {
-      GW_CHECK(powersgd_decompress_cuda(blas, t.P, t.Q, t.m, t.n, t.r, t.out, stream));
+      GW_CHECK(powersgd_decompress_cuda(blas, t.P.get(), t.Q.get(), t.m, t.n, t.r, t.out.get(), stream));
     }
   };
   const std::string tag = "resnet50_r" + std::to_string(o.rank);
@@ -259,13 +252,6 @@ void bench_powersgd(const Options& o, cudaStream_t stream, Timer& timer, Reporte
   rep.row("powersgd", tag + "_orthogonalize", total, timer.median_ms(step_o));
   rep.row("powersgd", tag + "_compute_q", total, timer.median_ms(step_q));
   rep.row("powersgd", tag + "_decompress", total, timer.median_ms(step_d));
-  for (auto& t : ts) {
-    cudaFree(t.M);
-    cudaFree(t.P);
-    cudaFree(t.Q);
-    cudaFree(t.out);
-    cudaFree(t.ws);
-  }
 }
 
 int run(const Options& o) {

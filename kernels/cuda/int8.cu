@@ -6,6 +6,7 @@
 // FMA contraction).
 #include "gradwire/kernels/counter_rng.hpp"
 #include "gradwire/kernels/int8_cuda.hpp"
+#include "chunk_groups.cuh"
 #include "launch_util.cuh"
 #include "persistent.cuh"
 #include "tuning_policy.cuh"
@@ -107,15 +108,7 @@ int8_encode_kernel(const float* __restrict__ x, std::size_t n, std::size_t chunk
   auto emit = [&](std::size_t g, float4 a) {
     emit_group<EF>(g, a, begin, len, inv, scale, sr, key, q, r);
   };
-  if (in_regs) {
-#pragma unroll
-    for (int k = 0; k < kRegGroups; ++k) {
-      const std::size_t g = threadIdx.x + static_cast<std::size_t>(k) * kChunkThreads;
-      if (g < groups) emit(g, v[k]);
-    }
-  } else {
-    for (std::size_t g = threadIdx.x; g < groups; g += kChunkThreads) emit(g, load_group(xc, g, len));
-  }
+  detail::for_each_thread_group(v, in_regs, xc, groups, len, emit);
 }
 
 // One warp per chunk for chunks up to kWarpChunkMax elements (the common
@@ -140,23 +133,7 @@ int8_encode_warp_kernel(const float* __restrict__ x, std::size_t n, std::size_t 
     const std::size_t groups = (len + 3) / 4;
     const float* xc = x + begin;
     float4 v[R][8];
-    if (groups == static_cast<std::size_t>(256 * R)) {  // whole slots: no bounds checks
-      const float4* x4 = reinterpret_cast<const float4*>(xc) + lane;
-#pragma unroll
-      for (int k = 0; k < R; ++k) {
-#pragma unroll
-        for (int w = 0; w < 8; ++w) v[k][w] = __ldg(x4 + 256 * k + 32 * w);
-      }
-    } else {
-#pragma unroll
-      for (int k = 0; k < R; ++k) {
-#pragma unroll
-        for (int w = 0; w < 8; ++w) {
-          const std::size_t g = static_cast<std::size_t>(256 * k + 32 * w) + lane;
-          v[k][w] = g < groups ? load_group(xc, g, len) : make_float4(0.f, 0.f, 0.f, 0.f);
-        }
-      }
-    }
+    detail::load_chunk_slots<R>(xc, groups, len, lane, v);
     float m = 0.0f;
 #pragma unroll
     for (int k = 0; k < R; ++k) {
@@ -176,7 +153,7 @@ int8_encode_warp_kernel(const float* __restrict__ x, std::size_t n, std::size_t 
     for (int k = 0; k < R; ++k) {
 #pragma unroll
       for (int w = 0; w < 8; ++w) {
-        const std::size_t g = static_cast<std::size_t>(256 * k + 32 * w) + lane;
+        const std::size_t g = detail::slot_group(k, w, lane);
         if (g < groups) emit_group<EF>(g, v[k][w], begin, len, inv, scale, sr, key, q, r);
       }
     }

@@ -121,17 +121,10 @@ __global__ void __launch_bounds__(kThreads)
 
 }  // namespace
 
-PowerSgdBlas::PowerSgdBlas() {
+PowerSgdBlas::PowerSgdBlas() : workspace_(kWorkspaceBytes) {
   if (cublasCreate(&handle_) != CUBLAS_STATUS_SUCCESS) {
     handle_ = nullptr;
     throw std::runtime_error("PowerSgdBlas: cublasCreate failed");
-  }
-  const cudaError_t err = cudaMalloc(&workspace_, kWorkspaceBytes);
-  if (err != cudaSuccess) {
-    cublasDestroy(handle_);
-    handle_ = nullptr;
-    workspace_ = nullptr;
-    throw std::runtime_error(std::string("PowerSgdBlas: cudaMalloc: ") + cudaGetErrorString(err));
   }
   cublasSetMathMode(handle_, CUBLAS_DEFAULT_MATH);
   cublasSetPointerMode(handle_, CUBLAS_POINTER_MODE_HOST);
@@ -139,14 +132,13 @@ PowerSgdBlas::PowerSgdBlas() {
 
 PowerSgdBlas::~PowerSgdBlas() {
   if (handle_ != nullptr) cublasDestroy(handle_);
-  if (workspace_ != nullptr) cudaFree(workspace_);
 }
 
 cudaError_t PowerSgdBlas::bind(cudaStream_t stream) {
   if (bound_ && stream == stream_) return cudaSuccess;
   bound_ = false;
   cudaError_t err = blas_error(cublasSetStream(handle_, stream));
-  if (err == cudaSuccess) err = blas_error(cublasSetWorkspace(handle_, workspace_, kWorkspaceBytes));
+  if (err == cudaSuccess) err = blas_error(cublasSetWorkspace(handle_, workspace_.get(), kWorkspaceBytes));
   if (err == cudaSuccess) {
     stream_ = stream;
     bound_ = true;

@@ -8,6 +8,7 @@
 // is one pass; the fused error feedback keeps the chunk in registers (chunks
 // up to 4096) to write the residual after the scale is known.
 #include "gradwire/kernels/sign_cuda.hpp"
+#include "chunk_groups.cuh"
 #include "launch_util.cuh"
 #include "persistent.cuh"
 #include "tuning_policy.cuh"
@@ -97,15 +98,7 @@ sign_encode_kernel(const float* __restrict__ x, std::size_t n, std::size_t chunk
       store_group(r + begin, g, len,
                   make_float4(residual(a.x), residual(a.y), residual(a.z), residual(a.w)));
     };
-    if (in_regs) {
-#pragma unroll
-      for (int k = 0; k < kRegGroups; ++k) {
-        const std::size_t g = threadIdx.x + static_cast<std::size_t>(k) * kChunkThreads;
-        if (g < groups) emit(g, v[k]);
-      }
-    } else {
-      for (std::size_t g = threadIdx.x; g < groups; g += kChunkThreads) emit(g, load_group(xc, g, len));
-    }
+    detail::for_each_thread_group(v, in_regs, xc, groups, len, emit);
   }
 }
 
@@ -166,23 +159,7 @@ sign_encode_warp_kernel(const float* __restrict__ x, std::size_t n, std::size_t 
     const float* xc = x + begin;
     std::uint32_t* wc = words + begin / 32;
     float4 v[R][8];
-    if (groups == static_cast<std::size_t>(256 * R)) {  // whole slots: no bounds checks
-      const float4* x4 = reinterpret_cast<const float4*>(xc) + lane;
-#pragma unroll
-      for (int k = 0; k < R; ++k) {
-#pragma unroll
-        for (int w = 0; w < 8; ++w) v[k][w] = __ldg(x4 + 256 * k + 32 * w);
-      }
-    } else {
-#pragma unroll
-      for (int k = 0; k < R; ++k) {
-#pragma unroll
-        for (int w = 0; w < 8; ++w) {
-          const std::size_t g = static_cast<std::size_t>(256 * k + 32 * w) + lane;
-          v[k][w] = g < groups ? load_group(xc, g, len) : make_float4(0.f, 0.f, 0.f, 0.f);
-        }
-      }
-    }
+    detail::load_chunk_slots<R>(xc, groups, len, lane, v);
     // Canonical per-lane sums (padding adds +0: exact).
     float acc[8];
 #pragma unroll
@@ -202,7 +179,7 @@ sign_encode_warp_kernel(const float* __restrict__ x, std::size_t n, std::size_t 
       std::uint32_t bits[8];
 #pragma unroll
       for (int w = 0; w < 8; ++w) {
-        const std::size_t g = static_cast<std::size_t>(256 * k + 32 * w) + lane;
+        const std::size_t g = detail::slot_group(k, w, lane);
         bits[w] = g < groups ? nibble(v[k][w], g, len) << (4 * (lane & 7U)) : 0U;
       }
       halve_or<8>(bits, lane, 4);
@@ -228,7 +205,7 @@ sign_encode_warp_kernel(const float* __restrict__ x, std::size_t n, std::size_t 
       for (int k = 0; k < R; ++k) {
 #pragma unroll
         for (int w = 0; w < 8; ++w) {
-          const std::size_t g = static_cast<std::size_t>(256 * k + 32 * w) + lane;
+          const std::size_t g = detail::slot_group(k, w, lane);
           const float4 a = v[k][w];
           if (g < groups) {
             store_group(r + begin, g, len,

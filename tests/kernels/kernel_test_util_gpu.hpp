@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "gradwire/cuda/device_buffer.hpp"
 #include "gradwire/kernels/codec_cuda.hpp"
 #include "gradwire/kernels/store_hint.hpp"
 
@@ -36,35 +37,29 @@ inline std::vector<std::size_t> awkward_sizes() {
   return {1, 7, 4097, (std::size_t{1} << 20) + 3, std::size_t{1} << 26};
 }
 
+/// A device array (owned by the project's one buffer, gw::cuda::DeviceBuffer:
+/// an allocation failure throws, which fails the test) with the tests' uploads,
+/// downloads and poisoning.
 template <typename T>
 class DeviceArray {
  public:
-  explicit DeviceArray(std::size_t n) : n_(n) {
-    if (cudaMalloc(&p_, (n == 0 ? 1 : n) * sizeof(T)) != cudaSuccess) {
-      p_ = nullptr;
-      ADD_FAILURE() << "cudaMalloc of " << n * sizeof(T) << " bytes failed";
-    }
-  }
-  ~DeviceArray() { if (p_ != nullptr) cudaFree(p_); }
-  DeviceArray(const DeviceArray&) = delete;
-  DeviceArray& operator=(const DeviceArray&) = delete;
-  T* get() const { return static_cast<T*>(p_); }
-  std::size_t size() const { return n_; }
+  explicit DeviceArray(std::size_t n) : buf_(n) {}
+  T* get() const { return buf_.get(); }
+  std::size_t size() const { return buf_.size(); }
   void upload(const std::vector<T>& h) {
-    EXPECT_EQ(h.size(), n_);
-    EXPECT_EQ(cudaMemcpy(p_, h.data(), n_ * sizeof(T), cudaMemcpyHostToDevice), cudaSuccess);
+    EXPECT_EQ(h.size(), size());
+    EXPECT_EQ(cudaMemcpy(get(), h.data(), size() * sizeof(T), cudaMemcpyHostToDevice), cudaSuccess);
   }
   /// Fills with 0xFF bytes so any element a kernel fails to write is visible.
-  void poison() { EXPECT_EQ(cudaMemset(p_, 0xFF, (n_ == 0 ? 1 : n_) * sizeof(T)), cudaSuccess); }
+  void poison() { EXPECT_EQ(cudaMemset(get(), 0xFF, (size() == 0 ? 1 : size()) * sizeof(T)), cudaSuccess); }
   std::vector<T> download() const {
-    std::vector<T> h(n_);
-    EXPECT_EQ(cudaMemcpy(h.data(), p_, n_ * sizeof(T), cudaMemcpyDeviceToHost), cudaSuccess);
+    std::vector<T> h(size());
+    EXPECT_EQ(cudaMemcpy(h.data(), get(), size() * sizeof(T), cudaMemcpyDeviceToHost), cudaSuccess);
     return h;
   }
 
  private:
-  void* p_ = nullptr;
-  std::size_t n_;
+  gw::cuda::DeviceBuffer<T> buf_;
 };
 
 /// Bitwise equality of two arrays; reports the first few differing elements.

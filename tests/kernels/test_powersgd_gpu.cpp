@@ -22,23 +22,7 @@ using namespace gw::kernels;
 constexpr double kTolerance = 1e-4;  // relative Frobenius error vs the double reference
 
 
-struct DevF {
-  float* p = nullptr;
-  std::size_t count;
-  explicit DevF(std::size_t c) : count(c) { EXPECT_EQ(cudaMalloc(reinterpret_cast<void**>(&p), c * sizeof(float)), cudaSuccess); }
-  ~DevF() { cudaFree(p); }
-  DevF(const DevF&) = delete;
-  DevF& operator=(const DevF&) = delete;
-  void poison() { EXPECT_EQ(cudaMemset(p, 0xFF, count * sizeof(float)), cudaSuccess); }
-  void upload(const std::vector<float>& h) {
-    EXPECT_EQ(cudaMemcpy(p, h.data(), count * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
-  }
-  std::vector<float> download() const {
-    std::vector<float> h(count);
-    EXPECT_EQ(cudaMemcpy(h.data(), p, count * sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
-    return h;
-  }
-};
+using DevF = test::DeviceArray<float>;
 
 double rel_error(const std::vector<float>& got, const std::vector<double>& ref) {
   double num = 0.0, den = 0.0;
@@ -77,11 +61,9 @@ void check_shape(std::int64_t m, std::int64_t n, int rank, std::uint32_t seed) {
   cudaStream_t stream = nullptr;
   GW_CUDA_OK(cudaStreamCreate(&stream));
   DevF dM(M.size()), dP(static_cast<std::size_t>(m * r)), dQ(q0.size()), dOut(M.size());
-  void* ws = nullptr;
   const std::size_t ws_bytes = powersgd_workspace_bytes(m, r);
-  if (ws_bytes > 0) {
-    GW_CUDA_OK(cudaMalloc(&ws, ws_bytes));
-  }
+  test::DeviceArray<unsigned char> ws_buf(ws_bytes);
+  void* ws = ws_bytes > 0 ? ws_buf.get() : nullptr;
   dM.upload(M);
   dQ.upload(q0);
 
@@ -90,10 +72,10 @@ void check_shape(std::int64_t m, std::int64_t n, int rank, std::uint32_t seed) {
   for (int iter = 0; iter < 2; ++iter) {
     dP.poison();
     dOut.poison();
-    GW_CUDA_OK(powersgd_compute_p_cuda(blas, dM.p, m, n, dQ.p, r, dP.p, stream));
-    GW_CUDA_OK(powersgd_orthogonalize_p_cuda(dP.p, m, r, 0.0f, ws, ws_bytes, stream));
-    GW_CUDA_OK(powersgd_compute_q_cuda(blas, dM.p, m, n, dP.p, r, dQ.p, stream));
-    GW_CUDA_OK(powersgd_decompress_cuda(blas, dP.p, dQ.p, m, n, r, dOut.p, stream));
+    GW_CUDA_OK(powersgd_compute_p_cuda(blas, dM.get(), m, n, dQ.get(), r, dP.get(), stream));
+    GW_CUDA_OK(powersgd_orthogonalize_p_cuda(dP.get(), m, r, 0.0f, ws, ws_bytes, stream));
+    GW_CUDA_OK(powersgd_compute_q_cuda(blas, dM.get(), m, n, dP.get(), r, dQ.get(), stream));
+    GW_CUDA_OK(powersgd_decompress_cuda(blas, dP.get(), dQ.get(), m, n, r, dOut.get(), stream));
     GW_CUDA_OK(cudaStreamSynchronize(stream));
     powersgd_step_cpu(Md.data(), m, n, r, Pd.data(), Qd.data(), Od.data());
     const auto P = dP.download();
@@ -102,7 +84,6 @@ void check_shape(std::int64_t m, std::int64_t n, int rank, std::uint32_t seed) {
     EXPECT_LT(rel_error(dQ.download(), Qd), kTolerance) << "Q, iteration " << iter;
     EXPECT_LT(rel_error(dOut.download(), Od), kTolerance) << "P Q^T, iteration " << iter;
   }
-  if (ws != nullptr) cudaFree(ws);
   cudaStreamDestroy(stream);
 }
 
@@ -142,10 +123,10 @@ TEST(PowersgdGpu, RecoversRankRMatrix) {
   dM.upload(M);
   dQ.upload(q0);
   for (int iter = 0; iter < 3; ++iter) {
-    GW_CUDA_OK(powersgd_compute_p_cuda(blas, dM.p, m, n, dQ.p, r, dP.p, nullptr));
-    GW_CUDA_OK(powersgd_orthogonalize_p_cuda(dP.p, m, r, 0.0f, nullptr, 0, nullptr));
-    GW_CUDA_OK(powersgd_compute_q_cuda(blas, dM.p, m, n, dP.p, r, dQ.p, nullptr));
-    GW_CUDA_OK(powersgd_decompress_cuda(blas, dP.p, dQ.p, m, n, r, dOut.p, nullptr));
+    GW_CUDA_OK(powersgd_compute_p_cuda(blas, dM.get(), m, n, dQ.get(), r, dP.get(), nullptr));
+    GW_CUDA_OK(powersgd_orthogonalize_p_cuda(dP.get(), m, r, 0.0f, nullptr, 0, nullptr));
+    GW_CUDA_OK(powersgd_compute_q_cuda(blas, dM.get(), m, n, dP.get(), r, dQ.get(), nullptr));
+    GW_CUDA_OK(powersgd_decompress_cuda(blas, dP.get(), dQ.get(), m, n, r, dOut.get(), nullptr));
   }
   GW_CUDA_OK(cudaDeviceSynchronize());
   EXPECT_LT(rel_error(dOut.download(), Mref), 1e-5);
@@ -155,8 +136,8 @@ TEST(PowersgdGpu, RejectsBadArguments) {
   GW_SKIP_WITHOUT_GPU();
   PowerSgdBlas blas;
   DevF d(64);
-  EXPECT_EQ(powersgd_compute_p_cuda(blas, d.p, 4, 4, d.p, 5, d.p, nullptr), cudaErrorInvalidValue);
-  EXPECT_EQ(powersgd_orthogonalize_p_cuda(d.p, 20000, 4, 0.0f, nullptr, 0, nullptr),
+  EXPECT_EQ(powersgd_compute_p_cuda(blas, d.get(), 4, 4, d.get(), 5, d.get(), nullptr), cudaErrorInvalidValue);
+  EXPECT_EQ(powersgd_orthogonalize_p_cuda(d.get(), 20000, 4, 0.0f, nullptr, 0, nullptr),
             cudaErrorInvalidValue);
 }
 

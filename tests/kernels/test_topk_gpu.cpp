@@ -23,25 +23,7 @@ using namespace gw::kernels;
 
 
 template <class T>
-struct Dev {
-  T* p = nullptr;
-  std::size_t count = 0;
-  explicit Dev(std::size_t c) : count(c) {
-    EXPECT_EQ(cudaMalloc(reinterpret_cast<void**>(&p), (c == 0 ? 1 : c) * sizeof(T)), cudaSuccess);
-  }
-  ~Dev() { cudaFree(p); }
-  Dev(const Dev&) = delete;
-  Dev& operator=(const Dev&) = delete;
-  void poison() { EXPECT_EQ(cudaMemset(p, 0xFF, (count == 0 ? 1 : count) * sizeof(T)), cudaSuccess); }
-  void upload(const std::vector<T>& h) {
-    EXPECT_EQ(cudaMemcpy(p, h.data(), h.size() * sizeof(T), cudaMemcpyHostToDevice), cudaSuccess);
-  }
-  std::vector<T> download() const {
-    std::vector<T> h(count);
-    EXPECT_EQ(cudaMemcpy(h.data(), p, count * sizeof(T), cudaMemcpyDeviceToHost), cudaSuccess);
-    return h;
-  }
-};
+using Dev = test::DeviceArray<T>;
 
 std::vector<std::uint32_t> bits(const std::vector<float>& v) {
   std::vector<std::uint32_t> b(v.size());
@@ -74,7 +56,7 @@ void check_against_cpu(const std::vector<float>& x, std::size_t k, const std::st
 
   dv.poison();
   di.poison();
-  GW_CUDA_OK(topk_encode_cuda(dx.p, n, k, dv.p, di.p, ws.p, ws.count, nullptr));
+  GW_CUDA_OK(topk_encode_cuda(dx.get(), n, k, dv.get(), di.get(), ws.get(), ws.size(), nullptr));
   GW_CUDA_OK(cudaDeviceSynchronize());
   const auto gi = di.download();
   ASSERT_EQ(first_mismatch(gi, ref_i), k) << "indices differ from the CPU twin";
@@ -84,7 +66,7 @@ void check_against_cpu(const std::vector<float>& x, std::size_t k, const std::st
   dv.poison();
   di.poison();
   dr.poison();
-  GW_CUDA_OK(topk_encode_ef_cuda(dx.p, n, k, dv.p, di.p, dr.p, ws.p, ws.count, nullptr));
+  GW_CUDA_OK(topk_encode_ef_cuda(dx.get(), n, k, dv.get(), di.get(), dr.get(), ws.get(), ws.size(), nullptr));
   GW_CUDA_OK(cudaDeviceSynchronize());
   ASSERT_EQ(first_mismatch(di.download(), ref_i), k) << "EF indices differ";
   EXPECT_EQ(bits(dv.download()), bits(ref_v));
@@ -102,7 +84,7 @@ void check_against_cpu(const std::vector<float>& x, std::size_t k, const std::st
     Dev<unsigned char> sws(topk_sort_workspace_bytes(n, k));
     dv.poison();
     di.poison();
-    GW_CUDA_OK(topk_sort_encode_cuda(dx.p, n, k, dv.p, di.p, sws.p, sws.count, nullptr));
+    GW_CUDA_OK(topk_sort_encode_cuda(dx.get(), n, k, dv.get(), di.get(), sws.get(), sws.size(), nullptr));
     GW_CUDA_OK(cudaDeviceSynchronize());
     ASSERT_EQ(first_mismatch(di.download(), ref_i), k) << "radix-sort baseline differs";
     EXPECT_EQ(bits(dv.download()), bits(ref_v));
@@ -137,13 +119,13 @@ TEST(TopkGpu, KZeroWritesNothingAndCopiesResidual) {
   dv.poison();
   di.poison();
   dr.poison();
-  GW_CUDA_OK(topk_encode_ef_cuda(dx.p, 1000, 0, dv.p, di.p, dr.p, ws.p, ws.count, nullptr));
+  GW_CUDA_OK(topk_encode_ef_cuda(dx.get(), 1000, 0, dv.get(), di.get(), dr.get(), ws.get(), ws.size(), nullptr));
   GW_CUDA_OK(cudaDeviceSynchronize());
   EXPECT_EQ(bits(dr.download()), bits(x));
   EXPECT_EQ(di.download()[0], -1);  // untouched poison
-  EXPECT_EQ(topk_encode_cuda(dx.p, 1000, 1001, dv.p, di.p, ws.p, ws.count, nullptr),
+  EXPECT_EQ(topk_encode_cuda(dx.get(), 1000, 1001, dv.get(), di.get(), ws.get(), ws.size(), nullptr),
             cudaErrorInvalidValue);
-  EXPECT_EQ(topk_encode_cuda(dx.p, 1000, 10, dv.p, di.p, ws.p, ws.count - 1, nullptr),
+  EXPECT_EQ(topk_encode_cuda(dx.get(), 1000, 10, dv.get(), di.get(), ws.get(), ws.size() - 1, nullptr),
             cudaErrorInvalidValue);
   cudaGetLastError();
 }
@@ -203,13 +185,13 @@ TEST(TopkGpu, DecodersMatchCpu) {
   std::vector<float> ref(n);
 
   dy.poison();
-  GW_CUDA_OK(topk_decode_cuda(dv.p, di.p, k, n, dy.p, nullptr));
+  GW_CUDA_OK(topk_decode_cuda(dv.get(), di.get(), k, n, dy.get(), nullptr));
   GW_CUDA_OK(cudaDeviceSynchronize());
   topk_decode_cpu(values.data(), indices.data(), k, n, ref.data());
   EXPECT_EQ(bits(dy.download()), bits(ref));
 
   dy.poison();
-  GW_CUDA_OK(topk_decode_gathered_cuda(dv.p, di.p, workers, k, n, dy.p, nullptr));
+  GW_CUDA_OK(topk_decode_gathered_cuda(dv.get(), di.get(), workers, k, n, dy.get(), nullptr));
   GW_CUDA_OK(cudaDeviceSynchronize());
   topk_decode_gathered_cpu(values.data(), indices.data(), workers, k, n, ref.data());
   EXPECT_EQ(bits(dy.download()), bits(ref));

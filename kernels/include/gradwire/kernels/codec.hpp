@@ -1,5 +1,6 @@
 // Uniform runner interface over every gradient compressor, used by the
-// benchmark and by the calibrator. Host-only: no CUDA header is included.
+// benchmark, the calibrator and the kernel tests. Host-only: no CUDA header
+// is included.
 //
 // Each codec exists twice: a CPU twin (make_cpu_codec, always built) and a
 // CUDA implementation (make_cuda_codec in codec_cuda.hpp, only when CUDA is
@@ -21,7 +22,8 @@ struct CodecConfig {
   double ratio = 0.01;               ///< topk/randomk: K = clamp(ceil(ratio * n), 1, n)
   int rank = 4;                      ///< powersgd: approximation rank
   int workers = 8;                   ///< majority_vote: number of workers voting
-  std::uint64_t seed = 1234;         ///< randomk indices, stochastic rounding, synthetic peers
+  std::uint64_t seed = 1234;         ///< randomk indices, stochastic rounding, synthetic peers,
+                                     ///< powersgd's initial Q
   std::uint64_t step = 0;            ///< randomk: training step (indices change every step)
   bool stochastic_rounding = false;  ///< int8: stochastic instead of nearest rounding
   float prescale = 1.0f;             ///< fp16/bf16: multiply by this before the cast (e.g. 1/N)
@@ -30,8 +32,10 @@ struct CodecConfig {
                                      ///< stores (StoreHint::streaming); same values, a tuning knob
 };
 
-/// One compressor on one backend, owning its buffers (allocated at
-/// construction, never in encode/decode).
+/// One compressor on one backend, owning its message and output buffers
+/// (allocated at construction). The CUDA codecs never allocate in
+/// encode/decode; the CPU twins of Top-K and PowerSGD use temporary host
+/// scratch there.
 class Codec {
  public:
   virtual ~Codec() = default;
@@ -59,9 +63,9 @@ class Codec {
 using CpuCodecFactory = std::unique_ptr<Codec> (*)(std::size_t n, const CodecConfig& cfg);
 
 /// Names of every codec registered for the CPU backend, in registry order:
-/// "fp16","bf16","int8","sign","majority_vote","randomk","topk","powersgd"
-/// (topk/powersgd once registered), then the error-feedback variants
-/// "<name>_ef" whose encode() is the fused encode + residual update.
+/// "fp16","bf16","int8","sign","majority_vote","randomk","topk","powersgd",
+/// then the error-feedback variants "<name>_ef" of fp16, bf16, int8, sign,
+/// randomk and topk, whose encode() is the fused encode + residual update.
 std::vector<std::string> codec_names();
 
 /// Makes a CPU codec; throws std::invalid_argument for an unknown name or a

@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "gradwire/cuda/device_buffer.hpp"
 #include "gradwire/kernels/powersgd.hpp"
 
 namespace gw::kernels {
@@ -43,7 +44,7 @@ class PowerSgdBlas {
 
  private:
   cublasHandle_t handle_ = nullptr;
-  void* workspace_ = nullptr;
+  ::gw::cuda::DeviceBuffer<unsigned char> workspace_;
   cudaStream_t stream_ = nullptr;
   bool bound_ = false;
 };
