@@ -113,9 +113,17 @@ void buckets_from_json(const json& buckets, IterationResult& r) {
   }
 }
 
+// "schema" first, the other fields after it in their (sorted) order.
+nlohmann::ordered_json with_schema_first(const json& j) {
+  nlohmann::ordered_json out;
+  out["schema"] = kIterationSchema;
+  for (auto it = j.begin(); it != j.end(); ++it) out[it.key()] = nlohmann::ordered_json(it.value());
+  return out;
+}
+
 }  // namespace
 
-std::string result_to_json(const IterationResult& r, int indent, const MemoryBreakdown* memory) {
+nlohmann::ordered_json result_json(const IterationResult& r, const MemoryBreakdown* memory) {
   json j;
   j["scenario"] = r.scenario;
   j["model"] = r.model;
@@ -192,7 +200,11 @@ std::string result_to_json(const IterationResult& r, int indent, const MemoryBre
     m["fits"] = memory->fits();
     j["memory_per_gpu"] = m;
   }
-  return schema_first(kIterationSchema, j.dump(), indent);
+  return with_schema_first(j);
+}
+
+std::string result_to_json(const IterationResult& r, int indent, const MemoryBreakdown* memory) {
+  return result_json(r, memory).dump(indent);
 }
 
 IterationResult result_from_json(const std::string& text) {
