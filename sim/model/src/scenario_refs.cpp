@@ -185,6 +185,13 @@ ScenarioRefs resolve_scenario_references(const Scenario& s, const std::string& p
 ClusterSpec resolve_scenario_cluster(const Scenario& s, const std::string& path,
                                      const std::optional<std::string>& profile_override) {
   const std::string file = s.file.empty() ? path : s.file;
+  // A cluster that needs nothing of a profile, names none and has no
+  // bundled profile for its GPU (a validation cluster's own GPU) has no
+  // measured figures to take: as written.
+  if (!s.cluster.intra_node_from_profile && s.profile.empty() && !profile_override) {
+    const auto names = list_profiles();
+    if (std::find(names.begin(), names.end(), default_profile_name(s)) == names.end()) return s.cluster;
+  }
   return resolve_cluster(s, resolve_scenario_profile(s, file, profile_override));
 }
 

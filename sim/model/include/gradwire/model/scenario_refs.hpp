@@ -90,7 +90,9 @@ Profile resolve_scenario_profile(const Scenario& s, const std::string& file,
 
 /// The scenario's cluster as ScenarioRefs::cluster holds it, for a command
 /// that needs no model (`gradwire collective`): the profile resolved by
-/// resolve_scenario_profile, the cluster by resolve_cluster.
+/// resolve_scenario_profile, the cluster by resolve_cluster. A cluster that
+/// gives intra_node, names no profile and whose GPU has none bundled is
+/// taken as written (it has no measured figures to take).
 ClusterSpec resolve_scenario_cluster(const Scenario& s, const std::string& path,
                                      const std::optional<std::string>& profile_override = std::nullopt);
 
