@@ -320,16 +320,12 @@ engine::Granularity parse_granularity(const std::string& gran) {
   throw std::invalid_argument("--granularity must be aggregated or per-step, not '" + gran + "'");
 }
 
-// The scenario, its intra-node links taken from the profile when left out.
+// The scenario, its cluster resolved as `simulate` resolves it
+// (resolve_scenario_cluster: the profile found beside the scenario or by its
+// GPU; intra_node from its all-reduce fit when left out, its measured transports).
 Scenario load_cluster_scenario(const std::string& path) {
   Scenario scenario = load_scenario(path);  // InputError -> main: exit 2
-  if (scenario.cluster.intra_node_from_profile) {
-    // intra_node left out: taken from the profile's all-reduce fit (docs/scenarios.md),
-    // the profile found as `simulate` finds it (a path beside the scenario, the
-    // instance's measured profile).
-    const Profile profile = resolve_scenario_profile(scenario, path);
-    scenario.cluster = resolve_cluster(scenario, profile);
-  }
+  scenario.cluster = resolve_scenario_cluster(scenario, path);
   return scenario;
 }
 
@@ -441,14 +437,9 @@ int cmd_collective(int argc, char** argv) {
   hidden.add_options()("input", po::value<std::string>());
   po::positional_options_description pos;
   pos.add("input", 1);
-  po::variables_map vm;
-  try {
-    auto parsed = parse_options(argc, argv, opts, hidden, pos, "", kExamples);
-    if (!parsed) return kExitOk;  // --help
-    vm = std::move(*parsed);
-  } catch (const po::error& e) {
-    return usage_error(e.what(), opts);
-  }
+  const CommandLine parsed = parse_command(argc, argv, bad_option_usage(kCmd, opts), opts, hidden, pos, "", kExamples);
+  if (parsed.exit) return *parsed.exit;  // --help, or a bad option
+  const po::variables_map& vm = parsed.vm;
   if (vm.count("input") && vm.count("scenario"))
     return usage_error("give the scenario once: SCENARIO or --scenario FILE, not both", opts);
   if (!vm.count("input") && !vm.count("scenario")) return usage_error("a scenario file is required", opts);

@@ -93,18 +93,13 @@ int cmd_list(int argc, char** argv) {
   po::positional_options_description pos;
   pos.add("what", 1);
   const char* usage = "usage: gradwire list models|profiles|instances|compressors\n";
-  std::optional<po::variables_map> vm;
-  try {
-    vm = parse_options(argc, argv, opts, hidden, pos,
-                       "usage: gradwire list models|profiles|instances|compressors\n"
-                       "Lists what a scenario can name.\n\n",
-                       "\nExample: gradwire list profiles\n");
-  } catch (const po::error& e) {
-    std::cerr << "gradwire list: " << e.what() << "\n" << usage;
-    return kExitInput;
-  }
-  if (!vm) return kExitOk;
-  const std::string what = vm->count("what") ? (*vm)["what"].as<std::string>() : "";
+  const CommandLine parsed = parse_command(argc, argv, bad_option_usage("gradwire list", usage), opts, hidden, pos,
+                                           "usage: gradwire list models|profiles|instances|compressors\n"
+                                           "Lists what a scenario can name.\n\n",
+                                           "\nExample: gradwire list profiles\n");
+  if (parsed.exit) return *parsed.exit;
+  const po::variables_map& vm = parsed.vm;
+  const std::string what = vm.count("what") ? vm["what"].as<std::string>() : "";
   if (what == "models") list_models();
   else if (what == "profiles") list_profiles();
   else if (what == "instances") list_instances();

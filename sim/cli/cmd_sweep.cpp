@@ -87,16 +87,11 @@ int cmd_sweep(int argc, char** argv) {
       "evaluator", po::value<std::string>()->default_value(""), "closed-form or simulation (default: the file's)");
   po::positional_options_description pos;
   pos.add("sweep", 1);
-  std::optional<po::variables_map> parsed;
-  try {
-    parsed = gw::parse_options(argc, argv, opts, pos,
-                               "\nExample: gradwire sweep scenarios/study-compression.yaml -j 4 -o /tmp/compression.jsonl\n");
-  } catch (const po::error& e) {
-    std::cerr << "gradwire sweep: " << e.what() << "\n" << opts;
-    return kExitInput;
-  }
-  if (!parsed) return kExitOk;
-  const po::variables_map& vm = *parsed;
+  const CommandLine parsed =
+      parse_command(argc, argv, bad_option_usage("gradwire sweep", opts), opts, pos,
+                    "\nExample: gradwire sweep scenarios/study-compression.yaml -j 4 -o /tmp/compression.jsonl\n");
+  if (parsed.exit) return *parsed.exit;
+  const po::variables_map& vm = parsed.vm;
   if (!vm.count("sweep")) {
     std::cerr << "gradwire sweep: give a sweep file\n" << opts;
     return kExitInput;

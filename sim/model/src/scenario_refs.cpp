@@ -138,9 +138,14 @@ std::string default_profile_name(const Scenario& s, std::string* why) {
   return gpu;
 }
 
+std::string profile_reference(const Scenario& s, std::string* why) {
+  return s.profile.empty() ? default_profile_name(s, why) : s.profile;
+}
+
 Profile resolve_scenario_profile(const Scenario& s, const std::string& file,
                                  const std::optional<std::string>& profile_override, std::string* choice) {
-  std::string name = s.profile.empty() ? default_profile_name(s, choice) : beside_scenario(file, s.profile);
+  std::string name = profile_reference(s, choice);
+  if (!s.profile.empty()) name = beside_scenario(file, name);
   if (profile_override) {
     if (profile_override->empty()) throw InputError("--profile", 0, 0, "", "an empty profile name or path");
     name = *profile_override;
@@ -171,10 +176,23 @@ ScenarioRefs resolve_scenario_references(const Scenario& s, const std::string& p
     located.file = file;
     refs.compute = resolve_measured_compute(located, *refs.model);
   }
-  // A cluster without intra_node takes it from the profile: check it can.
-  if (s.cluster.intra_node_from_profile) (void)resolve_cluster(s, refs.profile);
+  // A cluster without intra_node takes it from the profile (an error when it cannot).
+  refs.cluster = resolve_cluster(s, refs.profile);
   refs.warnings = reference_warnings(s, refs);
   return refs;
+}
+
+ClusterSpec resolve_scenario_cluster(const Scenario& s, const std::string& path,
+                                     const std::optional<std::string>& profile_override) {
+  const std::string file = s.file.empty() ? path : s.file;
+  // A cluster that needs nothing of a profile, names none and has no
+  // bundled profile for its GPU (a validation cluster's own GPU) has no
+  // measured figures to take: as written.
+  if (!s.cluster.intra_node_from_profile && s.profile.empty() && !profile_override) {
+    const auto names = list_profiles();
+    if (std::find(names.begin(), names.end(), default_profile_name(s)) == names.end()) return s.cluster;
+  }
+  return resolve_cluster(s, resolve_scenario_profile(s, file, profile_override));
 }
 
 }  // namespace gw

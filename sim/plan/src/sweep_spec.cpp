@@ -327,7 +327,7 @@ std::vector<SweepInput> sweep_inputs(const SweepSpec& spec) {
     const Scenario s = point_scenario(spec, i);
     if (s.workload && !files.count("model " + s.workload->model))
       files["model " + s.workload->model] = load_model(s.workload->model).path;
-    const std::string profile = s.profile.empty() ? default_profile_name(s) : s.profile;
+    const std::string profile = profile_reference(s);
     if (!files.count("profile " + profile)) files["profile " + profile] = load_profile(profile).path;
     if (s.cluster.instance && !files.count("catalog")) {
       files["catalog"] = default_catalog().path;
@@ -438,7 +438,7 @@ void resolve_sweep_references(const SweepSpec& spec) {
         rethrow_at_reference(e, spec, i, "workload.model");
       }
     }
-    const std::string profile = s.profile.empty() ? default_profile_name(s) : s.profile;
+    const std::string profile = profile_reference(s);
     if (profiles.insert(profile).second) {
       try {
         load_profile(profile);

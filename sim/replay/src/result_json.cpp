@@ -165,6 +165,14 @@ const json_fields::Table<R>& iteration_rows() {
   return rows;
 }
 
+// "schema" first, the other fields after it in their (sorted) order.
+nlohmann::ordered_json with_schema_first(const json& j) {
+  nlohmann::ordered_json out;
+  out["schema"] = kIterationSchema;
+  for (auto it = j.begin(); it != j.end(); ++it) out[it.key()] = nlohmann::ordered_json(it.value());
+  return out;
+}
+
 }  // namespace
 
 std::vector<json_fields::Info> iteration_json_fields() {
@@ -173,7 +181,7 @@ std::vector<json_fields::Info> iteration_json_fields() {
   return out;
 }
 
-std::string result_to_json(const IterationResult& r, int indent, const MemoryBreakdown* memory) {
+nlohmann::ordered_json result_json(const IterationResult& r, const MemoryBreakdown* memory) {
   json j = json_fields::write(iteration_rows(), r);
   if (memory != nullptr) {
     json m;
@@ -183,7 +191,11 @@ std::string result_to_json(const IterationResult& r, int indent, const MemoryBre
     m["fits"] = memory->fits();
     j["memory_per_gpu"] = m;
   }
-  return schema_first(kIterationSchema, j.dump(), indent);
+  return with_schema_first(j);
+}
+
+std::string result_to_json(const IterationResult& r, int indent, const MemoryBreakdown* memory) {
+  return result_json(r, memory).dump(indent);
 }
 
 IterationResult result_from_json(const std::string& text) {

@@ -22,6 +22,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "gradwire/engine/engine.hpp"
 #include "gradwire/model/iteration_model.hpp"
 #include "gradwire/model/memory.hpp"
@@ -87,6 +89,9 @@ IterationResult simulate_plan(const ClusterSpec& cluster, const IterationPlan& p
 /// parent a typed message (src/child_results.hpp).
 std::string result_to_json(const IterationResult& result, int indent = 2,
                            const MemoryBreakdown* memory = nullptr);
+/// The same document as an object ("schema" first), for an output that adds
+/// fields after the result's (simulate's training and cost).
+nlohmann::ordered_json result_json(const IterationResult& result, const MemoryBreakdown* memory = nullptr);
 IterationResult result_from_json(const std::string& text);
 /// The fields result_to_json writes, from its table (all but "schema" and
 /// memory_per_gpu): what tests compare docs/schemas/ with.
