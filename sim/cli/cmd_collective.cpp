@@ -278,6 +278,8 @@ int usage_error(const std::string& msg, const po::options_description& opts) {
 
 po::options_description options() {
   static const std::string op_help = collective_op_list();
+  static const std::string algo_help = "auto (default: NCCL's rule, the pair with the lowest predicted time per size), " +
+                                       algorithm_help() + "; default from NCCL_ALGO when set";
   po::options_description opts(
       "gradwire collective SCENARIO [options]: simulate one collective over a size sweep on SCENARIO's cluster "
       "and print it as nccl-tests does");
@@ -286,12 +288,7 @@ po::options_description options() {
       ("help,h", "show this help")
       ("scenario", po::value<std::string>(), "the scenario file, as an option (the older spelling of SCENARIO)")
       ("op", po::value<std::string>()->default_value("allreduce"), op_help.c_str())
-      ("algo", po::value<std::string>(),
-       "auto (default: NCCL's rule, the pair with the lowest predicted time per size), ring, tree "
-       "(allreduce), nvls (allreduce, one NVSwitch node of H100/H200/B200 class), nvlstree (allreduce, "
-       "NCCL's NVLSTree: two or more such nodes), pat (allgather, reducescatter: NCCL 2.23's PAT at one "
-       "GPU per node), hierarchical "
-       "(allreduce; gradwire's, not NCCL's), direct (alltoall); default from NCCL_ALGO when set")
+      ("algo", po::value<std::string>(), algo_help.c_str())
       ("proto", po::value<std::string>(),
        "auto (default), LL, LL128 or Simple (case-insensitive); default from NCCL_PROTO when set")
       ("sizes", po::value<std::string>()->default_value("8B:1GiB"),

@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "collective.hpp"
 #include "engine_test_util.hpp"
 #include "gradwire/model/closed_form.hpp"
 #include "gradwire/model/collective_model.hpp"
@@ -305,9 +306,8 @@ TEST(RingNames, ParseAndPrint) {
   for (auto op : {CollectiveOp::AllReduce, CollectiveOp::AllGather, CollectiveOp::ReduceScatter,
                   CollectiveOp::Broadcast, CollectiveOp::AllToAll})
     EXPECT_EQ(parse_op(to_string(op)), op);
-  for (auto a : {Algorithm::Ring, Algorithm::Tree, Algorithm::NVLS, Algorithm::Hierarchical, Algorithm::Direct,
-                 Algorithm::Auto})
-    EXPECT_EQ(parse_algorithm(to_string(a)), a);
+  for (const AlgorithmRow& row : algorithm_rows()) EXPECT_EQ(parse_algorithm(to_string(row.algorithm)), row.algorithm);
+  EXPECT_EQ(parse_algorithm(to_string(Algorithm::Auto)), Algorithm::Auto);
   for (auto p : {Protocol::LL, Protocol::LL128, Protocol::Simple, Protocol::Auto})
     EXPECT_EQ(parse_protocol(to_string(p)), p);
   EXPECT_EQ(parse_algorithm("NVLS"), Algorithm::NVLS);    // NCCL_ALGO spelling
@@ -315,6 +315,20 @@ TEST(RingNames, ParseAndPrint) {
   EXPECT_THROW(parse_op("allreduced"), std::invalid_argument);
   EXPECT_THROW(parse_algorithm("collnet"), std::invalid_argument);
   EXPECT_THROW(parse_protocol("LL64"), std::invalid_argument);
+}
+
+// The engine binds one schedule (an algo_*.cpp descriptor) to every row of
+// the algorithm table, and has none without a row.
+TEST(AlgorithmTable, EngineSchedulesEveryRowOnce) {
+  const auto& schedules = detail::engine_algorithms();
+  for (const AlgorithmRow& row : algorithm_rows()) {
+    int bound = 0;
+    for (const auto* d : schedules) bound += d->op == row.op && d->algorithm == row.algorithm;
+    EXPECT_EQ(bound, 1) << row.name << " " << to_string(row.op);
+  }
+  for (const auto* d : schedules)
+    EXPECT_NE(find_algorithm_row(d->op, d->algorithm), nullptr) << to_string(d->algorithm) << " " << to_string(d->op);
+  EXPECT_EQ(schedules.size(), algorithm_rows().size());
 }
 
 }  // namespace

@@ -190,7 +190,7 @@ TEST(NcclCost, EachRefusalNamesItsRule) {
   pcie.intra_node.transport = Transport::PcieP2P;
   has(why(CollectiveOp::AllReduce, Algorithm::Ring, Protocol::LL128, pcie, one), "LL128 only with NVLink");
   has(why(CollectiveOp::AllToAll, Algorithm::Direct, Protocol::LL, a100, one), "direct is gradwire's own schedule");
-  has(why(CollectiveOp::AllToAll, Algorithm::Ring, Protocol::Simple, a100, one), "direct sends, not a ring");
+  has(why(CollectiveOp::AllToAll, Algorithm::Ring, Protocol::Simple, a100, one), "ring is for allreduce, allgather");
   has(why(CollectiveOp::AllGather, Algorithm::Hierarchical, Protocol::Simple, a100, one),
       "hierarchical is for allreduce");
   EXPECT_EQ(why(CollectiveOp::AllReduce, Algorithm::NVLS, Protocol::Simple, h100, one), "");

@@ -4,6 +4,7 @@
 // S inside every node. Ranks are grouped by node in the order they appear;
 // every node must hold the same number g of participating ranks.
 // Closed form: collective::hierarchical_allreduce_time().
+#include <span>
 #include <stdexcept>
 
 #include "collective.hpp"
@@ -30,7 +31,11 @@ void schedule(const ScheduleInput& in, const EmitPhase& emit) {
 
 }  // namespace
 
-const AlgorithmDescriptor kHierarchicalAllReduce{CollectiveOp::AllReduce,
-                                                 Algorithm::Hierarchical, &schedule};
+std::span<const AlgorithmDescriptor> algo_hierarchical_allreduce() {
+  static constexpr AlgorithmDescriptor kDescriptors[] = {
+      {CollectiveOp::AllReduce, Algorithm::Hierarchical, &schedule},
+  };
+  return kDescriptors;
+}
 
 }  // namespace gw::engine::detail

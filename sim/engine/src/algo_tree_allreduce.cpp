@@ -11,6 +11,8 @@
 // tuning model): one flow per tree edge and direction, all at once, each
 // carrying its tree's S/2; no latency steps.
 // Closed form: collective::tree_allreduce_time(node_sizes, S, links, cost, per_step).
+#include <span>
+
 #include "collective.hpp"
 #include "gradwire/model/closed_form.hpp"
 #include "gradwire/model/collective_model.hpp"
@@ -63,7 +65,11 @@ void schedule(const ScheduleInput& in, const EmitPhase& emit) {
 
 }  // namespace
 
-const AlgorithmDescriptor kTreeAllReduce{CollectiveOp::AllReduce, Algorithm::Tree,
-                                         &schedule};
+std::span<const AlgorithmDescriptor> algo_tree_allreduce() {
+  static constexpr AlgorithmDescriptor kDescriptors[] = {
+      {CollectiveOp::AllReduce, Algorithm::Tree, &schedule},
+  };
+  return kDescriptors;
+}
 
 }  // namespace gw::engine::detail

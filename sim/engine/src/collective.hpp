@@ -52,17 +52,13 @@ struct AlgorithmDescriptor {
   void (*schedule)(const ScheduleInput& in, const EmitPhase& emit);
 };
 
-extern const AlgorithmDescriptor kRingAllReduce;
-extern const AlgorithmDescriptor kRingAllGather;
-extern const AlgorithmDescriptor kRingReduceScatter;
-extern const AlgorithmDescriptor kHierarchicalAllReduce;
-extern const AlgorithmDescriptor kTreeAllReduce;
-extern const AlgorithmDescriptor kNvlsAllReduce;
-extern const AlgorithmDescriptor kNvlsTreeAllReduce;
-extern const AlgorithmDescriptor kPatAllGather;
-extern const AlgorithmDescriptor kPatReduceScatter;
-extern const AlgorithmDescriptor kPipelineBroadcast;
-extern const AlgorithmDescriptor kDirectAllToAll;
+/// The engine's schedules, one per row of the algorithm table
+/// (collective_algorithms.hpp). Each sim/engine/src/algo_<name>.cpp defines
+/// `std::span<const AlgorithmDescriptor> algo_<name>()`, the descriptors of the
+/// rows it schedules; sim/engine/CMakeLists.txt finds those files and
+/// generates this list from them (algorithms.cpp.in), so a new algorithm's
+/// file needs no other edit. tests/engine checks one descriptor per row.
+const std::vector<const AlgorithmDescriptor*>& engine_algorithms();
 
 /// The participating ranks grouped by node (rank / gpus_per_node), nodes in
 /// the order their first rank appears, ranks in their order (the

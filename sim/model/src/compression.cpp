@@ -4,6 +4,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "gradwire/model/collective_algorithms.hpp"
 #include "gradwire/model/compressors.hpp"
 
 namespace gw {
@@ -63,9 +64,12 @@ PowerSgdShape powersgd_shape(const TensorDesc& tensor, int rank, double min_comp
 
 std::string resolve_allreduce_algorithm(const std::string& requested, const ClusterSpec& cluster) {
   (void)cluster;  // auto: NCCL's choice per bucket size (closed_form.hpp choose_collective)
-  if (requested == "auto" || requested == "ring" || requested == "tree" || requested == "hierarchical") return requested;
-  throw std::invalid_argument("unknown all-reduce algorithm '" + requested +
-                              "' (expected auto, ring, tree or hierarchical)");
+  const std::vector<std::string> names = scenario_algorithm_names();
+  if (std::find(names.begin(), names.end(), requested) != names.end()) return requested;
+  std::string expected;
+  for (std::size_t i = 0; i < names.size(); ++i)
+    expected += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
+  throw std::invalid_argument("unknown all-reduce algorithm '" + requested + "' (expected " + expected + ")");
 }
 
 double sent_bytes_per_gpu(CommOp op, const std::string& algorithm, double bytes,

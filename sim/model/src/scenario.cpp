@@ -6,6 +6,7 @@
 
 #include "gradwire/core/suggest.hpp"
 #include "gradwire/model/catalog.hpp"
+#include "gradwire/model/collective_algorithms.hpp"
 #include "gradwire/model/compressors.hpp"
 #include "gradwire/model/scenario_yaml.hpp"
 
@@ -325,7 +326,7 @@ WorkloadSpec parse_workload(const yaml::Node& n) {
       c->fail("give either compute (a measured-compute file) or compute_efficiency, not both");
     w.compute = c->as_string();
   }
-  if (auto a = n.optional("allreduce_algorithm")) w.allreduce_algorithm = a->as_enum({"auto", "ring", "tree", "hierarchical"});
+  if (auto a = n.optional("allreduce_algorithm")) w.allreduce_algorithm = a->as_enum(scenario_algorithm_names());
   if (auto opt = n.optional("optimizer")) {
     opt->allow_keys({"kind", "step_time"});
     if (auto k = opt->optional("kind")) w.optimizer.kind = k->as_enum({"sgd", "momentum", "adam", "adamw", "lamb", "lars"});
