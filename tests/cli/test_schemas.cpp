@@ -18,6 +18,8 @@
 #include <string>
 #include <vector>
 
+#include "gradwire/core/output_schema.hpp"
+#include "gradwire/plan/result_fields.hpp"
 #include "gradwire/plan/results_file.hpp"
 #include "run_util.hpp"
 #include "schema_validator.hpp"
@@ -373,3 +375,152 @@ TEST(Schemas, ResultV1RecordsStillWork) {
 }
 
 }  // namespace
+
+// --- The sweep record's field table (result_fields.hpp) and its schemas ------------
+
+namespace {
+
+using gw::plan::FieldType;
+using gw::plan::RecordField;
+
+/// The schema's "type" a row of `type` has (without null).
+std::string json_type(FieldType type) {
+  switch (type) {
+    case FieldType::Count: return "integer";
+    case FieldType::Number: return "number";
+    case FieldType::String: return "string";
+    case FieldType::StringList: return "array";
+    case FieldType::StringMap:
+    case FieldType::Object: return "object";
+  }
+  return "";
+}
+
+/// Every row of `rows` a record of `version` has is a property of `object`
+/// (a schema object) under the version's name, of the row's type, nullable as
+/// the row, required exactly when written always; every property of `object`
+/// (but the record's "schema") is such a row.
+void expect_schema_is_table(const json& object, const std::vector<RecordField>& rows, int version,
+                            const std::string& at) {
+  const json& props = object.at("properties");
+  const json required = object.value("required", json::array());
+  std::set<std::string> names;
+  for (const auto& row : rows) {
+    if (row.since > version) continue;
+    const std::string name = version == 1 ? row.v1_name : row.name;
+    names.insert(name);
+    ASSERT_TRUE(props.contains(name)) << at << name << ": a row of the table, not in the schema";
+    const json& p = props[name];
+    const json want = row.nullable ? json::array({json_type(row.type), "null"}) : json(json_type(row.type));
+    EXPECT_EQ(p.value("type", json()), want) << at << name;
+    const bool listed = std::find(required.begin(), required.end(), name) != required.end();
+    EXPECT_EQ(listed, row.written_always) << at << name << ": required in the schema iff always written";
+    if (row.type == FieldType::Count || row.type == FieldType::Number)
+      EXPECT_GE(p.value("minimum", -1.0), 0.0) << at << name << ": the reader refuses negative numbers";
+    if (row.type == FieldType::StringMap)
+      EXPECT_EQ(p.at("additionalProperties").at("type"), "string") << at << name;
+    if (row.type == FieldType::StringList) {
+      EXPECT_EQ(p.at("items").at("type"), "string") << at << name;
+      EXPECT_EQ(p.value("minItems", 0), 1) << at << name;
+    }
+    if (row.type == FieldType::Object) expect_schema_is_table(p, row.fields, version, at + name + ".");
+  }
+  for (auto it = props.begin(); it != props.end(); ++it) {
+    if (at.empty() && it.key() == "schema") continue;
+    EXPECT_TRUE(names.count(it.key())) << at << it.key() << ": in the schema, not a row of the table";
+  }
+}
+
+std::ifstream schema_file(const std::string& name) {
+  return std::ifstream(kSource + "/docs/schemas/" + name + ".schema.json");
+}
+
+}  // namespace
+
+// The committed schemas of both record versions say what the field table
+// says, both ways (a field added to one and not the other fails here).
+TEST(Schemas, ResultSchemasAreTheFieldTable) {
+  auto v2 = schema_file("gradwire-result-2");
+  auto v1 = schema_file("result");
+  const json s2 = json::parse(v2), s1 = json::parse(v1);
+  EXPECT_EQ(s2["properties"]["schema"]["const"], gw::kResultSchema);
+  EXPECT_EQ(s1["properties"]["schema"]["const"], gw::kResultSchemaV1);
+  expect_schema_is_table(s2, gw::plan::result_fields(), 2, "");
+  expect_schema_is_table(s1, gw::plan::result_fields(), 1, "");
+}
+
+namespace {
+
+/// A record with every field of the table set (figures distinct, so a
+/// field written under another's name would show).
+gw::plan::ResultRecord full_record() {
+  gw::plan::ResultRecord r;
+  r.index = 3;
+  r.of = 8;
+  r.sweep = "s";
+  r.key = "k=v";
+  r.inputs = {{"base", "h1"}};
+  r.params = gw::plan::StringPairs{{"k", "v"}};
+  r.status = "ok";
+  r.instance = std::optional<std::string>("p4d");
+  r.nodes = 2;
+  r.gpus_per_node = 8;
+  r.world = 16;
+  r.gpu = "a100";
+  r.node_bandwidth = 1.5e10;
+  r.cluster_key = "ck";
+  r.model = "gpt2";
+  r.compression = "uncompressed";
+  r.compression_kind = "none";
+  r.evaluator = "closed form";
+  r.micro_batch = 4;
+  r.accumulation = 2;
+  r.global_batch = 128;
+  r.batch_split = "k = 2";
+  gw::MemoryBreakdown m;
+  double x = 1;
+  for (double* f : {&m.total, &m.capacity, &m.parameters, &m.gradients, &m.optimizer_states, &m.error_feedback,
+                    &m.buckets, &m.compressor_state, &m.gather_buffer, &m.activations, &m.reserve})
+    *f = (x += 1);
+  r.memory = m;
+  for (auto* f : {&r.iteration, &r.forward, &r.backward, &r.exposed_communication, &r.encode, &r.decode,
+                  &r.optimizer, &r.samples_per_second, &r.wire_bytes_per_gpu})
+    *f = (x += 1);
+  r.measured_collectives = std::vector<std::string>{"allreduce on 16 GPUs, 2 nodes"};
+  r.training = gw::plan::TrainingFigures{x + 1, x + 2, x + 3, x + 4, x + 5};
+  r.cost = gw::plan::CostFigures{x + 6, x + 7, x + 8, x + 9};
+  r.band = gw::plan::BandFigures{x + 10, x + 11, x + 12, x + 13, x + 14, x + 15, x + 16};
+  r.reason = "";
+  return r;
+}
+
+/// Every row (of `version`) is a key of `j`, and `j` has no other.
+void expect_every_row_written(const nlohmann::ordered_json& j, const std::vector<RecordField>& rows, int version,
+                              const std::string& at) {
+  std::size_t n = 0;
+  for (const auto& row : rows) {
+    const std::string name = version == 1 ? row.v1_name : row.name;
+    ASSERT_TRUE(j.contains(name)) << at << name;
+    ++n;
+    if (row.type == FieldType::Object) expect_every_row_written(j[name], row.fields, version, at + name + ".");
+  }
+  EXPECT_EQ(j.size(), n + (at.empty() ? 1 : 0)) << at << ": fields no row describes";  // + "schema"
+}
+
+}  // namespace
+
+// Writer and reader are the table: a record with every field set writes
+// every row (in both versions, under the version's names) and reads back to
+// the same line; the line is valid against its version's schema.
+TEST(Schemas, EveryTableFieldIsWrittenAndRead) {
+  const auto r = full_record();
+  for (int version : {1, 2}) {
+    const std::string line = gw::plan::to_json(r, version);
+    expect_every_row_written(nlohmann::ordered_json::parse(line), gw::plan::result_fields(), version, "");
+    int read_version = 0;
+    const auto back = gw::plan::from_json(line, "full", 1, &read_version);
+    EXPECT_EQ(read_version, version);
+    EXPECT_EQ(gw::plan::to_json(back, version), line);
+  }
+  expect_valid(schema("gradwire-result-2"), gw::plan::to_json(r), "gradwire-result/2", "every field");
+}
