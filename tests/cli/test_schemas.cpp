@@ -75,11 +75,12 @@ TEST(Schemas, ValidatorRejectsWhatTheSchemaForbids) {
     "properties": {"schema": {"const": "s/1"}, "kind": {"type": "string", "enum": ["a", "b"]},
                    "n": {"type": ["number", "null"], "minimum": 1},
                    "list": {"type": "array", "items": {"$ref": "#/$defs/p"}},
+                   "tags": {"type": "array", "items": {"type": "string"}, "minItems": 1},
                    "opt": {"anyOf": [{"$ref": "#/$defs/p"}, {"type": "null"}]},
                    "map": {"type": "object", "additionalProperties": {"type": "string"}}},
     "required": ["schema", "kind"], "additionalProperties": false})"));
   const json good = json::parse(
-      R"({"schema": "s/1", "kind": "a", "n": null, "list": [{"x": 0}], "opt": {"x": 2}, "map": {"k": "v"}})");
+      R"({"schema": "s/1", "kind": "a", "n": null, "list": [{"x": 0}], "opt": {"x": 2}, "map": {"k": "v"}, "tags": ["t"]})");
   EXPECT_TRUE(v.validate(good).empty()) << join(v.validate(good));
   const std::vector<std::pair<std::string, std::string>> bad{
       {"undocumented field", R"({"schema": "s/1", "kind": "a", "extra": 1})"},
@@ -92,6 +93,7 @@ TEST(Schemas, ValidatorRejectsWhatTheSchemaForbids) {
       {"item breaks its $ref", R"({"schema": "s/1", "kind": "a", "list": [{"x": 1, "y": 2}]})"},
       {"anyOf: neither", R"({"schema": "s/1", "kind": "a", "opt": {"x": -1}})"},
       {"additionalProperties schema", R"({"schema": "s/1", "kind": "a", "map": {"k": 1}})"},
+      {"fewer items than minItems", R"({"schema": "s/1", "kind": "a", "tags": []})"},
   };
   for (const auto& [why, text] : bad) EXPECT_FALSE(v.validate(json::parse(text)).empty()) << why;
   // A keyword the validator does not implement is refused, not ignored.

@@ -281,7 +281,13 @@ TEST(Profile, FieldTableIsTheDocumentedKeys) {
   }
   std::vector<std::string> documented;
   std::set<std::string> required;
-  while (std::getline(in, line) && line.rfind("## ", 0) != 0) {
+  bool in_table = false;
+  while (std::getline(in, line)) {
+    if (line.rfind("|", 0) != 0) {
+      if (in_table) break;  // the end of the first table of the section
+      continue;
+    }
+    in_table = true;
     if (line.rfind("| `", 0) != 0) continue;
     const auto cell_end = line.find(" | ", 2);
     const std::string cell = line.substr(2, cell_end - 2);
