@@ -3,9 +3,12 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
+#include <vector>
 
 #include <unistd.h>
 
@@ -266,4 +269,47 @@ TEST(Profile, MalformedProfilesAreRejectedWithFileLineAndField) {
       EXPECT_NE(e.reason().find(c.reason_part), std::string::npos) << e.what();
     }
   }
+}
+
+// The profile's field table (profile.cpp, profile_keys) and the documented
+// keys (docs/profiles.md, "Fields") are the same, in the same order, and a
+// key the table needs is the one the documentation says is required ("yes").
+TEST(Profile, FieldTableIsTheDocumentedKeys) {
+  std::ifstream in(std::string(GW_SOURCE_DIR) + "/docs/profiles.md");
+  std::string line;
+  while (std::getline(in, line) && line != "## Fields") {
+  }
+  std::vector<std::string> documented;
+  std::set<std::string> required;
+  bool in_table = false;
+  while (std::getline(in, line)) {
+    if (line.rfind("|", 0) != 0) {
+      if (in_table) break;  // the end of the first table of the section
+      continue;
+    }
+    in_table = true;
+    if (line.rfind("| `", 0) != 0) continue;
+    const auto cell_end = line.find(" | ", 2);
+    const std::string cell = line.substr(2, cell_end - 2);
+    const bool yes = line.compare(cell_end + 3, 3, "yes") == 0;
+    // "`name`, `device`": two keys; "`compute.fp16_flops`, `tf32_flops`": one.
+    std::vector<std::string> keys;
+    for (std::size_t a = cell.find('`'); a != std::string::npos; a = cell.find('`', cell.find('`', a + 1) + 1))
+      keys.push_back(cell.substr(a + 1, cell.find('`', a + 1) - a - 1));
+    ASSERT_FALSE(keys.empty()) << line;
+    const auto top_end = keys[0].find_first_of(".[");
+    if (top_end != std::string::npos) keys = {keys[0].substr(0, top_end)};
+    for (const auto& k : keys) {
+      if (documented.empty() || documented.back() != k) documented.push_back(k);
+      if (yes) required.insert(k);
+    }
+  }
+  std::vector<std::string> table;
+  std::set<std::string> table_required;
+  for (const auto& k : gw::profile_keys()) {
+    table.emplace_back(k.key);
+    if (k.required) table_required.insert(k.key);
+  }
+  EXPECT_EQ(table, documented);
+  EXPECT_EQ(table_required, required);
 }

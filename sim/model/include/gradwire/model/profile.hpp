@@ -159,4 +159,14 @@ Profile parse_profile_text(const std::string& text, const std::string& name);
 /// Serializes a profile to YAML text (schema gradwire-profile/1).
 std::string profile_to_yaml(const Profile& p);
 
+/// A top-level key of a profile and whether the loader needs it.
+struct ProfileKey {
+  const char* key;
+  bool required;
+};
+/// The keys of profile.cpp's field table, in the order profile_to_yaml
+/// writes them: one row each drives the loader's known keys, its reading
+/// and the writing (docs/profiles.md, "Fields", lists the same keys).
+std::vector<ProfileKey> profile_keys();
+
 }  // namespace gw

@@ -2,7 +2,9 @@
 // the planner and the report read it; JSON appears only where records meet
 // the results file (to_json / from_json in results_file.hpp), which writes the
 // fields in the order below and leaves out the ones that are not set
-// (docs/planning.md, "Results records"). Plain C++.
+// (docs/planning.md, "Results records"). Each member has its row in the
+// record's field table (result_fields.hpp): a member without one is neither
+// written nor read. Plain C++.
 #pragma once
 
 #include <cstddef>
