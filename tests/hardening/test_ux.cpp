@@ -217,6 +217,27 @@ TEST(UxSuggest, MistypedProfileNamesAreNamed) {
   EXPECT_NE(r.err.find("did you mean \"h100\"?"), std::string::npos) << r.err;
 }
 
+TEST(UxSuggest, AMistypedGpuInTheUsersCatalogIsNamed) {
+  // The catalog's own gpu field listed the classes but suggested none, where
+  // cluster.gpu did; one reader of fixed names (as_enum) now suggests for all.
+  const fs::path dir = gw::test::scratch_dir("ux-catalog-gpu");
+  gw::test::write_text(dir / "mine.yaml",
+        "schema: gradwire-catalog/2\ncurrency: USD\ninstances:\n  - name: mybox\n    as_of: 2025-01-01\n    cloud: onprem\n"
+        "    region: here\n    gpu: h10O\n    gpus: 8\n    gpu_memory: 80GB\n"
+        "    intra_node: {bandwidth: 450GB/s, latency: 1us}\n    nics: {count: 8, bandwidth: 400Gbps, latency: 5us}\n"
+        "    price: {on_demand: 3}\n    source: me\n");
+  gw::test::write_text(dir / "s.yaml", "cluster: {instance: mybox, nodes: 2}\nworkload: {model: resnet50, micro_batch: 64}\n");
+  gw::test::RunOptions o = gw::test::within(60);
+  o.env = {"GRADWIRE_CATALOG=" + (dir / "mine.yaml").string()};
+  const auto r = run({kBin, "simulate", (dir / "s.yaml").string()}, o);
+  EXPECT_EQ(r.exit_code, 2) << r.all();
+  EXPECT_NE(r.err.find((dir / "mine.yaml").string() + ":8:10: instances[0].gpu: \"h10O\" is not one of: "),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("; did you mean \"h100\"?"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out, "");
+}
+
 // --- Item 16: plan's input, days, durations in words -----------------------------------------
 
 TEST(UxPlan, AScenarioGivenToPlanSaysWhatPlanReads) {
