@@ -261,6 +261,18 @@ void run_points(const RunContext& run, WorkerPool& pool, const std::vector<std::
   }
 }
 
+/// `text` as one line for a terminal: each control character or line break
+/// (text_unit_at) shown as '?' (a reason may quote anything an exception said).
+std::string one_line(const std::string& text) {
+  std::string out;
+  for (std::size_t i = 0; i < text.size();) {
+    const TextUnit u = text_unit_at(text, i);
+    out += u.control ? std::string("?") : text.substr(i, u.length);
+    i += u.length;
+  }
+  return out;
+}
+
 /// Complete: the file rewritten in canonical order (sorted by index).
 void finish_file(const RunContext& run, RunSummary& sum) {
   if (!exists(run.out)) write_file_atomic(run.out, "", run.input_paths);  // nothing was to run
@@ -274,8 +286,8 @@ void finish_file(const RunContext& run, RunSummary& sum) {
     if (first == nullptr || l.record.index < first->index) first = &l.record;
   }
   if (first != nullptr) {
-    sum.first_error = "sweep point " + std::to_string(first->index) + " (" + first->key + "): " +
-                      format_input_error("", 0, 0, "", first->reason.value_or("no reason given"));
+    sum.first_error = one_line("sweep point " + std::to_string(first->index) + " (" + first->key +
+                               "): " + first->reason.value_or("no reason given"));
   }
   write_file_atomic(run.out, canonical_results(std::move(lines)), run.input_paths);
 }
