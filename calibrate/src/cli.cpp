@@ -257,7 +257,10 @@ int run_from_logs(const Options& opt, const RawOptions& raw) {
     std::vector<nccl_tests::Log> logs;
     const std::string pick = "choose with --collectives OP (" + collective_op_list() + "), or split the file";
     for (const auto& f : raw.logs) {
-      for (auto& log : nccl_tests::select_runs(nccl_tests::load_runs(f), opt.collectives, pick)) {
+      std::vector<std::string> left_out;  // the runs of other ops: said, so that no run is dropped silently
+      auto runs = nccl_tests::select_runs(nccl_tests::load_runs(f), opt.collectives, pick, &left_out);
+      for (const auto& l : left_out) std::cerr << "gradwire calibrate: note: " << l << "\n";
+      for (auto& log : runs) {
         for (const auto& n : log.notes) std::cerr << "gradwire calibrate: note: " << nccl_tests::format_note(log, n) << "\n";
         logs.push_back(std::move(log));
       }

@@ -380,18 +380,21 @@ CollectiveOp log_op(const nccl_tests::Log& log, const po::variables_map& vm) {
 }
 
 // The run of --compare's log: its only run, or, in a log of appended runs,
-// the one of --op (nccl_tests::select_runs); rows left out are said on stderr.
+// the one of --op (nccl_tests::select_runs); the runs and rows left out are
+// said on stderr.
 nccl_tests::Log compare_run(const po::variables_map& vm) {
   std::vector<nccl_tests::Log> runs = nccl_tests::load_runs(vm["compare"].as<std::string>());  // InputError: exit 2
   if (runs.size() > 1) {
     std::vector<CollectiveOp> ops;
     if (!vm["op"].defaulted()) ops.push_back(parse_collective_op(vm["op"].as<std::string>()));
     const std::string pick = "choose one with --op OP";
-    runs = nccl_tests::select_runs(std::move(runs), ops, pick);
+    std::vector<std::string> left_out;
+    runs = nccl_tests::select_runs(std::move(runs), ops, pick, &left_out);
     if (runs.size() > 1)
       throw InputError(runs[1].file, runs[1].line, 1, "",
                        "a second run to compare (line " + std::to_string(runs[0].line) + ": " + runs[0].describe() +
                            "; line " + std::to_string(runs[1].line) + ": " + runs[1].describe() + "): " + pick);
+    for (const auto& l : left_out) std::cerr << "gradwire collective: note: " << l << "\n";
   }
   for (const auto& n : runs.front().notes) std::cerr << "gradwire collective: note: " << nccl_tests::format_note(runs.front(), n) << "\n";
   return std::move(runs.front());

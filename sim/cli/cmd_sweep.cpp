@@ -70,7 +70,7 @@ int run_sweep_command(const std::string& sweep_file, const std::string& out, int
     // Said even under --quiet (plan): the results are not complete.
     std::cerr << "gradwire sweep: " << o.out << ": " << sum.errors_left << " point"
               << (sum.errors_left == 1 ? "" : "s") << " ended in an error (status \"error\" records); rerun to "
-              << "retry them\n";
+              << "retry them; " << (sum.errors_left == 1 ? "" : "the first: ") << sum.first_error << "\n";
     return kExitFailure;
   }
   return kExitOk;

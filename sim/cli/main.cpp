@@ -103,11 +103,7 @@ int main(int argc, char** argv) {
         return gw::kExitInput;
       } catch (const std::bad_alloc& e) {
         // Say it in words: "error: std::bad_alloc" does not tell a user what to do.
-        // (The simulation child's, gw::engine::ChildOutOfMemory, already does.)
-        const std::string what = e.what();
-        std::cerr << "gradwire " << c.name << ": "
-                  << (what.rfind("out of memory", 0) == 0 ? what : "out of memory (" + what + ")")
-                  << ": free memory or raise the limit (ulimit -v)\n";
+        std::cerr << "gradwire " << c.name << ": " << gw::out_of_memory_words(e) << ": " << gw::kOutOfMemoryHint << "\n";
         return gw::kExitFailure;
       } catch (const std::exception& e) {
         std::cerr << "gradwire " << c.name << ": error: " << e.what() << "\n";

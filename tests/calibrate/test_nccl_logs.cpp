@@ -133,10 +133,17 @@ TEST(NcclTestsRuns, TheRunOfTheOpAskedForIsTaken) {
             std::string::npos)
       << none;
   // allreduce: the first run; the second's rows (redop none) are not an allreduce's.
-  const auto ar = nccl_tests::select_runs(runs, {CollectiveOp::AllReduce}, kPick);
+  std::vector<std::string> left_out;
+  const auto ar = nccl_tests::select_runs(runs, {CollectiveOp::AllReduce}, kPick, &left_out);
   ASSERT_EQ(ar.size(), 1u);
   EXPECT_EQ(ar[0].line, 1);
   EXPECT_EQ(ar[0].world_size(), 16);
+  EXPECT_EQ(left_out, std::vector<std::string>{data("good/appended-ops.log") +
+                                               ":57:1: run left out: op not named, 2 ranks on 1 node, not the collective "
+                                               "asked for; using the run at line 1: all_reduce_perf, 16 ranks on 2 nodes"});
+  // Every run taken: none left out.
+  (void)nccl_tests::select_runs(runs_of("good/appended-named-runs.log"), {}, kPick, &left_out);
+  EXPECT_TRUE(left_out.empty());
   // allgather: the unnamed run, whose rows agree (count x 4 B x 2 ranks = size).
   const auto ag = nccl_tests::select_runs(runs, {CollectiveOp::AllGather}, kPick);
   ASSERT_EQ(ag.size(), 1u);
@@ -285,6 +292,12 @@ TEST(CalibrateFromNcclTestsRuns, CollectivesPicksTheRunAndNotesNameSkippedRows) 
   auto r = calibrate({"--from-nccl-tests", data("good/appended-ops.log"), "--profile", "h100", "--collectives",
                       "allgather", "--out", out});
   ASSERT_EQ(r.exit_code, 0) << r.all();
+  // The run not taken is said, with the one taken (it was dropped silently).
+  EXPECT_NE(r.err.find("gradwire calibrate: note: " + data("good/appended-ops.log") +
+                       ":1:1: run left out: all_reduce_perf, 16 ranks on 2 nodes, not the collective asked for; using "
+                       "the run at line 57: all_gather_perf, 2 ranks on 1 node\n"),
+            std::string::npos)
+      << r.err;
   Profile p = load_profile_file(out);
   const CollectiveCost* ag = p.collective(CollectiveOp::AllGather, 2);
   ASSERT_NE(ag, nullptr);

@@ -2,6 +2,7 @@
 // key), and scenarios that name an instance.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <ctime>
 #include <map>
 #include <tuple>
@@ -16,6 +17,7 @@
 #include "gradwire/model/data_dir.hpp"
 #include "gradwire/core/error.hpp"
 #include "gradwire/model/profile.hpp"
+#include "gradwire/model/scenario_refs.hpp"
 #include "gradwire/model/scenario_yaml.hpp"
 
 namespace gw {
@@ -50,6 +52,30 @@ TEST(Catalog, BundledCatalogHasTheRequiredInstancesWithProfiles) {
 // Issue 29, item 14: every bundled price says where it was read (the
 // provider's own page) and when; one that the last refresh could not re-read
 // says so and why.
+TEST(Catalog, EveryCatalogGpuIsAClassWithABundledProfile) {
+  // One list of GPU classes (gpu_classes) for the catalog's gpu field and for
+  // the class of a cluster.gpu (the profile warnings): every bundled entry's
+  // GPU is a class of its own, and every class loads as a bundled profile.
+  const Catalog c = load_catalog_file(default_catalog_path());
+  ASSERT_FALSE(c.instances.empty());
+  for (const InstanceType& t : c.instances) {
+    EXPECT_EQ(gpu_class_of_name(t.gpu), t.gpu) << t.name;
+    EXPECT_EQ(gpu_class_of_name(t.gpu + "-measured"), t.gpu) << t.name;  // a measured profile of it
+  }
+  for (const std::string& g : gpu_classes()) {
+    EXPECT_EQ(gpu_class_of_name(g), g);
+    EXPECT_EQ(load_profile(g).name, g);
+  }
+  EXPECT_EQ(gpu_class_of_name("a100-80gb-mine"), "a100-80gb");  // a profile of the user's for an A100 80GB
+  EXPECT_EQ(gpu_class_of_name("a100"), "");  // no class: a name of the user's
+  // A device name maps to one of these classes.
+  for (const char* device : {"NVIDIA H200", "NVIDIA H100 80GB HBM3", "Tesla V100-SXM2-16GB", "NVIDIA A10G", "NVIDIA L4",
+                             "NVIDIA A100-SXM4-80GB", "NVIDIA A100-SXM4-40GB"}) {
+    const std::string g = gpu_class_of_device(device, 0);
+    EXPECT_NE(std::find(gpu_classes().begin(), gpu_classes().end(), g), gpu_classes().end()) << device << " -> " << g;
+  }
+}
+
 TEST(Catalog, EveryBundledPriceHasAFirstPartySourceAndADate) {
   const Catalog c = load_catalog_file(default_catalog_path());
   const std::map<std::string, std::string> first_party{

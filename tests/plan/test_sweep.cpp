@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <new>
 #include <fstream>
 #include <set>
 #include <stdexcept>
@@ -151,6 +152,39 @@ TEST(SweepRecords, AWorkerThatThrowsAnythingEndsAsAnErrorRecordAndNeverUnwindsIn
     EXPECT_EQ(again.retried, spec.points);
     EXPECT_EQ(again.ran, spec.points);
     EXPECT_EQ(read_results(o.out).size(), spec.points);
+  }
+}
+
+/// A std::bad_alloc that says what ran out, as engine::ChildOutOfMemory does.
+struct ChildRanOut : std::bad_alloc {
+  const char* what() const noexcept override { return "out of memory in the simulation child (std::bad_alloc)"; }
+};
+
+TEST(SweepRecords, APointThatRunsOutOfMemoryIsSaidInWordsWithItsPointAndAHint) {
+  // The record said "std::bad_alloc": neither what ran out nor what to do.
+  TempDir d;
+  const auto spec = parse_sweep(kSmall, "small.yaml");
+  for (const bool child : {false, true}) {
+    RunOptions o;
+    o.jobs = 2;
+    o.progress = RunOptions::Progress::None;
+    o.out = d.file(child ? "child.jsonl" : "worker.jsonl");
+    const Evaluator big = [child](const Scenario& s, const ModelDesc& m, const Profile& p) -> IterationResult {
+      if (s.cluster.nodes != 4) return closed_form_iteration(s, m, p);
+      if (child) throw ChildRanOut();
+      throw std::bad_alloc();
+    };
+    const auto sum = run_sweep(spec, o, big, "big");
+    EXPECT_EQ(sum.failed, 4u);  // the 4 points on 4 nodes
+    EXPECT_EQ(sum.errors_left, 4u);
+    const std::string words = child ? "out of memory in the simulation child (std::bad_alloc)" : "out of memory (std::bad_alloc)";
+    const std::string reason = words + ": free memory, run fewer workers (-j) or raise the limit (ulimit -v)";
+    for (const auto& l : read_results(o.out)) {
+      if (l.record.status == "ok") continue;
+      EXPECT_EQ(l.record.status, "error") << l.text;
+      EXPECT_EQ(l.record.reason, reason) << l.text;
+    }
+    EXPECT_EQ(sum.first_error, "sweep point 8 (" + point_key(spec, 8) + "): " + reason);
   }
 }
 

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <new>
 #include <optional>
 #include <set>
 #include <stdexcept>
@@ -352,6 +353,28 @@ TEST(WorkerPool, ReadsEachWorkersLineAndNamesAWorkerThatFailed) {
     for (auto& f : pool.collect(200)) done.emplace(f.index, std::move(f));
   ASSERT_EQ(done.size(), 3u);
   for (std::size_t i = 2; i <= 4; ++i) EXPECT_EQ(done[i].line(), std::optional<std::string>("point " + std::to_string(i)));
+}
+
+TEST(WorkerPool, AWorkerThatRunsOutOfMemoryOrIsKilledIsSaidInWords) {
+  // A job whose std::bad_alloc escapes (not even an error record could be
+  // made) ended as "the worker failed (exit 4)"; a SIGKILL named no sender.
+  WorkerPool pool(
+      [](std::size_t index) -> std::string {
+        if (index == 0) throw std::bad_alloc();
+        ::raise(SIGKILL);
+        return "";
+      },
+      -1);
+  pool.spawn(0, 0);
+  pool.spawn(1, 1);
+  std::map<std::size_t, WorkerPool::Finished> done;
+  while (pool.running() > 0)
+    for (auto& f : pool.collect(200)) done.emplace(f.index, std::move(f));
+  ASSERT_EQ(done.size(), 2u);
+  EXPECT_EQ(done[0].failure(),
+            "the worker ran out of memory (std::bad_alloc): free memory, run fewer workers (-j) or raise the limit "
+            "(ulimit -v)");
+  EXPECT_EQ(done[1].failure(), "the worker died with signal 9 (SIGKILL: the kernel's out-of-memory killer, or another process)");
 }
 
 TEST(WorkerPool, OnePointPerWorkerGivesEveryPointAFreshWorker) {

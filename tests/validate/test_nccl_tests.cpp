@@ -352,6 +352,9 @@ TEST(CollectiveCli, CompareTakesOneRunOfAnAppendedLog) {
   const auto ag = gradwire({"collective", "--scenario", small, "--compare", named, "--op", "allgather", "--format", "json"});
   ASSERT_EQ(ag.exit_code, 0) << ag.err;
   EXPECT_EQ(nlohmann::json::parse(ag.out)["case"]["points"].size(), 26u);   // the all_gather run's sizes above 0 B
+  // The run compared and the one left out are said (the latter was dropped silently).
+  EXPECT_EQ(ag.err, "gradwire collective: note: " + named + ":1:1: run left out: all_reduce_perf, 2 ranks on 1 node, "
+                    "not the collective asked for; using the run at line 42: all_gather_perf, 2 ranks on 1 node\n");
   // The log: the all_gather run names no op; --op allgather takes it.
   const auto unnamed = gradwire({"collective", "--scenario", small, "--compare", kData + "good/appended-ops.log",
                                  "--op", "allgather"});

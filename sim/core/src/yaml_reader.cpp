@@ -520,7 +520,7 @@ std::string Node::as_enum(const std::vector<std::string>& choices) const {
     if (c == s) return s;
     list += (list.empty() ? "" : ", ") + c;
   }
-  fail("\"" + s + "\" is not one of: " + list);
+  fail("\"" + s + "\" is not one of: " + list + did_you_mean(s, choices));
 }
 
 std::int64_t Node::as_int(std::int64_t min, std::int64_t max) const {

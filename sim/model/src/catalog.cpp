@@ -81,7 +81,7 @@ InstanceType read_instance(const yaml::Node& e, const BillingSpec& defaults) {
   t.name = e.required("name").as_name();
   t.cloud = parse_cloud_name(e.required("cloud"));
   t.region = e.required("region").as_name();
-  t.gpu = e.required("gpu").as_enum({"v100", "a100-40gb", "a100-80gb", "h100", "h200", "a10g", "l4"});
+  t.gpu = e.required("gpu").as_enum(gpu_classes());
   t.gpus = static_cast<int>(e.required("gpus").as_int(1, 64));
   t.gpu_memory = e.required("gpu_memory").as_size(1e9, 1e13);
   t.intra_node = parse_link(e.required("intra_node"), TransportPlace::IntraNode);
@@ -96,6 +96,11 @@ InstanceType read_instance(const yaml::Node& e, const BillingSpec& defaults) {
 }
 
 }  // namespace
+
+const std::vector<std::string>& gpu_classes() {
+  static const std::vector<std::string> classes = {"v100", "a100-40gb", "a100-80gb", "h100", "h200", "a10g", "l4"};
+  return classes;
+}
 
 const InstanceType* Catalog::find(std::string_view name) const {
   for (const auto& i : instances) {

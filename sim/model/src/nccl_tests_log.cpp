@@ -399,21 +399,39 @@ Log parse_log(std::string_view text, const std::string& file) { return only_run(
 
 Log load_log(const std::string& path) { return only_run(load_runs(path)); }
 
-std::vector<Log> select_runs(std::vector<Log> runs, const std::vector<CollectiveOp>& ops, const std::string& pick) {
+namespace {
+/// "FILE:LINE:1: run left out: ..., not the collective asked for; using the
+/// run at line N (...)": one line per run of `left`, naming those `taken`.
+std::vector<std::string> left_out_lines(const std::vector<Log>& left, const std::vector<Log>& taken) {
+  std::string used;
+  for (const auto& t : taken) used += (used.empty() ? "" : "; ") + ("line " + std::to_string(t.line) + ": " + t.describe());
+  std::vector<std::string> lines;
+  for (const auto& l : left)
+    lines.push_back(l.file + ":" + std::to_string(l.line) + ":1: run left out: " + l.describe() +
+                    ", not the collective asked for; using the run" + (taken.size() == 1 ? "" : "s") + " at " + used);
+  return lines;
+}
+}  // namespace
+
+std::vector<Log> select_runs(std::vector<Log> runs, const std::vector<CollectiveOp>& ops, const std::string& pick,
+                             std::vector<std::string>* left_out) {
   if (runs.empty()) return runs;   // parse_runs never returns none
   const auto wanted = [&](CollectiveOp op) { return ops.empty() || std::find(ops.begin(), ops.end(), op) != ops.end(); };
   const std::string found = "the log holds " + std::to_string(runs.size()) + " run" + (runs.size() == 1 ? "" : "s") +
                             " (" + list_runs(runs) + ")";
   const std::string file = runs.front().file;
   const int first_line = runs.front().line;
-  std::vector<Log> out;
+  std::vector<Log> out, left;
   for (auto& log : runs) {
     if (!log.op && !ops.empty()) {
       // A run that does not name a simulated op: not one asked for when
       // it names another binary or its rows fit none of `ops`; the one op
       // asked for when its rows fit it.
       const auto fits = [&](CollectiveOp op) { return rows_agree(log, op); };
-      if (!log.binary.empty() || std::none_of(ops.begin(), ops.end(), fits)) continue;
+      if (!log.binary.empty() || std::none_of(ops.begin(), ops.end(), fits)) {
+        left.push_back(std::move(log));
+        continue;
+      }
       if (ops.size() == 1) {
         log.op = ops.front();
         log.binary = collective_info(ops.front()).nccl_tests_binary;
@@ -429,7 +447,7 @@ std::vector<Log> select_runs(std::vector<Log> runs, const std::vector<Collective
                                            : log.binary + " is not a collective gradwire simulates") +
                            "; " + found + ": " + pick);
     }
-    if (wanted(*log.op)) out.push_back(std::move(log));
+    (wanted(*log.op) ? out : left).push_back(std::move(log));
   }
   if (out.empty())
     throw InputError(file, first_line, 1, "", "no run of the collectives asked for; " + found + ": " + pick);
@@ -443,6 +461,7 @@ std::vector<Log> select_runs(std::vector<Log> runs, const std::vector<Collective
                            "; give each configuration a file of its own");
     }
   }
+  if (left_out != nullptr) *left_out = left_out_lines(left, out);
   return out;
 }
 

@@ -215,8 +215,10 @@ void read_codecs(const yaml::Node& codecs, Profile& p) {
     yaml::Node c = codecs.required(name);
     if (!seen.insert(name).second) c.fail("duplicate codec");
     if (!known_codec(name)) {
+      std::vector<std::string> known = compressor_codec_names();
+      for (std::size_t i = 0, n = known.size(); i < n; ++i) known.push_back(known[i] + "_ef");
       c.fail("unknown codec \"" + name + "\" (known: " + join_names(compressor_codec_names()) +
-             ", each also with suffix _ef)");
+             ", each also with suffix _ef)" + did_you_mean(name, known));
     }
     p.codecs[name] = read_codec(c);
   }

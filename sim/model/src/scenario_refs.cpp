@@ -4,6 +4,7 @@
 #include <cctype>
 #include <filesystem>
 
+#include "gradwire/model/catalog.hpp"
 #include "gradwire/model/key_path.hpp"
 #include "gradwire/model/reference.hpp"
 #include "gradwire/core/yaml_reader.hpp"
@@ -33,18 +34,15 @@ std::vector<std::string> upper_words(const std::string& s) {
   return words;
 }
 
-/// The class of a cluster.gpu value: itself, or a known class it starts with
-/// followed by '-' ("h200-measured": h200); "" for a name of the user's.
+}  // namespace
+
 std::string gpu_class_of_name(const std::string& gpu) {
   std::string best;
-  for (const char* known : {"v100", "a100-40gb", "a100-80gb", "h100", "h200", "a10g", "l4"}) {
-    const std::string k = known;
+  for (const std::string& k : gpu_classes()) {
     if ((gpu == k || gpu.rfind(k + "-", 0) == 0) && k.size() > best.size()) best = k;
   }
   return best;
 }
-
-}  // namespace
 
 std::string gpu_class_of_device(const std::string& device, double memory_bytes) {
   const auto words = upper_words(device);

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdio>
 #include <map>
+#include <new>
 #include <regex>
 #include <set>
 #include <stdexcept>
@@ -260,14 +261,47 @@ void run_points(const RunContext& run, WorkerPool& pool, const std::vector<std::
   }
 }
 
+/// `text` as one line for a terminal: each control character or line break
+/// (text_unit_at) shown as '?' (a reason may quote anything an exception said).
+std::string one_line(const std::string& text) {
+  std::string out;
+  for (std::size_t i = 0; i < text.size();) {
+    const TextUnit u = text_unit_at(text, i);
+    out += u.control ? std::string("?") : text.substr(i, u.length);
+    i += u.length;
+  }
+  return out;
+}
+
 /// Complete: the file rewritten in canonical order (sorted by index).
 void finish_file(const RunContext& run, RunSummary& sum) {
   if (!exists(run.out)) write_file_atomic(run.out, "", run.input_paths);  // nothing was to run
   auto lines = read_results(run.out);
-  // Error records left in the file (this run's failures; another shard's too).
-  for (const auto& l : lines)
-    if (l.record.status == "error") ++sum.errors_left;
+  // Error records left in the file (this run's failures; another shard's too),
+  // the first of them said in full.
+  const ResultRecord* first = nullptr;
+  for (const auto& l : lines) {
+    if (l.record.status != "error") continue;
+    ++sum.errors_left;
+    if (first == nullptr || l.record.index < first->index) first = &l.record;
+  }
+  if (first != nullptr) {
+    sum.first_error = one_line("sweep point " + std::to_string(first->index) + " (" + first->key +
+                               "): " + first->reason.value_or("no reason given"));
+  }
   write_file_atomic(run.out, canonical_results(std::move(lines)), run.input_paths);
+}
+
+/// `evaluator` with running out of memory said in words: what ran out and
+/// what to do, in the point's error record (a std::bad_alloc says neither).
+Evaluator out_of_memory_in_words(const Evaluator& evaluator) {
+  return [evaluator](const Scenario& s, const ModelDesc& m, const Profile& p) {
+    try {
+      return evaluator(s, m, p);
+    } catch (const std::bad_alloc& e) {
+      throw std::runtime_error(out_of_memory_words(e) + ": " + kWorkerMemoryHint);
+    }
+  };
 }
 
 /// Nothing half-written: a file this run created without one whole record in
@@ -299,7 +333,7 @@ RunSummary run_sweep(const SweepSpec& spec, const RunOptions& opt, const Evaluat
   ResultsLock lock(run.out, opt.out);
   const std::vector<std::size_t> todo = points_to_run(run, resume(run, sum), sum);
 
-  PointEvaluator pe(spec.options, evaluator, evaluator_name);
+  PointEvaluator pe(spec.options, out_of_memory_in_words(evaluator), evaluator_name);
   {
     StringPairs hashes;
     for (const auto& in : run.inputs) hashes.emplace_back(in.role, in.hash);
@@ -319,6 +353,8 @@ RunSummary run_sweep(const SweepSpec& spec, const RunOptions& opt, const Evaluat
         try {
           r = pe.evaluate(index, spec.points, run.id, point_key(spec, index), point_params(spec, index),
                           point_scenario(spec, index));
+        } catch (const std::bad_alloc& e) {
+          r = run.error_record(index, out_of_memory_words(e) + ": " + kWorkerMemoryHint);
         } catch (const std::exception& e) {
           r = run.error_record(index, e.what());
         } catch (...) {

@@ -17,6 +17,7 @@
 #include "gradwire/model/profile.hpp"
 #include "gradwire/model/scenario_refs.hpp"
 #include "gradwire/model/scenario_yaml.hpp"
+#include "gradwire/core/suggest.hpp"
 #include "gradwire/core/units.hpp"
 #include "gradwire/core/yaml_reader.hpp"
 
@@ -179,7 +180,7 @@ void parse_point_options(const yaml::Node& root, SweepSpec& spec) {
     for (const auto& k : c->keys()) {
       auto v = c->required(k);
       if (std::find(compressor_names().begin(), compressor_names().end(), k) == compressor_names().end())
-        v.fail("unknown compression kind \"" + k + "\"");
+        v.fail("unknown compression kind \"" + k + "\"" + did_you_mean(k, compressor_names()));
       spec.options.convergence_factors[k] = v.as_double(0.01, 100);
     }
   }

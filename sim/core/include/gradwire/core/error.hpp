@@ -45,6 +45,13 @@ struct TextUnit {
 };
 TextUnit text_unit_at(std::string_view text, std::size_t at);
 
+/// A std::bad_alloc in words: its own what() when that already starts with
+/// "out of memory" (the simulation child's, engine::ChildOutOfMemory), else
+/// "out of memory (WHAT)" ("out of memory (std::bad_alloc)"). Every command
+/// ends it with what to do (kOutOfMemoryHint, or the sweep's own).
+std::string out_of_memory_words(const std::exception& e);
+inline constexpr const char* kOutOfMemoryHint = "free memory or raise the limit (ulimit -v)";
+
 /// Formats the canonical message "FILE:LINE:COL: KEY: REASON" (parts omitted when empty/0),
 /// always one line: control characters in any part are spelled out ("\n", "\x1B").
 std::string format_input_error(const std::string& file, int line, int column,

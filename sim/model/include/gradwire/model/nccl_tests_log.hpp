@@ -132,7 +132,11 @@ bool rows_agree(const Log& log, CollectiveOp op);
 /// rows agree). Throws gw::InputError naming the runs found and how to pick
 /// (`pick`, e.g. "--collectives OP") when a run's op is not known or no run
 /// is left, and when two runs of one op ran on different rank or node counts.
-std::vector<Log> select_runs(std::vector<Log> runs, const std::vector<CollectiveOp>& ops, const std::string& pick);
+/// `left_out` (when given) gets one line per run not taken ("FILE:LINE:1:
+/// run left out: ..., not the collective asked for; using the run at line
+/// N: ..."), for the command to print as a note.
+std::vector<Log> select_runs(std::vector<Log> runs, const std::vector<CollectiveOp>& ops, const std::string& pick,
+                             std::vector<std::string>* left_out = nullptr);
 
 /// A profile's collective fits from logs (`gradwire calibrate
 /// --from-nccl-tests`): one CollectiveCost per (op, ranks, nodes) of the runs

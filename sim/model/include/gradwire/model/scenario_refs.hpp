@@ -55,6 +55,11 @@ struct ScenarioRefs {
   std::vector<std::string> warnings;
 };
 
+/// The GPU class (gpu_classes()) of a cluster.gpu value: itself, or the
+/// longest class it starts with followed by '-' ("h200-measured": h200); ""
+/// for a name of the user's.
+std::string gpu_class_of_name(const std::string& gpu);
+
 /// The GPU class ("h100", "a100-80gb", ..., the names of cluster.gpu) that a
 /// device name such as "NVIDIA A100-SXM4-80GB" names, "cpu" for a CPU
 /// (calibrate --device cpu names it "CPU ..."), "" when it names no class

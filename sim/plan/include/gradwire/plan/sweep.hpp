@@ -38,6 +38,8 @@ struct RunSummary {
   std::size_t retried = 0;    ///< error records of earlier runs dropped and run again
   std::size_t duplicates = 0; ///< repeated records of a point dropped on resume (PointRecords)
   std::size_t errors_left = 0;  ///< error records in the results file at the end
+  /// The first of them (lowest index), "sweep point N (KEY): REASON"; "" when none.
+  std::string first_error;
   std::string out;            ///< the results file written (links resolved)
   bool interrupted = false;   ///< stopped by SIGINT/SIGTERM
   double seconds = 0;
