@@ -301,9 +301,25 @@ void check_log_modes(const po::variables_map& vm, const RawOptions& raw, const O
   }
 }
 
+/// Runs one of the --from-nccl-tests modes: a refused input (a log, an
+/// output, a profile) is one line and exit 2, any other failure exit 1.
+template <class Body>
+int run_log_mode(Body&& body) {
+  try {
+    body();
+    return kExitOk;
+  } catch (const InputError& e) {
+    std::cerr << "gradwire calibrate: " << e.what() << "\n";
+    return kExitInput;
+  } catch (const std::exception& e) {
+    std::cerr << "gradwire calibrate: " << e.what() << "\n";
+    return kExitFailure;
+  }
+}
+
 /// --from-nccl-tests: the base profile with the logs' collective fits.
 int run_from_logs(const Options& opt, const RawOptions& raw) {
-  try {
+  return run_log_mode([&] {
     Profile p = load_profile(raw.base);
     std::vector<std::string> inputs = raw.logs;
     inputs.push_back(p.path);
@@ -316,20 +332,13 @@ int run_from_logs(const Options& opt, const RawOptions& raw) {
     write_profile(opt.out, p);
     std::cerr << "gradwire calibrate: wrote " << opt.out << " (" << fits.size() << " collective fits from "
               << logs.size() << " nccl-tests logs over " << raw.base << ")\n";
-    return kExitOk;
-  } catch (const InputError& e) {
-    std::cerr << "gradwire calibrate: " << e.what() << "\n";
-    return kExitInput;
-  } catch (const std::exception& e) {
-    std::cerr << "gradwire calibrate: " << e.what() << "\n";
-    return kExitFailure;
-  }
+  });
 }
 
 /// --from-nccl-tests LOG... --write-cluster FILE: a scenario file whose
 /// cluster's NICs are fitted to the logs (gw::cluster_from_logs).
 int run_write_cluster(const Options& opt, const RawOptions& raw) {
-  try {
+  return run_log_mode([&] {
     ClusterFitOptions o;
     o.nics = raw.nics;
     o.profile = raw.base;
@@ -341,14 +350,7 @@ int run_write_cluster(const Options& opt, const RawOptions& raw) {
     inputs.push_back(r.profile_path);
     write_held(raw.cluster_out, r.yaml, inputs);
     std::cerr << "gradwire calibrate: wrote " << raw.cluster_out << " (" << fit_summary(r.fit) << ")\n";
-    return kExitOk;
-  } catch (const InputError& e) {
-    std::cerr << "gradwire calibrate: " << e.what() << "\n";
-    return kExitInput;
-  } catch (const std::exception& e) {
-    std::cerr << "gradwire calibrate: " << e.what() << "\n";
-    return kExitFailure;
-  }
+  });
 }
 
 /// One process on this machine's GPUs (or the CPU twins).
