@@ -17,7 +17,9 @@
 #include "gradwire/model/compressors.hpp"
 #include "gradwire/core/error.hpp"
 #include "gradwire/core/options.hpp"
+#include "gradwire/model/cluster_fit.hpp"
 #include "gradwire/model/nccl_tests_log.hpp"
+#include "gradwire/model/transports.hpp"
 
 namespace gw::calibrate {
 namespace {
@@ -69,6 +71,24 @@ void install_stop_handlers() {
   sigaction(SIGTERM, &sa, nullptr);
 }
 
+/// Writes `text` atomically with SIGINT/SIGTERM held back until it is in
+/// place (never over one of `inputs`).
+void write_held(const std::string& path, const std::string& text, const std::vector<std::string>& inputs = {}) {
+  sigset_t stop, old;
+  sigemptyset(&stop);
+  sigaddset(&stop, SIGINT);
+  sigaddset(&stop, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop, &old);
+  try {
+    write_file_atomic(path, text, inputs);
+  } catch (...) {
+    pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    throw;
+  }
+  g_profile_written = 1;
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+}
+
 /// Writes the profile with SIGINT/SIGTERM held back until it is in place,
 /// after reading it back as gradwire will: a profile the loader would refuse
 /// (a fit outside its plausible range, a codec time falling with size) is
@@ -80,19 +100,7 @@ void write_profile(const std::string& path, const Profile& p) {
   } catch (const InputError& e) {
     throw std::runtime_error(std::string("the profile made here would not load, so nothing is written: ") + e.what());
   }
-  sigset_t stop, old;
-  sigemptyset(&stop);
-  sigaddset(&stop, SIGINT);
-  sigaddset(&stop, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &stop, &old);
-  try {
-    write_file_atomic(path, text);
-  } catch (...) {
-    pthread_sigmask(SIG_SETMASK, &old, nullptr);
-    throw;
-  }
-  g_profile_written = 1;
-  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  write_held(path, text);
 }
 
 /// --mpi: every rank of the job runs this; rank 0 calibrates and writes the
@@ -138,6 +146,9 @@ struct RawOptions {
   std::string sizes, codecs, collectives, collective_sizes;
   std::vector<std::string> logs;   ///< --from-nccl-tests
   std::string base;                ///< --profile
+  std::string cluster_out;         ///< --write-cluster
+  int nics = 0;                    ///< --nics (0: one per GPU)
+  std::string nic_transport;       ///< --nic-transport
 };
 
 po::options_description describe(Options& opt, RawOptions& raw) {
@@ -176,7 +187,15 @@ po::options_description describe(Options& opt, RawOptions& raw) {
        "measure nothing: fit the collectives of existing nccl-tests logs (any *_perf output; per op, GPU count "
        "and node count; each run of an appended log on its own, rows that cannot be measurements left out with "
        "a note) into a copy of --profile")
-      ("profile", po::value<std::string>(&raw.base), "with --from-nccl-tests: the profile to start from (name or path)");
+      ("profile", po::value<std::string>(&raw.base), "with --from-nccl-tests: the profile to start from (name or path); "
+                                                      "with --write-cluster: the one whose all-reduce fit gives the "
+                                                      "intra-node link (default: the log's GPU's)")
+      ("write-cluster", po::value<std::string>(&raw.cluster_out),
+       "with --from-nccl-tests (a log across nodes): write a scenario file whose cluster's NIC bandwidth and "
+       "latency are fitted to the log, instead of a profile (no --out)")
+      ("nics", po::value<int>(&raw.nics), "with --write-cluster: NICs per node (default: one per GPU)")
+      ("nic-transport", po::value<std::string>(&raw.nic_transport),
+       "with --write-cluster: the NICs' transport (network: as fitted, the default; ib, roce, efa, socket, tcpx)");
   return desc;
 }
 
@@ -233,9 +252,11 @@ std::vector<CollectiveOp> parse_collectives(const std::string& list) {
 /// (or InputError for a refused --out).
 void validate(const po::variables_map& vm, const RawOptions& raw, Options& opt) {
   if (opt.device != "cuda" && opt.device != "cpu") throw std::invalid_argument("--device must be cuda or cpu");
-  if (opt.out.empty()) throw std::invalid_argument("--out FILE is required");
+  const bool cluster = !raw.cluster_out.empty();
+  if (cluster && !opt.out.empty()) throw std::invalid_argument("--write-cluster FILE writes a cluster, --out FILE a profile: give one");
+  if (!cluster && opt.out.empty()) throw std::invalid_argument("--out FILE is required");
   if (vm.count("name")) check_name(opt.name);
-  check_output_writable(opt.out);  // a device, FIFO, directory, dangling link or read-only place: before measuring
+  if (!cluster) check_output_writable(opt.out);  // a device, FIFO, directory, dangling link or read-only place: before measuring
   check_launch(opt);
   if (vm.count("repeats") && (opt.repeats < 1 || opt.repeats > 10000)) throw std::invalid_argument("--repeats must be in 1..10000");
   if (vm.count("warmup") && (opt.warmup < 0 || opt.warmup > 10000)) throw std::invalid_argument("--warmup must be in 0..10000");
@@ -247,31 +268,49 @@ void validate(const po::variables_map& vm, const RawOptions& raw, Options& opt) 
   opt.interference = !vm["no-interference"].as<bool>();
 }
 
-/// --from-nccl-tests: the base profile with the logs' collective fits.
-int run_from_logs(const Options& opt, const RawOptions& raw) {
-  try {
-    Profile p = load_profile(raw.base);
-    std::vector<std::string> inputs = raw.logs;
-    inputs.push_back(p.path);
-    check_output_writable(opt.out, inputs);  // never over a log or the base profile
-    std::vector<nccl_tests::Log> logs;
-    const std::string pick = "choose with --collectives OP (" + collective_op_list() + "), or split the file";
-    for (const auto& f : raw.logs) {
-      std::vector<std::string> left_out;  // the runs of other ops: said, so that no run is dropped silently
-      auto runs = nccl_tests::select_runs(nccl_tests::load_runs(f), opt.collectives, pick, &left_out);
-      for (const auto& l : left_out) std::cerr << "gradwire calibrate: note: " << l << "\n";
-      for (auto& log : runs) {
-        for (const auto& n : log.notes) std::cerr << "gradwire calibrate: note: " << nccl_tests::format_note(log, n) << "\n";
-        logs.push_back(std::move(log));
-      }
+/// The runs of the --from-nccl-tests logs to fit (nccl_tests::select_runs),
+/// their skipped rows and the runs of other ops noted on stderr, so that no
+/// run is dropped silently.
+std::vector<nccl_tests::Log> select_logs(const Options& opt, const RawOptions& raw) {
+  std::vector<nccl_tests::Log> logs;
+  const std::string pick = "choose with --collectives OP (" + collective_op_list() + "), or split the file";
+  for (const auto& f : raw.logs) {
+    std::vector<std::string> left_out;
+    auto runs = nccl_tests::select_runs(nccl_tests::load_runs(f), opt.collectives, pick, &left_out);
+    for (const auto& l : left_out) std::cerr << "gradwire calibrate: note: " << l << "\n";
+    for (auto& log : runs) {
+      for (const auto& n : log.notes) std::cerr << "gradwire calibrate: note: " << nccl_tests::format_note(log, n) << "\n";
+      logs.push_back(std::move(log));
     }
-    const auto fits = nccl_tests::collective_fits(logs);
-    nccl_tests::add_collective_fits(p, fits, logs);
-    p.name = opt.name.empty() ? p.name + "-nccl-tests" : opt.name;
-    p.command = opt.command;
-    write_profile(opt.out, p);
-    std::cerr << "gradwire calibrate: wrote " << opt.out << " (" << fits.size() << " collective fits from "
-              << logs.size() << " nccl-tests logs over " << raw.base << ")\n";
+  }
+  return logs;
+}
+
+/// --from-nccl-tests and what goes with it: --profile (a profile's fits),
+/// or --write-cluster with --nics and --nic-transport.
+void check_log_modes(const po::variables_map& vm, const RawOptions& raw, const Options& opt) {
+  const bool cluster = !raw.cluster_out.empty();
+  if (cluster && raw.logs.empty())
+    throw std::invalid_argument("--write-cluster FILE fits a cluster to nccl-tests logs: give --from-nccl-tests LOG...");
+  if (!cluster && raw.logs.empty() != raw.base.empty())
+    throw std::invalid_argument("--from-nccl-tests LOG... and --profile BASE go together");
+  if (!raw.logs.empty() && opt.mpi) throw std::invalid_argument("--from-nccl-tests measures nothing: no --mpi");
+  if (!cluster && (vm.count("nics") || vm.count("nic-transport")))
+    throw std::invalid_argument("--nics and --nic-transport describe the cluster of --write-cluster");
+  if (vm.count("nics") && (raw.nics < 1 || raw.nics > 64)) throw std::invalid_argument("--nics must be in 1..64");
+  if (vm.count("nic-transport") && find_transport(raw.nic_transport, TransportPlace::Network) == nullptr) {
+    std::string names;
+    for (const auto& n : transport_names(TransportPlace::Network)) names += (names.empty() ? "" : ", ") + n;
+    throw std::invalid_argument("--nic-transport must be one of " + names + ", not \"" + raw.nic_transport + "\"");
+  }
+}
+
+/// Runs one of the --from-nccl-tests modes: a refused input (a log, an
+/// output, a profile) is one line and exit 2, any other failure exit 1.
+template <class Body>
+int run_log_mode(Body&& body) {
+  try {
+    body();
     return kExitOk;
   } catch (const InputError& e) {
     std::cerr << "gradwire calibrate: " << e.what() << "\n";
@@ -280,6 +319,42 @@ int run_from_logs(const Options& opt, const RawOptions& raw) {
     std::cerr << "gradwire calibrate: " << e.what() << "\n";
     return kExitFailure;
   }
+}
+
+/// --from-nccl-tests: the base profile with the logs' collective fits.
+int run_from_logs(const Options& opt, const RawOptions& raw) {
+  return run_log_mode([&] {
+    Profile p = load_profile(raw.base);
+    std::vector<std::string> inputs = raw.logs;
+    inputs.push_back(p.path);
+    check_output_writable(opt.out, inputs);  // never over a log or the base profile
+    const std::vector<nccl_tests::Log> logs = select_logs(opt, raw);
+    const auto fits = nccl_tests::collective_fits(logs);
+    nccl_tests::add_collective_fits(p, fits, logs);
+    p.name = opt.name.empty() ? p.name + "-nccl-tests" : opt.name;
+    p.command = opt.command;
+    write_profile(opt.out, p);
+    std::cerr << "gradwire calibrate: wrote " << opt.out << " (" << fits.size() << " collective fits from "
+              << logs.size() << " nccl-tests logs over " << raw.base << ")\n";
+  });
+}
+
+/// --from-nccl-tests LOG... --write-cluster FILE: a scenario file whose
+/// cluster's NICs are fitted to the logs (gw::cluster_from_logs).
+int run_write_cluster(const Options& opt, const RawOptions& raw) {
+  return run_log_mode([&] {
+    ClusterFitOptions o;
+    o.nics = raw.nics;
+    o.profile = raw.base;
+    o.name = opt.name;
+    if (!raw.nic_transport.empty()) o.transport = find_transport(raw.nic_transport, TransportPlace::Network)->id;
+    check_output_writable(raw.cluster_out, raw.logs);  // never over a log
+    const ClusterFromLogs r = cluster_from_logs(select_logs(opt, raw), o);
+    std::vector<std::string> inputs = raw.logs;
+    inputs.push_back(r.profile_path);
+    write_held(raw.cluster_out, r.yaml, inputs);
+    std::cerr << "gradwire calibrate: wrote " << raw.cluster_out << " (" << fit_summary(r.fit) << ")\n";
+  });
 }
 
 /// One process on this machine's GPUs (or the CPU twins).
@@ -327,9 +402,7 @@ int run_cli(int argc, char** argv, MpiStart mpi_start) {
                                   "Example: gradwire calibrate --out /tmp/my-gpu.yaml\n");
     if (!vm) return kExitOk;   // --help
     validate(*vm, raw, opt);
-    if (raw.logs.empty() != raw.base.empty())
-      throw std::invalid_argument("--from-nccl-tests LOG... and --profile BASE go together");
-    if (!raw.logs.empty() && opt.mpi) throw std::invalid_argument("--from-nccl-tests measures nothing: no --mpi");
+    check_log_modes(*vm, raw, opt);
   } catch (const InputError& e) {  // a refused --out: one line
     std::cerr << "gradwire calibrate: " << e.what() << "\n";
     return kExitInput;
@@ -343,6 +416,7 @@ int run_cli(int argc, char** argv, MpiStart mpi_start) {
   }
 
   install_stop_handlers();
+  if (!raw.cluster_out.empty()) return run_write_cluster(opt, raw);
   if (!raw.logs.empty()) return run_from_logs(opt, raw);
   if (opt.mpi) return run_mpi(opt, mpi_start);
   return run_local(opt);

@@ -11,7 +11,8 @@
 //            regular file, a dangling link, a path in a read-only file system
 //            and one in a full file system (tmpfs mounts; skipped where the
 //            test cannot mount)
-//   commands: simulate --trace, calibrate --out, sweep --out, plan SWEEP
+//   commands: simulate --trace, calibrate --out, calibrate --from-nccl-tests
+//            LOG --write-cluster, sweep --out, plan SWEEP
 //            RESULTS (runs the sweep), merge OUT, report --out; collective
 //            writes only to standard output.
 #include <gtest/gtest.h>
@@ -149,6 +150,7 @@ struct Command {
 /// The inputs every command may need, made once per case directory.
 void prepare_inputs(const fs::path& dir) {
   fs::copy_file(kSource / "scenarios" / "default.yaml", dir / "scen.yaml");
+  fs::copy_file(kSource / "tests" / "data" / "nccl-tests" / "a3mega-2x8-h100-all_reduce_perf.log", dir / "a3.log");
   // Priced (an instance and a training target), so that `plan` recommends.
   write(dir / "sweep.yaml",
         "name: tiny\nbase:\n  cluster: {instance: p3.16xlarge, nodes: 2}\n  workload: {model: resnet50, micro_batch: 32}\n"
@@ -179,6 +181,12 @@ std::vector<Command> commands() {
          return std::vector<std::string>{kBin, "calibrate", "--device", "cpu", "--quick", "--out", o};
        },
        {}},
+      {"write_cluster", OnRegular::Replace, false,
+       [](const fs::path& d, const std::string& o) {
+         return std::vector<std::string>{kBin, "calibrate", "--from-nccl-tests", (d / "a3.log").string(),
+                                         "--write-cluster", o};
+       },
+       [](const fs::path& d) { return d / "a3.log"; }},
       {"sweep", OnRegular::Refuse, false,
        [](const fs::path& d, const std::string& o) {
          return std::vector<std::string>{kBin, "sweep", (d / "sweep.yaml").string(), "--out", o, "--progress", "none"};
