@@ -53,7 +53,8 @@ std::string shell_quote(const std::string& a) {
 volatile sig_atomic_t g_profile_written = 0;
 
 extern "C" void on_calibrate_signal(int) {
-  static const char before[] = "\ngradwire calibrate: interrupted; no profile written (an existing file is left as it was)\n";
+  static const char before[] =
+      "\ngradwire calibrate: interrupted; no profile written (an existing file is left as it was)\n";
   static const char after[] = "\ngradwire calibrate: interrupted after the profile was written\n";
   if (g_profile_written) {
     (void)!::write(2, after, sizeof after - 1);
@@ -114,7 +115,7 @@ int run_mpi(const Options& opt, MpiStart mpi_start) {
   std::string why;
   std::unique_ptr<MpiRun> run;
   try {
-    run = mpi_start(opt, &why);   // ends the whole job itself on an error after MPI_Init
+    run = mpi_start(opt, &why);  // ends the whole job itself on an error after MPI_Init
   } catch (const std::exception& e) {
     std::cerr << "gradwire calibrate: " << e.what() << "\n";
     return kExitFailure;
@@ -144,58 +145,62 @@ int run_mpi(const Options& opt, MpiStart mpi_start) {
 /// What the command line gave besides Options' own fields.
 struct RawOptions {
   std::string sizes, codecs, collectives, collective_sizes;
-  std::vector<std::string> logs;   ///< --from-nccl-tests
-  std::string base;                ///< --profile
-  std::string cluster_out;         ///< --write-cluster
-  int nics = 0;                    ///< --nics (0: one per GPU)
-  std::string nic_transport;       ///< --nic-transport
+  std::vector<std::string> logs;  ///< --from-nccl-tests
+  std::string base;               ///< --profile
+  std::string cluster_out;        ///< --write-cluster
+  int nics = 0;                   ///< --nics (0: one per GPU)
+  std::string nic_transport;      ///< --nic-transport
 };
 
 po::options_description describe(Options& opt, RawOptions& raw) {
   static const std::string codecs_help =
       "comma list of codecs (default: all of " + join_names(compressor_codec_names(), ",") + ")";
-  static const std::string collectives_help = "comma list of " + collective_op_list(",") +
-                                              " (default all); with --from-nccl-tests the runs to fit";
+  static const std::string collectives_help =
+      "comma list of " + collective_op_list(",") + " (default all); with --from-nccl-tests the runs to fit";
   po::options_description desc(
       "gradwire calibrate: measure this machine's codec kernels, NCCL collectives, GEMM throughput and copy\n"
       "bandwidth and write a gradwire-profile/1 file (docs/calibrate.md)\n\nOptions");
-  desc.add_options()
-      ("help,h", "show this help")
-      ("device", po::value<std::string>(&opt.device)->default_value("cuda"), "cuda or cpu (CPU twins; exercises the tool, not for predictions)")
-      ("out,o", po::value<std::string>(&opt.out), "profile file to write (atomically); required")
-      ("name", po::value<std::string>(&opt.name), "profile name (default <device>-measured-<date>)")
-      ("sizes", po::value<std::string>(&raw.sizes), "codec sizes in bytes of fp32 gradient (4 B per element): "
-                                                    "MIN:MAX[:FACTOR] (x2 steps when FACTOR is left out), one size "
-                                                    "or a comma list, e.g. 4KiB:1GiB (default 4KiB:1GiB on cuda, "
-                                                    "4KiB:1MiB on cpu: 2^10..2^28 and 2^10..2^18 elements)")
-      ("codecs", po::value<std::string>(&raw.codecs), codecs_help.c_str())
-      ("collectives", po::value<std::string>(&raw.collectives), collectives_help.c_str())
-      ("collective-sizes", po::value<std::string>(&raw.collective_sizes), "collective sizes in bytes (nccl-tests "
-                                                    "\"size\"), same grammar as --sizes (default 1KiB:1GiB:4, quick "
-                                                    "4KiB:256MiB:16; cpu --mpi 1KiB:64MiB:4, quick 4KiB:4MiB:4)")
-      ("repeats", po::value<int>(&opt.repeats), "timed repeats per point (default 20 cuda, 5 cpu)")
-      ("warmup", po::value<int>(&opt.warmup), "untimed warm-up runs per point (default 5 cuda, 1 cpu)")
-      ("max-seconds", po::value<double>(&opt.max_seconds), "time budget in seconds (default 110 cuda, 15 cpu, 25 cpu --mpi)")
-      ("quick", po::bool_switch(&opt.quick), "fewer sizes and repeats (smoke test)")
-      ("no-interference", po::bool_switch(), "skip the interference phase (a GEMM stream beside NCCL and each "
-                                             "codec; the profile then has no interference: section)")
-      ("mpi", po::bool_switch(&opt.mpi), "collectives over all ranks of an MPI job, across nodes (mpirun/srun -n N "
-                                          "gradwire-calibrate --mpi ...; one rank per GPU, or per process with --device "
-                                          "cpu, which times MPI's own collectives; rank 0 writes the profile); needs a "
-                                          "build with MPI")
-      ("from-nccl-tests", po::value<std::vector<std::string>>(&raw.logs)->multitoken(),
-       "measure nothing: fit the collectives of existing nccl-tests logs (any *_perf output; per op, GPU count "
-       "and node count; each run of an appended log on its own, rows that cannot be measurements left out with "
-       "a note) into a copy of --profile")
-      ("profile", po::value<std::string>(&raw.base), "with --from-nccl-tests: the profile to start from (name or path); "
-                                                      "with --write-cluster: the one whose all-reduce fit gives the "
-                                                      "intra-node link (default: the log's GPU's)")
-      ("write-cluster", po::value<std::string>(&raw.cluster_out),
-       "with --from-nccl-tests (a log across nodes): write a scenario file whose cluster's NIC bandwidth and "
-       "latency are fitted to the log, instead of a profile (no --out)")
-      ("nics", po::value<int>(&raw.nics), "with --write-cluster: NICs per node (default: one per GPU)")
-      ("nic-transport", po::value<std::string>(&raw.nic_transport),
-       "with --write-cluster: the NICs' transport (network: as fitted, the default; ib, roce, efa, socket, tcpx)");
+  desc.add_options()("help,h", "show this help")("device", po::value<std::string>(&opt.device)->default_value("cuda"),
+                                                 "cuda or cpu (CPU twins; exercises the tool, not for predictions)")(
+      "out,o", po::value<std::string>(&opt.out), "profile file to write (atomically); required")(
+      "name", po::value<std::string>(&opt.name), "profile name (default <device>-measured-<date>)")(
+      "sizes", po::value<std::string>(&raw.sizes),
+      "codec sizes in bytes of fp32 gradient (4 B per element): "
+      "MIN:MAX[:FACTOR] (x2 steps when FACTOR is left out), one size "
+      "or a comma list, e.g. 4KiB:1GiB (default 4KiB:1GiB on cuda, "
+      "4KiB:1MiB on cpu: 2^10..2^28 and 2^10..2^18 elements)")("codecs", po::value<std::string>(&raw.codecs),
+                                                               codecs_help.c_str())(
+      "collectives", po::value<std::string>(&raw.collectives), collectives_help.c_str())(
+      "collective-sizes", po::value<std::string>(&raw.collective_sizes),
+      "collective sizes in bytes (nccl-tests "
+      "\"size\"), same grammar as --sizes (default 1KiB:1GiB:4, quick "
+      "4KiB:256MiB:16; cpu --mpi 1KiB:64MiB:4, quick 4KiB:4MiB:4)")("repeats", po::value<int>(&opt.repeats),
+                                                                    "timed repeats per point (default 20 cuda, 5 cpu)")(
+      "warmup", po::value<int>(&opt.warmup), "untimed warm-up runs per point (default 5 cuda, 1 cpu)")(
+      "max-seconds", po::value<double>(&opt.max_seconds),
+      "time budget in seconds (default 110 cuda, 15 cpu, 25 cpu --mpi)")("quick", po::bool_switch(&opt.quick),
+                                                                         "fewer sizes and repeats (smoke test)")(
+      "no-interference", po::bool_switch(),
+      "skip the interference phase (a GEMM stream beside NCCL and each "
+      "codec; the profile then has no interference: section)")(
+      "mpi", po::bool_switch(&opt.mpi),
+      "collectives over all ranks of an MPI job, across nodes (mpirun/srun -n N "
+      "gradwire-calibrate --mpi ...; one rank per GPU, or per process with --device "
+      "cpu, which times MPI's own collectives; rank 0 writes the profile); needs a "
+      "build with MPI")(
+      "from-nccl-tests", po::value<std::vector<std::string>>(&raw.logs)->multitoken(),
+      "measure nothing: fit the collectives of existing nccl-tests logs (any *_perf output; per op, GPU count "
+      "and node count; each run of an appended log on its own, rows that cannot be measurements left out with "
+      "a note) into a copy of --profile")("profile", po::value<std::string>(&raw.base),
+                                          "with --from-nccl-tests: the profile to start from (name or path); "
+                                          "with --write-cluster: the one whose all-reduce fit gives the "
+                                          "intra-node link (default: the log's GPU's)")(
+      "write-cluster", po::value<std::string>(&raw.cluster_out),
+      "with --from-nccl-tests (a log across nodes): write a scenario file whose cluster's NIC bandwidth and "
+      "latency are fitted to the log, instead of a profile (no --out)")(
+      "nics", po::value<int>(&raw.nics), "with --write-cluster: NICs per node (default: one per GPU)")(
+      "nic-transport", po::value<std::string>(&raw.nic_transport),
+      "with --write-cluster: the NICs' transport (network: as fitted, the default; ib, roce, efa, socket, tcpx)");
   return desc;
 }
 
@@ -203,7 +208,8 @@ void check_name(const std::string& name) {
   // The name is written into the profile and printed with every prediction.
   if (name.empty() || name.size() > 128) throw std::invalid_argument("--name must have 1 to 128 characters");
   for (unsigned char c : name) {
-    if (c < 0x20 || c == 0x7F) throw std::invalid_argument("--name must not contain control characters (newline, tab, escape, ...)");
+    if (c < 0x20 || c == 0x7F)
+      throw std::invalid_argument("--name must not contain control characters (newline, tab, escape, ...)");
   }
 }
 
@@ -219,8 +225,8 @@ void check_output_writable(const std::string& out, const std::vector<std::string
   const int fd = ::mkstemp(probe.data());
   if (fd < 0) {
     const std::string why = std::strerror(errno);
-    throw InputError(out, 0, 0, "", "cannot create a file in its directory (" + why +
-                                        "); nothing measured, choose another output");
+    throw InputError(out, 0, 0, "",
+                     "cannot create a file in its directory (" + why + "); nothing measured, choose another output");
   }
   ::close(fd);
   ::unlink(probe.c_str());
@@ -253,13 +259,17 @@ std::vector<CollectiveOp> parse_collectives(const std::string& list) {
 void validate(const po::variables_map& vm, const RawOptions& raw, Options& opt) {
   if (opt.device != "cuda" && opt.device != "cpu") throw std::invalid_argument("--device must be cuda or cpu");
   const bool cluster = !raw.cluster_out.empty();
-  if (cluster && !opt.out.empty()) throw std::invalid_argument("--write-cluster FILE writes a cluster, --out FILE a profile: give one");
+  if (cluster && !opt.out.empty())
+    throw std::invalid_argument("--write-cluster FILE writes a cluster, --out FILE a profile: give one");
   if (!cluster && opt.out.empty()) throw std::invalid_argument("--out FILE is required");
   if (vm.count("name")) check_name(opt.name);
-  if (!cluster) check_output_writable(opt.out);  // a device, FIFO, directory, dangling link or read-only place: before measuring
+  if (!cluster)
+    check_output_writable(opt.out);  // a device, FIFO, directory, dangling link or read-only place: before measuring
   check_launch(opt);
-  if (vm.count("repeats") && (opt.repeats < 1 || opt.repeats > 10000)) throw std::invalid_argument("--repeats must be in 1..10000");
-  if (vm.count("warmup") && (opt.warmup < 0 || opt.warmup > 10000)) throw std::invalid_argument("--warmup must be in 0..10000");
+  if (vm.count("repeats") && (opt.repeats < 1 || opt.repeats > 10000))
+    throw std::invalid_argument("--repeats must be in 1..10000");
+  if (vm.count("warmup") && (opt.warmup < 0 || opt.warmup > 10000))
+    throw std::invalid_argument("--warmup must be in 0..10000");
   if (vm.count("max-seconds") && !(opt.max_seconds > 0)) throw std::invalid_argument("--max-seconds must be positive");
   if (!raw.sizes.empty()) opt.sizes = codec_sizes(raw.sizes);
   if (!raw.collective_sizes.empty()) opt.collective_sizes = collective_byte_sizes(raw.collective_sizes);
@@ -279,7 +289,8 @@ std::vector<nccl_tests::Log> select_logs(const Options& opt, const RawOptions& r
     auto runs = nccl_tests::select_runs(nccl_tests::load_runs(f), opt.collectives, pick, &left_out);
     for (const auto& l : left_out) std::cerr << "gradwire calibrate: note: " << l << "\n";
     for (auto& log : runs) {
-      for (const auto& n : log.notes) std::cerr << "gradwire calibrate: note: " << nccl_tests::format_note(log, n) << "\n";
+      for (const auto& n : log.notes)
+        std::cerr << "gradwire calibrate: note: " << nccl_tests::format_note(log, n) << "\n";
       logs.push_back(std::move(log));
     }
   }
@@ -291,7 +302,8 @@ std::vector<nccl_tests::Log> select_logs(const Options& opt, const RawOptions& r
 void check_log_modes(const po::variables_map& vm, const RawOptions& raw, const Options& opt) {
   const bool cluster = !raw.cluster_out.empty();
   if (cluster && raw.logs.empty())
-    throw std::invalid_argument("--write-cluster FILE fits a cluster to nccl-tests logs: give --from-nccl-tests LOG...");
+    throw std::invalid_argument(
+        "--write-cluster FILE fits a cluster to nccl-tests logs: give --from-nccl-tests LOG...");
   if (!cluster && raw.logs.empty() != raw.base.empty())
     throw std::invalid_argument("--from-nccl-tests LOG... and --profile BASE go together");
   if (!raw.logs.empty() && opt.mpi) throw std::invalid_argument("--from-nccl-tests measures nothing: no --mpi");
@@ -400,7 +412,7 @@ int run_cli(int argc, char** argv, MpiStart mpi_start) {
     const auto vm = parse_options(argc, argv, desc, {},
                                   "\nExample: gradwire calibrate --device cpu --quick --out /tmp/cpu-profile.yaml\n"
                                   "Example: gradwire calibrate --out /tmp/my-gpu.yaml\n");
-    if (!vm) return kExitOk;   // --help
+    if (!vm) return kExitOk;  // --help
     validate(*vm, raw, opt);
     check_log_modes(*vm, raw, opt);
   } catch (const InputError& e) {  // a refused --out: one line

@@ -45,10 +45,10 @@ constexpr const char* kExamples =
 
 struct Row {
   double bytes = 0;
-  double count = 0;  ///< float elements
-  double time = 0;   ///< seconds
-  double algbw = 0;  ///< bytes/s
-  double busbw = 0;  ///< bytes/s
+  double count = 0;                 ///< float elements
+  double time = 0;                  ///< seconds
+  double algbw = 0;                 ///< bytes/s
+  double busbw = 0;                 ///< bytes/s
   std::string algorithm, protocol;  ///< the pair simulated at this size
 };
 
@@ -194,8 +194,13 @@ class CsvPrinter : public Printer {
 class JsonPrinter : public Printer {
  public:
   void begin(const Meta& m) override {
-    doc_ = {{"scenario", m.scenario}, {"op", m.op},       {"algorithm", m.algorithm},
-            {"protocol", m.protocol}, {"granularity", m.granularity}, {"gpus", m.gpus}, {"type", "float"},
+    doc_ = {{"scenario", m.scenario},
+            {"op", m.op},
+            {"algorithm", m.algorithm},
+            {"protocol", m.protocol},
+            {"granularity", m.granularity},
+            {"gpus", m.gpus},
+            {"type", "float"},
             {"results", nlohmann::json::array()}};
   }
   void row(const Row& r) override {
@@ -250,7 +255,8 @@ std::vector<double> nccl_tests_sizes(const po::variables_map& vm) {
     if (!vm.count(key)) return fallback;
     const std::string text = vm[key].as<std::string>();
     const auto v = nccl_tests::parse_size(text);
-    if (!v || *v < 1) throw std::invalid_argument(std::string("--") + key + ": '" + text + "' is not a size (8, 128K, 8G)");
+    if (!v || *v < 1)
+      throw std::invalid_argument(std::string("--") + key + ": '" + text + "' is not a size (8, 128K, 8G)");
     return *v;
   };
   const double min = size("minbytes", 8);
@@ -278,8 +284,9 @@ int usage_error(const std::string& msg, const po::options_description& opts) {
 
 po::options_description options() {
   static const std::string op_help = collective_op_list();
-  static const std::string algo_help = "auto (default: NCCL's rule, the pair with the lowest predicted time per size), " +
-                                       algorithm_help() + "; default from NCCL_ALGO when set";
+  static const std::string algo_help =
+      "auto (default: NCCL's rule, the pair with the lowest predicted time per size), " + algorithm_help() +
+      "; default from NCCL_ALGO when set";
   po::options_description opts(
       "gradwire collective SCENARIO [options]: simulate one collective over a size sweep on SCENARIO's cluster "
       "and print it as nccl-tests does");
@@ -334,16 +341,15 @@ void choose_pair(const po::variables_map& vm, engine::CollectiveRequest& req) {
     if (!v || !*v) return "auto";
     const std::string s(v);
     if (s.find_first_of(",^") != std::string::npos)
-      throw std::invalid_argument(std::string(env) + "=" + s + ": gradwire takes one name there (or --" + option +
-                                  ")");
+      throw std::invalid_argument(std::string(env) + "=" + s + ": gradwire takes one name there (or --" + option + ")");
     return s;
   };
   req.algorithm = engine::parse_algorithm(pick("algo", "NCCL_ALGO"));
   req.protocol = engine::parse_protocol(pick("proto", "NCCL_PROTO"));
 }
 
-void print(Printer& printer, const Meta& meta, const engine::CollectiveRequest& req,
-           const std::vector<double>& sizes, const std::vector<double>& times) {
+void print(Printer& printer, const Meta& meta, const engine::CollectiveRequest& req, const std::vector<double>& sizes,
+           const std::vector<double>& times) {
   const CollectiveOp op = req.op;
   const double factor = bus_bandwidth_factor(op, meta.gpus);
   const NcclShape shape = collective_shape(*meta.cluster, meta.gpus);
@@ -396,7 +402,8 @@ nccl_tests::Log compare_run(const po::variables_map& vm) {
                            "; line " + std::to_string(runs[1].line) + ": " + runs[1].describe() + "): " + pick);
     for (const auto& l : left_out) std::cerr << "gradwire collective: note: " << l << "\n";
   }
-  for (const auto& n : runs.front().notes) std::cerr << "gradwire collective: note: " << nccl_tests::format_note(runs.front(), n) << "\n";
+  for (const auto& n : runs.front().notes)
+    std::cerr << "gradwire collective: note: " << nccl_tests::format_note(runs.front(), n) << "\n";
   return std::move(runs.front());
 }
 
@@ -423,8 +430,8 @@ int compare(const po::variables_map& vm, const Scenario& scenario, const std::st
   const int nodes = (gpus + scenario.cluster.gpus_per_node - 1) / scenario.cluster.gpus_per_node;
   std::cout << "# gradwire collective --compare " << log.file << ": " << to_string(base.op) << " on " << gpus
             << " GPUs (" << log.nodes() << " node(s) measured" << (log.gpu().empty() ? "" : ", " + log.gpu())
-            << "), simulated as " << engine::to_string(base.algorithm) << " on the first " << gpus << " GPUs ("
-            << nodes << " node(s)) of " << path << "\n"
+            << "), simulated as " << engine::to_string(base.algorithm) << " on the first " << gpus << " GPUs (" << nodes
+            << " node(s)) of " << path << "\n"
             << validate::render_comparison(result);
   return kExitOk;
 }
@@ -483,8 +490,8 @@ int cmd_collective(int argc, char** argv) {
   }
 
   const std::string label = "gradwire collective: simulating " + std::to_string(gpus) + " GPUs";
-  engine::enable_progress(label);                                  // stderr, once the run takes long
-  engine::announce_simulation_memory(label, scenario.cluster);     // stderr, at once for a large run
+  engine::enable_progress(label);                               // stderr, once the run takes long
+  engine::announce_simulation_memory(label, scenario.cluster);  // stderr, at once for a large run
   const std::vector<double> times = engine::collective_times(scenario.cluster, base, sizes, path);
   Meta meta;
   meta.scenario = path;

@@ -45,11 +45,12 @@ void list_profiles() {
 
 void list_instances() {
   const Catalog& c = default_catalog();
-  std::cout << fmt::format("# instances in {}{} ({} per instance hour; each price with the date it was read and its "
-                           "source; they change: re-check before buying)\n",
-                           c.path, c.added_path.empty() ? "" : " and " + c.added_path, c.currency)
-            << fmt::format("{:<22} {:<9} {:>4} {:<10} {:>10} {:>10}  {:<16} {:<11} {}\n", "name", "cloud", "GPUs", "gpu",
-                           "on-demand", "spot", "network per node", "as of", "source");
+  std::cout << fmt::format(
+                   "# instances in {}{} ({} per instance hour; each price with the date it was read and its "
+                   "source; they change: re-check before buying)\n",
+                   c.path, c.added_path.empty() ? "" : " and " + c.added_path, c.currency)
+            << fmt::format("{:<22} {:<9} {:>4} {:<10} {:>10} {:>10}  {:<16} {:<11} {}\n", "name", "cloud", "GPUs",
+                           "gpu", "on-demand", "spot", "network per node", "as of", "source");
   // Comment lines after the table: why the prices marked * are older readings
   // (one line per note, naming its instances).
   std::vector<std::pair<std::string, std::string>> stale;  // note, names
@@ -100,10 +101,14 @@ int cmd_list(int argc, char** argv) {
   if (parsed.exit) return *parsed.exit;
   const po::variables_map& vm = parsed.vm;
   const std::string what = vm.count("what") ? vm["what"].as<std::string>() : "";
-  if (what == "models") list_models();
-  else if (what == "profiles") list_profiles();
-  else if (what == "instances") list_instances();
-  else if (what == "compressors") list_compressors();
+  if (what == "models")
+    list_models();
+  else if (what == "profiles")
+    list_profiles();
+  else if (what == "instances")
+    list_instances();
+  else if (what == "compressors")
+    list_compressors();
   else {
     std::cerr << "gradwire list: say what to list\n" << usage;
     return kExitInput;

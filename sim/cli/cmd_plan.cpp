@@ -133,11 +133,11 @@ int cmd_plan(int argc, char** argv) {
       "text, or json (schema gradwire-plan/2, docs/outputs.md)");
   po::positional_options_description pos;
   pos.add("input", 1).add("results", 1);
-  const CommandLine parsed =
-      parse_command(argc, argv, bad_option_usage("gradwire plan", opts), opts, pos,
-                    "\nExample: gradwire plan scenarios/study-accumulation.yaml /tmp/accumulation.jsonl --deadline 10h\n"
-                    "Example: gradwire plan /tmp/accumulation.jsonl --deadline 600min --budget 1000\n"
-                    "Example: gradwire plan /tmp/accumulation.jsonl --format json\n");
+  const CommandLine parsed = parse_command(
+      argc, argv, bad_option_usage("gradwire plan", opts), opts, pos,
+      "\nExample: gradwire plan scenarios/study-accumulation.yaml /tmp/accumulation.jsonl --deadline 10h\n"
+      "Example: gradwire plan /tmp/accumulation.jsonl --deadline 600min --budget 1000\n"
+      "Example: gradwire plan /tmp/accumulation.jsonl --format json\n");
   if (parsed.exit) return *parsed.exit;
   const po::variables_map& vm = parsed.vm;
   if (!vm.count("input")) {

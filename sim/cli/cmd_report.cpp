@@ -68,7 +68,8 @@ int cmd_report(int argc, char** argv) {
   if (sum.duplicates > 0)
     std::cerr << "gradwire report: note: " << plan::duplicates_note(results, sum.duplicates) << "\n";
   std::cout << "report: " << sum.dir << "/index.html (" << sum.points << " points, " << sum.ok << " predicted)\n";
-  if (!sum.figures) std::cerr << "gradwire report: " << ro.gnuplot << " did not start: the page has tables, no figures\n";
+  if (!sum.figures)
+    std::cerr << "gradwire report: " << ro.gnuplot << " did not start: the page has tables, no figures\n";
   for (const auto& f : sum.files) std::cout << "  " << f << "\n";
   return kExitOk;
 }

@@ -87,7 +87,8 @@ std::string batch_line(const BatchSplit& b, int world) {
 void check_training_target(const Scenario& s, const ModelDesc& model) {
   if (!s.training) return;
   try {
-    const double batch = s.workload->micro_batch * static_cast<double>(s.workload->accumulation) * s.cluster.world_size();
+    const double batch =
+        s.workload->micro_batch * static_cast<double>(s.workload->accumulation) * s.cluster.world_size();
     (void)plan::estimate_training(s, model, 1.0, batch);
   } catch (const std::invalid_argument& x) {
     throw InputError(s.file, 0, 0, "training", x.what());
@@ -102,13 +103,13 @@ std::string training_lines(const Scenario& s, const plan::TrainingEstimate& e, d
                 "time-to-train: %.0f iterations x %.4g s = %s (h:mm:ss, %s; %.6g samples at global batch %.0f, "
                 "convergence factor %g%s)\n",
                 e.time.iterations, seconds, units::format_hours(e.time.hours()).c_str(),
-                units::format_duration_words(e.time.hours() * 3600.0).c_str(), e.time.samples,
-                e.time.global_batch,
+                units::format_duration_words(e.time.hours() * 3600.0).c_str(), e.time.samples, e.time.global_batch,
                 e.time.convergence_factor, e.critical_batch ? ", critical-batch law" : "");
   std::string out = buf;
   if (!e.cost) {
-    return out + "cost: no price known (a catalog instance, or cluster.cloud with price_per_gpu_hour / "
-                 "price_per_node_hour; docs/planning.md)\n";
+    return out +
+           "cost: no price known (a catalog instance, or cluster.cloud with price_per_gpu_hour / "
+           "price_per_node_hour; docs/planning.md)\n";
   }
   std::snprintf(buf, sizeof buf, "cost: $%.2f on demand (%d x %s at $%.4g per node hour, %s billed each)",
                 e.cost->on_demand, s.cluster.nodes, e.priced->name.c_str(), e.priced->on_demand,
@@ -127,14 +128,18 @@ std::string outcome_json(const plan::ScenarioOutcome& o) {
   nlohmann::ordered_json j = result_json(*o.iteration, &*o.memory);
   if (o.training) {
     const plan::TrainingEstimate& e = *o.training;
-    j["training"] = {{"samples", e.time.samples},         {"global_batch", e.time.global_batch},
-                     {"iterations", e.time.iterations},   {"hours", e.time.hours()},
+    j["training"] = {{"samples", e.time.samples},
+                     {"global_batch", e.time.global_batch},
+                     {"iterations", e.time.iterations},
+                     {"hours", e.time.hours()},
                      {"convergence_factor", e.time.convergence_factor}};
     if (e.critical_batch) j["training"]["critical_batch"] = *e.critical_batch;
     j["cost"] = nullptr;
     if (e.cost) {
-      j["cost"] = {{"priced_by", e.priced->name}, {"on_demand_usd", e.cost->on_demand},
-                   {"billed_s", e.cost->billed_seconds}, {"usd_per_hour", e.usd_per_hour}};
+      j["cost"] = {{"priced_by", e.priced->name},
+                   {"on_demand_usd", e.cost->on_demand},
+                   {"billed_s", e.cost->billed_seconds},
+                   {"usd_per_hour", e.usd_per_hour}};
       j["cost"]["spot_usd"] = e.cost->spot ? nlohmann::ordered_json(*e.cost->spot) : nlohmann::ordered_json(nullptr);
     }
   }
@@ -228,9 +233,10 @@ int simulate(const Request& q) {
   const auto before_run = [&](const plan::ScenarioOutcome& o) {
     refuse_oversubscribed(*o.memory, q.path, true);
     check_training_target(o.scenario, model);
-    const std::string label = std::string(kCmd) + ": simulating " + std::to_string(o.scenario.cluster.world_size()) + " GPUs";
-    engine::enable_progress(label);                                  // stderr, once the run takes long
-    engine::announce_simulation_memory(label, o.scenario.cluster);   // stderr, at once for a large run
+    const std::string label =
+        std::string(kCmd) + ": simulating " + std::to_string(o.scenario.cluster.world_size()) + " GPUs";
+    engine::enable_progress(label);                                 // stderr, once the run takes long
+    engine::announce_simulation_memory(label, o.scenario.cluster);  // stderr, at once for a large run
     if (!q.trace.empty() && q.trace != "-") checked_output_path(q.trace, inputs);
   };
   const auto replay = [&](const Scenario& s, const ModelDesc& m, const Profile& p) {
@@ -269,12 +275,12 @@ int cmd_simulate(int argc, char** argv) {
   pos.add("scenario", 1);
   std::ostringstream usage;
   usage << "\nusage: gradwire simulate SCENARIO [options]\n" << opts;
-  const CommandLine parsed =
-      parse_command(argc, argv, bad_option_usage(kCmd, usage.str()), opts, hidden, pos,
-                    "usage: gradwire simulate SCENARIO [options]\n"
-                    "Predicts one data-parallel training iteration (PyTorch DDP) of the scenario.\n\n",
-                    "\nExample: gradwire simulate scenarios/default.yaml\n"
-                    "Example: gradwire simulate scenarios/gpt2-topk-lowbw.yaml --format json --trace /tmp/gpt2.trace.json\n");
+  const CommandLine parsed = parse_command(
+      argc, argv, bad_option_usage(kCmd, usage.str()), opts, hidden, pos,
+      "usage: gradwire simulate SCENARIO [options]\n"
+      "Predicts one data-parallel training iteration (PyTorch DDP) of the scenario.\n\n",
+      "\nExample: gradwire simulate scenarios/default.yaml\n"
+      "Example: gradwire simulate scenarios/gpt2-topk-lowbw.yaml --format json --trace /tmp/gpt2.trace.json\n");
   if (parsed.exit) return *parsed.exit;
   const po::variables_map& vm = parsed.vm;
   if (!vm.count("scenario")) return usage_error("a scenario file is required", opts);

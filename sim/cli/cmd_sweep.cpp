@@ -47,8 +47,8 @@ int run_sweep_command(const std::string& sweep_file, const std::string& out, int
   plan::resolve_sweep_references(spec);  // a missing model or profile: its field's line, before any worker runs
   plan::RunOptions o;
   o.out = out.empty() ? plan::default_results_path(sweep_file) : out;
-  if (jobs < 0 || jobs > 4096) throw std::invalid_argument("-j must be 0 (one worker per CPU) to 4096 (got " +
-                                                           std::to_string(jobs) + ")");
+  if (jobs < 0 || jobs > 4096)
+    throw std::invalid_argument("-j must be 0 (one worker per CPU) to 4096 (got " + std::to_string(jobs) + ")");
   o.jobs = jobs > 0 ? jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   if (!shard.empty()) std::tie(o.shard_index, o.shard_count) = plan::parse_shard(shard);
   o.progress = progress_of(progress);
@@ -68,8 +68,8 @@ int run_sweep_command(const std::string& sweep_file, const std::string& out, int
   if (sum.interrupted) return kExitInterrupted;
   if (sum.errors_left > 0) {
     // Said even under --quiet (plan): the results are not complete.
-    std::cerr << "gradwire sweep: " << o.out << ": " << sum.errors_left << " point"
-              << (sum.errors_left == 1 ? "" : "s") << " ended in an error (status \"error\" records); rerun to "
+    std::cerr << "gradwire sweep: " << o.out << ": " << sum.errors_left << " point" << (sum.errors_left == 1 ? "" : "s")
+              << " ended in an error (status \"error\" records); rerun to "
               << "retry them; " << (sum.errors_left == 1 ? "" : "the first: ") << sum.first_error << "\n";
     return kExitFailure;
   }

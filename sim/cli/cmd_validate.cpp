@@ -37,7 +37,7 @@ std::string render_collectives(const std::vector<validate::CaseResult>& r, const
 }
 
 std::string render_iterations(const std::vector<validate::IterationCaseResult>& r, const std::string& format) {
-  return format == "summary"    ? validate::render_iterations_summary(r)
+  return format == "summary"     ? validate::render_iterations_summary(r)
          : format == "residuals" ? validate::render_iterations_residuals(r)
                                  : validate::render_iterations_markdown(r);
 }

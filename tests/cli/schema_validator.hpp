@@ -48,9 +48,9 @@ class SchemaValidator {
   }
 
   void check_keywords(const nlohmann::json& s) const {
-    static const std::set<std::string> known{"$schema", "$id", "$defs", "title", "description", "type", "const",
-                                             "enum", "minimum", "minItems", "properties", "required", "additionalProperties",
-                                             "items", "anyOf", "$ref"};
+    static const std::set<std::string> known{
+        "$schema", "$id",      "$defs",      "title",    "description",          "type",  "const", "enum",
+        "minimum", "minItems", "properties", "required", "additionalProperties", "items", "anyOf", "$ref"};
     for (auto it = s.begin(); it != s.end(); ++it)
       if (!known.count(it.key())) throw std::invalid_argument("schema: unsupported keyword " + it.key());
   }

@@ -104,8 +104,8 @@ TEST(Schemas, ValidatorRejectsWhatTheSchemaForbids) {
 // Every schema file is read by the validator (no keyword it does not check)
 // and forbids undocumented fields in every object it describes.
 TEST(Schemas, EverySchemaFileIsCheckedAndClosed) {
-  for (const char* name : {"iteration", "gradwire-iteration-2", "result", "gradwire-result-2", "plan", "gradwire-plan-2",
-                           "collective", "gradwire-collective-2", "validation"}) {
+  for (const char* name : {"iteration", "gradwire-iteration-2", "result", "gradwire-result-2", "plan",
+                           "gradwire-plan-2", "collective", "gradwire-collective-2", "validation"}) {
     std::ifstream in(kSource + "/docs/schemas/" + std::string(name) + ".schema.json");
     const json s = json::parse(in);
     EXPECT_EQ(s["$schema"], "https://json-schema.org/draft/2020-12/schema") << name;
@@ -152,8 +152,9 @@ TEST(Schemas, SimulateOfEveryBundledScenario) {
 TEST(Schemas, SimulateWithTrainingAndCost) {
   const auto v = schema("gradwire-iteration-2");
   const fs::path d = scratch("training");
-  const std::string workload = "workload:\n  model: resnet50\n  micro_batch: 32\n  precision: fp32\n"
-                               "  optimizer: {kind: sgd}\ntraining: {samples: 1000000}\n";
+  const std::string workload =
+      "workload:\n  model: resnet50\n  micro_batch: 32\n  precision: fp32\n"
+      "  optimizer: {kind: sgd}\ntraining: {samples: 1000000}\n";
   std::ofstream(d / "priced.yaml") << "cluster: {instance: p4d.24xlarge, nodes: 2}\n" << workload;
   std::ofstream(d / "own.yaml") << "cluster:\n  nodes: 2\n  gpus_per_node: 8\n  gpu: a100-80gb\n"
                                    "  intra_node: {bandwidth: 300GB/s, latency: 1us}\n"
@@ -172,8 +173,10 @@ TEST(Schemas, SimulateWithTrainingAndCost) {
         << name;
     EXPECT_EQ(j["cost"].is_null(), std::string(name) == "own.yaml") << name;
   }
-  const json priced = json::parse(gw::test::run({kBin, "simulate", (d / "priced.yaml").string(), "--format", "json"}).out);
-  EXPECT_GE(priced["cost"]["billed_s"].get<double>(), priced["training"]["hours"].get<double>() * 3600) << "billed time";
+  const json priced =
+      json::parse(gw::test::run({kBin, "simulate", (d / "priced.yaml").string(), "--format", "json"}).out);
+  EXPECT_GE(priced["cost"]["billed_s"].get<double>(), priced["training"]["hours"].get<double>() * 3600)
+      << "billed time";
   EXPECT_NEAR(priced["cost"]["on_demand_usd"].get<double>(),
               priced["cost"]["billed_s"].get<double>() / 3600 * priced["cost"]["usd_per_hour"].get<double>(), 0.01);
 }
@@ -216,15 +219,16 @@ TEST(Schemas, ValidateAndCompare) {
     EXPECT_EQ(doc.size(), 2u) << kind << ": the schema and the kind asked for";
     EXPECT_EQ(doc[kind]["cases"].size(), 2u) << kind;
   }
-  const auto c = json::parse(gw::test::run({kBin, "validate", "collectives", "--cases",
-                                            (d / "collectives").string(), "--format", "json"}).out);
+  const auto c = json::parse(
+      gw::test::run({kBin, "validate", "collectives", "--cases", (d / "collectives").string(), "--format", "json"})
+          .out);
   const auto& point = c["collectives"]["cases"][0]["points"][0];
   EXPECT_NEAR(point["predicted_busbw_bytes_per_s"].get<double>() * point["predicted_time_s"].get<double>(),
               point["size_bytes"].get<double>() * 2 * (2 - 1) / 2, 1e-6 * point["size_bytes"].get<double>())
       << "all-reduce on 2 GPUs: busbw = size / time x 2(n-1)/n";
-  const auto compare = gw::test::run({kBin, "collective", kSource + "/validation/clusters/rtx2080ti-pcie-1x2.yaml",
-                                      "--compare", kSource + "/tests/data/nccl-tests/rtx2080ti-1x2-all_gather_perf.log",
-                                      "--format", "json"});
+  const auto compare =
+      gw::test::run({kBin, "collective", kSource + "/validation/clusters/rtx2080ti-pcie-1x2.yaml", "--compare",
+                     kSource + "/tests/data/nccl-tests/rtx2080ti-1x2-all_gather_perf.log", "--format", "json"});
   ASSERT_EQ(compare.exit_code, 0) << compare.err;
   expect_valid(v, compare.out, "gradwire-compare/1", "collective --compare");
   EXPECT_EQ(json::parse(compare.out)["case"]["op"], "allgather");
@@ -388,12 +392,17 @@ using gw::plan::RecordField;
 /// The schema's "type" a row of `type` has (without null).
 std::string json_type(FieldType type) {
   switch (type) {
-    case FieldType::Count: return "integer";
-    case FieldType::Number: return "number";
-    case FieldType::String: return "string";
-    case FieldType::StringList: return "array";
+    case FieldType::Count:
+      return "integer";
+    case FieldType::Number:
+      return "number";
+    case FieldType::String:
+      return "string";
+    case FieldType::StringList:
+      return "array";
     case FieldType::StringMap:
-    case FieldType::Object: return "object";
+    case FieldType::Object:
+      return "object";
   }
   return "";
 }
@@ -419,8 +428,7 @@ void expect_schema_is_table(const json& object, const std::vector<RecordField>& 
     EXPECT_EQ(listed, row.written_always) << at << name << ": required in the schema iff always written";
     if (row.type == FieldType::Count || row.type == FieldType::Number)
       EXPECT_GE(p.value("minimum", -1.0), 0.0) << at << name << ": the reader refuses negative numbers";
-    if (row.type == FieldType::StringMap)
-      EXPECT_EQ(p.at("additionalProperties").at("type"), "string") << at << name;
+    if (row.type == FieldType::StringMap) EXPECT_EQ(p.at("additionalProperties").at("type"), "string") << at << name;
     if (row.type == FieldType::StringList) {
       EXPECT_EQ(p.at("items").at("type"), "string") << at << name;
       EXPECT_EQ(p.value("minItems", 0), 1) << at << name;
@@ -462,12 +470,24 @@ nlohmann::ordered_json every_field(const std::vector<RecordField>& rows, double&
     const std::string name = row.name;
     auto& v = j[name];
     switch (row.type) {
-      case FieldType::Count: v = name == "index" ? 3 : name == "of" ? 8 : static_cast<int>(x += 1); break;
-      case FieldType::Number: v = (x += 1.5); break;
-      case FieldType::String: v = name == "status" ? "ok" : name + " text"; break;
-      case FieldType::StringMap: v = {{name + " key", "value"}}; break;
-      case FieldType::StringList: v = {name + " item"}; break;
-      case FieldType::Object: v = every_field(row.fields, x); break;
+      case FieldType::Count:
+        v = name == "index" ? 3 : name == "of" ? 8 : static_cast<int>(x += 1);
+        break;
+      case FieldType::Number:
+        v = (x += 1.5);
+        break;
+      case FieldType::String:
+        v = name == "status" ? "ok" : name + " text";
+        break;
+      case FieldType::StringMap:
+        v = {{name + " key", "value"}};
+        break;
+      case FieldType::StringList:
+        v = {name + " item"};
+        break;
+      case FieldType::Object:
+        v = every_field(row.fields, x);
+        break;
     }
   }
   return j;

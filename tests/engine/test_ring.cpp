@@ -84,8 +84,7 @@ const std::vector<double> kSizes = {KiB, MiB, 64 * MiB};
 
 TEST(NcclPairs, RingAndTreeEqualClosedFormsUpTo64) {
   for (int n : {2, 8, 64})
-    expect_closed_forms(h100_switch(n), ring_and_tree_pairs(), kSizes,
-                        {Granularity::Aggregated, Granularity::PerStep});
+    expect_closed_forms(h100_switch(n), ring_and_tree_pairs(), kSizes, {Granularity::Aggregated, Granularity::PerStep});
 }
 
 TEST(NcclPairs, RingAndTreeEqualClosedFormsAt512) {
@@ -120,14 +119,12 @@ TEST(NcclPairs, TreeWithNodeChainsEqualsClosedForm) {
     for (std::size_t i = 0; i < reqs.size(); ++i) {
       const auto [p, s, per_step] = keys[i];
       const auto cost = *collective_cost(CollectiveOp::AllReduce, Algorithm::Tree, p, c, collective_shape(c, n), s);
-      const double expect =
-          cm::tree_allreduce_time(collective_node_sizes(c, n), s, tree_links(c), cost, per_step);
+      const double expect = cm::tree_allreduce_time(collective_node_sizes(c, n), s, tree_links(c), cost, per_step);
       EXPECT_NEAR(run.times[i], expect, kTolerance * expect)
-          << to_string(p) << (per_step ? " per-step" : " aggregated") << " " << nodes << "x" << gpus
-          << " size=" << s;
+          << to_string(p) << (per_step ? " per-step" : " aggregated") << " " << nodes << "x" << gpus << " size=" << s;
       if (!per_step) {
-        EXPECT_NEAR(*collective_time(CollectiveOp::AllReduce, Algorithm::Tree, p, c, collective_shape(c, n), s),
-                    expect, 1e-12 * expect);
+        EXPECT_NEAR(*collective_time(CollectiveOp::AllReduce, Algorithm::Tree, p, c, collective_shape(c, n), s), expect,
+                    1e-12 * expect);
       }
     }
   }
@@ -140,8 +137,8 @@ TEST(NcclPairs, TreeOnTheNodeLinkAtLargeSizes) {
   auto req = request(CollectiveOp::AllReduce, Algorithm::Tree, GiB);
   req.protocol = Protocol::Simple;
   const auto run = run_collectives(c, {req});
-  const auto cost = *collective_cost(CollectiveOp::AllReduce, Algorithm::Tree, Protocol::Simple, c,
-                                     collective_shape(c, 32), GiB);
+  const auto cost =
+      *collective_cost(CollectiveOp::AllReduce, Algorithm::Tree, Protocol::Simple, c, collective_shape(c, 32), GiB);
   const double bw_term = run.times[0] - std::max(cost.latency, route_latency(c, true));
   EXPECT_NEAR(bw_term, 2 * GiB / (0.92 * kNicBw), 0.03 * bw_term);
 }

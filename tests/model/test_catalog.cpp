@@ -28,9 +28,9 @@ namespace fs = std::filesystem;
 TEST(Catalog, BundledCatalogHasTheRequiredInstancesWithProfiles) {
   const Catalog c = load_catalog_file(default_catalog_path());
   EXPECT_EQ(c.currency, "USD");
-  for (const char* name : {"p3.16xlarge", "p3dn.24xlarge", "p4d.24xlarge", "p4de.24xlarge", "p5.48xlarge",
-                           "p5en.48xlarge", "g5.48xlarge", "a2-highgpu-8g", "a3-highgpu-8g", "ND96asr_v4",
-                           "ND96isr_H100_v5"}) {
+  for (const char* name :
+       {"p3.16xlarge", "p3dn.24xlarge", "p4d.24xlarge", "p4de.24xlarge", "p5.48xlarge", "p5en.48xlarge", "g5.48xlarge",
+        "a2-highgpu-8g", "a3-highgpu-8g", "ND96asr_v4", "ND96isr_H100_v5"}) {
     const InstanceType* t = c.find(name);
     ASSERT_NE(t, nullptr) << name;
     EXPECT_TRUE(fs::exists(data_dir() + "/calibrate/profiles/" + t->gpu + ".yaml")) << name << " -> " << t->gpu;
@@ -67,7 +67,7 @@ TEST(Catalog, EveryCatalogGpuIsAClassWithABundledProfile) {
     EXPECT_EQ(load_profile(g).name, g);
   }
   EXPECT_EQ(gpu_class_of_name("a100-80gb-mine"), "a100-80gb");  // a profile of the user's for an A100 80GB
-  EXPECT_EQ(gpu_class_of_name("a100"), "");  // no class: a name of the user's
+  EXPECT_EQ(gpu_class_of_name("a100"), "");                     // no class: a name of the user's
   // A device name maps to one of these classes.
   for (const char* device : {"NVIDIA H200", "NVIDIA H100 80GB HBM3", "Tesla V100-SXM2-16GB", "NVIDIA A10G", "NVIDIA L4",
                              "NVIDIA A100-SXM4-80GB", "NVIDIA A100-SXM4-40GB"}) {
@@ -79,8 +79,8 @@ TEST(Catalog, EveryCatalogGpuIsAClassWithABundledProfile) {
 TEST(Catalog, EveryBundledPriceHasAFirstPartySourceAndADate) {
   const Catalog c = load_catalog_file(default_catalog_path());
   const std::map<std::string, std::string> first_party{
-      {"aws", "https://aws.amazon.com/"}, {"gcp", "https://cloud.google.com/"},
-      {"azure", "https://azure.microsoft.com/"}, {"lambda", "https://lambda.ai/"},
+      {"aws", "https://aws.amazon.com/"},          {"gcp", "https://cloud.google.com/"},
+      {"azure", "https://azure.microsoft.com/"},   {"lambda", "https://lambda.ai/"},
       {"coreweave", "https://www.coreweave.com/"}, {"runpod", "https://www.runpod.io/"}};
   char today[16];
   const std::time_t now = std::time(nullptr);
@@ -134,8 +134,7 @@ TEST(Catalog, MalformedCatalogsNameFileLineAndKey) {
 }
 
 TEST(Catalog, ScenarioNamesAnInstance) {
-  auto s = parse_scenario(yaml::load_string(
-      "cluster: {instance: p4d.24xlarge, nodes: 16}\n", "inst.yaml"));
+  auto s = parse_scenario(yaml::load_string("cluster: {instance: p4d.24xlarge, nodes: 16}\n", "inst.yaml"));
   EXPECT_EQ(s.cluster.world_size(), 128);
   EXPECT_EQ(s.cluster.gpu, "a100-40gb");
   EXPECT_EQ(s.cluster.nic_count, 4);
@@ -186,11 +185,12 @@ TEST(Catalog, EnvironmentVariableAddsACatalogToTheBundledOne) {
   const fs::path dir = fs::temp_directory_path() / ("gw-cat-" + std::to_string(::getpid()));
   fs::create_directories(dir);
   const std::string path = (dir / "mine.yaml").string();
-  std::ofstream(path) << "schema: gradwire-catalog/2\ncurrency: USD\ninstances:\n"
-                         "  - {name: lab-box, cloud: aws, region: here, gpu: l4, gpus: 2, gpu_memory: 24GB,\n"
-                         "     intra_node: {bandwidth: 16GB/s, latency: 2us}, nics: {count: 1, bandwidth: 10Gbps, latency: 20us},\n"
-                         "     price: {on_demand: 1.5}, billing: {granularity: 1h, minimum: 1h}, source: invoice,\n"
-                         "     as_of: 2025-01-01}\n";
+  std::ofstream(path)
+      << "schema: gradwire-catalog/2\ncurrency: USD\ninstances:\n"
+         "  - {name: lab-box, cloud: aws, region: here, gpu: l4, gpus: 2, gpu_memory: 24GB,\n"
+         "     intra_node: {bandwidth: 16GB/s, latency: 2us}, nics: {count: 1, bandwidth: 10Gbps, latency: 20us},\n"
+         "     price: {on_demand: 1.5}, billing: {granularity: 1h, minimum: 1h}, source: invoice,\n"
+         "     as_of: 2025-01-01}\n";
   ::setenv("GRADWIRE_CATALOG", path.c_str(), 1);
   auto s = parse_scenario(yaml::load_string("cluster: {instance: lab-box, nodes: 3}\n", "s.yaml"));
   const InstanceType* t = default_catalog().find("lab-box");
@@ -236,17 +236,17 @@ TEST(Catalog, MergeReplacesAnInstanceOfTheSameNameAndAppendsNewOnes) {
 }
 
 TEST(Catalog, AClusterOfYourOwnTakesCloudAndAPrice) {
-  const std::string spelled = "cluster:\n  nodes: 2\n  gpus_per_node: 4\n  gpu: a100-80gb\n"
-                              "  nics: {count: 1, bandwidth: 100Gbps, latency: 5us}\n"
-                              "  fabric: {topology: switch, latency: 1us}\n";
+  const std::string spelled =
+      "cluster:\n  nodes: 2\n  gpus_per_node: 4\n  gpu: a100-80gb\n"
+      "  nics: {count: 1, bandwidth: 100Gbps, latency: 5us}\n"
+      "  fabric: {topology: switch, latency: 1us}\n";
   auto s = parse_scenario(yaml::load_string(spelled + "  cloud: onprem\n  price_per_gpu_hour: 1.25\n", "s.yaml"));
   EXPECT_EQ(s.cluster.cloud, "onprem");
   ASSERT_TRUE(s.cluster.price_per_node_hour.has_value());
   EXPECT_DOUBLE_EQ(*s.cluster.price_per_node_hour, 5.0);
   s = parse_scenario(yaml::load_string(spelled + "  cloud: our-lab\n  price_per_node_hour: 9\n", "s.yaml"));
   EXPECT_DOUBLE_EQ(*s.cluster.price_per_node_hour, 9.0);
-  for (const auto& [extra, key, line] :
-       std::vector<std::tuple<std::string, std::string, int>>{
+  for (const auto& [extra, key, line] : std::vector<std::tuple<std::string, std::string, int>>{
            {"  cloud: onprem\n", "cluster.cloud", 7},
            {"  price_per_gpu_hour: 2\n", "cluster.price_per_gpu_hour", 7},
            {"  cloud: onprem\n  price_per_gpu_hour: 1\n  price_per_node_hour: 4\n", "cluster.price_per_node_hour", 9},

@@ -58,7 +58,8 @@ TEST(ClusterFit, GivesBackTheNicsOfTheModelsOwnCurve) {
     ClusterSpec base = truth;
     base.nic.bandwidth = 1e9;
     base.nic.latency = 0;
-    const ClusterFit f = fit_cluster_network(base, CollectiveOp::AllReduce, model_curve(truth, CollectiveOp::AllReduce));
+    const ClusterFit f =
+        fit_cluster_network(base, CollectiveOp::AllReduce, model_curve(truth, CollectiveOp::AllReduce));
     SCOPED_TRACE(transport_info(k.transport).name);
     EXPECT_NEAR(f.cluster.nic.bandwidth / k.bandwidth, 1.0, 1e-3);
     EXPECT_NEAR(f.cluster.nic.latency / k.latency, 1.0, 1e-2);

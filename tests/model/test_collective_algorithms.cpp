@@ -40,7 +40,8 @@ TEST(AlgorithmTable, NamesParseAndChoicesComeFromTheRows) {
     ADD_FAILURE() << "collnet parsed";
   } catch (const std::invalid_argument& e) {
     EXPECT_EQ(std::string(e.what()).rfind("unknown algorithm 'collnet' (auto, ring, tree, nvls, nvlstree, pat, "
-                                          "hierarchical, direct", 0),
+                                          "hierarchical, direct",
+                                          0),
               0u)
         << e.what();
   }
@@ -130,7 +131,8 @@ TEST(AlgorithmTable, ClosedFormsAreTheRows) {
     }
     const auto cost = collective_cost(r.op, r.algorithm, Protocol::Simple, c, shape, 1e6);
     ASSERT_TRUE(cost.has_value());
-    EXPECT_EQ(*collective_time(r.op, r.algorithm, Protocol::Simple, c, shape, 1e6), r.closed_form(c, shape, 1e6, *cost));
+    EXPECT_EQ(*collective_time(r.op, r.algorithm, Protocol::Simple, c, shape, 1e6),
+              r.closed_form(c, shape, 1e6, *cost));
   }
 }
 

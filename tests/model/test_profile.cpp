@@ -42,7 +42,7 @@ gw::Profile sample_profile() {
   p.nccl_env = {{"NCCL_ALGO", "Ring"}};
   p.gemm_flops = {{"fp32", 5.1e13}, {"tf32", 3.0e14}, {"bf16", 6.7e14}, {"fp16", 6.9e14}};
   p.gemm_points["bf16"] = {{1.0e9, 2.1e-6, 0.03, 20}, {6.87e10, 1.01e-4, 0.011, 20}};
-  p.copy_bandwidth = 3.9e12 / 3.0;   // not a short decimal: checks exact round trip
+  p.copy_bandwidth = 3.9e12 / 3.0;  // not a short decimal: checks exact round trip
   std::vector<gw::CurvePoint> pts;
   for (int e = 10; e <= 20; ++e) {
     double x = std::ldexp(1.0, e);
@@ -182,7 +182,8 @@ TEST(Profile, BundledDatasheetProfilesAreCompleteAndConsistent) {
   // fp16 encode of 2^28 elements on H100: 6 B/element at 0.8 x 3.35 TB/s + 5 us.
   EXPECT_NEAR(all["h100"].codec_time("fp16", true, n), 5e-6 + n * 6 / (0.8 * 3.35e12), 1e-9);
   // NVLink all-reduce at 8 GPUs beats PCIe.
-  EXPECT_GT(all["h100"].collective(gw::CollectiveOp::AllReduce, 8)->fit.beta, 5 * all["l4"].collective(gw::CollectiveOp::AllReduce, 8)->fit.beta);
+  EXPECT_GT(all["h100"].collective(gw::CollectiveOp::AllReduce, 8)->fit.beta,
+            5 * all["l4"].collective(gw::CollectiveOp::AllReduce, 8)->fit.beta);
 }
 
 TEST(Profile, CodecCostChangesPropagate) {
@@ -225,7 +226,7 @@ TEST(Profile, TheBaseOfTheMalformedProfilesIsValid) {
   // Each file in bad/ is this file with one defect.
   gw::Profile p = gw::load_profile_file(std::string(GW_TEST_DATA_DIR) + "/good_base.yaml");
   EXPECT_EQ(p.name, "base");
-  EXPECT_EQ(p.codecs.at("fp16").encode.knots.size(), 2u);   // fitted from the points
+  EXPECT_EQ(p.codecs.at("fp16").encode.knots.size(), 2u);  // fitted from the points
   // One decode knot: constant below it, proportional to size above it.
   EXPECT_DOUBLE_EQ(p.codec_time("fp16", false, 512), 5.0e-6);
   EXPECT_DOUBLE_EQ(p.codec_time("fp16", false, 4096), 2.0e-5);

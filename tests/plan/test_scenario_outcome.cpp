@@ -21,7 +21,8 @@ namespace {
 const char* kPriced =
     "name: priced\n"
     "cluster: {instance: p4d.24xlarge, nodes: 2}\n"
-    "workload: {model: resnet50, micro_batch: 64, optimizer: {kind: momentum}, compression: {kind: powersgd, rank: 4}}\n"
+    "workload: {model: resnet50, micro_batch: 64, optimizer: {kind: momentum}, compression: {kind: powersgd, rank: "
+    "4}}\n"
     "training:\n"
     "  samples: 90000000\n";
 
@@ -113,8 +114,8 @@ TEST(EvaluateScenario, ABatchThatDoesNotFitRunsOnlyWhenAsked) {
                         "training: {samples: 1000000}\n");
   Counted c;
   int before = 0;
-  ScenarioOutcome o = evaluate_scenario(l.scenario, l.inputs(), c.evaluator(), {},
-                                        [&](const ScenarioOutcome&) { ++before; });
+  ScenarioOutcome o =
+      evaluate_scenario(l.scenario, l.inputs(), c.evaluator(), {}, [&](const ScenarioOutcome&) { ++before; });
   EXPECT_EQ(o.status, OutcomeStatus::NoFit);
   EXPECT_EQ(o.reason.rfind("needs ", 0), 0u) << o.reason;
   ASSERT_TRUE(o.memory);

@@ -28,10 +28,12 @@ namespace fs = std::filesystem;
 TEST(Sweep, ExpandsAxesMostSignificantFirstWithZipGroups) {
   const auto s = parse_sweep(kSmall, "small.yaml");
   EXPECT_EQ(s.points, 3u * 2 * 2);
-  EXPECT_EQ(point_key(s, 0), "cluster.nodes=1;workload.compression={kind: none};cluster.nics.bandwidth=10Gbps;"
-                             "cluster.nics.latency=20us");
-  EXPECT_EQ(point_key(s, 11), "cluster.nodes=4;workload.compression={kind: powersgd, rank: 4};"
-                              "cluster.nics.bandwidth=100Gbps;cluster.nics.latency=5us");
+  EXPECT_EQ(point_key(s, 0),
+            "cluster.nodes=1;workload.compression={kind: none};cluster.nics.bandwidth=10Gbps;"
+            "cluster.nics.latency=20us");
+  EXPECT_EQ(point_key(s, 11),
+            "cluster.nodes=4;workload.compression={kind: powersgd, rank: 4};"
+            "cluster.nics.bandwidth=100Gbps;cluster.nics.latency=5us");
   const auto sc = point_scenario(s, 7);  // nodes 2, powersgd, 100 Gbps
   EXPECT_EQ(sc.cluster.nodes, 2);
   EXPECT_EQ(sc.workload->compression.kind, "powersgd");
@@ -118,7 +120,7 @@ TEST(SweepRecords, InvalidUtf8InAStringNeverMakesARecordThrow) {
   std::string line;
   ASSERT_NO_THROW(line = to_json(pe.evaluate(0, spec.points, spec.id, "key=\xff", {{"name", "bad\xff"}}, sc)));
   const ResultLine r = parse_result_line(line, "record", 1);  // valid JSON, valid record
-  EXPECT_EQ(r.record.key, "key=\xef\xbf\xbd");              // U+FFFD in place of the bad byte
+  EXPECT_EQ(r.record.key, "key=\xef\xbf\xbd");                // U+FFFD in place of the bad byte
 }
 
 TEST(SweepRecords, AWorkerThatThrowsAnythingEndsAsAnErrorRecordAndNeverUnwindsIntoTheParent) {
@@ -177,7 +179,8 @@ TEST(SweepRecords, APointThatRunsOutOfMemoryIsSaidInWordsWithItsPointAndAHint) {
     const auto sum = run_sweep(spec, o, big, "big");
     EXPECT_EQ(sum.failed, 4u);  // the 4 points on 4 nodes
     EXPECT_EQ(sum.errors_left, 4u);
-    const std::string words = child ? "out of memory in the simulation child (std::bad_alloc)" : "out of memory (std::bad_alloc)";
+    const std::string words =
+        child ? "out of memory in the simulation child (std::bad_alloc)" : "out of memory (std::bad_alloc)";
     const std::string reason = words + ": free memory, run fewer workers (-j) or raise the limit (ulimit -v)";
     for (const auto& l : read_results(o.out)) {
       if (l.record.status == "ok") continue;
@@ -192,8 +195,9 @@ TEST(SweepRecords, TheIdentityCoversTheContentsOfTheFilesThePointsRead) {
   TempDir d;
   const std::string model_text = read_file(std::string(GW_PLAN_TEST_DIR) + "/../../models/resnet50.yaml");
   d.file("m.yaml", model_text);
-  const std::string text = "base:\n  cluster: {instance: p4d.24xlarge, nodes: 2}\n  workload: {model: " +
-                           (d.path / "m.yaml").string() + ", micro_batch: 32}\naxes:\n  cluster.nodes: [1, 2]\n";
+  const std::string text =
+      "base:\n  cluster: {instance: p4d.24xlarge, nodes: 2}\n  workload: {model: " + (d.path / "m.yaml").string() +
+      ", micro_batch: 32}\naxes:\n  cluster.nodes: [1, 2]\n";
   const auto spec = parse_sweep(text, "id.yaml");
   const auto inputs = sweep_inputs(spec);
   std::set<std::string> roles;

@@ -46,7 +46,8 @@ std::string big_sweep() {
          "axes:\n"
          "  cluster.nodes: [1, 2, 4]\n"
          "  workload.compression: [{kind: none}, {kind: fp16}, {kind: int8}, {kind: sign}, {kind: topk, ratio: 0.01},\n"
-         "                         {kind: randomk, ratio: 0.01}, {kind: powersgd, rank: 1}, {kind: powersgd, rank: 4}]\n"
+         "                         {kind: randomk, ratio: 0.01}, {kind: powersgd, rank: 1}, {kind: powersgd, rank: "
+         "4}]\n"
          "  cluster.nics.bandwidth: [1Gbps, 10Gbps, 25Gbps, 100Gbps, 400Gbps]\n"
          "  workload.accumulation: [1, 2, 4, 8, 16]\n";
 }

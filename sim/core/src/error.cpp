@@ -57,8 +57,8 @@ std::string escape_controls(const std::string& text) {
 
 }  // namespace
 
-std::string format_input_error(const std::string& file, int line, int column,
-                               const std::string& key, const std::string& reason) {
+std::string format_input_error(const std::string& file, int line, int column, const std::string& key,
+                               const std::string& reason) {
   std::string out = file.empty() ? std::string("<input>") : escape_controls(file);
   if (line > 0) {
     out.append(":").append(std::to_string(line));

@@ -17,8 +17,7 @@ void schedule(const ScheduleInput& in, const EmitPhase& emit) {
   const int g = static_cast<int>(intra.front().size());
   for (const auto& ranks : intra)
     if (static_cast<int>(ranks.size()) != g)
-      throw std::invalid_argument(
-          "hierarchical all-reduce needs the same number of ranks on every node");
+      throw std::invalid_argument("hierarchical all-reduce needs the same number of ranks on every node");
   const int nodes = static_cast<int>(intra.size());
   std::vector<std::vector<int>> inter(g);
   for (int l = 0; l < g; ++l)

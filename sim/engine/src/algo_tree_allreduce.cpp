@@ -40,7 +40,7 @@ void schedule(const ScheduleInput& in, const EmitPhase& emit) {
         for (int v = 0; v < n; ++v) {
           if (t.parent[v] < 0) continue;
           const int d = t.depth[v];
-          const int up = round - (h - d);        // chunk going up this round
+          const int up = round - (h - d);  // chunk going up this round
           if (up >= 0 && up < k) p.flows.push_back({r[v], r[t.parent[v]], chunk});
           const int down = round - (h + d - 1);  // chunk coming down this round
           if (down >= 0 && down < k) p.flows.push_back({r[t.parent[v]], r[v], chunk});

@@ -25,8 +25,8 @@
 namespace gw::engine::detail {
 
 struct Flow {
-  int src = 0;       ///< rank
-  int dst = 0;       ///< rank
+  int src = 0;  ///< rank
+  int dst = 0;  ///< rank
   double bytes = 0;
 };
 
@@ -37,7 +37,7 @@ struct Phase {
 
 struct ScheduleInput {
   const ClusterSpec* cluster = nullptr;
-  std::vector<int> ranks;       ///< participating ranks in ring order (never empty)
+  std::vector<int> ranks;  ///< participating ranks in ring order (never empty)
   double bytes = 0;
   Granularity granularity = Granularity::Aggregated;
 };
@@ -71,8 +71,8 @@ std::vector<std::vector<int>> ranks_by_node(const ScheduleInput& in);
 /// edge, steps - 1 latency steps when `fold_latency` (none for NCCL's ring,
 /// whose latency is NCCL's model). Emits nothing for fewer than two ranks.
 /// Several rings (`rings`) run side by side in the same phases.
-void emit_ring_steps(const std::vector<std::vector<int>>& rings, int steps, double chunk,
-                     Granularity granularity, const EmitPhase& emit, bool fold_latency);
+void emit_ring_steps(const std::vector<std::vector<int>>& rings, int steps, double chunk, Granularity granularity,
+                     const EmitPhase& emit, bool fold_latency);
 
 /// Phases with more flows than this run through mailboxes instead of
 /// host-to-host sends from the driver, when they can (flow_runner.cpp;

@@ -22,8 +22,8 @@ namespace {
 const detail::AlgorithmDescriptor& find_algorithm(CollectiveOp op, Algorithm a) {
   for (const auto* d : detail::engine_algorithms())
     if (d->op == op && d->algorithm == a) return *d;
-  throw std::invalid_argument("no " + to_string(a) + " algorithm for " + to_string(op) + " (available: " +
-                              algorithms_by_ops() + ")");
+  throw std::invalid_argument("no " + to_string(a) + " algorithm for " + to_string(op) +
+                              " (available: " + algorithms_by_ops() + ")");
 }
 
 // The nodes the ranks span (ranks are numbered node by node).
@@ -31,8 +31,7 @@ NcclShape shape_of(const std::vector<int>& ranks, int gpus_per_node) {
   std::vector<int> nodes;
   for (int r : ranks) nodes.push_back(r / gpus_per_node);
   std::sort(nodes.begin(), nodes.end());
-  return {static_cast<int>(ranks.size()),
-          static_cast<int>(std::unique(nodes.begin(), nodes.end()) - nodes.begin())};
+  return {static_cast<int>(ranks.size()), static_cast<int>(std::unique(nodes.begin(), nodes.end()) - nodes.begin())};
 }
 
 std::vector<int> checked_ranks(const std::vector<int>& requested, int world) {

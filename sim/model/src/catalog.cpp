@@ -74,8 +74,8 @@ void read_price(const yaml::Node& e, InstanceType& t) {
 }
 
 InstanceType read_instance(const yaml::Node& e, const BillingSpec& defaults) {
-  e.allow_keys({"name", "cloud", "region", "gpu", "gpus", "gpu_memory", "intra_node", "nics", "fabric_latency",
-                "price", "billing", "source", "as_of", "refreshed", "note"});
+  e.allow_keys({"name", "cloud", "region", "gpu", "gpus", "gpu_memory", "intra_node", "nics", "fabric_latency", "price",
+                "billing", "source", "as_of", "refreshed", "note"});
   InstanceType t;
   t.line = e.line();
   t.name = e.required("name").as_name();
@@ -128,7 +128,8 @@ Catalog load_catalog_file(const std::string& path) {
   if (version == kCatalogSchemaV1) {
     schema.fail(std::string("schema ") + kCatalogSchemaV1 + " dated the whole file; " + kCatalogSchema +
                 " dates every price: give each entry `as_of: YYYY-MM-DD` (when its price was read) and `source` "
-                "(the page it was read from), drop the top-level as_of, and say schema: " + kCatalogSchema);
+                "(the page it was read from), drop the top-level as_of, and say schema: " +
+                kCatalogSchema);
   }
   if (version != kCatalogSchema) {
     schema.fail("unsupported catalog schema \"" + version + "\" (expected " + kCatalogSchema + ")");
@@ -158,9 +159,9 @@ std::string user_catalog_path() {
 
 Catalog merge_catalogs(Catalog base, const Catalog& added) {
   if (added.currency != base.currency) {
-    throw InputError(added.path, 0, 0, "currency",
-                     "is " + added.currency + ", the bundled catalog's is " + base.currency +
-                         " (one currency for both)");
+    throw InputError(
+        added.path, 0, 0, "currency",
+        "is " + added.currency + ", the bundled catalog's is " + base.currency + " (one currency for both)");
   }
   for (const InstanceType& t : added.instances) {
     auto same = std::find_if(base.instances.begin(), base.instances.end(),

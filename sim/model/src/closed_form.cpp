@@ -41,8 +41,8 @@ collective::TreeLinks tree_links(const ClusterSpec& c) {
           c.intra_node.host_staged() ? c.intra_node.staged_bandwidth() : none};
 }
 
-std::optional<NcclCost> collective_cost(CollectiveOp op, Algorithm a, Protocol p, const ClusterSpec& c,
-                                        NcclShape shape, double bytes) {
+std::optional<NcclCost> collective_cost(CollectiveOp op, Algorithm a, Protocol p, const ClusterSpec& c, NcclShape shape,
+                                        double bytes) {
   return nccl_cost(op, a, p, c, shape, bytes, collective_link(c, shape).bandwidth);
 }
 
@@ -60,15 +60,15 @@ double time_under(CollectiveOp op, Algorithm a, const ClusterSpec& c, NcclShape 
 
 }  // namespace
 
-std::optional<double> collective_time(CollectiveOp op, Algorithm a, Protocol p, const ClusterSpec& c,
-                                      NcclShape shape, double bytes) {
+std::optional<double> collective_time(CollectiveOp op, Algorithm a, Protocol p, const ClusterSpec& c, NcclShape shape,
+                                      double bytes) {
   const auto cost = collective_cost(op, a, p, c, shape, bytes);
   if (!cost) return std::nullopt;
   return time_under(op, a, c, shape, bytes, *cost);
 }
 
-CollectiveChoice choose_collective(CollectiveOp op, Algorithm a, Protocol p, const ClusterSpec& c,
-                                   NcclShape shape, double bytes) {
+CollectiveChoice choose_collective(CollectiveOp op, Algorithm a, Protocol p, const ClusterSpec& c, NcclShape shape,
+                                   double bytes) {
   std::vector<Algorithm> algos = nccl_algorithms(op);
   if (a != Algorithm::Auto) algos = {a};
   // NCCL compares its tuning model's times (every channel), then runs the

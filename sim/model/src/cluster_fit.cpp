@@ -63,7 +63,8 @@ double fit_bandwidth(const ClusterSpec& c, CollectiveOp op, const CurvePoint& to
                          busbw_text(op, c.world_size(), top.x, top.seconds) + " measured)";
   if (!fast_enough(kMaxLinkBandwidth))
     throw std::invalid_argument("no NIC bandwidth up to " + units::format_bandwidth(kMaxLinkBandwidth) +
-                                " gives the log's time" + at + ": the model is held below it by the intra-node "
+                                " gives the log's time" + at +
+                                ": the model is held below it by the intra-node "
                                 "link or the transport's connection limit");
   if (fast_enough(kMinLinkBandwidth))
     throw std::invalid_argument("the log's time" + at + " is longer than the model gives even with NICs of " +
@@ -81,9 +82,7 @@ double floor_ratio(const ClusterSpec& c, CollectiveOp op, const std::vector<Curv
 /// The NIC latency whose model times at `floor` match the measured ones in
 /// the median; 0 (with *at_zero) where the model is slower without any.
 double fit_latency(const ClusterSpec& c, CollectiveOp op, const std::vector<CurvePoint>& floor, bool* at_zero) {
-  const auto slow_enough = [&](double lat) {
-    return floor_ratio(with_nic(c, c.nic.bandwidth, lat), op, floor) >= 1;
-  };
+  const auto slow_enough = [&](double lat) { return floor_ratio(with_nic(c, c.nic.bandwidth, lat), op, floor) >= 1; };
   *at_zero = slow_enough(0);
   if (*at_zero) return 0;
   if (!slow_enough(kMaxLinkLatency))
@@ -138,8 +137,9 @@ std::string fit_summary(const ClusterFit& f) {
   const ClusterSpec& c = f.cluster;
   return std::to_string(c.nodes) + " x " + std::to_string(c.gpus_per_node) + " " + c.gpu + "; " +
          std::to_string(c.nic_count) + " NICs of " + units::format_bandwidth(c.nic.bandwidth) + ", latency " +
-         units::format_time(c.nic.latency) + "; " + to_string(f.op) + " busbw at " + units::format_size(f.plateau_bytes) +
-         ": " + busbw_text(f.op, c.world_size(), f.plateau_bytes, f.plateau_measured) + " measured, " +
+         units::format_time(c.nic.latency) + "; " + to_string(f.op) + " busbw at " +
+         units::format_size(f.plateau_bytes) + ": " +
+         busbw_text(f.op, c.world_size(), f.plateau_bytes, f.plateau_measured) + " measured, " +
          busbw_text(f.op, c.world_size(), f.plateau_bytes, f.plateau_model) + " modelled";
 }
 
@@ -152,8 +152,8 @@ std::string number(double v) {
 }
 
 std::string link_yaml(const LinkSpec& l, const std::string& count) {
-  std::string s = "{" + count + "bandwidth: " + number(l.bandwidth * 8 / 1e9) + "Gbps, latency: " +
-                  number(l.latency * 1e6) + "us";
+  std::string s =
+      "{" + count + "bandwidth: " + number(l.bandwidth * 8 / 1e9) + "Gbps, latency: " + number(l.latency * 1e6) + "us";
   if (l.transport != Transport::GpuLink && l.transport != Transport::Network)
     s += std::string(", transport: ") + transport_info(l.transport).name;
   return s + "}";
@@ -261,7 +261,8 @@ std::vector<std::string> fit_comments(const ClusterFromLogs& r, const std::vecto
   std::vector<std::string> out = {
       "A cluster fitted to nccl-tests (gradwire calibrate --from-nccl-tests --write-cluster; docs/calibrate.md,",
       "\"A cluster from a log\"). Logs:"};
-  for (const auto& log : logs) out.push_back("  " + log.where() + ": " + log.describe() + (log.gpu().empty() ? "" : ", " + log.gpu()));
+  for (const auto& log : logs)
+    out.push_back("  " + log.where() + ": " + log.describe() + (log.gpu().empty() ? "" : ", " + log.gpu()));
   out.push_back("nics.bandwidth: the " + to_string(f.op) + " time at " + units::format_size(f.plateau_bytes) +
                 " (busbw " + busbw_text(f.op, ranks, f.plateau_bytes, f.plateau_measured) + " measured, " +
                 busbw_text(f.op, ranks, f.plateau_bytes, f.plateau_model) + " modelled, " + f.plateau_pair + ")");
@@ -299,9 +300,9 @@ ClusterFromLogs cluster_from_logs(const std::vector<nccl_tests::Log>& logs, cons
   } catch (const std::invalid_argument& e) {
     throw InputError(log.file, log.line, 1, "", log.describe() + ": " + e.what());
   }
-  r.name = o.name.empty() ? gpu + "-" + std::to_string(run.nodes) + "x" + std::to_string(run.gpus / run.nodes) +
-                                "-from-nccl-tests"
-                          : o.name;
+  r.name = o.name.empty()
+               ? gpu + "-" + std::to_string(run.nodes) + "x" + std::to_string(run.gpus / run.nodes) + "-from-nccl-tests"
+               : o.name;
   // What is written is what a reader gets (9 digits): report on that cluster.
   try {
     r.fit.cluster = parse_scenario(yaml::load_string(cluster_yaml(r.name, r.fit.cluster, {}), "cluster")).cluster;

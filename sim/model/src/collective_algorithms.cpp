@@ -29,9 +29,7 @@ constexpr int kTreeRow = 0, kRingRow = 1, kNvlsRow = 2, kNvlsTreeRow = 3;
 constexpr double kNetOverheadUs = 1.0;  // getNetOverhead(): x86 Intel (gradwire assumes the CPU)
 
 double hw_lat(NcclLinkClass k, const Row& row, Protocol p) { return nccl_hw_latency_us(k, row.nccl_row, p); }
-double intra_lat(const Row& row, Protocol p, const ClusterSpec& c) {
-  return hw_lat(nccl_link_class(c, false), row, p);
-}
+double intra_lat(const Row& row, Protocol p, const ClusterSpec& c) { return hw_lat(nccl_link_class(c, false), row, p); }
 
 double ring_latency_us(const Row& row, Protocol p, const ClusterSpec& c, NcclShape s) {
   const int n = s.ranks, m = s.nodes;
@@ -107,8 +105,7 @@ double tree_allreduce(const ClusterSpec& c, NcclShape s, double bytes, const Ncc
 double tree_allreduce_tuning(const ClusterSpec& c, NcclShape s, double bytes, const NcclCost& cost) {
   const cm::AlphaBeta flat = collective_link(c, s);
   const double none = std::numeric_limits<double>::infinity();
-  return cm::tree_allreduce_time(collective_node_sizes(c, s.ranks), bytes, cm::TreeLinks{flat, flat, none, none},
-                                 cost);
+  return cm::tree_allreduce_time(collective_node_sizes(c, s.ranks), bytes, cm::TreeLinks{flat, flat, none, none}, cost);
 }
 double nvls_allreduce(const ClusterSpec& c, NcclShape s, double bytes, const NcclCost& cost) {
   return cm::nvls_allreduce_time(s.ranks, bytes, collective_link(c, s), cost);
@@ -151,10 +148,12 @@ double direct_alltoall(const ClusterSpec& c, NcclShape s, double bytes, const Nc
 // LL128 where NCCL 2.20 enables it (ring and tree).
 std::string ll128_refusal(const Row&, Protocol p, const ClusterSpec& c, NcclShape) {
   const int cc = gpu_compute_capability(c.gpu);
-  if (p != Protocol::LL128 || ((cc == 70 || cc == 80 || cc == 90) && nccl_link_class(c, false) == NcclLinkClass::NVLink))
+  if (p != Protocol::LL128 ||
+      ((cc == 70 || cc == 80 || cc == 90) && nccl_link_class(c, false) == NcclLinkClass::NVLink))
     return "";
   return "NCCL 2.20 enables LL128 only with NVLink inside the node and a GPU of compute capability 7.0, 8.0 or "
-         "9.0 (" + c.gpu + ", intra_node transport " + transport_info(c.intra_node.transport).name + ")";
+         "9.0 (" +
+         c.gpu + ", intra_node transport " + transport_info(c.intra_node.transport).name + ")";
 }
 
 // gradwire's own schedules: Simple only.
@@ -167,8 +166,8 @@ std::string broadcast_ring_refusal(const Row&, Protocol p, const ClusterSpec&, N
 
 // " (R ranks on N nodes of G GPUs here)": what a shape rule was checked against.
 std::string shape_here(const ClusterSpec& c, NcclShape s) {
-  return " (" + std::to_string(s.ranks) + " ranks on " + std::to_string(s.nodes) + " node" +
-         (s.nodes == 1 ? "" : "s") + " of " + std::to_string(c.gpus_per_node) + " GPUs here)";
+  return " (" + std::to_string(s.ranks) + " ranks on " + std::to_string(s.nodes) + " node" + (s.nodes == 1 ? "" : "s") +
+         " of " + std::to_string(c.gpus_per_node) + " GPUs here)";
 }
 
 // PAT (tuning.cc ncclPatEnable): Simple, one GPU per node, no network offload
@@ -216,8 +215,7 @@ std::string nvlstree_refusal(const Row&, Protocol p, const ClusterSpec& c, NcclS
   if (p != Protocol::Simple) return "nvlstree runs Simple only";
   if (s.nodes < 2) return "nvlstree runs across two nodes or more (inside one node: nvls)";
   if (const std::string node = nvls_node_refusal(c); !node.empty()) return "nvlstree: " + node;
-  if (s.ranks != s.nodes * c.gpus_per_node)
-    return "nvlstree runs on whole nodes, every GPU of each" + shape_here(c, s);
+  if (s.ranks != s.nodes * c.gpus_per_node) return "nvlstree runs on whole nodes, every GPU of each" + shape_here(c, s);
   return "";
 }
 
@@ -230,6 +228,8 @@ using Op = CollectiveOp;
 // AlgorithmRow (no note, no NCCL form, not chosen by NCCL's rule, not a
 // scenario's choice).
 const std::vector<Row>& rows() {
+  // A row per (algorithm, op), its fields kept together: not reflowed.
+  // clang-format off
   static const std::vector<Row> table{
       {.algorithm = A::Ring, .op = Op::AllReduce, .name = "ring", .nccl_row = kRingRow, .factor = &ring_factor,
        .latency_us = &ring_latency_us, .trims_channels = true, .closed_form = &ring_allreduce,
@@ -264,6 +264,7 @@ const std::vector<Row>& rows() {
       {.algorithm = A::Direct, .op = Op::AllToAll, .name = "direct", .closed_form = &direct_alltoall,
        .refusal = &own_refusal, .nccl_rule = true},
   };
+  // clang-format on
   return table;
 }
 
@@ -349,8 +350,10 @@ std::string algorithms_by_ops() {
   for (Algorithm a : row_algorithms()) {
     const std::vector<std::string> ops = op_names(a);
     auto g = std::find_if(groups.begin(), groups.end(), [&](const auto& x) { return x.first == ops; });
-    if (g == groups.end()) groups.push_back({ops, {to_string(a)}});
-    else g->second.push_back(to_string(a));
+    if (g == groups.end())
+      groups.push_back({ops, {to_string(a)}});
+    else
+      g->second.push_back(to_string(a));
   }
   std::string out;
   for (const auto& [ops, algorithms] : groups)

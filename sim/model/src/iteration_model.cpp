@@ -24,14 +24,12 @@ double optimizer_bytes_per_parameter(const std::string& kind, double e) {
     states = 2;
     norms = true;
   } else {
-    throw std::invalid_argument("unknown optimizer '" + kind +
-                                "' (expected sgd, momentum, adam, adamw, lamb or lars)");
+    throw std::invalid_argument("unknown optimizer '" + kind + "' (expected sgd, momentum, adam, adamw, lamb or lars)");
   }
   return 3 * e + 8.0 * states + (norms ? e + 8 : 0);
 }
 
-double optimizer_step_time(const OptimizerSpec& optimizer, std::int64_t parameters, double e,
-                           double copy_bandwidth) {
+double optimizer_step_time(const OptimizerSpec& optimizer, std::int64_t parameters, double e, double copy_bandwidth) {
   if (optimizer.step_time) return *optimizer.step_time;
   const double bytes = static_cast<double>(parameters) * optimizer_bytes_per_parameter(optimizer.kind, e);
   if (!(copy_bandwidth > 0))
@@ -201,8 +199,7 @@ void plan_stragglers(IterationPlan& p, const WorkloadSpec& w, const DeviceCosts&
 IterationPlan plan_iteration(const WorkloadSpec& w, const ClusterSpec& cluster, const ModelDesc& model,
                              const DeviceCosts& costs, const MeasuredCompute* measured) {
   if (!(costs.flops > 0)) throw std::invalid_argument("compute rate must be positive");
-  if (w.micro_batch < 1 || w.accumulation < 1)
-    throw std::invalid_argument("micro_batch and accumulation must be >= 1");
+  if (w.micro_batch < 1 || w.accumulation < 1) throw std::invalid_argument("micro_batch and accumulation must be >= 1");
   IterationPlan p;
   p.model = model.name;
   p.compression = w.compression.kind;
@@ -479,7 +476,8 @@ class ClosedFormPass {
       const int b = bucket_of_last[j];
       if (b >= 0) t = hook_on_compute_stream(static_cast<std::size_t>(b), t);
       r_.tensor_end[j] = t;
-      if (b >= 0 && plan_.overlap) schedule(static_cast<std::size_t>(b), t, t + sync_delay(static_cast<std::size_t>(b)));
+      if (b >= 0 && plan_.overlap)
+        schedule(static_cast<std::size_t>(b), t, t + sync_delay(static_cast<std::size_t>(b)));
     }
     r_.backward_end = t;
     if (!plan_.overlap)
@@ -525,7 +523,7 @@ class ClosedFormPass {
       t += d;
     }
     comm_free_ = t;
-    const bool beside = t < compute_until_;   // the side chain starts beside compute or not
+    const bool beside = t < compute_until_;  // the side chain starts beside compute or not
     for (std::size_t i = side_from; i < bc.steps.size(); ++i) {
       const double d = codec_step_seconds(plan_, bc.steps[i].seconds, beside);
       bt.steps.push_back(timed_step(bc.steps[i], t, d, true));
@@ -539,7 +537,7 @@ class ClosedFormPass {
   const CollectiveTimeFn& collective_time_;
   double compute_until_;
   IterationResult r_;
-  double comm_free_ = 0;      // end of the previous bucket on the comm stream
+  double comm_free_ = 0;  // end of the previous bucket on the comm stream
   std::size_t scheduled_ = 0;
 };
 

@@ -47,10 +47,10 @@ constexpr double kSpeedIntra[] = {40, 30, 20, 18, 15, 12, 10, 9, 7, 6, 5, 4, 3};
 constexpr double kSpeedInter[] = {48, 30, 28, 24, 20, 18, 15, 12, 10, 9, 7, 6, 5, 4, 3, 2.4, 1.2, 0.24, 0.12};
 constexpr double kSm90SpeedIntra[] = {60, 50, 40, 30, 24, 20, 15, 12, 11, 6, 3};
 constexpr double kSm90SpeedInter[] = {48, 45, 42, 40, 30, 24, 22, 20, 17.5, 15, 12, 6, 3, 2.4, 1.2, 0.24, 0.12};
-constexpr int kMaxChannels = 32;                 // MAXCHANNELS (device.h)
+constexpr int kMaxChannels = 32;                      // MAXCHANNELS (device.h)
 constexpr int kSearchMaxChannels = kMaxChannels / 2;  // init.cc: ringGraph->maxChannels
-constexpr double kDupSpeed = 25.0;               // search.cc: duplicate channels when bwIntra >= 25
-constexpr double kPciBw = 12.0;                  // topo.h PCI_BW: ring Simple runs 256 threads at or below it
+constexpr double kDupSpeed = 25.0;                    // search.cc: duplicate channels when bwIntra >= 25
+constexpr double kPciBw = 12.0;                       // topo.h PCI_BW: ring Simple runs 256 threads at or below it
 // device.h NCCL_{LL,LL128,SIMPLE}_MAX_NTHREADS; comm.h NCCL_*_THREAD_THRESHOLD.
 constexpr int kMaxThreads[3] = {512, 640, 512};
 constexpr int kThreadThreshold[3] = {8, 8, 64};
@@ -112,10 +112,14 @@ double ll_cap(const ClusterSpec& c, int nodes) {
 
 std::string to_string(Protocol p) {
   switch (p) {
-    case Protocol::LL: return "LL";
-    case Protocol::LL128: return "LL128";
-    case Protocol::Simple: return "Simple";
-    case Protocol::Auto: return "auto";
+    case Protocol::LL:
+      return "LL";
+    case Protocol::LL128:
+      return "LL128";
+    case Protocol::Simple:
+      return "Simple";
+    case Protocol::Auto:
+      return "auto";
   }
   return "?";
 }

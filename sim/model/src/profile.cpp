@@ -39,16 +39,16 @@ constexpr double kBig = 1e30;
 
 // Plausible ranges (docs/profiles.md, docs/hardening.md): anything outside is
 // a typo, a unit slip or a broken measurement, refused at its field.
-constexpr double kMinFlops = 1e8;             // FLOP/s: 0.1 GFLOP/s (a slow CPU twin)
-constexpr double kMaxFlops = 1e17;            // FLOP/s: 100 PFLOP/s
-constexpr double kMinCopyBandwidth = 1e8;     // B/s
-constexpr double kMaxCopyBandwidth = 1e14;    // B/s
-constexpr double kMinMemory = 1073741824.0;   // B: 1 GiB
+constexpr double kMinFlops = 1e8;                // FLOP/s: 0.1 GFLOP/s (a slow CPU twin)
+constexpr double kMaxFlops = 1e17;               // FLOP/s: 100 PFLOP/s
+constexpr double kMinCopyBandwidth = 1e8;        // B/s
+constexpr double kMaxCopyBandwidth = 1e14;       // B/s
+constexpr double kMinMemory = 1073741824.0;      // B: 1 GiB
 constexpr double kMaxMemory = 17592186044416.0;  // B: 16 TiB
-constexpr double kMinPointSize = 1;           // elements, FLOPs or bytes
+constexpr double kMinPointSize = 1;              // elements, FLOPs or bytes
 constexpr double kMaxPointSize = 1e18;
-constexpr double kMinSeconds = 1e-9;          // a measured or fitted time: 1 ns ..
-constexpr double kMaxSeconds = 3600;          // .. 1 h
+constexpr double kMinSeconds = 1e-9;  // a measured or fitted time: 1 ns ..
+constexpr double kMaxSeconds = 3600;  // .. 1 h
 constexpr int kMaxProfileGpus = 65536;
 
 std::string num(double v);
@@ -76,7 +76,8 @@ std::vector<CurvePoint> read_points(const yaml::Node& n) {
   std::vector<CurvePoint> out;
   for (const auto& row : n.elements()) {
     row.expect_seq();
-    if (row.size() != 4) row.fail("expected [size, seconds, spread, repeats] (4 numbers), got " + std::to_string(row.size()));
+    if (row.size() != 4)
+      row.fail("expected [size, seconds, spread, repeats] (4 numbers), got " + std::to_string(row.size()));
     auto e = row.elements();
     CurvePoint p;
     p.x = plausible(e[0], kMinPointSize, kMaxPointSize);
@@ -333,11 +334,21 @@ std::string quote(const std::string& s) {
   std::string out = "\"";
   for (unsigned char c : s) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      case '\r': out += "\\r"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
       default:
         if (c < 0x20 || c == 0x7f) {
           static const char* hex = "0123456789abcdef";
@@ -426,9 +437,7 @@ double Profile::flops(const std::string& precision) const {
   return it->second;
 }
 
-const CollectiveCost* Profile::collective(CollectiveOp op, int gpus) const {
-  return collective(op, gpus, 1);
-}
+const CollectiveCost* Profile::collective(CollectiveOp op, int gpus) const { return collective(op, gpus, 1); }
 
 const CollectiveCost* Profile::collective(CollectiveOp op, int gpus, int nodes) const {
   for (const auto& c : collectives) {
@@ -437,9 +446,7 @@ const CollectiveCost* Profile::collective(CollectiveOp op, int gpus, int nodes) 
   return nullptr;
 }
 
-Profile load_profile_file(const std::string& path) {
-  return read_profile(yaml::load_file(path));
-}
+Profile load_profile_file(const std::string& path) { return read_profile(yaml::load_file(path)); }
 
 Profile parse_profile_text(const std::string& text, const std::string& name) {
   return read_profile(yaml::load_string(text, name));
@@ -505,9 +512,9 @@ Profile load_profile(const std::string& name_or_path) {
   for (const auto& d : dirs) dl += (dl.empty() ? "" : ", ") + d;
   const std::vector<std::string> available = list_profiles();
   for (const auto& a : available) al += (al.empty() ? "" : ", ") + a;
-  throw InputError(name_or_path, 0, 0, "", "no profile named \"" + name_or_path + "\" in " + dl +
-                                               did_you_mean(name_or_path, available) +
-                                               " (available: " + (al.empty() ? "none" : al) + ")");
+  throw InputError(name_or_path, 0, 0, "",
+                   "no profile named \"" + name_or_path + "\" in " + dl + did_you_mean(name_or_path, available) +
+                       " (available: " + (al.empty() ? "none" : al) + ")");
 }
 
 namespace {
@@ -624,7 +631,10 @@ const std::vector<ProfileRow>& profile_rows() {
   static const std::vector<ProfileRow> rows{
       {"schema", true, [](const yaml::Node& n, P& p) { read_schema(n), p.schema_version = 1; },
        [](std::ostream& os, const ProfileRow&, const P&) { os << "schema: 1\n"; }},
-      {"source", true, [](const yaml::Node& n, P& p) { p.source = n.as_enum({"measured", "datasheet"}); },
+      {"source", true,
+       [](const yaml::Node& n, P& p) {
+         p.source = n.as_enum({"measured", "datasheet"});
+       },
        write_text<&P::source>},
       {"name", true, read_name<&P::name>, write_text<&P::name>},
       {"device", true, read_name<&P::device>, write_text<&P::device>},

@@ -19,8 +19,8 @@ struct DeviceWord {
   const char* word;
   const char* gpu_class;
 };
-constexpr DeviceWord kDeviceWords[] = {{"H200", "h200"}, {"H100", "h100"}, {"V100", "v100"}, {"A10G", "a10g"},
-                                       {"L4", "l4"},     {"A100", "a100"}};
+constexpr DeviceWord kDeviceWords[] = {{"H200", "h200"}, {"H100", "h100"}, {"V100", "v100"},
+                                       {"A10G", "a10g"}, {"L4", "l4"},     {"A100", "a100"}};
 
 std::vector<std::string> upper_words(const std::string& s) {
   std::vector<std::string> words(1);
@@ -68,9 +68,9 @@ std::vector<std::string> reference_warnings(const Scenario& s, const ScenarioRef
                   "): its GEMM, codec and copy rates are the CPU's, not a " + cluster +
                   "'s; calibrate on the GPU, or use a profile of " + cluster + " (gradwire list profiles)");
   } else if (!device.empty() && device != cluster) {
-    out.push_back("profile \"" + p.name + "\" is of another GPU (" + p.device + ", " + device +
-                  ") than cluster.gpu " + cluster + ": the compute and codec times are those of " + device +
-                  "; use a profile of " + cluster + ", or set cluster.gpu: " + device);
+    out.push_back("profile \"" + p.name + "\" is of another GPU (" + p.device + ", " + device + ") than cluster.gpu " +
+                  cluster + ": the compute and codec times are those of " + device + "; use a profile of " + cluster +
+                  ", or set cluster.gpu: " + device);
   }
   if (refs.compute && refs.compute->cuda_version.empty()) {
     out.push_back("workload.compute " + refs.compute->path + " was timed on a CPU (" + refs.compute->device +
@@ -148,7 +148,8 @@ Profile resolve_scenario_profile(const Scenario& s, const std::string& file,
     if (profile_override->empty()) throw InputError("--profile", 0, 0, "", "an empty profile name or path");
     name = *profile_override;
   }
-  if (name.empty()) throw InputError(file, 0, 0, "cluster.gpu", "no profile: set cluster.gpu, profile, or pass --profile");
+  if (name.empty())
+    throw InputError(file, 0, 0, "cluster.gpu", "no profile: set cluster.gpu, profile, or pass --profile");
   try {
     return load_profile(name);
   } catch (const InputError& e) {

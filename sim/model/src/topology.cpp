@@ -77,8 +77,7 @@ std::string describe_fabric(const ClusterSpec& c) {
     char ratio[32];
     std::snprintf(ratio, sizeof ratio, "%g", c.fabric.oversubscription);
     s = " on a fat-tree (" + std::to_string(c.fabric.nodes_per_leaf) + " nodes per leaf, " + ratio +
-        ":1 oversubscribed, " +
-        (c.placement == Placement::Interleaved ? "interleaved" : "linear") + " placement)";
+        ":1 oversubscribed, " + (c.placement == Placement::Interleaved ? "interleaved" : "linear") + " placement)";
   } else {
     s = " on one switch";
   }

@@ -51,8 +51,8 @@ void describe_cluster(const ClusterSpec& c, ResultRecord& r) {
                 c.gpus_per_node, c.gpu.c_str(), c.node_bandwidth(), c.intra_node.bandwidth);
   std::string key = buf;
   if (!c.ideal_transports()) {  // clusters that differ only by transport stay apart
-    key += std::string("|") + transport_info(c.intra_node.transport).name + "/" +
-                     transport_info(c.nic.transport).name + "x" + std::to_string(c.nic.connections);
+    key += std::string("|") + transport_info(c.intra_node.transport).name + "/" + transport_info(c.nic.transport).name +
+           "x" + std::to_string(c.nic.connections);
     if (c.nic.per_connection != transport_info(c.nic.transport).per_connection) {  // the cluster's own per-flow rate
       std::snprintf(buf, sizeof buf, "@%.6g", c.nic.per_connection);
       key += buf;
@@ -82,8 +82,8 @@ void put_iteration(const IterationResult& it, ResultRecord& r) {
 /// both (time-to-train and cost at its low and high).
 void put_training(const ScenarioOutcome& o, ResultRecord& r) {
   const TrainingEstimate& e = *o.training;
-  r.training = TrainingFigures{e.time.samples, e.time.convergence_factor, e.time.iterations, e.time.hours(),
-                               e.critical_batch};
+  r.training =
+      TrainingFigures{e.time.samples, e.time.convergence_factor, e.time.iterations, e.time.hours(), e.critical_batch};
   if (!o.training_low || !o.training_high) return;
   r.band->hours_low = o.training_low->time.hours();
   r.band->hours_high = o.training_high->time.hours();
@@ -106,9 +106,12 @@ void put_outcome(const ScenarioOutcome& o, ResultRecord& r) {
 
 const char* status_name(OutcomeStatus s) {
   switch (s) {
-    case OutcomeStatus::Invalid: return "invalid";
-    case OutcomeStatus::NoFit: return "no_fit";
-    case OutcomeStatus::Ok: break;
+    case OutcomeStatus::Invalid:
+      return "invalid";
+    case OutcomeStatus::NoFit:
+      return "no_fit";
+    case OutcomeStatus::Ok:
+      break;
   }
   return "ok";
 }

@@ -161,8 +161,18 @@ Row field(const char* name, FieldNeed need, const char* unit = "") {
   const bool written_always = !is_optional<T>::value && !std::is_same_v<T, StringPairs>;
   const bool nullable = std::is_same_v<T, std::optional<std::optional<std::string>>>;
   const bool names = type == FieldType::String || type == FieldType::StringMap;
-  return Row{{name, name, type, need, written_always, nullable, names, 1, static_cast<unsigned long long>(INT_MAX),
-              unit, {}, &kAccess<M>}};
+  return Row{{name,
+              name,
+              type,
+              need,
+              written_always,
+              nullable,
+              names,
+              1,
+              static_cast<unsigned long long>(INT_MAX),
+              unit,
+              {},
+              &kAccess<M>}};
 }
 
 using N = FieldNeed;

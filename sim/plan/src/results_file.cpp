@@ -113,8 +113,7 @@ class RecordChecker {
   void check() const {
     if (!j_.is_object()) fail("", "not a sweep results record (expected a JSON object)");
     check_numbers(j_, "", file_, line_);
-    const std::string status =
-        j_.contains("status") && j_["status"].is_string() ? j_["status"].get<std::string>() : "";
+    const std::string status = j_.contains("status") && j_["status"].is_string() ? j_["status"].get<std::string>() : "";
     schema();
     fields(j_, "", result_fields(), status);
     rules(status);
@@ -132,8 +131,8 @@ class RecordChecker {
     if (j_.contains("schema") && !j_["schema"].is_string())
       fail("schema", std::string("expected a string, got ") + j_["schema"].type_name());
     if (schema_version(j_) == 0)
-      fail("schema", "unsupported record schema " + j_["schema"].dump() + "; this gradwire reads " +
-                         kResultSchema + " and " + kResultSchemaV1);
+      fail("schema", "unsupported record schema " + j_["schema"].dump() + "; this gradwire reads " + kResultSchema +
+                         " and " + kResultSchemaV1);
   }
 
   void fields(const nlohmann::json& obj, const std::string& at, const std::vector<RecordField>& rows,
@@ -146,16 +145,15 @@ class RecordChecker {
         // (A figure says "missing" alone: the message records have always given.)
         if (needed)
           fail(key, std::string("missing") + (row.need == FieldNeed::IfOk && row.type != FieldType::Number
-                                                   ? " (a record of status ok needs it)"
-                                                   : ""));
+                                                  ? " (a record of status ok needs it)"
+                                                  : ""));
         continue;
       }
       if (row.need != FieldNeed::Lenient) value(obj[row.name], key, row, status);
     }
   }
 
-  void value(const nlohmann::json& v, const std::string& key, const RecordField& row,
-             const std::string& status) const {
+  void value(const nlohmann::json& v, const std::string& key, const RecordField& row, const std::string& status) const {
     const std::string or_null = row.nullable ? " or null" : "";
     if (row.nullable && v.is_null()) return;
     switch (row.type) {
@@ -308,11 +306,11 @@ std::string schema_name(int version) { return version == 1 ? kResultSchemaV1 : k
 void check_same_version(const ResultLine& first, const ResultLine& l) {
   if (l.version == first.version) return;
   throw InputError(l.file, l.line, 1, "schema",
-                   "a " + schema_name(l.version) + " record, while " + first.file + ":" +
-                       std::to_string(first.line) + " holds " + schema_name(first.version) +
-                       " ones; records of one results file or merge share one version: sweep the " +
-                       schema_name(1) + " shards again into new files with this gradwire (it writes " +
-                       schema_name(2) + "), then merge those");
+                   "a " + schema_name(l.version) + " record, while " + first.file + ":" + std::to_string(first.line) +
+                       " holds " + schema_name(first.version) +
+                       " ones; records of one results file or merge share one version: sweep the " + schema_name(1) +
+                       " shards again into new files with this gradwire (it writes " + schema_name(2) +
+                       "), then merge those");
 }
 
 }  // namespace
@@ -355,9 +353,9 @@ bool PointRecords::add(const ResultLine& l, const std::string& shown) {
                      "a record of another sweep (" + r.sweep + ") than the one at " + first_at + " (" + sweep_ +
                          "); a results file or a merge holds one sweep");
   if (r.of != of_)
-    throw InputError(file, l.line, 1, "of",
-                     "a sweep of " + std::to_string(r.of) + " points, the record at " + first_at + " has " +
-                         std::to_string(of_));
+    throw InputError(
+        file, l.line, 1, "of",
+        "a sweep of " + std::to_string(r.of) + " points, the record at " + first_at + " has " + std::to_string(of_));
   const auto [it, inserted] = by_index_.emplace(r.index, l);
   if (inserted) return true;
   if (!same_record(it->second, l))

@@ -33,8 +33,8 @@ struct RunContext {
   const RunOptions& opt;
   std::vector<SweepInput> inputs;
   std::string id;
-  std::vector<std::string> input_paths;   ///< the sweep file, the base, every input
-  std::string out;                        ///< the results file (checked, links resolved)
+  std::vector<std::string> input_paths;  ///< the sweep file, the base, every input
+  std::string out;                       ///< the results file (checked, links resolved)
   /// The version of the records written: kResultVersion, or the version of
   /// the records of the file resumed (a file holds one version, so that a
   /// resumed sweep ends byte for byte as one run without a stop would).
@@ -64,8 +64,8 @@ std::string foreign_record_reason(const RunContext& run, const ResultRecord& r) 
   const SweepSpec& spec = run.spec;
   if (r.sweep != run.id && r.of == spec.points && r.key == point_key(spec, r.index)) {
     for (const auto& in : run.inputs) {
-      const auto was = std::find_if(r.inputs.begin(), r.inputs.end(),
-                                    [&](const auto& p) { return p.first == in.role; });
+      const auto was =
+          std::find_if(r.inputs.begin(), r.inputs.end(), [&](const auto& p) { return p.first == in.role; });
       if (was != r.inputs.end() && was->second != in.hash)
         return "was made with another version of " + in.path + " (" + in.role +
                "): it changed since, and resuming would mix old and new figures; use another --out, or "
@@ -131,8 +131,7 @@ class ProgressReport {
  public:
   ProgressReport(const SweepSpec& spec, const RunOptions& opt, std::size_t total, Clock::time_point t0)
       : name_(spec.name.empty() ? spec.file : spec.name),
-        bar_(opt.progress == RunOptions::Progress::Bar ||
-             (opt.progress == RunOptions::Progress::Auto && ::isatty(2))),
+        bar_(opt.progress == RunOptions::Progress::Bar || (opt.progress == RunOptions::Progress::Auto && ::isatty(2))),
         lines_(opt.progress == RunOptions::Progress::Lines),
         total_(total),
         t0_(t0),
@@ -149,8 +148,8 @@ class ProgressReport {
     const double done = static_cast<double>(ran), todo = static_cast<double>(total_);
     const double rate = done / std::max(el, 1e-9);
     char msg[200];
-    std::snprintf(msg, sizeof msg, "\rsweep %s: %zu/%zu points (%.0f%%), %.1f points/s, ETA %s   ", name_.c_str(),
-                  ran, total_, 100.0 * done / std::max(todo, 1.0), rate,
+    std::snprintf(msg, sizeof msg, "\rsweep %s: %zu/%zu points (%.0f%%), %.1f points/s, ETA %s   ", name_.c_str(), ran,
+                  total_, 100.0 * done / std::max(todo, 1.0), rate,
                   units::format_duration((todo - done) / std::max(rate, 1e-9)).c_str());
     write_all_stderr(msg);
   }
@@ -224,8 +223,8 @@ class PointQueues {
 /// Runs `todo` in the pool, `jobs` at a time, appending the records durably
 /// (those that arrived together with one write and one fsync, after the
 /// freed workers got their next points), until all are done or a stop is requested.
-void run_points(const RunContext& run, WorkerPool& pool, const std::vector<std::size_t>& todo,
-                ProgressReport& progress, RunSummary& sum) {
+void run_points(const RunContext& run, WorkerPool& pool, const std::vector<std::size_t>& todo, ProgressReport& progress,
+                RunSummary& sum) {
   const auto jobs = static_cast<std::size_t>(run.opt.jobs);
   PointQueues queues(todo, jobs);
   auto hand_out = [&] {

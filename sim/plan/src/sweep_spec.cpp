@@ -152,9 +152,9 @@ void parse_all_axes(const yaml::Node& root, SweepSpec& spec) {
   long double points = 1;
   for (const auto& a : spec.axes) points *= static_cast<long double>(a.size());
   if (points > static_cast<long double>(kMaxSweepPoints)) {
-    (axes_node ? *axes_node : root).fail("the axes make " + std::to_string(static_cast<double>(points)) +
-                                         " points, more than the " + std::to_string(kMaxSweepPoints) +
-                                         " a sweep may have; split it or thin the axes");
+    (axes_node ? *axes_node : root)
+        .fail("the axes make " + std::to_string(static_cast<double>(points)) + " points, more than the " +
+              std::to_string(kMaxSweepPoints) + " a sweep may have; split it or thin the axes");
   }
   spec.points = static_cast<std::size_t>(points);
 }
@@ -276,8 +276,8 @@ SweepSpec parse_sweep(const std::string& text, const std::string& name, const st
                       const ValidationProgress& progress) {
   auto doc = yaml::load_string(text, name);
   auto root = doc.root();
-  root.allow_keys({"name", "base", "axes", "zip", "global_batch", "fit_accumulation", "convergence_factors",
-                   "memory", "billing", "evaluator"});
+  root.allow_keys({"name", "base", "axes", "zip", "global_batch", "fit_accumulation", "convergence_factors", "memory",
+                   "billing", "evaluator"});
   SweepSpec spec;
   spec.file = name;
   if (auto n = root.optional("name")) spec.name = n->as_string();
@@ -419,9 +419,9 @@ std::pair<std::string, YAML::Mark> field_position(const SweepSpec& spec, std::si
                                        const std::string& key) {
   if (e.line() > 0) throw e;
   const auto [file, m] = field_position(spec, index, key);
-  throw InputError(file, m.is_null() ? 0 : m.line + 1, m.is_null() ? 0 : m.column + 1, key,
-                   reference_context(e) + " (sweep point " + std::to_string(index) + ": " + point_key(spec, index) +
-                       ")");
+  throw InputError(
+      file, m.is_null() ? 0 : m.line + 1, m.is_null() ? 0 : m.column + 1, key,
+      reference_context(e) + " (sweep point " + std::to_string(index) + ": " + point_key(spec, index) + ")");
 }
 
 }  // namespace

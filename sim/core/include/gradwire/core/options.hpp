@@ -23,8 +23,7 @@ namespace gw {
 inline std::optional<boost::program_options::variables_map> parse_options(
     int argc, char** argv, const boost::program_options::options_description& visible,
     const boost::program_options::options_description& hidden,
-    const boost::program_options::positional_options_description& pos, const char* help_head,
-    const char* help_end) {
+    const boost::program_options::positional_options_description& pos, const char* help_head, const char* help_end) {
   namespace po = boost::program_options;
   po::options_description all;
   all.add(visible).add(hidden);

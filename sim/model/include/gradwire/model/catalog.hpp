@@ -41,10 +41,10 @@ struct InstanceType {
   double gpu_memory = 0;  ///< bytes per GPU
   LinkSpec intra_node;    ///< one GPU's link into the node fabric, one direction
   int nic_count = 1;
-  LinkSpec nic;           ///< one NIC
+  LinkSpec nic;  ///< one NIC
   double fabric_latency = 0;
-  double on_demand = 0;               ///< USD per instance hour
-  std::optional<double> spot;         ///< USD per instance hour, when offered
+  double on_demand = 0;        ///< USD per instance hour
+  std::optional<double> spot;  ///< USD per instance hour, when offered
   BillingSpec billing;
   std::string source;     ///< where the price was read (the provider's price page, or "our invoice")
   std::string as_of;      ///< when it was read (YYYY-MM-DD)
@@ -55,7 +55,7 @@ struct InstanceType {
 
 struct Catalog {
   std::string path;
-  std::string currency;   ///< "USD"
+  std::string currency;  ///< "USD"
   std::vector<InstanceType> instances;
   /// The user's catalog added to this one ($GRADWIRE_CATALOG), "" when none.
   std::string added_path;

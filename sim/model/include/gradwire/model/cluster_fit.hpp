@@ -21,7 +21,7 @@ inline constexpr int kClusterFitFloorSizes = 4;
 
 /// What the fit matched, for the notes and the written file's comments.
 struct ClusterFit {
-  ClusterSpec cluster;              ///< the base cluster with nic.bandwidth and nic.latency fitted
+  ClusterSpec cluster;  ///< the base cluster with nic.bandwidth and nic.latency fitted
   CollectiveOp op = CollectiveOp::AllReduce;
   double plateau_bytes = 0;         ///< the largest measured size
   double plateau_measured = 0;      ///< its measured time, s
@@ -65,8 +65,8 @@ struct ClusterFitOptions {
 struct ClusterFromLogs {
   ClusterFit fit;
   std::string name;
-  std::string profile_path;   ///< the profile the intra-node link came from (an input)
-  std::string yaml;   ///< `name:` and `cluster:`, after comments saying what was fitted from what
+  std::string profile_path;  ///< the profile the intra-node link came from (an input)
+  std::string yaml;          ///< `name:` and `cluster:`, after comments saying what was fitted from what
 };
 
 /// The cluster of nccl-tests runs (nccl_tests::select_runs' choice, one or

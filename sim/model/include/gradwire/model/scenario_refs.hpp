@@ -47,7 +47,7 @@ struct ScenarioRefs {
   /// The scenario's cluster with what it takes from the profile
   /// (resolve_cluster: intra_node when left out, measured transport figures).
   ClusterSpec cluster;
-  std::optional<MeasuredCompute> compute;   ///< workload.compute, checked against the model
+  std::optional<MeasuredCompute> compute;  ///< workload.compute, checked against the model
   /// Why this profile, when the scenario named none (default_profile_name).
   std::string profile_choice;
   /// What makes the prediction doubtful without making it wrong input

@@ -42,7 +42,7 @@ class PointEvaluator {
   /// evaluated: the record says status "error", "no_fit" or "invalid" with
   /// the reason (and the fields filled before the point ended).
   ResultRecord evaluate(std::size_t index, std::size_t total, const std::string& sweep_id, const std::string& key,
-                       const std::vector<std::pair<std::string, std::string>>& params, const Scenario& scenario);
+                        const std::vector<std::pair<std::string, std::string>>& params, const Scenario& scenario);
 
  private:
   /// The fields of a point with a workload, from the batch split on.

@@ -17,8 +17,8 @@ struct FieldAccess;
 
 /// The JSON type of a field.
 enum class FieldType {
-  Count,       ///< a whole number, 0 .. RecordField::max
-  Number,      ///< a finite number >= 0 (every figure of a record)
+  Count,   ///< a whole number, 0 .. RecordField::max
+  Number,  ///< a finite number >= 0 (every figure of a record)
   String,
   StringMap,   ///< an object of strings, in the order written (params, inputs)
   StringList,  ///< a list of one string or more
@@ -35,18 +35,18 @@ enum class FieldNeed {
 };
 
 struct RecordField {
-  const char* name;      ///< as gradwire-result/2 writes it
-  const char* v1_name;   ///< as gradwire-result/1 wrote it (== name when not renamed)
+  const char* name;     ///< as gradwire-result/2 writes it
+  const char* v1_name;  ///< as gradwire-result/1 wrote it (== name when not renamed)
   FieldType type;
   FieldNeed need;
   /// Written even when the record does not set it (a plain member, or an
   /// unset optional written as null): the schema's "required".
   bool written_always;
-  bool nullable;         ///< may be null (instance: a cluster spelled out; cost.spot)
-  bool one_line;         ///< a name plan and report print: one line, no control characters
-  int since;             ///< the first record version with the field (1 or 2)
-  unsigned long long max;  ///< the largest Count
-  const char* unit;      ///< "s", "B", "B/s", "h", "USD", "USD/h", "samples", ... ("" for none)
+  bool nullable;                    ///< may be null (instance: a cluster spelled out; cost.spot)
+  bool one_line;                    ///< a name plan and report print: one line, no control characters
+  int since;                        ///< the first record version with the field (1 or 2)
+  unsigned long long max;           ///< the largest Count
+  const char* unit;                 ///< "s", "B", "B/s", "h", "USD", "USD/h", "samples", ... ("" for none)
   std::vector<RecordField> fields;  ///< an Object's fields, in the order written
   const FieldAccess* access;
 };

@@ -30,11 +30,11 @@ using Evaluator = std::function<IterationResult(const Scenario&, const ModelDesc
 /// How a scenario is evaluated beyond what it says itself (a sweep's
 /// options; `simulate` uses the defaults but run_oversubscribed).
 struct PointOptions {
-  std::optional<long long> global_batch;   ///< micro_batch := global_batch / (world x k)
-  bool fit_accumulation = false;           ///< choose the smallest k that fits (needs global_batch)
-  std::map<std::string, double> convergence_factors;   ///< by compression kind, explicit only
+  std::optional<long long> global_batch;              ///< micro_batch := global_batch / (world x k)
+  bool fit_accumulation = false;                      ///< choose the smallest k that fits (needs global_batch)
+  std::map<std::string, double> convergence_factors;  ///< by compression kind, explicit only
   MemoryOptions memory;
-  std::optional<BillingSpec> billing;      ///< overrides the catalog's billing
+  std::optional<BillingSpec> billing;  ///< overrides the catalog's billing
   /// Predict the iteration even when the batch does not fit in GPU memory
   /// (simulate --allow-oversubscribed-memory); the status still says NoFit.
   bool run_oversubscribed = false;
@@ -57,10 +57,10 @@ enum class OutcomeStatus {
 /// training are set as far as the evaluation went: an Invalid or NoFit
 /// outcome keeps what was known when it ended.
 struct ScenarioOutcome {
-  Scenario scenario;             ///< the scenario evaluated, its workload's micro-batch and k those of the split
+  Scenario scenario;  ///< the scenario evaluated, its workload's micro-batch and k those of the split
   OutcomeStatus status = OutcomeStatus::Ok;
-  std::string reason;            ///< why Invalid or NoFit
-  BatchSplit split;              ///< training.global_batch's split (split.fixed false without one)
+  std::string reason;  ///< why Invalid or NoFit
+  BatchSplit split;    ///< training.global_batch's split (split.fixed false without one)
   std::optional<int> micro_batch, accumulation;
   std::optional<double> global_batch;
   std::optional<MemoryBreakdown> memory;     ///< per GPU, of that batch

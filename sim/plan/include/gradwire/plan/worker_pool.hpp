@@ -29,7 +29,8 @@ class StopSignalGuard {
   static bool stop_requested();
 
  private:
-  struct sigaction old_int_ {}, old_term_ {};
+  struct sigaction old_int_ {
+  }, old_term_{};
 };
 
 /// Writes all of `s` to stderr with write(2) (retrying after a signal unless
@@ -75,7 +76,7 @@ class WorkerPool {
   /// `one_point`: each worker evaluates one point and exits (the slot's
   /// next point gets a new worker).
   WorkerPool(Job job, int close_in_child, bool one_point = false);
-  ~WorkerPool();   ///< terminate()
+  ~WorkerPool();  ///< terminate()
   WorkerPool(const WorkerPool&) = delete;
   WorkerPool& operator=(const WorkerPool&) = delete;
   /// Hands point `index` to the worker of `slot` (0, 1, ...: one worker per
@@ -97,7 +98,7 @@ class WorkerPool {
  private:
   struct Worker {
     pid_t pid;
-    int fd;                 ///< the parent's end of the worker's socket
+    int fd;  ///< the parent's end of the worker's socket
     std::size_t slot = 0;
     bool busy = false;      ///< a point is in flight
     bool done = false;      ///< returned its one point (one_point): takes no more
