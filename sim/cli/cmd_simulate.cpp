@@ -211,8 +211,8 @@ po::options_description simulate_options() {
 
 /// What a run of simulate was asked for.
 struct Request {
-  std::string path, format, trace;
-  std::optional<std::string> profile;
+  std::string path, format;
+  std::optional<std::string> profile, trace;  ///< trace: given, even empty (refused then)
   bool allow_oversubscribed = false;
   ReplayOptions replay;
 };
@@ -237,7 +237,7 @@ int simulate(const Request& q) {
         std::string(kCmd) + ": simulating " + std::to_string(o.scenario.cluster.world_size()) + " GPUs";
     engine::enable_progress(label);                                 // stderr, once the run takes long
     engine::announce_simulation_memory(label, o.scenario.cluster);  // stderr, at once for a large run
-    if (!q.trace.empty() && q.trace != "-") checked_output_path(q.trace, inputs);
+    if (q.trace && *q.trace != "-") checked_output_path(*q.trace, inputs);
   };
   const auto replay = [&](const Scenario& s, const ModelDesc& m, const Profile& p) {
     return simulate_iteration(s, m, p, q.replay);
@@ -254,13 +254,13 @@ int simulate(const Request& q) {
     std::cout << chrome_trace(*o.iteration);
     return kExitOk;
   }
-  if (!q.trace.empty()) write_file_atomic(q.trace, chrome_trace(*o.iteration), inputs);
+  if (q.trace) write_file_atomic(*q.trace, chrome_trace(*o.iteration), inputs);
   if (q.format == "json") {
     std::cout << outcome_json(o) << "\n";
   } else if (q.format == "csv") {
     std::cout << outcome_csv(o);
   } else {
-    std::cout << outcome_table(o, refs, q.trace);
+    std::cout << outcome_table(o, refs, q.trace.value_or(""));
   }
   return kExitOk;
 }

@@ -180,7 +180,7 @@ TEST(ResultRecordJson, WritesOnlyTheFieldsThatAreSetInTheirOrder) {
 
 TEST(ResultRecordJson, FromJsonChecksTheRecord) {
   try {
-    from_json(R"({"index":5,"of":5,"sweep":"s","key":"k","status":"ok"})", "f.jsonl", 9);
+    from_json(R"({"index":5,"of":5,"sweep":"s","key":"k","status":"invalid"})", "f.jsonl", 9);
     FAIL() << "index >= of accepted";
   } catch (const InputError& e) {
     EXPECT_EQ(e.line(), 9);
