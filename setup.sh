@@ -33,7 +33,7 @@ packages=(
   build-essential cmake ninja-build pkg-config git python3
   libsimgrid-dev libyaml-cpp-dev libboost-program-options-dev
   nlohmann-json3-dev libfmt-dev libgtest-dev googletest
-  gnuplot-nox libopenmpi-dev openmpi-bin
+  gnuplot-nox libopenmpi-dev openmpi-bin clang-format
   slurmctld slurmd slurm-client munge chromium
 )
 if ((with_torch)); then packages+=(python3-venv); fi

@@ -85,8 +85,8 @@ struct GemmOperands {
   /// Enqueues one GEMM on the handle's stream.
   void run(cublasHandle_t blas) {
     const float alpha = 1.0f, beta = 0.0f;
-    GW_CHECK(cublasGemmEx(blas, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &alpha, a.get(), t.type, m, b.get(), t.type, k, &beta,
-                          c.get(), t.type, m, t.compute, CUBLAS_GEMM_DEFAULT));
+    GW_CHECK(cublasGemmEx(blas, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &alpha, a.get(), t.type, m, b.get(), t.type, k,
+                          &beta, c.get(), t.type, m, t.compute, CUBLAS_GEMM_DEFAULT));
   }
 };
 
@@ -211,7 +211,8 @@ class CudaBackend final : public Backend {
     GW_CHECK(cudaMemGetInfo(&free_b, &total_b));
     std::size_t want = static_cast<std::size_t>(std::ceil(3.0 * prop_.l2CacheSize / footprint));
     want = std::clamp<std::size_t>(want, 1, 16);
-    want = std::min<std::size_t>(want, std::max<std::size_t>(1, static_cast<std::size_t>(0.25 * static_cast<double>(free_b) / (2 * footprint))));
+    want = std::min<std::size_t>(
+        want, std::max<std::size_t>(1, static_cast<std::size_t>(0.25 * static_cast<double>(free_b) / (2 * footprint))));
     while (inst.size() < want) inst.push_back(gw::kernels::make_cuda_codec(name, n, cfg_, stream_));
     for (auto& c : inst) c->set_input(input.data());
     for (int w = 0; w < std::max(1, warmup); ++w) {
@@ -271,7 +272,8 @@ class CudaBackend final : public Backend {
     src.ensure(0, nb);
     dst.ensure(0, nb);
     GW_CHECK(cudaMemsetAsync(src.get(), 1, nb, stream_));
-    for (int i = 0; i < std::max(1, warmup); ++i) GW_CHECK(cudaMemcpyAsync(dst.get(), src.get(), nb, cudaMemcpyDeviceToDevice, stream_));
+    for (int i = 0; i < std::max(1, warmup); ++i)
+      GW_CHECK(cudaMemcpyAsync(dst.get(), src.get(), nb, cudaMemcpyDeviceToDevice, stream_));
     gw::cuda::EventTimer timer(stream_);
     std::vector<double> out;
     for (int r = 0; r < repeats; ++r) {
@@ -285,11 +287,10 @@ class CudaBackend final : public Backend {
 
   int collective_gpus() override { return devices_; }
 
-  std::vector<double> time_collective(CollectiveOp op, int gpus, double bytes, int warmup,
-                                      int repeats) override {
+  std::vector<double> time_collective(CollectiveOp op, int gpus, double bytes, int warmup, int repeats) override {
     Comms& cm = comms(gpus);
     const auto total = static_cast<std::size_t>(bytes);
-    const std::size_t count = total / 4;                      // fp32 elements of the "size"
+    const std::size_t count = total / 4;  // fp32 elements of the "size"
     for (int r = 0; r < gpus; ++r) {
       cm.send[static_cast<std::size_t>(r)].ensure(r, std::max<std::size_t>(total, 4));
       cm.recv[static_cast<std::size_t>(r)].ensure(r, std::max<std::size_t>(total, 4));
@@ -425,10 +426,10 @@ class CudaBackend final : public Backend {
   cudaDeviceProp prop_{};
   cudaStream_t stream_ = nullptr;
   cublasHandle_t blas_ = nullptr;
-  cudaStream_t gemm_stream_ = nullptr;   ///< interference: GEMMs beside stream_ and NCCL's streams
+  cudaStream_t gemm_stream_ = nullptr;  ///< interference: GEMMs beside stream_ and NCCL's streams
   cublasHandle_t gemm_blas_ = nullptr;
-  std::unique_ptr<GemmOperands> batch_ops_;   ///< the GEMM batches' operands (start_gemm_batch)
-  std::vector<float> input_;                  ///< host_input's last
+  std::unique_ptr<GemmOperands> batch_ops_;  ///< the GEMM batches' operands (start_gemm_batch)
+  std::vector<float> input_;                 ///< host_input's last
   gw::kernels::CodecConfig cfg_{};
   std::map<int, Comms> comms_;
 };

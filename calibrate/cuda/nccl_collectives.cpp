@@ -45,7 +45,7 @@ class NcclCollectives final : public RankCollectives {
   std::vector<double> run(const Command& c) override {
     GW_CHECK(cudaSetDevice(device_));
     const auto total = static_cast<std::size_t>(c.bytes);
-    const std::size_t count = total / 4;   // fp32 elements of the nccl-tests "size"
+    const std::size_t count = total / 4;  // fp32 elements of the nccl-tests "size"
     ensure(std::max<std::size_t>(total, 4));
     auto launch = [&] { detail::launch_nccl(c.op, send_.get(), recv_.get(), count, world_, comm_, stream_); };
     for (int i = 0; i < std::max(1, c.warmup); ++i) launch();
@@ -75,10 +75,11 @@ class NcclCollectives final : public RankCollectives {
     }
     std::vector<std::string> out = {mapping};
     if (!same) out.push_back("warning: the ranks' GPUs are not all of one type; codec and GEMM figures are rank 0's");
-    out.push_back("MPI collectives: one NCCL communicator over all ranks (ncclCommInitRank); per point, after an "
-                  "MPI_Barrier, each rank times the call with CUDA events on its own stream; a repeat's time is the "
-                  "slowest rank's (gathered on rank 0), the point is the median of the repeats. Codecs, GEMM and "
-                  "copy bandwidth are rank 0's GPU only; NCCL_* variables recorded are rank 0's");
+    out.push_back(
+        "MPI collectives: one NCCL communicator over all ranks (ncclCommInitRank); per point, after an "
+        "MPI_Barrier, each rank times the call with CUDA events on its own stream; a repeat's time is the "
+        "slowest rank's (gathered on rank 0), the point is the median of the repeats. Codecs, GEMM and "
+        "copy bandwidth are rank 0's GPU only; NCCL_* variables recorded are rank 0's");
     return out;
   }
 
@@ -101,7 +102,7 @@ class NcclCollectives final : public RankCollectives {
   int device_;
   ncclComm_t comm_ = nullptr;
   cudaStream_t stream_ = nullptr;
-  std::optional<gw::cuda::EventTimer> timer_;   ///< on stream_, made once it exists
+  std::optional<gw::cuda::EventTimer> timer_;  ///< on stream_, made once it exists
   gw::cuda::DeviceBuffer<std::byte> send_, recv_;
   std::vector<std::string> devices_, gpu_names_;
 };

@@ -19,7 +19,8 @@ void launch_mpi(CollectiveOp op, float* send, float* recv, std::size_t count, in
   const std::size_t per_rank =
       collective_info(op).size == SizeConvention::PerRank ? count : count / static_cast<std::size_t>(world);
   if (per_rank > static_cast<std::size_t>(INT_MAX)) {
-    throw std::runtime_error("MPI collective of " + std::to_string(per_rank) + " floats per rank: above MPI's int count");
+    throw std::runtime_error("MPI collective of " + std::to_string(per_rank) +
+                             " floats per rank: above MPI's int count");
   }
   const int n = static_cast<int>(per_rank);
   switch (op) {
@@ -46,7 +47,7 @@ class HostCollectives final : public RankCollectives {
   explicit HostCollectives(const RankPlace& place) : world_(place.world) {}
 
   std::vector<double> run(const Command& c) override {
-    const auto count = static_cast<std::size_t>(c.bytes / 4);   // fp32 elements of the nccl-tests "size"
+    const auto count = static_cast<std::size_t>(c.bytes / 4);  // fp32 elements of the nccl-tests "size"
     if (send_.size() < count) {
       send_.assign(count, 1.0f);
       recv_.assign(count, 0.0f);
@@ -56,7 +57,7 @@ class HostCollectives final : public RankCollectives {
     std::vector<double> out;
     out.reserve(static_cast<std::size_t>(c.repeats));
     for (int i = 0; i < c.repeats; ++i) {
-      GW_MPI(MPI_Barrier(MPI_COMM_WORLD));   // start together, as on the GPU path
+      GW_MPI(MPI_Barrier(MPI_COMM_WORLD));  // start together, as on the GPU path
       const double t0 = MPI_Wtime();
       launch();
       out.push_back(MPI_Wtime() - t0);
@@ -67,11 +68,12 @@ class HostCollectives final : public RankCollectives {
   std::string where() const override { return "CPU"; }
 
   std::vector<std::string> notes() const override {
-    return {"MPI collectives (--device cpu): the MPI library's own MPI_Allreduce, MPI_Allgather, "
-            "MPI_Reduce_scatter_block, MPI_Bcast and MPI_Alltoall over fp32 host buffers (sum), one process per "
-            "rank; per point, after an MPI_Barrier, each rank times the call with MPI_Wtime; a repeat's time is the "
-            "slowest rank's (gathered on rank 0), the point is the median of the repeats. Codecs, GEMM and copy "
-            "bandwidth are rank 0's CPU twins. These fits describe the MPI library on these hosts, not NCCL"};
+    return {
+        "MPI collectives (--device cpu): the MPI library's own MPI_Allreduce, MPI_Allgather, "
+        "MPI_Reduce_scatter_block, MPI_Bcast and MPI_Alltoall over fp32 host buffers (sum), one process per "
+        "rank; per point, after an MPI_Barrier, each rank times the call with MPI_Wtime; a repeat's time is the "
+        "slowest rank's (gathered on rank 0), the point is the median of the repeats. Codecs, GEMM and copy "
+        "bandwidth are rank 0's CPU twins. These fits describe the MPI library on these hosts, not NCCL"};
   }
 
  private:

@@ -22,7 +22,7 @@ void check_mpi(int rc, const char* what, const char* file, int line);
 /// Where this rank runs: its rank, the world size, its node's ranks.
 struct RankPlace {
   int rank = 0, world = 1, local_rank = 0, local_size = 1;
-  std::string host;   ///< MPI_Get_processor_name
+  std::string host;  ///< MPI_Get_processor_name
 };
 
 /// One rank's side of the collectives rank 0 asks for.

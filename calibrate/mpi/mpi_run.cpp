@@ -77,15 +77,14 @@ class RootBackend final : public Backend {
   int collective_gpus() override;
   std::vector<int> collective_gpu_counts() override;
   int collective_nodes(int gpus) override;
-  std::vector<double> time_collective(CollectiveOp op, int gpus, double bytes, int warmup,
-                                      int repeats) override;
+  std::vector<double> time_collective(CollectiveOp op, int gpus, double bytes, int warmup, int repeats) override;
   std::map<std::string, std::string> nccl_env() override { return local_->nccl_env(); }
   std::vector<std::string> run_notes() override;
 
  private:
   MpiRunImpl& run_;
   std::unique_ptr<Backend> local_;
-  std::map<std::string, std::pair<double, double>> imbalance_;   ///< op -> (bytes, median imbalance) at the largest size
+  std::map<std::string, std::pair<double, double>> imbalance_;  ///< op -> (bytes, median imbalance) at the largest size
 };
 
 std::string trimmed_first_line(const char* s, int len) {
@@ -107,7 +106,7 @@ void broadcast_command(std::array<double, ranks::kCommandDoubles>& msg, bool roo
     GW_MPI(MPI_Wait(&req, MPI_STATUS_IGNORE));
     return;
   }
-  const timespec nap{0, 200'000};   // 0.2 ms
+  const timespec nap{0, 200'000};  // 0.2 ms
   for (int done = 0;;) {
     GW_MPI(MPI_Test(&req, &done, MPI_STATUS_IGNORE));
     if (done) return;
@@ -204,7 +203,7 @@ class MpiRunImpl final : public MpiRun {
   [[noreturn]] void abort(int code) override {
     std::fflush(stderr);
     MPI_Abort(MPI_COMM_WORLD, code);
-    std::_Exit(code);   // MPI_Abort does not return; in case an implementation does
+    std::_Exit(code);  // MPI_Abort does not return; in case an implementation does
   }
 
   [[noreturn]] void fail_in_collective(const std::exception& e) {
@@ -242,14 +241,15 @@ class MpiRunImpl final : public MpiRun {
     MPI_Get_version(&major, &minor);
     out.push_back("MPI: " + trimmed_first_line(lib, len) + " (MPI standard " + std::to_string(major) + "." +
                   std::to_string(minor) + ")");
-    out.push_back("MPI run (--mpi --device " + device_ + "): " + std::to_string(place_.world) + (place_.world == 1 ? " rank, " : " ranks, ") +
+    out.push_back("MPI run (--mpi --device " + device_ + "): " + std::to_string(place_.world) +
+                  (place_.world == 1 ? " rank, " : " ranks, ") +
                   (device_ == "cpu" ? "one process each" : "one GPU each (the local rank)") + ", on " +
                   ranks::hosts_summary(hosts_));
     for (auto& n : coll_->notes()) out.push_back(std::move(n));
     if (place_.world < 2) {
-      out.push_back("MPI job of 1 rank: no collectives (start one rank per " +
-                    std::string(device_ == "cpu" ? "process, e.g. mpirun -np 4" : "GPU, e.g. mpirun -np 16 -npernode 8") +
-                    ")");
+      out.push_back(
+          "MPI job of 1 rank: no collectives (start one rank per " +
+          std::string(device_ == "cpu" ? "process, e.g. mpirun -np 4" : "GPU, e.g. mpirun -np 16 -npernode 8") + ")");
     }
     return out;
   }
@@ -278,8 +278,7 @@ std::vector<int> RootBackend::collective_gpu_counts() {
 
 int RootBackend::collective_nodes(int) { return run_.nodes(); }
 
-std::vector<double> RootBackend::time_collective(CollectiveOp op, int gpus, double bytes, int warmup,
-                                                 int repeats) {
+std::vector<double> RootBackend::time_collective(CollectiveOp op, int gpus, double bytes, int warmup, int repeats) {
   if (gpus != run_.world_size()) {
     throw std::logic_error("MPI run: collectives are measured over all " + std::to_string(run_.world_size()) +
                            " ranks, not " + std::to_string(gpus));
@@ -297,8 +296,7 @@ std::vector<double> RootBackend::time_collective(CollectiveOp op, int gpus, doub
   return out;
 }
 
-std::unique_ptr<GemmBatch> RootBackend::start_gemm_batch(const std::string& precision, int m, int n, int k,
-                                                         int count) {
+std::unique_ptr<GemmBatch> RootBackend::start_gemm_batch(const std::string& precision, int m, int n, int k, int count) {
   // The CPU backend's batch is a thread; a CUDA batch is a stream.
   if (run_.device() == "cpu" && !run_.threads_allowed()) {
     throw std::runtime_error("the MPI library gives no MPI_THREAD_FUNNELED, so no GEMM thread may run beside it");

@@ -22,7 +22,6 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
-
 std::string cpu_model() {
   std::ifstream in("/proc/cpuinfo");
   for (std::string line; std::getline(in, line);) {
@@ -53,8 +52,12 @@ std::atomic<float> g_sink{0};
 class CpuGemm {
  public:
   CpuGemm(int m, int n, int k)
-      : M_(static_cast<std::size_t>(m)), N_(static_cast<std::size_t>(n)), K_(static_cast<std::size_t>(k)),
-        a_(random_gradient(M_ * K_, 1)), b_(random_gradient(K_ * N_, 2)), c_(M_ * N_) {}
+      : M_(static_cast<std::size_t>(m)),
+        N_(static_cast<std::size_t>(n)),
+        K_(static_cast<std::size_t>(k)),
+        a_(random_gradient(M_ * K_, 1)),
+        b_(random_gradient(K_ * N_, 2)),
+        c_(M_ * N_) {}
   void run() {
     std::fill(c_.begin(), c_.end(), 0.0f);
     constexpr std::size_t kb = 64;

@@ -111,7 +111,7 @@ std::vector<GemmShape> zoo_shapes(int m, int max_shapes, std::string* source) {
         if (t.shape.size() < 2) continue;
         std::int64_t n = t.shape[0], k = 1;
         for (std::size_t i = 1; i < t.shape.size(); ++i) k *= t.shape[i];
-        if (n < 64 || k < 64 || n > 16384 || k > 16384) continue;   // skip embeddings / tiny layers
+        if (n < 64 || k < 64 || n > 16384 || k > 16384) continue;  // skip embeddings / tiny layers
         if (seen.insert({n, k}).second) {
           shapes.push_back({m, static_cast<int>(n), static_cast<int>(k), std::string(model) + ":" + t.name});
         }
@@ -134,7 +134,8 @@ std::vector<GemmShape> zoo_shapes(int m, int max_shapes, std::string* source) {
   if (static_cast<int>(shapes.size()) > max_shapes) {
     std::vector<GemmShape> pick;
     for (int i = 0; i < max_shapes; ++i) {
-      pick.push_back(shapes[static_cast<std::size_t>(i) * (shapes.size() - 1) / static_cast<std::size_t>(max_shapes - 1)]);
+      pick.push_back(
+          shapes[static_cast<std::size_t>(i) * (shapes.size() - 1) / static_cast<std::size_t>(max_shapes - 1)]);
     }
     shapes = pick;
   }
@@ -144,11 +145,11 @@ std::vector<GemmShape> zoo_shapes(int m, int max_shapes, std::string* source) {
 /// The settings of one run: explicit options or the device's defaults.
 struct Settings {
   bool gpu = false;
-  double budget = 0;      ///< s
+  double budget = 0;  ///< s
   int repeats = 0;
   int warmup = 0;
-  std::vector<double> sizes;   ///< codec sizes, elements
-  std::vector<double> col_sizes;   ///< collective sizes, bytes
+  std::vector<double> sizes;      ///< codec sizes, elements
+  std::vector<double> col_sizes;  ///< collective sizes, bytes
 };
 
 Settings settings(const Options& opt) {
@@ -163,7 +164,8 @@ Settings settings(const Options& opt) {
   s.sizes = opt.sizes;
   if (s.sizes.empty()) {
     // 2^10 .. 2^28 elements on a GPU, 2^10 .. 2^18 on the CPU (x4 steps when quick).
-    s.sizes = codec_sizes(gpu ? (opt.quick ? "4KiB:64MiB:4" : "4KiB:1GiB") : (opt.quick ? "4KiB:256KiB:4" : "4KiB:1MiB"));
+    s.sizes =
+        codec_sizes(gpu ? (opt.quick ? "4KiB:64MiB:4" : "4KiB:1GiB") : (opt.quick ? "4KiB:256KiB:4" : "4KiB:1MiB"));
   }
   s.col_sizes = opt.collective_sizes;
   if (s.col_sizes.empty()) {
@@ -195,12 +197,13 @@ Profile profile_header(const Options& opt, Backend& backend, const Settings& s, 
   p.references = {"measured with gradwire calibrate (docs/calibrate.md)"};
   p.nccl_env = backend.nccl_env();
   if (!s.gpu) {
-    p.notes.push_back(std::string("CPU mode (--device cpu): codec costs are the CPU twins timed on the host (std::chrono), "
-                                  "not GPU kernels; GEMM throughput is a simple blocked fp32 CPU GEMM; copy bandwidth is "
-                                  "memcpy; ") +
-                      (opt.mpi ? "collectives are the MPI library's own between the ranks' processes (--mpi), not NCCL. "
-                               : "no collectives. ") +
-                      "For exercising the tool, not for predictions.");
+    p.notes.push_back(
+        std::string("CPU mode (--device cpu): codec costs are the CPU twins timed on the host (std::chrono), "
+                    "not GPU kernels; GEMM throughput is a simple blocked fp32 CPU GEMM; copy bandwidth is "
+                    "memcpy; ") +
+        (opt.mpi ? "collectives are the MPI library's own between the ranks' processes (--mpi), not NCCL. "
+                 : "no collectives. ") +
+        "For exercising the tool, not for predictions.");
   }
   std::ostringstream cfg;
   cfg << "settings: repeats " << s.repeats << ", warm-up " << s.warmup << ", budget " << s.budget << " s, codec sizes "
@@ -221,7 +224,9 @@ double interference_share(const Settings& s) { return s.gpu ? 0.10 : 0.15; }
 /// table the backend has (a note for each it lacks).
 std::vector<std::string> choose_codecs(const Options& opt, Backend& backend, Profile& p) {
   const std::vector<std::string> available = backend.codec_names();
-  const auto has = [&](const std::string& c) { return std::find(available.begin(), available.end(), c) != available.end(); };
+  const auto has = [&](const std::string& c) {
+    return std::find(available.begin(), available.end(), c) != available.end();
+  };
   std::vector<std::string> codecs;
   if (opt.codecs.empty()) {
     for (const auto& c : compressor_codec_names()) {
@@ -245,7 +250,9 @@ std::string held_out_note(const std::string& name, const CodecCost& cost) {
   os.precision(3);
   const auto enc = fit::held_out_rel_errors(cost.encode_points);
   const auto dec = fit::held_out_rel_errors(cost.decode_points);
-  const auto worst = [](const std::vector<double>& v) { return v.empty() ? 0.0 : *std::max_element(v.begin(), v.end()); };
+  const auto worst = [](const std::vector<double>& v) {
+    return v.empty() ? 0.0 : *std::max_element(v.begin(), v.end());
+  };
   os << "codec " << name << ": held-out (leave-one-out) prediction error, median / max: encode "
      << 100 * fit::median(enc) << "% / " << 100 * worst(enc) << "%, decode " << 100 * fit::median(dec) << "% / "
      << 100 * worst(dec) << "%";
@@ -336,8 +343,8 @@ CodecCost measure_codec(const std::string& name, const Settings& s, double share
   return cost;
 }
 
-void measure_codecs(const Options& opt, const Settings& s, const DeviceInfo& info, Backend& backend,
-                    Progress& progress, Profile& p) {
+void measure_codecs(const Options& opt, const Settings& s, const DeviceInfo& info, Backend& backend, Progress& progress,
+                    Profile& p) {
   const double codec_budget = s.budget * (s.gpu ? 0.55 : kCpuCodecShare);
   const std::vector<std::string> codecs = choose_codecs(opt, backend, p);
   progress.phase("codecs: " + std::to_string(codecs.size()) + " x " + std::to_string(s.sizes.size()) + " sizes on " +
@@ -361,7 +368,8 @@ bool measure_gemm(const std::string& prec, const std::vector<GemmShape>& shapes,
   try {
     for (const auto& sh : shapes) {
       if (progress.elapsed() > gemm_end && !pts.empty()) break;
-      progress.step("gemm " + prec + " " + std::to_string(sh.m) + "x" + std::to_string(sh.n) + "x" + std::to_string(sh.k));
+      progress.step("gemm " + prec + " " + std::to_string(sh.m) + "x" + std::to_string(sh.n) + "x" +
+                    std::to_string(sh.k));
       const double flops = 2.0 * sh.m * sh.n * sh.k;
       auto samples = backend.time_gemm(prec, sh.m, sh.n, sh.k, s.warmup, std::max(3, s.repeats / 2));
       CurvePoint cp = point(flops, samples);
@@ -413,12 +421,12 @@ void measure_compute(const Options& opt, const Settings& s, Backend& backend, Pr
 struct InterferenceSetup {
   std::string precision;
   GemmShape shape;
-  int count = 0;                 ///< GEMMs per batch
-  double target = 0;             ///< s, the batch's intended length
+  int count = 0;      ///< GEMMs per batch
+  double target = 0;  ///< s, the batch's intended length
   std::size_t codec_elements = 0;
-  double collective_bytes = 0;   ///< all-reduce size (nccl-tests "size")
+  double collective_bytes = 0;  ///< all-reduce size (nccl-tests "size")
   int rounds = 0;
-  int codec_repeats = 0;         ///< codec calls per timed loop alone
+  int codec_repeats = 0;  ///< codec calls per timed loop alone
 };
 
 /// How many times longer the work it keeps busy runs than the batch (or the
@@ -468,8 +476,7 @@ std::pair<double, double> codec_round(const std::string& codec, const Interferen
   std::vector<double> enc, dec;
   // The codec alone, and how long its timed loop takes on the clock.
   Clock::time_point loop_start;
-  backend.time_codec(codec, u.codec_elements, s.warmup, u.codec_repeats, enc, dec,
-                     [&] { loop_start = Clock::now(); });
+  backend.time_codec(codec, u.codec_elements, s.warmup, u.codec_repeats, enc, dec, [&] { loop_start = Clock::now(); });
   const double codec_alone = fit::median(per_call(enc, dec));
   // The loop's length: its clock time, which includes each call's launch and
   // wait, and at least the calls' own times.
@@ -497,8 +504,8 @@ std::pair<double, double> codec_round(const std::string& codec, const Interferen
 
 /// One round beside NCCL's all-reduce over `gpus`: GEMM beside / alone.
 double collective_round(int gpus, const InterferenceSetup& u, const Settings& s, Backend& backend) {
-  const double one = fit::median(backend.time_collective(CollectiveOp::AllReduce, gpus, u.collective_bytes, s.warmup,
-                                                         std::max(3, s.repeats / 4)));
+  const double one = fit::median(
+      backend.time_collective(CollectiveOp::AllReduce, gpus, u.collective_bytes, s.warmup, std::max(3, s.repeats / 4)));
   const double gemm_alone = batch_alone(backend, u);
   const int calls = calls_to_cover(gemm_alone, one);
   auto batch = backend.start_gemm_batch(u.precision, u.shape.m, u.shape.n, u.shape.k, u.count);
@@ -517,7 +524,7 @@ InterferenceSetup interference_setup(const Settings& s, Backend& backend, const 
   u.collective_bytes = s.gpu ? 64.0 * 1048576 : 4.0 * 1048576;
   u.rounds = 3;
   u.codec_repeats = s.gpu ? 20 : 10;
-  backend.start_gemm_batch(u.precision, u.shape.m, u.shape.n, u.shape.k, 1)->wait();   // warm-up
+  backend.start_gemm_batch(u.precision, u.shape.m, u.shape.n, u.shape.k, 1)->wait();  // warm-up
   const double one = backend.start_gemm_batch(u.precision, u.shape.m, u.shape.n, u.shape.k, 1)->wait();
   u.count = std::clamp(static_cast<int>(std::ceil(u.target / std::max(one, 1e-9))), 2, 100000);
   return u;
@@ -529,8 +536,9 @@ std::string interference_what(const InterferenceSetup& u, int gpus, bool gpu) {
      << " in batches of " << u.count << " (about " << static_cast<int>(1000 * u.target + 0.5) << " ms) on "
      << (gpu ? "a stream" : "a thread") << " of their own, beside each codec's encode and decode at "
      << size_label(static_cast<double>(u.codec_elements)) << " elements";
-  if (gpus >= 2) os << " and beside " << units::format_size(u.collective_bytes) << " all-reduces on " << gpus
-                    << (gpu ? " GPUs" : " ranks");
+  if (gpus >= 2)
+    os << " and beside " << units::format_size(u.collective_bytes) << " all-reduces on " << gpus
+       << (gpu ? " GPUs" : " ranks");
   os << "; each figure is the median over " << u.rounds << " rounds of (time beside / time alone) - 1";
   return os.str();
 }
@@ -562,8 +570,8 @@ void measure_interference(const Settings& s, Backend& backend, Progress& progres
   }
   std::vector<double> compute_fs, codec_fs;
   for (const std::string& codec : compressor_codec_names()) {
-    if (!p.codecs.count(codec)) continue;   // not measured above: nothing to run beside
-    if (!compute_fs.empty() && progress.elapsed() > end) {   // at least one codec, as the codec phase
+    if (!p.codecs.count(codec)) continue;                   // not measured above: nothing to run beside
+    if (!compute_fs.empty() && progress.elapsed() > end) {  // at least one codec, as the codec phase
       p.notes.push_back("interference beside " + codec + " not measured (time budget)");
       continue;
     }
@@ -602,8 +610,8 @@ std::string where(Backend& backend, int g, const Settings& s) {
 
 /// One op at g GPUs over the sizes (bytes) until `col_end`; adds the fit
 /// and its note to the profile, or a note saying why there is none.
-void measure_collective(CollectiveOp op, int g, const std::vector<double>& col_sizes, double col_end,
-                        const Settings& s, Backend& backend, Progress& progress, Profile& p) {
+void measure_collective(CollectiveOp op, int g, const std::vector<double>& col_sizes, double col_end, const Settings& s,
+                        Backend& backend, Progress& progress, Profile& p) {
   const std::string name = to_string(op);
   CollectiveCost cc;
   cc.op = op;
@@ -638,7 +646,8 @@ void measure_collective(CollectiveOp op, int g, const std::vector<double>& col_s
   }
   // A fit the loader would refuse (times that barely grow give an absurd
   // bandwidth) is left out with a note; the rest of the profile stands.
-  if (!(cc.fit.alpha <= kMaxCollectiveAlpha && cc.fit.beta >= kMinCollectiveBeta && cc.fit.beta <= kMaxCollectiveBeta)) {
+  if (!(cc.fit.alpha <= kMaxCollectiveAlpha && cc.fit.beta >= kMinCollectiveBeta &&
+        cc.fit.beta <= kMaxCollectiveBeta)) {
     std::ostringstream why;
     why << name << " on " << where(backend, g, s) << ": no alpha-beta fit (alpha " << cc.fit.alpha << " s, beta "
         << cc.fit.beta << " B/s: outside the plausible range, alpha <= " << kMaxCollectiveAlpha << " s, beta in ["
@@ -660,7 +669,7 @@ void measure_collective(CollectiveOp op, int g, const std::vector<double>& col_s
 void measure_collectives(const Options& opt, const Settings& s, Backend& backend, Progress& progress, Profile& p) {
   const std::vector<int> gpu_counts = backend.collective_gpu_counts();
   if (gpu_counts.empty()) {
-    if (opt.mpi) return;   // an MPI job of 1 rank: the run's own notes say so
+    if (opt.mpi) return;  // an MPI job of 1 rank: the run's own notes say so
     const int gpus_max = backend.collective_gpus();
     p.notes.push_back(s.gpu ? "multi-GPU collectives not measured: " + std::to_string(gpus_max) + " GPU visible"
                             : "collectives not measured: CPU mode has no NCCL (--mpi under mpirun times MPI's own)");
@@ -672,8 +681,9 @@ void measure_collectives(const Options& opt, const Settings& s, Backend& backend
   }
   const std::vector<double>& col_sizes = s.col_sizes;
   progress.phase("collectives: " + std::to_string(ops.size()) + " ops on " +
-                 (gpu_counts.size() == 1 ? where(backend, gpu_counts.front(), s)
-                                         : std::to_string(gpu_counts.front()) + ".." + where(backend, gpu_counts.back(), s)));
+                 (gpu_counts.size() == 1
+                      ? where(backend, gpu_counts.front(), s)
+                      : std::to_string(gpu_counts.front()) + ".." + where(backend, gpu_counts.back(), s)));
   const double col_end = s.budget * 0.97;
   for (int g : gpu_counts) {
     for (CollectiveOp op : ops) measure_collective(op, g, col_sizes, col_end, s, backend, progress, p);
@@ -694,7 +704,8 @@ std::vector<double> codec_sizes(const std::string& bytes_spec) {
   for (double b : *bytes) {
     const double n = b / kElementBytes;
     if (n != std::floor(n)) {
-      throw std::invalid_argument("--sizes: " + units::format_size(b) + " (" + std::to_string(static_cast<long long>(b)) +
+      throw std::invalid_argument("--sizes: " + units::format_size(b) + " (" +
+                                  std::to_string(static_cast<long long>(b)) +
                                   " B) is not a whole number of 4-byte fp32 elements");
     }
     if (n > 1e12) throw std::invalid_argument("--sizes: more than 10^12 elements (" + units::format_size(b) + ")");

@@ -51,7 +51,8 @@ std::vector<double> rank_imbalance(const std::vector<double>& gathered, int rank
   for (int i = 0; i < repeats; ++i) {
     double lo = gathered[static_cast<std::size_t>(i)], hi = lo;
     for (int r = 1; r < ranks; ++r) {
-      const double t = gathered[static_cast<std::size_t>(r) * static_cast<std::size_t>(repeats) + static_cast<std::size_t>(i)];
+      const double t =
+          gathered[static_cast<std::size_t>(r) * static_cast<std::size_t>(repeats) + static_cast<std::size_t>(i)];
       lo = std::min(lo, t);
       hi = std::max(hi, t);
     }
@@ -96,10 +97,9 @@ int local_device(int local_rank, int local_size, int visible_gpus, const std::st
   if (visible_gpus < 1) throw std::runtime_error("no CUDA GPU visible to this rank");
   if (visible_gpus == 1) return 0;
   if (local_size > visible_gpus) {
-    throw std::runtime_error("host " + host + " runs " + std::to_string(local_size) + " ranks but has " +
-                             std::to_string(visible_gpus) +
-                             " GPUs visible: start one rank per GPU (e.g. mpirun -npernode " +
-                             std::to_string(visible_gpus) + ")");
+    throw std::runtime_error(
+        "host " + host + " runs " + std::to_string(local_size) + " ranks but has " + std::to_string(visible_gpus) +
+        " GPUs visible: start one rank per GPU (e.g. mpirun -npernode " + std::to_string(visible_gpus) + ")");
   }
   return local_rank;
 }
@@ -127,12 +127,15 @@ Command decode(const std::array<double, kCommandDoubles>& d) {
   };
   Command c;
   c.kind = static_cast<Command::Kind>(whole(d[0], 0, 2));
-  c.op = collective_ops().at(static_cast<std::size_t>(whole(d[1], 0, static_cast<double>(collective_ops().size() - 1)))).op;
+  c.op = collective_ops()
+             .at(static_cast<std::size_t>(whole(d[1], 0, static_cast<double>(collective_ops().size() - 1))))
+             .op;
   if (!(d[2] >= 0 && d[2] <= 1e15)) throw std::runtime_error("malformed calibration command from rank 0");
   c.bytes = d[2];
   c.warmup = whole(d[3], 0, 1e6);
   c.repeats = whole(d[4], 0, 1e6);
-  if (c.kind == Command::kCollective && c.repeats < 1) throw std::runtime_error("malformed calibration command from rank 0");
+  if (c.kind == Command::kCollective && c.repeats < 1)
+    throw std::runtime_error("malformed calibration command from rank 0");
   return c;
 }
 

@@ -45,8 +45,8 @@
 
 namespace {
 
-using gw::kernels::Codec;
 using gw::cuda::EventTimer;
+using gw::kernels::Codec;
 using gw::kernels::CodecConfig;
 
 struct Options {
@@ -74,8 +74,8 @@ struct Record {
   int runs = 0;
   double median_ms = 0, traffic_bytes = 0, copy_gbps = 0;
   std::size_t wire_bytes = 0;
-  std::string ref;      // same-traffic reference ("" = none)
-  double ref_gbps = 0;  // its bandwidth
+  std::string ref;         // same-traffic reference ("" = none)
+  double ref_gbps = 0;     // its bandwidth
   double baseline_ms = 0;  // 0 = none
   std::string baseline;
 
@@ -83,9 +83,15 @@ struct Record {
   double fraction() const { return copy_gbps > 0 ? gbps() / copy_gbps : 0; }
   double fraction_of_ref() const { return ref_gbps > 0 ? gbps() / ref_gbps : 0; }
   nlohmann::json json() const {
-    nlohmann::json j = {{"kernel", kernel}, {"op", op}, {"n", n}, {"runs", runs},
-                        {"median_ms", median_ms}, {"traffic_bytes", traffic_bytes},
-                        {"wire_bytes", wire_bytes}, {"gbps", gbps()}, {"copy_gbps", copy_gbps},
+    nlohmann::json j = {{"kernel", kernel},
+                        {"op", op},
+                        {"n", n},
+                        {"runs", runs},
+                        {"median_ms", median_ms},
+                        {"traffic_bytes", traffic_bytes},
+                        {"wire_bytes", wire_bytes},
+                        {"gbps", gbps()},
+                        {"copy_gbps", copy_gbps},
                         {"fraction_of_copy", fraction()}};
     if (ref_gbps > 0) {
       j["reference"] = ref;
@@ -101,12 +107,12 @@ struct Record {
   }
 };
 
-
 std::vector<std::string> split(const std::string& s) {
   std::vector<std::string> out;
   std::stringstream ss(s);
   std::string item;
-  while (std::getline(ss, item, ',')) if (!item.empty()) out.push_back(item);
+  while (std::getline(ss, item, ','))
+    if (!item.empty()) out.push_back(item);
   return out;
 }
 
@@ -127,8 +133,8 @@ std::optional<Options> parse(int argc, char** argv) {
   Options o;
   std::string sizes = "2^20,2^26", codecs;
   po::options_description d("usage: gw_kernels_bench [options]");
-  d.add_options()("help,h", "this help")(
-      "sizes", po::value(&sizes)->default_value(sizes), "element counts, comma-separated: N, 2^K or 2^K+M")(
+  d.add_options()("help,h", "this help")("sizes", po::value(&sizes)->default_value(sizes),
+                                         "element counts, comma-separated: N, 2^K or 2^K+M")(
       "codecs", po::value(&codecs), "codecs to time, comma-separated (default: every registered one)")(
       "runs", po::value(&o.runs)->default_value(o.runs), "timed runs per kernel and size (>= 20)")(
       "warmup", po::value(&o.warmup)->default_value(o.warmup), "untimed runs before them (>= 1)")(
@@ -169,8 +175,8 @@ Baselines load_baselines(const std::string& path) {
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     try {
       const auto j = nlohmann::json::parse(line);
-      out[{j.at("kernel").get<std::string>(), j.at("op").get<std::string>(), j.at("n").get<std::size_t>()}] =
-          {j.value("baseline", std::string("baseline")), j.at("median_ms").get<double>()};
+      out[{j.at("kernel").get<std::string>(), j.at("op").get<std::string>(), j.at("n").get<std::size_t>()}] = {
+          j.value("baseline", std::string("baseline")), j.at("median_ms").get<double>()};
     } catch (const std::exception& e) {
       std::cerr << "warning: " << path << ":" << lineno << ": skipped (" << e.what() << ")\n";
     }
@@ -179,19 +185,18 @@ Baselines load_baselines(const std::string& path) {
 }
 
 void print_header() {
-  std::printf("%-14s %-6s %11s %5s %11s %13s %11s %10s %10s %8s %-10s %7s %10s\n", "kernel", "op", "n",
-              "runs", "median(us)", "traffic(B)", "wire(B)", "bw(GB/s)", "copy(GB/s)", "of_copy", "ref",
-              "of_ref", "baseline/us");
+  std::printf("%-14s %-6s %11s %5s %11s %13s %11s %10s %10s %8s %-10s %7s %10s\n", "kernel", "op", "n", "runs",
+              "median(us)", "traffic(B)", "wire(B)", "bw(GB/s)", "copy(GB/s)", "of_copy", "ref", "of_ref",
+              "baseline/us");
 }
 
 void print_row(const Record& r) {
   char ratio[32] = "-", of_ref[32] = "-";
   if (r.baseline_ms > 0) std::snprintf(ratio, sizeof ratio, "%.2fx", r.baseline_ms / r.median_ms);
   if (r.ref_gbps > 0) std::snprintf(of_ref, sizeof of_ref, "%.1f%%", 100 * r.fraction_of_ref());
-  std::printf("%-14s %-6s %11zu %5d %11.2f %13.0f %11zu %10.1f %10.1f %7.1f%% %-10s %7s %10s\n",
-              r.kernel.c_str(), r.op.c_str(), r.n, r.runs, r.median_ms * 1e3, r.traffic_bytes,
-              r.wire_bytes, r.gbps(), r.copy_gbps, 100 * r.fraction(), r.ref.empty() ? "-" : r.ref.c_str(),
-              of_ref, ratio);
+  std::printf("%-14s %-6s %11zu %5d %11.2f %13.0f %11zu %10.1f %10.1f %7.1f%% %-10s %7s %10s\n", r.kernel.c_str(),
+              r.op.c_str(), r.n, r.runs, r.median_ms * 1e3, r.traffic_bytes, r.wire_bytes, r.gbps(), r.copy_gbps,
+              100 * r.fraction(), r.ref.empty() ? "-" : r.ref.c_str(), of_ref, ratio);
   std::fflush(stdout);
 }
 
@@ -210,9 +215,8 @@ struct References {
 
 /// Times the reference kernels over n floats' worth of 16-byte units (and
 /// cudaMemsetAsync), checks each one's output, prints them and appends JSON.
-References measure_references(std::size_t n, const std::vector<float>& host, const Options& o,
-                              cudaStream_t stream, EventTimer& timer, double copy_gbps,
-                              std::string& json) {
+References measure_references(std::size_t n, const std::vector<float>& host, const Options& o, cudaStream_t stream,
+                              EventTimer& timer, double copy_gbps, std::string& json) {
   namespace gb = gw::kernels::bench;
   References refs;
   const std::size_t units = n / 4;  // 16-byte units
@@ -243,9 +247,7 @@ References measure_references(std::size_t n, const std::vector<float>& host, con
   };
   const double w = static_cast<double>(bytes);
   {
-    const double ms = timer.median_ms(o.warmup, o.runs, [&] {
-      GW_CHECK(cudaMemsetAsync(out, 0x5a, bytes, stream));
-    });
+    const double ms = timer.median_ms(o.warmup, o.runs, [&] { GW_CHECK(cudaMemsetAsync(out, 0x5a, bytes, stream)); });
     fetch();
     for (const auto v : out_h) {
       if (v != 0x5a5a5a5aU) throw std::runtime_error("reference memset: wrong output");
@@ -253,9 +255,7 @@ References measure_references(std::size_t n, const std::vector<float>& host, con
     refs.write_gbps = std::max(refs.write_gbps, emit("memset", 0, w, ms));
   }
   for (const bool cs : {false, true}) {
-    const double ms = timer.median_ms(o.warmup, o.runs, [&] {
-      GW_CHECK(gb::write_reference(out, units, cs, stream));
-    });
+    const double ms = timer.median_ms(o.warmup, o.runs, [&] { GW_CHECK(gb::write_reference(out, units, cs, stream)); });
     fetch();
     for (std::size_t i = 0; i < out_h.size(); ++i) {
       if (out_h[i] != static_cast<std::uint32_t>(i / 4)) throw std::runtime_error("reference write: wrong output");
@@ -264,9 +264,8 @@ References measure_references(std::size_t n, const std::vector<float>& host, con
   }
   for (int s = 0; s <= gb::kMaxExpandShift; ++s) {
     for (const bool cs : {false, true}) {
-      const double ms = timer.median_ms(o.warmup, o.runs, [&] {
-        GW_CHECK(gb::expand_reference(in, out, units, s, cs, stream));
-      });
+      const double ms =
+          timer.median_ms(o.warmup, o.runs, [&] { GW_CHECK(gb::expand_reference(in, out, units, s, cs, stream)); });
       fetch();
       for (std::size_t i = 0; i < out_h.size(); ++i) {
         if (out_h[i] != in_h[4 * ((i / 4) >> s) + i % 4]) {

@@ -40,7 +40,6 @@ namespace {
 using namespace gw::kernels;
 using gw::cuda::DeviceBuffer;
 
-
 struct Options {
   std::size_t n = std::size_t{1} << 26;
   double ratio = 0.01;
@@ -72,8 +71,8 @@ std::optional<Options> parse(int argc, char** argv) {
 }
 
 /// (kernel, op, n) -> list of (baseline name, median ms), from JSON lines.
-using Baselines = std::map<std::tuple<std::string, std::string, std::size_t>,
-                           std::vector<std::pair<std::string, double>>>;
+using Baselines =
+    std::map<std::tuple<std::string, std::string, std::size_t>, std::vector<std::pair<std::string, double>>>;
 
 Baselines load_baselines(const std::string& path) {
   Baselines out;
@@ -84,9 +83,8 @@ Baselines load_baselines(const std::string& path) {
   while (std::getline(in, line)) {
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     const auto j = nlohmann::json::parse(line);
-    out[{j.at("kernel").get<std::string>(), j.at("op").get<std::string>(),
-         j.at("n").get<std::size_t>()}]
-        .emplace_back(j.value("baseline", std::string("baseline")), j.at("median_ms").get<double>());
+    out[{j.at("kernel").get<std::string>(), j.at("op").get<std::string>(), j.at("n").get<std::size_t>()}].emplace_back(
+        j.value("baseline", std::string("baseline")), j.at("median_ms").get<double>());
   }
   return out;
 }
@@ -109,17 +107,15 @@ struct Reporter {
   const Baselines& baselines;
   int runs;
   std::string json;
-  void row(const std::string& kernel, const std::string& op, std::size_t n, double ms,
-           const std::string& note = "") {
+  void row(const std::string& kernel, const std::string& op, std::size_t n, double ms, const std::string& note = "") {
     nlohmann::json j = {{"kernel", kernel}, {"op", op}, {"n", n}, {"runs", runs}, {"median_ms", ms}};
     if (!note.empty()) j["note"] = note;
-    std::printf("%-9s %-26s %11zu %12.2f  %s\n", kernel.c_str(), op.c_str(), n, ms * 1e3,
-                note.c_str());
+    std::printf("%-9s %-26s %11zu %12.2f  %s\n", kernel.c_str(), op.c_str(), n, ms * 1e3, note.c_str());
     if (const auto it = baselines.find({kernel, op, n}); it != baselines.end()) {
       nlohmann::json ratios = nlohmann::json::array();
       for (const auto& [name, base_ms] : it->second) {
-        std::printf("%-9s %-26s %11s %12.2f  %s: ratio %.2fx (baseline / ours)\n", "", "", "",
-                    base_ms * 1e3, name.c_str(), base_ms / ms);
+        std::printf("%-9s %-26s %11s %12.2f  %s: ratio %.2fx (baseline / ours)\n", "", "", "", base_ms * 1e3,
+                    name.c_str(), base_ms / ms);
         ratios.push_back({{"baseline", name}, {"baseline_ms", base_ms}, {"ratio", base_ms / ms}});
       }
       j["baselines"] = ratios;
@@ -131,8 +127,8 @@ struct Reporter {
 
 void bench_topk(const Options& o, cudaStream_t stream, Timer& timer, Reporter& rep) {
   const std::size_t n = o.n;
-  const std::size_t k = std::clamp<std::size_t>(
-      static_cast<std::size_t>(std::ceil(o.ratio * static_cast<double>(n))), 1, n);
+  const std::size_t k =
+      std::clamp<std::size_t>(static_cast<std::size_t>(std::ceil(o.ratio * static_cast<double>(n))), 1, n);
   std::vector<float> host(n);
   std::mt19937 gen(12345);
   std::normal_distribution<float> normal(0.0f, 1.0f);
@@ -146,28 +142,23 @@ void bench_topk(const Options& o, cudaStream_t stream, Timer& timer, Reporter& r
   std::int32_t* indices = indices_buf.get();
   void *ws = ws_buf.get(), *sort_ws = sort_ws_buf.get();
   GW_CHECK(cudaMemcpy(x, host.data(), n * sizeof(float), cudaMemcpyHostToDevice));
-  std::printf("top-k: n = %zu, k = %zu; workspace %zu B (radix select), %zu B (radix sort)\n", n,
-              k, ws_bytes, sort_bytes);
+  std::printf("top-k: n = %zu, k = %zu; workspace %zu B (radix select), %zu B (radix sort)\n", n, k, ws_bytes,
+              sort_bytes);
 
-  const double copy_ms = timer.median_ms([&] {
-    GW_CHECK(cudaMemcpyAsync(y, x, n * sizeof(float), cudaMemcpyDeviceToDevice, stream));
-  });
+  const double copy_ms =
+      timer.median_ms([&] { GW_CHECK(cudaMemcpyAsync(y, x, n * sizeof(float), cudaMemcpyDeviceToDevice, stream)); });
   rep.row("copy", "d2d", n, copy_ms, "reference: one read + one write of x");
-  const double select_ms = timer.median_ms([&] {
-    GW_CHECK(topk_encode_cuda(x, n, k, values, indices, ws, ws_bytes, stream));
-  });
+  const double select_ms =
+      timer.median_ms([&] { GW_CHECK(topk_encode_cuda(x, n, k, values, indices, ws, ws_bytes, stream)); });
   char note[96];
   std::snprintf(note, sizeof note, "%.0f GB/s counting its 2 full reads of x",
                 2.0 * 4.0 * static_cast<double>(n) / (select_ms * 1e6));
   rep.row("topk", "encode", n, select_ms, note);
-  const double sort_ms = timer.median_ms([&] {
-    GW_CHECK(topk_sort_encode_cuda(x, n, k, values, indices, sort_ws, sort_bytes, stream));
-  });
+  const double sort_ms =
+      timer.median_ms([&] { GW_CHECK(topk_sort_encode_cuda(x, n, k, values, indices, sort_ws, sort_bytes, stream)); });
   rep.row("topk", "encode_radix_sort", n, sort_ms);
   std::printf("%-9s %-26s radix sort / radix select = %.2fx\n", "topk", "", sort_ms / select_ms);
-  const double decode_ms = timer.median_ms([&] {
-    GW_CHECK(topk_decode_cuda(values, indices, k, n, y, stream));
-  });
+  const double decode_ms = timer.median_ms([&] { GW_CHECK(topk_decode_cuda(values, indices, k, n, y, stream)); });
   rep.row("topk", "decode", n, decode_ms);
 }
 
@@ -179,9 +170,9 @@ std::vector<std::pair<int, int>> resnet50_shapes() {
   for (int stage = 0; stage < 4; ++stage) {
     const int w = 64 << stage;
     for (int b = 0; b < blocks[stage]; ++b) {
-      s.push_back({w, in});              // 1x1 reduce
-      s.push_back({w, w * 9});           // 3x3
-      s.push_back({4 * w, w});           // 1x1 expand
+      s.push_back({w, in});                  // 1x1 reduce
+      s.push_back({w, w * 9});               // 3x3
+      s.push_back({4 * w, w});               // 1x1 expand
       if (b == 0) s.push_back({4 * w, in});  // downsample 1x1
       in = 4 * w;
     }
@@ -196,7 +187,7 @@ void bench_powersgd(const Options& o, cudaStream_t stream, Timer& timer, Reporte
     std::int64_t m, n;
     int r;
     DeviceBuffer<float> M, P, Q, out;
-    DeviceBuffer<unsigned char> ws;   ///< none (null) when the step needs no workspace
+    DeviceBuffer<unsigned char> ws;  ///< none (null) when the step needs no workspace
     std::size_t ws_bytes;
   };
   std::vector<T> ts;
@@ -221,8 +212,7 @@ void bench_powersgd(const Options& o, cudaStream_t stream, Timer& timer, Reporte
     GW_CHECK(cudaMemcpy(t.Q.get(), q.data(), q.size() * sizeof(float), cudaMemcpyHostToDevice));
     ts.push_back(std::move(t));
   }
-  std::printf("powersgd: rank %d over %zu ResNet-50 weight tensors, %zu elements\n", o.rank,
-              ts.size(), total);
+  std::printf("powersgd: rank %d over %zu ResNet-50 weight tensors, %zu elements\n", o.rank, ts.size(), total);
   PowerSgdBlas blas;
   auto step_p = [&] {
     for (auto& t : ts) GW_CHECK(powersgd_compute_p_cuda(blas, t.M.get(), t.m, t.n, t.Q.get(), t.r, t.P.get(), stream));
@@ -242,11 +232,11 @@ void bench_powersgd(const Options& o, cudaStream_t stream, Timer& timer, Reporte
   };
   const std::string tag = "resnet50_r" + std::to_string(o.rank);
   rep.row("powersgd", tag + "_steps", total, timer.median_ms([&] {
-            step_p();
-            step_o();
-            step_q();
-            step_d();
-          }),
+    step_p();
+    step_o();
+    step_q();
+    step_d();
+  }),
           "all four steps, every tensor");
   rep.row("powersgd", tag + "_compute_p", total, timer.median_ms(step_p));
   rep.row("powersgd", tag + "_orthogonalize", total, timer.median_ms(step_o));
@@ -262,8 +252,7 @@ int run(const Options& o) {
   }
   cudaDeviceProp prop{};
   GW_CHECK(cudaGetDeviceProperties(&prop, 0));
-  std::printf("device: %s (sm_%d%d, %d SMs)\n", prop.name, prop.major, prop.minor,
-              prop.multiProcessorCount);
+  std::printf("device: %s (sm_%d%d, %d SMs)\n", prop.name, prop.major, prop.minor, prop.multiProcessorCount);
   const Baselines baselines = load_baselines(o.baselines_path);
   cudaStream_t stream{};
   GW_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));

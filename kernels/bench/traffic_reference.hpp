@@ -28,11 +28,10 @@ inline constexpr int kMaxExpandShift = 7;
 
 /// out[i] = in[i >> shift] for i in [0, units), 16-byte units. shift in
 /// [0, kMaxExpandShift]; in holds (units + 2^shift - 1) >> shift units.
-cudaError_t expand_reference(const void* in, void* out, std::size_t units, int shift,
-                             bool streaming_stores, cudaStream_t stream);
+cudaError_t expand_reference(const void* in, void* out, std::size_t units, int shift, bool streaming_stores,
+                             cudaStream_t stream);
 
 /// out[i] = {i, i, i, i} (as uint32) for i in [0, units), 16-byte units.
-cudaError_t write_reference(void* out, std::size_t units, bool streaming_stores,
-                            cudaStream_t stream);
+cudaError_t write_reference(void* out, std::size_t units, bool streaming_stores, cudaStream_t stream);
 
 }  // namespace gw::kernels::bench

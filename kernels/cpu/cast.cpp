@@ -11,9 +11,9 @@ std::uint16_t float_to_half_bits(float x) {
   const std::uint32_t u = std::bit_cast<std::uint32_t>(x);
   const auto sign = static_cast<std::uint16_t>((u >> 16) & 0x8000U);
   const std::uint32_t a = u & 0x7fffffffU;
-  if (a > 0x7f800000U) return static_cast<std::uint16_t>(sign | 0x7fffU);  // NaN
+  if (a > 0x7f800000U) return static_cast<std::uint16_t>(sign | 0x7fffU);   // NaN
   if (a >= 0x477ff000U) return static_cast<std::uint16_t>(sign | 0x7c00U);  // >= 65520 -> inf
-  if (a >= 0x38800000U) {  // normal half: |x| >= 2^-14
+  if (a >= 0x38800000U) {                                                   // normal half: |x| >= 2^-14
     const std::uint32_t exp = (a >> 23) - 112U;
     std::uint32_t h = (exp << 10) | ((a >> 13) & 0x3ffU);
     const std::uint32_t rem = a & 0x1fffU;
@@ -51,9 +51,7 @@ float half_bits_to_float(std::uint16_t h) {
   return std::bit_cast<float>(sign | ((exp + 112U) << 23) | (mant << 13));
 }
 
-float bf16_bits_to_float(std::uint16_t h) {
-  return std::bit_cast<float>(static_cast<std::uint32_t>(h) << 16);
-}
+float bf16_bits_to_float(std::uint16_t h) { return std::bit_cast<float>(static_cast<std::uint32_t>(h) << 16); }
 
 namespace {
 inline std::uint16_t to_bits(CastKind kind, float v) {
@@ -64,8 +62,7 @@ inline float from_bits(CastKind kind, std::uint16_t h) {
 }
 }  // namespace
 
-void cast_encode_cpu(CastKind kind, const float* x, std::size_t n, float prescale,
-                     std::uint16_t* out) {
+void cast_encode_cpu(CastKind kind, const float* x, std::size_t n, float prescale, std::uint16_t* out) {
   for (std::size_t i = 0; i < n; ++i) out[i] = to_bits(kind, prescale * x[i]);
 }
 
@@ -73,8 +70,8 @@ void cast_decode_cpu(CastKind kind, const std::uint16_t* in, std::size_t n, floa
   for (std::size_t i = 0; i < n; ++i) y[i] = from_bits(kind, in[i]);
 }
 
-void cast_encode_ef_cpu(CastKind kind, const float* x, std::size_t n, float prescale,
-                        std::uint16_t* out, float* residual) {
+void cast_encode_ef_cpu(CastKind kind, const float* x, std::size_t n, float prescale, std::uint16_t* out,
+                        float* residual) {
   for (std::size_t i = 0; i < n; ++i) {
     const float v = prescale * x[i];
     const std::uint16_t h = to_bits(kind, v);

@@ -20,12 +20,16 @@ using detail::CpuCodecBase;
 class CastCodec final : public CpuCodecBase {
  public:
   CastCodec(CastKind kind, std::size_t n, const CodecConfig& cfg, bool ef)
-      : CpuCodecBase(std::string(kind == CastKind::fp16 ? "fp16" : "bf16") + (ef ? "_ef" : ""), n,
-                     ef, traffic::cast(n, ef)),
-        kind_(kind), prescale_(cfg.prescale), msg_(n) {}
+      : CpuCodecBase(std::string(kind == CastKind::fp16 ? "fp16" : "bf16") + (ef ? "_ef" : ""), n, ef,
+                     traffic::cast(n, ef)),
+        kind_(kind),
+        prescale_(cfg.prescale),
+        msg_(n) {}
   void encode() override {
-    if (ef_) cast_encode_ef_cpu(kind_, x_.data(), n_, prescale_, msg_.data(), r_.data());
-    else cast_encode_cpu(kind_, x_.data(), n_, prescale_, msg_.data());
+    if (ef_)
+      cast_encode_ef_cpu(kind_, x_.data(), n_, prescale_, msg_.data(), r_.data());
+    else
+      cast_encode_cpu(kind_, x_.data(), n_, prescale_, msg_.data());
   }
   void decode() override { cast_decode_cpu(kind_, msg_.data(), n_, y_.data()); }
 
@@ -37,9 +41,17 @@ class CastCodec final : public CpuCodecBase {
 
 }  // namespace
 
-std::unique_ptr<Codec> make_fp16(std::size_t n, const CodecConfig& c) { return std::make_unique<CastCodec>(CastKind::fp16, n, c, false); }
-std::unique_ptr<Codec> make_bf16(std::size_t n, const CodecConfig& c) { return std::make_unique<CastCodec>(CastKind::bf16, n, c, false); }
-std::unique_ptr<Codec> make_fp16_ef(std::size_t n, const CodecConfig& c) { return std::make_unique<CastCodec>(CastKind::fp16, n, c, true); }
-std::unique_ptr<Codec> make_bf16_ef(std::size_t n, const CodecConfig& c) { return std::make_unique<CastCodec>(CastKind::bf16, n, c, true); }
+std::unique_ptr<Codec> make_fp16(std::size_t n, const CodecConfig& c) {
+  return std::make_unique<CastCodec>(CastKind::fp16, n, c, false);
+}
+std::unique_ptr<Codec> make_bf16(std::size_t n, const CodecConfig& c) {
+  return std::make_unique<CastCodec>(CastKind::bf16, n, c, false);
+}
+std::unique_ptr<Codec> make_fp16_ef(std::size_t n, const CodecConfig& c) {
+  return std::make_unique<CastCodec>(CastKind::fp16, n, c, true);
+}
+std::unique_ptr<Codec> make_bf16_ef(std::size_t n, const CodecConfig& c) {
+  return std::make_unique<CastCodec>(CastKind::bf16, n, c, true);
+}
 
 }  // namespace gw::kernels::cpu

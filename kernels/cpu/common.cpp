@@ -10,8 +10,7 @@ namespace gw::kernels {
 
 void check_chunk(std::size_t chunk) {
   if (chunk == 0 || chunk % 32 != 0) {
-    throw std::invalid_argument("chunk must be a positive multiple of 32, got " +
-                                std::to_string(chunk));
+    throw std::invalid_argument("chunk must be a positive multiple of 32, got " + std::to_string(chunk));
   }
 }
 

@@ -10,8 +10,7 @@ namespace gw::kernels {
 
 namespace {
 
-void encode_impl(const float* x, std::size_t n, const Int8Params& p, std::int8_t* q,
-                 float* scales, float* residual) {
+void encode_impl(const float* x, std::size_t n, const Int8Params& p, std::int8_t* q, float* scales, float* residual) {
   check_chunk(p.chunk);
   const std::uint64_t key = stream_key(p.seed, kTagStochasticRounding);
   const std::size_t chunks = chunk_count(n, p.chunk);
@@ -35,18 +34,16 @@ void encode_impl(const float* x, std::size_t n, const Int8Params& p, std::int8_t
 
 }  // namespace
 
-void int8_encode_cpu(const float* x, std::size_t n, const Int8Params& p, std::int8_t* q,
-                     float* scales) {
+void int8_encode_cpu(const float* x, std::size_t n, const Int8Params& p, std::int8_t* q, float* scales) {
   encode_impl(x, n, p, q, scales, nullptr);
 }
 
-void int8_encode_ef_cpu(const float* x, std::size_t n, const Int8Params& p, std::int8_t* q,
-                        float* scales, float* residual) {
+void int8_encode_ef_cpu(const float* x, std::size_t n, const Int8Params& p, std::int8_t* q, float* scales,
+                        float* residual) {
   encode_impl(x, n, p, q, scales, residual);
 }
 
-void int8_decode_cpu(const std::int8_t* q, const float* scales, std::size_t n, std::size_t chunk,
-                     float* y) {
+void int8_decode_cpu(const std::int8_t* q, const float* scales, std::size_t n, std::size_t chunk, float* y) {
   check_chunk(chunk);
   for (std::size_t i = 0; i < n; ++i) y[i] = static_cast<float>(q[i]) * scales[i / chunk];
 }

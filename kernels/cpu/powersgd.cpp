@@ -14,22 +14,20 @@ namespace gw::kernels {
 
 void powersgd_check_sizes(std::int64_t m, std::int64_t n, int r) {
   if (m < 1 || n < 1 || m > INT_MAX || n > INT_MAX || m * n > INT_MAX) {
-    throw std::invalid_argument("powersgd: matrix " + std::to_string(m) + " x " +
-                                std::to_string(n) + " must be non-empty with m*n <= INT_MAX");
+    throw std::invalid_argument("powersgd: matrix " + std::to_string(m) + " x " + std::to_string(n) +
+                                " must be non-empty with m*n <= INT_MAX");
   }
   if (r < 1 || r > std::min(m, n)) {
     throw std::invalid_argument("powersgd: rank " + std::to_string(r) + " outside [1, min(m, n)]");
   }
 }
 
-std::pair<std::size_t, std::size_t> powersgd_matrix_shape(std::size_t n, std::size_t rows,
-                                                          std::size_t cols) {
+std::pair<std::size_t, std::size_t> powersgd_matrix_shape(std::size_t n, std::size_t rows, std::size_t cols) {
   if (n == 0) throw std::invalid_argument("powersgd: no values");
   if (rows != 0 || cols != 0) {
     if (rows == 0 || cols == 0 || rows * cols != n) {
-      throw std::invalid_argument("powersgd: rows x cols = " + std::to_string(rows) + " x " +
-                                  std::to_string(cols) + " does not hold n = " +
-                                  std::to_string(n) + " values");
+      throw std::invalid_argument("powersgd: rows x cols = " + std::to_string(rows) + " x " + std::to_string(cols) +
+                                  " does not hold n = " + std::to_string(n) + " values");
     }
     return {rows, cols};
   }
@@ -111,15 +109,13 @@ void powersgd_compute_q_cpu(const T* M, std::int64_t m, std::int64_t n, const T*
 }
 
 template <class T>
-void powersgd_decompress_cpu(const T* P, const T* Q, std::int64_t m, std::int64_t n, int r,
-                             T* out) {
+void powersgd_decompress_cpu(const T* P, const T* Q, std::int64_t m, std::int64_t n, int r, T* out) {
   powersgd_check_sizes(m, n, r);
   for (std::int64_t i = 0; i < m; ++i) {
     for (std::int64_t k = 0; k < n; ++k) {
       double acc = 0.0;
       for (int j = 0; j < r; ++j) {
-        acc += static_cast<double>(P[i + static_cast<std::int64_t>(j) * m]) *
-               Q[k + static_cast<std::int64_t>(j) * n];
+        acc += static_cast<double>(P[i + static_cast<std::int64_t>(j) * m]) * Q[k + static_cast<std::int64_t>(j) * n];
       }
       out[i * n + k] = static_cast<T>(acc);
     }
@@ -127,24 +123,19 @@ void powersgd_decompress_cpu(const T* P, const T* Q, std::int64_t m, std::int64_
 }
 
 template <class T>
-void powersgd_step_cpu(const T* M, std::int64_t m, std::int64_t n, int r, T* P, T* Q, T* out,
-                       double eps) {
+void powersgd_step_cpu(const T* M, std::int64_t m, std::int64_t n, int r, T* P, T* Q, T* out, double eps) {
   powersgd_compute_p_cpu(M, m, n, Q, r, P);
   powersgd_orthogonalize_cpu(P, m, r, eps);
   powersgd_compute_q_cpu(M, m, n, P, r, Q);
   powersgd_decompress_cpu(P, Q, m, n, r, out);
 }
 
-#define GW_POWERSGD_INSTANTIATE(T)                                                              \
-  template void powersgd_compute_p_cpu<T>(const T*, std::int64_t, std::int64_t, const T*, int, \
-                                          T*);                                                  \
-  template void powersgd_orthogonalize_cpu<T>(T*, std::int64_t, int, double);                  \
-  template void powersgd_compute_q_cpu<T>(const T*, std::int64_t, std::int64_t, const T*, int, \
-                                          T*);                                                  \
-  template void powersgd_decompress_cpu<T>(const T*, const T*, std::int64_t, std::int64_t, int, \
-                                           T*);                                                 \
-  template void powersgd_step_cpu<T>(const T*, std::int64_t, std::int64_t, int, T*, T*, T*,     \
-                                     double);
+#define GW_POWERSGD_INSTANTIATE(T)                                                                   \
+  template void powersgd_compute_p_cpu<T>(const T*, std::int64_t, std::int64_t, const T*, int, T*);  \
+  template void powersgd_orthogonalize_cpu<T>(T*, std::int64_t, int, double);                        \
+  template void powersgd_compute_q_cpu<T>(const T*, std::int64_t, std::int64_t, const T*, int, T*);  \
+  template void powersgd_decompress_cpu<T>(const T*, const T*, std::int64_t, std::int64_t, int, T*); \
+  template void powersgd_step_cpu<T>(const T*, std::int64_t, std::int64_t, int, T*, T*, T*, double);
 GW_POWERSGD_INSTANTIATE(float)
 GW_POWERSGD_INSTANTIATE(double)
 #undef GW_POWERSGD_INSTANTIATE

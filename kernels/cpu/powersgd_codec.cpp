@@ -21,8 +21,8 @@ traffic::Sizes powersgd_codec_sizes(std::size_t m, std::size_t n, int r) {
   const double mn = static_cast<double>(m) * static_cast<double>(n);
   const double pq = 4.0 * static_cast<double>((m + n) * static_cast<std::size_t>(r));
   // encode: M read twice (P = M Q, Q = M^T P) plus P and Q; decode: write M, read P and Q
-  return {powersgd_wire_bytes(static_cast<std::int64_t>(m), static_cast<std::int64_t>(n), r),
-          8 * mn + 2 * pq, 4 * mn + pq};
+  return {powersgd_wire_bytes(static_cast<std::int64_t>(m), static_cast<std::int64_t>(n), r), 8 * mn + 2 * pq,
+          4 * mn + pq};
 }
 
 namespace cpu {
@@ -34,11 +34,11 @@ class PowerSgdCodec final : public CpuCodecBase {
  public:
   PowerSgdCodec(std::size_t n, const CodecConfig& cfg, std::pair<std::size_t, std::size_t> shape)
       : CpuCodecBase("powersgd", n, false,
-                   powersgd_codec_sizes(shape.first, shape.second,
-                                        powersgd_effective_rank(static_cast<std::int64_t>(shape.first),
-                                                                static_cast<std::int64_t>(shape.second),
-                                                                cfg.rank))),
-        m_(static_cast<std::int64_t>(shape.first)), c_(static_cast<std::int64_t>(shape.second)),
+                     powersgd_codec_sizes(shape.first, shape.second,
+                                          powersgd_effective_rank(static_cast<std::int64_t>(shape.first),
+                                                                  static_cast<std::int64_t>(shape.second), cfg.rank))),
+        m_(static_cast<std::int64_t>(shape.first)),
+        c_(static_cast<std::int64_t>(shape.second)),
         rank_(powersgd_effective_rank(m_, c_, cfg.rank)) {
     if (cfg.rank < 1) throw std::invalid_argument("powersgd: rank must be at least 1");
     powersgd_check_sizes(m_, c_, rank_);

@@ -12,8 +12,7 @@ namespace gw::kernels {
 namespace {
 FeistelPermutation checked_permutation(std::size_t n, const RandomKParams& p) {
   if (p.k > n) {
-    throw std::invalid_argument("randomk: k = " + std::to_string(p.k) + " exceeds n = " +
-                                std::to_string(n));
+    throw std::invalid_argument("randomk: k = " + std::to_string(p.k) + " exceeds n = " + std::to_string(n));
   }
   return make_randomk_permutation(n, p.seed, p.step);
 }
@@ -37,8 +36,7 @@ void randomk_decode_cpu(const float* values, std::size_t n, const RandomKParams&
   for (std::size_t j = 0; j < p.k; ++j) y[perm.forward(j)] = values[j];
 }
 
-void randomk_encode_ef_cpu(const float* x, std::size_t n, const RandomKParams& p, float* values,
-                           float* residual) {
+void randomk_encode_ef_cpu(const float* x, std::size_t n, const RandomKParams& p, float* values, float* residual) {
   const FeistelPermutation perm = checked_permutation(n, p);
   std::copy(x, x + n, residual);
   for (std::size_t j = 0; j < p.k; ++j) {

@@ -20,12 +20,14 @@ using detail::CpuCodecBase;
 class RandomKCodec final : public CpuCodecBase {
  public:
   RandomKCodec(std::size_t n, const CodecConfig& cfg, bool ef)
-      : CpuCodecBase(ef ? "randomk_ef" : "randomk", n, ef,
-                     traffic::randomk(n, sparse_count(n, cfg.ratio), ef)),
-        p_{sparse_count(n, cfg.ratio), cfg.seed, cfg.step}, v_(p_.k) {}
+      : CpuCodecBase(ef ? "randomk_ef" : "randomk", n, ef, traffic::randomk(n, sparse_count(n, cfg.ratio), ef)),
+        p_{sparse_count(n, cfg.ratio), cfg.seed, cfg.step},
+        v_(p_.k) {}
   void encode() override {
-    if (ef_) randomk_encode_ef_cpu(x_.data(), n_, p_, v_.data(), r_.data());
-    else randomk_encode_cpu(x_.data(), n_, p_, v_.data());
+    if (ef_)
+      randomk_encode_ef_cpu(x_.data(), n_, p_, v_.data(), r_.data());
+    else
+      randomk_encode_cpu(x_.data(), n_, p_, v_.data());
   }
   void decode() override { randomk_decode_cpu(v_.data(), n_, p_, y_.data()); }
 
@@ -36,7 +38,11 @@ class RandomKCodec final : public CpuCodecBase {
 
 }  // namespace
 
-std::unique_ptr<Codec> make_randomk(std::size_t n, const CodecConfig& c) { return std::make_unique<RandomKCodec>(n, c, false); }
-std::unique_ptr<Codec> make_randomk_ef(std::size_t n, const CodecConfig& c) { return std::make_unique<RandomKCodec>(n, c, true); }
+std::unique_ptr<Codec> make_randomk(std::size_t n, const CodecConfig& c) {
+  return std::make_unique<RandomKCodec>(n, c, false);
+}
+std::unique_ptr<Codec> make_randomk_ef(std::size_t n, const CodecConfig& c) {
+  return std::make_unique<RandomKCodec>(n, c, true);
+}
 
 }  // namespace gw::kernels::cpu

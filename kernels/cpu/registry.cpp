@@ -38,8 +38,7 @@ std::vector<std::string> codec_names() {
   return names;
 }
 
-std::unique_ptr<Codec> make_cpu_codec(const std::string& name, std::size_t n,
-                                      const CodecConfig& cfg) {
+std::unique_ptr<Codec> make_cpu_codec(const std::string& name, std::size_t n, const CodecConfig& cfg) {
   for (const auto& [entry, factory] : cpu_table()) {
     if (entry == name) return factory(n, cfg);
   }

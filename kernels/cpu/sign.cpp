@@ -10,8 +10,8 @@ namespace gw::kernels {
 
 namespace {
 
-void encode_impl(const float* x, std::size_t n, std::size_t chunk, std::uint32_t* words,
-                 float* scales, float* residual) {
+void encode_impl(const float* x, std::size_t n, std::size_t chunk, std::uint32_t* words, float* scales,
+                 float* residual) {
   check_chunk(chunk);
   const std::size_t chunks = chunk_count(n, chunk);
   for (std::size_t c = 0; c < chunks; ++c) {
@@ -33,18 +33,16 @@ void encode_impl(const float* x, std::size_t n, std::size_t chunk, std::uint32_t
 
 }  // namespace
 
-void sign_encode_cpu(const float* x, std::size_t n, std::size_t chunk, std::uint32_t* words,
-                     float* scales) {
+void sign_encode_cpu(const float* x, std::size_t n, std::size_t chunk, std::uint32_t* words, float* scales) {
   encode_impl(x, n, chunk, words, scales, nullptr);
 }
 
-void sign_encode_ef_cpu(const float* x, std::size_t n, std::size_t chunk, std::uint32_t* words,
-                        float* scales, float* residual) {
+void sign_encode_ef_cpu(const float* x, std::size_t n, std::size_t chunk, std::uint32_t* words, float* scales,
+                        float* residual) {
   encode_impl(x, n, chunk, words, scales, residual);
 }
 
-void sign_decode_cpu(const std::uint32_t* words, const float* scales, std::size_t n,
-                     std::size_t chunk, float* y) {
+void sign_decode_cpu(const std::uint32_t* words, const float* scales, std::size_t n, std::size_t chunk, float* y) {
   check_chunk(chunk);
   for (std::size_t i = 0; i < n; ++i) {
     const float s = scales[i / chunk];
@@ -52,8 +50,8 @@ void sign_decode_cpu(const std::uint32_t* words, const float* scales, std::size_
   }
 }
 
-void majority_vote_decode_cpu(const std::uint32_t* words, const float* scales, int workers,
-                              std::size_t n, std::size_t chunk, float* y) {
+void majority_vote_decode_cpu(const std::uint32_t* words, const float* scales, int workers, std::size_t n,
+                              std::size_t chunk, float* y) {
   check_chunk(chunk);
   if (workers < 1) throw std::invalid_argument("majority vote needs at least one worker");
   const std::size_t nw = sign_word_count(n), nc = sign_scale_count(n, chunk);
@@ -70,8 +68,7 @@ void majority_vote_decode_cpu(const std::uint32_t* words, const float* scales, i
   }
 }
 
-void majority_vote_peer_input(const float* x, std::size_t n, std::uint64_t seed, int peer,
-                              float* out) {
+void majority_vote_peer_input(const float* x, std::size_t n, std::uint64_t seed, int peer, float* out) {
   const std::uint64_t key = stream_key(seed, kTagPeers);
   const std::uint64_t base = static_cast<std::uint64_t>(peer) * n;
   for (std::size_t i = 0; i < n; ++i) out[i] = uniform01(key, base + i) < 0.25f ? -x[i] : x[i];

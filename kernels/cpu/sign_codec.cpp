@@ -22,12 +22,16 @@ class SignCodec final : public CpuCodecBase {
  public:
   SignCodec(std::size_t n, const CodecConfig& cfg, bool ef)
       : CpuCodecBase(ef ? "sign_ef" : "sign", n, ef, traffic::sign(n, cfg.chunk, ef)),
-        chunk_(cfg.chunk), w_(sign_word_count(n)), s_(sign_scale_count(n, cfg.chunk)) {
+        chunk_(cfg.chunk),
+        w_(sign_word_count(n)),
+        s_(sign_scale_count(n, cfg.chunk)) {
     check_chunk(cfg.chunk);
   }
   void encode() override {
-    if (ef_) sign_encode_ef_cpu(x_.data(), n_, chunk_, w_.data(), s_.data(), r_.data());
-    else sign_encode_cpu(x_.data(), n_, chunk_, w_.data(), s_.data());
+    if (ef_)
+      sign_encode_ef_cpu(x_.data(), n_, chunk_, w_.data(), s_.data(), r_.data());
+    else
+      sign_encode_cpu(x_.data(), n_, chunk_, w_.data(), s_.data());
   }
   void decode() override { sign_decode_cpu(w_.data(), s_.data(), n_, chunk_, y_.data()); }
 
@@ -41,9 +45,10 @@ class SignCodec final : public CpuCodecBase {
 class MajorityVoteCodec final : public CpuCodecBase {
  public:
   MajorityVoteCodec(std::size_t n, const CodecConfig& cfg)
-      : CpuCodecBase("majority_vote", n, false,
-                     traffic::majority_vote(n, cfg.chunk, cfg.workers)),
-        chunk_(cfg.chunk), workers_(cfg.workers), seed_(cfg.seed) {
+      : CpuCodecBase("majority_vote", n, false, traffic::majority_vote(n, cfg.chunk, cfg.workers)),
+        chunk_(cfg.chunk),
+        workers_(cfg.workers),
+        seed_(cfg.seed) {
     check_chunk(cfg.chunk);
     if (workers_ < 1) throw std::invalid_argument("majority_vote: workers must be >= 1");
     nw_ = sign_word_count(n);
@@ -61,9 +66,7 @@ class MajorityVoteCodec final : public CpuCodecBase {
     }
   }
   void encode() override { sign_encode_cpu(x_.data(), n_, chunk_, w_.data(), s_.data()); }
-  void decode() override {
-    majority_vote_decode_cpu(w_.data(), s_.data(), workers_, n_, chunk_, y_.data());
-  }
+  void decode() override { majority_vote_decode_cpu(w_.data(), s_.data(), workers_, n_, chunk_, y_.data()); }
 
  private:
   std::size_t chunk_;
@@ -76,8 +79,14 @@ class MajorityVoteCodec final : public CpuCodecBase {
 
 }  // namespace
 
-std::unique_ptr<Codec> make_sign(std::size_t n, const CodecConfig& c) { return std::make_unique<SignCodec>(n, c, false); }
-std::unique_ptr<Codec> make_majority_vote(std::size_t n, const CodecConfig& c) { return std::make_unique<MajorityVoteCodec>(n, c); }
-std::unique_ptr<Codec> make_sign_ef(std::size_t n, const CodecConfig& c) { return std::make_unique<SignCodec>(n, c, true); }
+std::unique_ptr<Codec> make_sign(std::size_t n, const CodecConfig& c) {
+  return std::make_unique<SignCodec>(n, c, false);
+}
+std::unique_ptr<Codec> make_majority_vote(std::size_t n, const CodecConfig& c) {
+  return std::make_unique<MajorityVoteCodec>(n, c);
+}
+std::unique_ptr<Codec> make_sign_ef(std::size_t n, const CodecConfig& c) {
+  return std::make_unique<SignCodec>(n, c, true);
+}
 
 }  // namespace gw::kernels::cpu

@@ -13,12 +13,10 @@ namespace gw::kernels {
 
 void topk_check_sizes(std::size_t n, std::size_t k) {
   if (n > static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max())) {
-    throw std::invalid_argument("topk: n = " + std::to_string(n) +
-                                " above INT32_MAX (indices are int32)");
+    throw std::invalid_argument("topk: n = " + std::to_string(n) + " above INT32_MAX (indices are int32)");
   }
   if (k > n) {
-    throw std::invalid_argument("topk: k = " + std::to_string(k) + " above n = " +
-                                std::to_string(n));
+    throw std::invalid_argument("topk: k = " + std::to_string(k) + " above n = " + std::to_string(n));
   }
 }
 
@@ -62,32 +60,30 @@ void select(const float* x, std::size_t n, std::size_t k, float* values, std::in
 
 }  // namespace
 
-void topk_encode_cpu(const float* x, std::size_t n, std::size_t k, float* values,
-                     std::int32_t* indices) {
+void topk_encode_cpu(const float* x, std::size_t n, std::size_t k, float* values, std::int32_t* indices) {
   select(x, n, k, values, indices, nullptr);
 }
 
-void topk_encode_ef_cpu(const float* x, std::size_t n, std::size_t k, float* values,
-                        std::int32_t* indices, float* residual) {
+void topk_encode_ef_cpu(const float* x, std::size_t n, std::size_t k, float* values, std::int32_t* indices,
+                        float* residual) {
   std::vector<char> taken;
   select(x, n, k, values, indices, &taken);
   for (std::size_t i = 0; i < n; ++i) residual[i] = taken[i] != 0 ? x[i] - x[i] : x[i] - 0.0f;
 }
 
-void topk_decode_cpu(const float* values, const std::int32_t* indices, std::size_t k,
-                     std::size_t n, float* y) {
+void topk_decode_cpu(const float* values, const std::int32_t* indices, std::size_t k, std::size_t n, float* y) {
   topk_decode_gathered_cpu(values, indices, 1, k, n, y);
 }
 
-void topk_decode_gathered_cpu(const float* values, const std::int32_t* indices,
-                              std::size_t workers, std::size_t k, std::size_t n, float* y) {
+void topk_decode_gathered_cpu(const float* values, const std::int32_t* indices, std::size_t workers, std::size_t k,
+                              std::size_t n, float* y) {
   std::fill(y, y + n, 0.0f);
   for (std::size_t w = 0; w < workers; ++w) {
     for (std::size_t i = w * k; i < (w + 1) * k; ++i) {
       const std::int32_t idx = indices[i];
       if (idx < 0 || static_cast<std::size_t>(idx) >= n) {
-        throw std::invalid_argument("topk decode: index " + std::to_string(idx) +
-                                    " outside [0, " + std::to_string(n) + ")");
+        throw std::invalid_argument("topk decode: index " + std::to_string(idx) + " outside [0, " + std::to_string(n) +
+                                    ")");
       }
       y[idx] += values[i];
     }

@@ -29,12 +29,16 @@ class TopkCodec final : public CpuCodecBase {
  public:
   TopkCodec(std::size_t n, const CodecConfig& cfg, bool ef)
       : CpuCodecBase(ef ? "topk_ef" : "topk", n, ef, topk_codec_sizes(n, sparse_count(n, cfg.ratio), ef)),
-        k_(sparse_count(n, cfg.ratio)), v_(k_), i_(k_) {
+        k_(sparse_count(n, cfg.ratio)),
+        v_(k_),
+        i_(k_) {
     topk_check_sizes(n, k_);
   }
   void encode() override {
-    if (ef_) topk_encode_ef_cpu(x_.data(), n_, k_, v_.data(), i_.data(), r_.data());
-    else topk_encode_cpu(x_.data(), n_, k_, v_.data(), i_.data());
+    if (ef_)
+      topk_encode_ef_cpu(x_.data(), n_, k_, v_.data(), i_.data(), r_.data());
+    else
+      topk_encode_cpu(x_.data(), n_, k_, v_.data(), i_.data());
   }
   void decode() override { topk_decode_cpu(v_.data(), i_.data(), k_, n_, y_.data()); }
 

@@ -17,14 +17,18 @@ using detail::grid_stride;
 
 template <CastKind K>
 __device__ __forceinline__ std::uint16_t to_bits(float v) {
-  if constexpr (K == CastKind::fp16) return __half_as_ushort(__float2half_rn(v));
-  else return __bfloat16_as_ushort(__float2bfloat16_rn(v));
+  if constexpr (K == CastKind::fp16)
+    return __half_as_ushort(__float2half_rn(v));
+  else
+    return __bfloat16_as_ushort(__float2bfloat16_rn(v));
 }
 
 template <CastKind K>
 __device__ __forceinline__ float from_bits(std::uint16_t h) {
-  if constexpr (K == CastKind::fp16) return __half2float(__ushort_as_half(h));
-  else return __bfloat162float(__ushort_as_bfloat16(h));
+  if constexpr (K == CastKind::fp16)
+    return __half2float(__ushort_as_half(h));
+  else
+    return __bfloat162float(__ushort_as_bfloat16(h));
 }
 
 template <CastKind K, bool EF>
@@ -51,8 +55,7 @@ __global__ void cast_encode_kernel(const float* __restrict__ x, std::size_t n, f
     const std::uint32_t h5 = encode_one<K, EF>(b.y, prescale, &rb.y);
     const std::uint32_t h6 = encode_one<K, EF>(b.z, prescale, &rb.z);
     const std::uint32_t h7 = encode_one<K, EF>(b.w, prescale, &rb.w);
-    reinterpret_cast<uint4*>(out)[v] =
-        make_uint4(h0 | (h1 << 16), h2 | (h3 << 16), h4 | (h5 << 16), h6 | (h7 << 16));
+    reinterpret_cast<uint4*>(out)[v] = make_uint4(h0 | (h1 << 16), h2 | (h3 << 16), h4 | (h5 << 16), h6 | (h7 << 16));
     if constexpr (EF) {
       reinterpret_cast<float4*>(r)[2 * v] = ra;
       reinterpret_cast<float4*>(r)[2 * v + 1] = rb;
@@ -78,7 +81,7 @@ using detail::kDecodeUnroll;
 
 template <CastKind K, bool CS>
 __global__ void __launch_bounds__(kDecodeThreads)
-cast_decode_kernel(const std::uint16_t* __restrict__ in, std::size_t n, float* __restrict__ y) {
+    cast_decode_kernel(const std::uint16_t* __restrict__ in, std::size_t n, float* __restrict__ y) {
   const std::size_t units = n / 4;
   constexpr std::size_t kTile = static_cast<std::size_t>(kDecodeThreads) * kDecodeUnroll;
   const uint2* in2 = reinterpret_cast<const uint2*>(in);
@@ -116,15 +119,14 @@ cudaError_t launch_decode(const std::uint16_t* in, std::size_t n, float* y, cuda
 }
 
 template <CastKind K>
-cudaError_t launch_decode(const std::uint16_t* in, std::size_t n, float* y, cudaStream_t stream,
-                          StoreHint hint) {
+cudaError_t launch_decode(const std::uint16_t* in, std::size_t n, float* y, cudaStream_t stream, StoreHint hint) {
   return hint == StoreHint::streaming ? launch_decode<K, true>(in, n, y, stream)
                                       : launch_decode<K, false>(in, n, y, stream);
 }
 
 template <bool EF>
-cudaError_t launch_encode(CastKind kind, const float* x, std::size_t n, float prescale,
-                          std::uint16_t* out, float* r, cudaStream_t stream) {
+cudaError_t launch_encode(CastKind kind, const float* x, std::size_t n, float prescale, std::uint16_t* out, float* r,
+                          cudaStream_t stream) {
   if (n == 0) return cudaSuccess;
   if (!detail::aligned16(x) || !detail::aligned16(out) || (EF && !detail::aligned16(r))) {
     return cudaErrorMisalignedAddress;
@@ -140,18 +142,18 @@ cudaError_t launch_encode(CastKind kind, const float* x, std::size_t n, float pr
 
 }  // namespace
 
-cudaError_t cast_encode_cuda(CastKind kind, const float* x, std::size_t n, float prescale,
-                             std::uint16_t* out, cudaStream_t stream) {
+cudaError_t cast_encode_cuda(CastKind kind, const float* x, std::size_t n, float prescale, std::uint16_t* out,
+                             cudaStream_t stream) {
   return launch_encode<false>(kind, x, n, prescale, out, nullptr, stream);
 }
 
-cudaError_t cast_encode_ef_cuda(CastKind kind, const float* x, std::size_t n, float prescale,
-                                std::uint16_t* out, float* residual, cudaStream_t stream) {
+cudaError_t cast_encode_ef_cuda(CastKind kind, const float* x, std::size_t n, float prescale, std::uint16_t* out,
+                                float* residual, cudaStream_t stream) {
   return launch_encode<true>(kind, x, n, prescale, out, residual, stream);
 }
 
-cudaError_t cast_decode_cuda(CastKind kind, const std::uint16_t* in, std::size_t n, float* y,
-                             cudaStream_t stream, StoreHint hint) {
+cudaError_t cast_decode_cuda(CastKind kind, const std::uint16_t* in, std::size_t n, float* y, cudaStream_t stream,
+                             StoreHint hint) {
   if (n == 0) return cudaSuccess;
   if (!detail::aligned16(in) || !detail::aligned16(y)) return cudaErrorMisalignedAddress;
   return kind == CastKind::fp16 ? launch_decode<CastKind::fp16>(in, n, y, stream, hint)

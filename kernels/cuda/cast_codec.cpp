@@ -19,19 +19,21 @@ namespace gw::kernels::cuda {
 
 namespace {
 
-using ::gw::cuda::DeviceBuffer;
 using detail::CudaCodecBase;
 using detail::store_hint;
+using ::gw::cuda::DeviceBuffer;
 
 class CastCodec final : public CudaCodecBase {
  public:
   CastCodec(CastKind kind, std::size_t n, const CodecConfig& cfg, bool ef, cudaStream_t s)
-      : CudaCodecBase(std::string(kind == CastKind::fp16 ? "fp16" : "bf16") + (ef ? "_ef" : ""), n,
-                      ef, traffic::cast(n, ef), s, store_hint(cfg)),
-        kind_(kind), prescale_(cfg.prescale), msg_(n) {}
+      : CudaCodecBase(std::string(kind == CastKind::fp16 ? "fp16" : "bf16") + (ef ? "_ef" : ""), n, ef,
+                      traffic::cast(n, ef), s, store_hint(cfg)),
+        kind_(kind),
+        prescale_(cfg.prescale),
+        msg_(n) {}
   void encode() override {
     GW_CHECK(ef_ ? cast_encode_ef_cuda(kind_, x_.get(), n_, prescale_, msg_.get(), r_.get(), stream_)
-                      : cast_encode_cuda(kind_, x_.get(), n_, prescale_, msg_.get(), stream_));
+                 : cast_encode_cuda(kind_, x_.get(), n_, prescale_, msg_.get(), stream_));
   }
   void decode() override { GW_CHECK(cast_decode_cuda(kind_, msg_.get(), n_, y_.get(), stream_, hint_)); }
 
@@ -43,9 +45,17 @@ class CastCodec final : public CudaCodecBase {
 
 }  // namespace
 
-std::unique_ptr<Codec> make_fp16(std::size_t n, const CodecConfig& c, cudaStream_t s) { return std::make_unique<CastCodec>(CastKind::fp16, n, c, false, s); }
-std::unique_ptr<Codec> make_bf16(std::size_t n, const CodecConfig& c, cudaStream_t s) { return std::make_unique<CastCodec>(CastKind::bf16, n, c, false, s); }
-std::unique_ptr<Codec> make_fp16_ef(std::size_t n, const CodecConfig& c, cudaStream_t s) { return std::make_unique<CastCodec>(CastKind::fp16, n, c, true, s); }
-std::unique_ptr<Codec> make_bf16_ef(std::size_t n, const CodecConfig& c, cudaStream_t s) { return std::make_unique<CastCodec>(CastKind::bf16, n, c, true, s); }
+std::unique_ptr<Codec> make_fp16(std::size_t n, const CodecConfig& c, cudaStream_t s) {
+  return std::make_unique<CastCodec>(CastKind::fp16, n, c, false, s);
+}
+std::unique_ptr<Codec> make_bf16(std::size_t n, const CodecConfig& c, cudaStream_t s) {
+  return std::make_unique<CastCodec>(CastKind::bf16, n, c, false, s);
+}
+std::unique_ptr<Codec> make_fp16_ef(std::size_t n, const CodecConfig& c, cudaStream_t s) {
+  return std::make_unique<CastCodec>(CastKind::fp16, n, c, true, s);
+}
+std::unique_ptr<Codec> make_bf16_ef(std::size_t n, const CodecConfig& c, cudaStream_t s) {
+  return std::make_unique<CastCodec>(CastKind::bf16, n, c, true, s);
+}
 
 }  // namespace gw::kernels::cuda

@@ -28,8 +28,8 @@ __device__ __forceinline__ std::size_t slot_group(int k, int w, unsigned lane) {
 /// bounds checks. The per-chunk warp kernels issue all these loads before
 /// any reduction.
 template <int R>
-__device__ __forceinline__ void load_chunk_slots(const float* xc, std::size_t groups, std::size_t len,
-                                                 unsigned lane, float4 (&v)[R][8]) {
+__device__ __forceinline__ void load_chunk_slots(const float* xc, std::size_t groups, std::size_t len, unsigned lane,
+                                                 float4 (&v)[R][8]) {
   if (groups == static_cast<std::size_t>(256 * R)) {  // whole slots: no bounds checks
     const float4* x4 = reinterpret_cast<const float4*>(xc) + lane;
 #pragma unroll
@@ -49,14 +49,12 @@ __device__ __forceinline__ void load_chunk_slots(const float* xc, std::size_t gr
   }
 }
 
-
 /// The block kernels' second pass: emit(g, group g) for each group g of this
 /// thread (g = threadIdx.x + k * kChunkThreads), from v when the pass over
 /// the chunk kept them there (in_regs), else re-read from xc.
 template <typename Emit>
-__device__ __forceinline__ void for_each_thread_group(const float4 (&v)[kRegGroups], bool in_regs,
-                                                      const float* xc, std::size_t groups,
-                                                      std::size_t len, Emit&& emit) {
+__device__ __forceinline__ void for_each_thread_group(const float4 (&v)[kRegGroups], bool in_regs, const float* xc,
+                                                      std::size_t groups, std::size_t len, Emit&& emit) {
   if (in_regs) {
 #pragma unroll
     for (int k = 0; k < kRegGroups; ++k) {

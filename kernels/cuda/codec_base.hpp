@@ -30,13 +30,11 @@ class CudaCodecBase : public Codec {
   /// codecs whose decoder takes no hint leave it plain).
   CudaCodecBase(std::string name, std::size_t n, bool ef, traffic::Sizes sizes, cudaStream_t s,
                 StoreHint hint = StoreHint::plain)
-      : name_(std::move(name)), n_(n), ef_(ef), sizes_(sizes), stream_(s), hint_(hint), x_(n), y_(n),
-        r_(ef ? n : 0) {}
+      : name_(std::move(name)), n_(n), ef_(ef), sizes_(sizes), stream_(s), hint_(hint), x_(n), y_(n), r_(ef ? n : 0) {}
   std::string name() const override { return name_; }
   std::size_t elements() const override { return n_; }
   void set_input(const float* host_values) override {
-    GW_CHECK(cudaMemcpyAsync(x_.get(), host_values, n_ * sizeof(float),
-                                  cudaMemcpyHostToDevice, stream_));
+    GW_CHECK(cudaMemcpyAsync(x_.get(), host_values, n_ * sizeof(float), cudaMemcpyHostToDevice, stream_));
     GW_CHECK(cudaStreamSynchronize(stream_));
   }
   void synchronize() override { GW_CHECK(cudaStreamSynchronize(stream_)); }

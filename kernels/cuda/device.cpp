@@ -12,8 +12,7 @@ bool cuda_device_available(std::string* why) {
   const cudaError_t err = cudaGetDeviceCount(&count);
   if (err != cudaSuccess) {
     if (why != nullptr) {
-      *why = std::string("cudaGetDeviceCount failed: ") + cudaGetErrorName(err) + " (" +
-             cudaGetErrorString(err) + ")";
+      *why = std::string("cudaGetDeviceCount failed: ") + cudaGetErrorName(err) + " (" + cudaGetErrorString(err) + ")";
     }
     cudaGetLastError();  // clear the sticky error state for later callers
     return false;

@@ -15,17 +15,16 @@ namespace gw::kernels {
 
 namespace {
 
-using detail::load_group;
-using detail::store_group;
 using detail::kDecodeThreads;
 using detail::kDecodeUnroll;
 using detail::kRegGroups;  // groups of 4 elements kept per thread
 using detail::kWarpChunkMax;
 using detail::kWarpThreads;
+using detail::load_group;
+using detail::store_group;
 using detail::valid_chunk;
 
-__device__ __forceinline__ float quantize(float x, float inv, bool sr, std::uint64_t key,
-                                          std::size_t i) {
+__device__ __forceinline__ float quantize(float x, float inv, bool sr, std::uint64_t key, std::size_t i) {
   float t = __fmul_rn(x, inv);
   t = sr ? floorf(__fadd_rn(t, uniform01(key, i))) : rintf(t);
   // + 0.0f turns a -0 from rintf into +0, as the CPU twin's round trip through
@@ -36,9 +35,8 @@ __device__ __forceinline__ float quantize(float x, float inv, bool sr, std::uint
 // Quantizes group g (chunk offsets 4g .. 4g+3, clipped to len) of the chunk
 // starting at `begin`; writes q (and with EF the residual).
 template <bool EF>
-__device__ __forceinline__ void emit_group(std::size_t g, float4 a, std::size_t begin,
-                                           std::size_t len, float inv, float scale, bool sr,
-                                           std::uint64_t key, std::int8_t* __restrict__ q,
+__device__ __forceinline__ void emit_group(std::size_t g, float4 a, std::size_t begin, std::size_t len, float inv,
+                                           float scale, bool sr, std::uint64_t key, std::int8_t* __restrict__ q,
                                            float* __restrict__ r) {
   const std::size_t e = begin + 4 * g;
   const float q0 = quantize(a.x, inv, sr, key, e);
@@ -58,19 +56,16 @@ __device__ __forceinline__ void emit_group(std::size_t g, float4 a, std::size_t 
     if (4 * g + 2 < len) q[e + 2] = static_cast<std::int8_t>(q2);
   }
   if constexpr (EF) {
-    const float4 res = make_float4(__fsub_rn(a.x, __fmul_rn(q0, scale)),
-                                   __fsub_rn(a.y, __fmul_rn(q1, scale)),
-                                   __fsub_rn(a.z, __fmul_rn(q2, scale)),
-                                   __fsub_rn(a.w, __fmul_rn(q3, scale)));
+    const float4 res = make_float4(__fsub_rn(a.x, __fmul_rn(q0, scale)), __fsub_rn(a.y, __fmul_rn(q1, scale)),
+                                   __fsub_rn(a.z, __fmul_rn(q2, scale)), __fsub_rn(a.w, __fmul_rn(q3, scale)));
     store_group(r + begin, g, len, res);
   }
 }
 
 template <bool EF>
 __global__ void __launch_bounds__(kChunkThreads)
-int8_encode_kernel(const float* __restrict__ x, std::size_t n, std::size_t chunk, bool sr,
-                   std::uint64_t key, std::int8_t* __restrict__ q, float* __restrict__ scales,
-                   float* __restrict__ r) {
+    int8_encode_kernel(const float* __restrict__ x, std::size_t n, std::size_t chunk, bool sr, std::uint64_t key,
+                       std::int8_t* __restrict__ q, float* __restrict__ scales, float* __restrict__ r) {
   __shared__ float warp_max[kChunkThreads / 32];
   const std::size_t c = blockIdx.x;
   const std::size_t begin = c * chunk;
@@ -105,9 +100,7 @@ int8_encode_kernel(const float* __restrict__ x, std::size_t n, std::size_t chunk
   const float inv = absmax > 0.0f ? __fdiv_rn(127.0f, absmax) : 0.0f;
   if (threadIdx.x == 0) scales[c] = scale;
 
-  auto emit = [&](std::size_t g, float4 a) {
-    emit_group<EF>(g, a, begin, len, inv, scale, sr, key, q, r);
-  };
+  auto emit = [&](std::size_t g, float4 a) { emit_group<EF>(g, a, begin, len, inv, scale, sr, key, q, r); };
   detail::for_each_thread_group(v, in_regs, xc, groups, len, emit);
 }
 
@@ -122,10 +115,9 @@ int8_encode_kernel(const float* __restrict__ x, std::size_t n, std::size_t chunk
 
 template <bool EF, int R>
 __global__ void __launch_bounds__(kWarpThreads)
-int8_encode_warp_kernel(const float* __restrict__ x, std::size_t n, std::size_t chunk,
-                        std::size_t chunks, bool sr, std::uint64_t key,
-                        std::int8_t* __restrict__ q, float* __restrict__ scales,
-                        float* __restrict__ r) {
+    int8_encode_warp_kernel(const float* __restrict__ x, std::size_t n, std::size_t chunk, std::size_t chunks, bool sr,
+                            std::uint64_t key, std::int8_t* __restrict__ q, float* __restrict__ scales,
+                            float* __restrict__ r) {
   const unsigned lane = detail::lane_id();
   for (std::size_t c = detail::global_warp(); c < chunks; c += detail::warp_count()) {
     const std::size_t begin = c * chunk;
@@ -170,8 +162,8 @@ int8_encode_warp_kernel(const float* __restrict__ x, std::size_t n, std::size_t 
 
 template <bool CS>
 __global__ void __launch_bounds__(kDecodeThreads)
-int8_decode_kernel(const std::int8_t* __restrict__ q, const float* __restrict__ scales,
-                   std::size_t n, std::size_t chunk, int shift, float* __restrict__ y) {
+    int8_decode_kernel(const std::int8_t* __restrict__ q, const float* __restrict__ scales, std::size_t n,
+                       std::size_t chunk, int shift, float* __restrict__ y) {
   const std::size_t units = n / 4;
   constexpr std::size_t kTile = static_cast<std::size_t>(kDecodeThreads) * kDecodeUnroll;
   const std::uint32_t* q4 = reinterpret_cast<const std::uint32_t*>(q);
@@ -205,8 +197,8 @@ int8_decode_kernel(const std::int8_t* __restrict__ q, const float* __restrict__ 
 }
 
 template <bool EF>
-cudaError_t launch_encode(const float* x, std::size_t n, const Int8Params& p, std::int8_t* q,
-                          float* scales, float* r, cudaStream_t stream) {
+cudaError_t launch_encode(const float* x, std::size_t n, const Int8Params& p, std::int8_t* q, float* scales, float* r,
+                          cudaStream_t stream) {
   if (!valid_chunk(p.chunk)) return cudaErrorInvalidValue;
   if (n == 0) return cudaSuccess;
   if (!detail::aligned16(x) || !detail::aligned16(q) || (EF && !detail::aligned16(r))) {
@@ -220,31 +212,30 @@ cudaError_t launch_encode(const float* x, std::size_t n, const Int8Params& p, st
       [&](auto rounds, std::size_t warp_blocks) {
         constexpr int R = decltype(rounds)::value;
         int8_encode_warp_kernel<EF, R>
-            <<<detail::persistent_grid<int8_encode_warp_kernel<EF, R>, kWarpThreads>(warp_blocks),
-               kWarpThreads, 0, stream>>>(x, n, p.chunk, chunks, p.stochastic_rounding, key, q, scales, r);
+            <<<detail::persistent_grid<int8_encode_warp_kernel<EF, R>, kWarpThreads>(warp_blocks), kWarpThreads, 0,
+               stream>>>(x, n, p.chunk, chunks, p.stochastic_rounding, key, q, scales, r);
       },
       [&](unsigned blocks) {
-        int8_encode_kernel<EF><<<blocks, kChunkThreads, 0, stream>>>(x, n, p.chunk, p.stochastic_rounding,
-                                                                      key, q, scales, r);
+        int8_encode_kernel<EF>
+            <<<blocks, kChunkThreads, 0, stream>>>(x, n, p.chunk, p.stochastic_rounding, key, q, scales, r);
       });
   return cudaGetLastError();
 }
 
 }  // namespace
 
-cudaError_t int8_encode_cuda(const float* x, std::size_t n, const Int8Params& p, std::int8_t* q,
-                             float* scales, cudaStream_t stream) {
+cudaError_t int8_encode_cuda(const float* x, std::size_t n, const Int8Params& p, std::int8_t* q, float* scales,
+                             cudaStream_t stream) {
   return launch_encode<false>(x, n, p, q, scales, nullptr, stream);
 }
 
-cudaError_t int8_encode_ef_cuda(const float* x, std::size_t n, const Int8Params& p,
-                                std::int8_t* q, float* scales, float* residual,
-                                cudaStream_t stream) {
+cudaError_t int8_encode_ef_cuda(const float* x, std::size_t n, const Int8Params& p, std::int8_t* q, float* scales,
+                                float* residual, cudaStream_t stream) {
   return launch_encode<true>(x, n, p, q, scales, residual, stream);
 }
 
-cudaError_t int8_decode_cuda(const std::int8_t* q, const float* scales, std::size_t n,
-                             std::size_t chunk, float* y, cudaStream_t stream, StoreHint hint) {
+cudaError_t int8_decode_cuda(const std::int8_t* q, const float* scales, std::size_t n, std::size_t chunk, float* y,
+                             cudaStream_t stream, StoreHint hint) {
   if (!valid_chunk(chunk)) return cudaErrorInvalidValue;
   if (n == 0) return cudaSuccess;
   if (!detail::aligned16(q) || !detail::aligned16(y)) return cudaErrorMisalignedAddress;
@@ -252,11 +243,13 @@ cudaError_t int8_decode_cuda(const std::int8_t* q, const float* scales, std::siz
   const std::size_t tiles = (n / 4 + kTile - 1) / kTile;
   const int shift = detail::pow2_shift(chunk);
   if (hint == StoreHint::streaming) {
-    int8_decode_kernel<true><<<detail::persistent_grid<int8_decode_kernel<true>, kDecodeThreads>(tiles),
-                               kDecodeThreads, 0, stream>>>(q, scales, n, chunk, shift, y);
+    int8_decode_kernel<true>
+        <<<detail::persistent_grid<int8_decode_kernel<true>, kDecodeThreads>(tiles), kDecodeThreads, 0, stream>>>(
+            q, scales, n, chunk, shift, y);
   } else {
-    int8_decode_kernel<false><<<detail::persistent_grid<int8_decode_kernel<false>, kDecodeThreads>(tiles),
-                                kDecodeThreads, 0, stream>>>(q, scales, n, chunk, shift, y);
+    int8_decode_kernel<false>
+        <<<detail::persistent_grid<int8_decode_kernel<false>, kDecodeThreads>(tiles), kDecodeThreads, 0, stream>>>(
+            q, scales, n, chunk, shift, y);
   }
   return cudaGetLastError();
 }

@@ -19,23 +19,22 @@ namespace gw::kernels::cuda {
 
 namespace {
 
-using ::gw::cuda::DeviceBuffer;
 using detail::CudaCodecBase;
 using detail::store_hint;
+using ::gw::cuda::DeviceBuffer;
 
 class Int8Codec final : public CudaCodecBase {
  public:
   Int8Codec(std::size_t n, const CodecConfig& cfg, bool ef, cudaStream_t s)
       : CudaCodecBase(ef ? "int8_ef" : "int8", n, ef, traffic::int8(n, cfg.chunk, ef), s, store_hint(cfg)),
-        p_{cfg.chunk, cfg.stochastic_rounding, cfg.seed}, q_(n),
+        p_{cfg.chunk, cfg.stochastic_rounding, cfg.seed},
+        q_(n),
         s_((check_chunk(cfg.chunk), int8_scale_count(n, cfg.chunk))) {}
   void encode() override {
     GW_CHECK(ef_ ? int8_encode_ef_cuda(x_.get(), n_, p_, q_.get(), s_.get(), r_.get(), stream_)
-                      : int8_encode_cuda(x_.get(), n_, p_, q_.get(), s_.get(), stream_));
+                 : int8_encode_cuda(x_.get(), n_, p_, q_.get(), s_.get(), stream_));
   }
-  void decode() override {
-    GW_CHECK(int8_decode_cuda(q_.get(), s_.get(), n_, p_.chunk, y_.get(), stream_, hint_));
-  }
+  void decode() override { GW_CHECK(int8_decode_cuda(q_.get(), s_.get(), n_, p_.chunk, y_.get(), stream_, hint_)); }
 
  private:
   Int8Params p_;
@@ -45,7 +44,11 @@ class Int8Codec final : public CudaCodecBase {
 
 }  // namespace
 
-std::unique_ptr<Codec> make_int8(std::size_t n, const CodecConfig& c, cudaStream_t s) { return std::make_unique<Int8Codec>(n, c, false, s); }
-std::unique_ptr<Codec> make_int8_ef(std::size_t n, const CodecConfig& c, cudaStream_t s) { return std::make_unique<Int8Codec>(n, c, true, s); }
+std::unique_ptr<Codec> make_int8(std::size_t n, const CodecConfig& c, cudaStream_t s) {
+  return std::make_unique<Int8Codec>(n, c, false, s);
+}
+std::unique_ptr<Codec> make_int8_ef(std::size_t n, const CodecConfig& c, cudaStream_t s) {
+  return std::make_unique<Int8Codec>(n, c, true, s);
+}
 
 }  // namespace gw::kernels::cuda

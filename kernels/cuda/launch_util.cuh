@@ -17,28 +17,28 @@ inline unsigned blocks_for(std::size_t work, int threads = kElementwiseThreads) 
   return static_cast<unsigned>(b == 0 ? 1 : (b < cap ? b : cap));
 }
 
-inline bool aligned16(const void* p) {
-  return (reinterpret_cast<std::uintptr_t>(p) & 15U) == 0;
-}
+inline bool aligned16(const void* p) { return (reinterpret_cast<std::uintptr_t>(p) & 15U) == 0; }
 
 /// Global thread index and grid stride as 64-bit values.
 __device__ __forceinline__ std::size_t global_thread() {
   return static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
 }
-__device__ __forceinline__ std::size_t grid_stride() {
-  return static_cast<std::size_t>(gridDim.x) * blockDim.x;
-}
+__device__ __forceinline__ std::size_t grid_stride() { return static_cast<std::size_t>(gridDim.x) * blockDim.x; }
 
 /// A global store, plain or streaming (st.global.cs) by template argument.
 template <bool Streaming>
 __device__ __forceinline__ void store_out(float4* p, float4 v) {
-  if constexpr (Streaming) __stcs(p, v);
-  else *p = v;
+  if constexpr (Streaming)
+    __stcs(p, v);
+  else
+    *p = v;
 }
 template <bool Streaming>
 __device__ __forceinline__ void store_out(float* p, float v) {
-  if constexpr (Streaming) __stcs(p, v);
-  else *p = v;
+  if constexpr (Streaming)
+    __stcs(p, v);
+  else
+    *p = v;
 }
 
 /// Loads group g (elements 4g .. 4g+3) of x[0..len); elements past len read as 0.

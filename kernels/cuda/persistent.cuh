@@ -72,8 +72,6 @@ __device__ __forceinline__ unsigned lane_id() { return threadIdx.x & 31U; }
 __device__ __forceinline__ std::size_t global_warp() {
   return (static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
 }
-__device__ __forceinline__ std::size_t warp_count() {
-  return static_cast<std::size_t>(gridDim.x) * blockDim.x / 32;
-}
+__device__ __forceinline__ std::size_t warp_count() { return static_cast<std::size_t>(gridDim.x) * blockDim.x / 32; }
 
 }  // namespace gw::kernels::detail

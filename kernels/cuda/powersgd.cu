@@ -25,15 +25,12 @@ bool sizes_ok(std::int64_t m, std::int64_t n, int r) {
   }
 }
 
-cudaError_t blas_error(cublasStatus_t s) {
-  return s == CUBLAS_STATUS_SUCCESS ? cudaSuccess : cudaErrorUnknown;
-}
+cudaError_t blas_error(cublasStatus_t s) { return s == CUBLAS_STATUS_SUCCESS ? cudaSuccess : cudaErrorUnknown; }
 
 // One block: all r columns, every phase separated by block reductions.
 // Thread t owns rows t, t + blockDim, ... of every column, so the in-place
 // updates need no synchronization; only the sums do.
-__global__ void __launch_bounds__(kThreads)
-    gram_schmidt_block_kernel(float* __restrict__ P, int m, int r, float eps) {
+__global__ void __launch_bounds__(kThreads) gram_schmidt_block_kernel(float* __restrict__ P, int m, int r, float eps) {
   __shared__ typename BlockSum::TempStorage temp;
   __shared__ double sums[2];
   for (int i = 0; i < r; ++i) {
@@ -76,8 +73,7 @@ __global__ void __launch_bounds__(kThreads)
 
 // Multi-block: partial[b * r + j] = sum over block b's rows of p_i * p_j, j >= i.
 __global__ void __launch_bounds__(kThreads)
-    gram_schmidt_dots_kernel(const float* __restrict__ P, int m, int r, int i,
-                             double* __restrict__ partial) {
+    gram_schmidt_dots_kernel(const float* __restrict__ P, int m, int r, int i, double* __restrict__ partial) {
   __shared__ typename BlockSum::TempStorage temp;
   const float* pi = P + static_cast<std::size_t>(i) * m;
   for (int j = i; j < r; ++j) {
@@ -146,48 +142,42 @@ cudaError_t PowerSgdBlas::bind(cudaStream_t stream) {
   return err;
 }
 
-cudaError_t powersgd_compute_p_cuda(PowerSgdBlas& blas, const float* M, std::int64_t m,
-                                    std::int64_t n, const float* Q, int r, float* P,
-                                    cudaStream_t stream) {
+cudaError_t powersgd_compute_p_cuda(PowerSgdBlas& blas, const float* M, std::int64_t m, std::int64_t n, const float* Q,
+                                    int r, float* P, cudaStream_t stream) {
   if (!sizes_ok(m, n, r)) return cudaErrorInvalidValue;
   cudaError_t err = blas.bind(stream);
   if (err != cudaSuccess) return err;
   const float one = 1.0f, zero = 0.0f;
   const int mi = static_cast<int>(m), ni = static_cast<int>(n);
   // P (m x r) = (M^T as stored: n x m)^T * Q (n x r)
-  return blas_error(cublasSgemm(blas.handle(), CUBLAS_OP_T, CUBLAS_OP_N, mi, r, ni, &one, M, ni, Q,
-                                ni, &zero, P, mi));
+  return blas_error(cublasSgemm(blas.handle(), CUBLAS_OP_T, CUBLAS_OP_N, mi, r, ni, &one, M, ni, Q, ni, &zero, P, mi));
 }
 
-cudaError_t powersgd_compute_q_cuda(PowerSgdBlas& blas, const float* M, std::int64_t m,
-                                    std::int64_t n, const float* P, int r, float* Q,
-                                    cudaStream_t stream) {
+cudaError_t powersgd_compute_q_cuda(PowerSgdBlas& blas, const float* M, std::int64_t m, std::int64_t n, const float* P,
+                                    int r, float* Q, cudaStream_t stream) {
   if (!sizes_ok(m, n, r)) return cudaErrorInvalidValue;
   cudaError_t err = blas.bind(stream);
   if (err != cudaSuccess) return err;
   const float one = 1.0f, zero = 0.0f;
   const int mi = static_cast<int>(m), ni = static_cast<int>(n);
   // Q (n x r) = (M^T as stored: n x m) * P (m x r)
-  return blas_error(cublasSgemm(blas.handle(), CUBLAS_OP_N, CUBLAS_OP_N, ni, r, mi, &one, M, ni, P,
-                                mi, &zero, Q, ni));
+  return blas_error(cublasSgemm(blas.handle(), CUBLAS_OP_N, CUBLAS_OP_N, ni, r, mi, &one, M, ni, P, mi, &zero, Q, ni));
 }
 
-cudaError_t powersgd_decompress_cuda(PowerSgdBlas& blas, const float* P, const float* Q,
-                                     std::int64_t m, std::int64_t n, int r, float* out,
-                                     cudaStream_t stream) {
+cudaError_t powersgd_decompress_cuda(PowerSgdBlas& blas, const float* P, const float* Q, std::int64_t m, std::int64_t n,
+                                     int r, float* out, cudaStream_t stream) {
   if (!sizes_ok(m, n, r)) return cudaErrorInvalidValue;
   cudaError_t err = blas.bind(stream);
   if (err != cudaSuccess) return err;
   const float one = 1.0f, zero = 0.0f;
   const int mi = static_cast<int>(m), ni = static_cast<int>(n);
   // out^T (n x m, column-major = out row-major) = Q (n x r) * P^T (r x m)
-  return blas_error(cublasSgemm(blas.handle(), CUBLAS_OP_N, CUBLAS_OP_T, ni, mi, r, &one, Q, ni, P,
-                                mi, &zero, out, ni));
+  return blas_error(
+      cublasSgemm(blas.handle(), CUBLAS_OP_N, CUBLAS_OP_T, ni, mi, r, &one, Q, ni, P, mi, &zero, out, ni));
 }
 
-cudaError_t powersgd_orthogonalize_p_cuda(float* P, std::int64_t m, int r, float eps,
-                                          void* workspace, std::size_t workspace_bytes,
-                                          cudaStream_t stream) {
+cudaError_t powersgd_orthogonalize_p_cuda(float* P, std::int64_t m, int r, float eps, void* workspace,
+                                          std::size_t workspace_bytes, cudaStream_t stream) {
   if (m < 1 || m > INT_MAX || r < 1 || static_cast<std::int64_t>(r) > m) {
     return cudaErrorInvalidValue;
   }
@@ -204,8 +194,7 @@ cudaError_t powersgd_orthogonalize_p_cuda(float* P, std::int64_t m, int r, float
   const std::size_t shared = static_cast<std::size_t>(r) * sizeof(double);
   for (int i = 0; i < r; ++i) {
     gram_schmidt_dots_kernel<<<blocks, kThreads, 0, stream>>>(P, mi, r, i, partial);
-    gram_schmidt_update_kernel<<<blocks, kThreads, shared, stream>>>(P, mi, r, i, eps, partial,
-                                                                     blocks);
+    gram_schmidt_update_kernel<<<blocks, kThreads, shared, stream>>>(P, mi, r, i, eps, partial, blocks);
   }
   return cudaGetLastError();
 }

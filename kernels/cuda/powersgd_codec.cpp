@@ -24,17 +24,17 @@ using detail::CudaCodecBase;
 
 class PowerSgdCodec final : public CudaCodecBase {
  public:
-  PowerSgdCodec(std::size_t n, const CodecConfig& cfg, std::pair<std::size_t, std::size_t> shape,
-                cudaStream_t s)
+  PowerSgdCodec(std::size_t n, const CodecConfig& cfg, std::pair<std::size_t, std::size_t> shape, cudaStream_t s)
       : CudaCodecBase("powersgd", n, false,
-                    powersgd_codec_sizes(shape.first, shape.second,
-                                         powersgd_effective_rank(static_cast<std::int64_t>(shape.first),
-                                                                 static_cast<std::int64_t>(shape.second),
-                                                                 cfg.rank)),
-                    s),
-        m_(static_cast<std::int64_t>(shape.first)), c_(static_cast<std::int64_t>(shape.second)),
+                      powersgd_codec_sizes(shape.first, shape.second,
+                                           powersgd_effective_rank(static_cast<std::int64_t>(shape.first),
+                                                                   static_cast<std::int64_t>(shape.second), cfg.rank)),
+                      s),
+        m_(static_cast<std::int64_t>(shape.first)),
+        c_(static_cast<std::int64_t>(shape.second)),
         rank_(checked_rank(m_, c_, cfg.rank)),
-        p_(static_cast<std::size_t>(m_ * rank_)), q_(static_cast<std::size_t>(c_ * rank_)),
+        p_(static_cast<std::size_t>(m_ * rank_)),
+        q_(static_cast<std::size_t>(c_ * rank_)),
         ws_(powersgd_workspace_bytes(m_, rank_)) {
     std::vector<float> q(q_.size());
     powersgd_init_q(q.data(), c_, rank_, cfg.seed);
@@ -43,8 +43,7 @@ class PowerSgdCodec final : public CudaCodecBase {
   }
   void encode() override {
     GW_CHECK(powersgd_compute_p_cuda(blas_, x_.get(), m_, c_, q_.get(), rank_, p_.get(), stream_));
-    GW_CHECK(powersgd_orthogonalize_p_cuda(p_.get(), m_, rank_, 0.0f, ws_.get(), ws_.bytes(),
-                                                stream_));
+    GW_CHECK(powersgd_orthogonalize_p_cuda(p_.get(), m_, rank_, 0.0f, ws_.get(), ws_.bytes(), stream_));
     GW_CHECK(powersgd_compute_q_cuda(blas_, x_.get(), m_, c_, p_.get(), rank_, q_.get(), stream_));
   }
   void decode() override {

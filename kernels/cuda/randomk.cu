@@ -10,8 +10,8 @@ namespace gw::kernels {
 
 namespace {
 
-__global__ void randomk_gather_kernel(const float* __restrict__ x, FeistelPermutation perm,
-                                      std::size_t k, float* __restrict__ values) {
+__global__ void randomk_gather_kernel(const float* __restrict__ x, FeistelPermutation perm, std::size_t k,
+                                      float* __restrict__ values) {
   for (std::size_t j = detail::global_thread(); j < k; j += detail::grid_stride()) {
     values[j] = x[perm.forward(j)];
   }
@@ -25,8 +25,8 @@ constexpr int kScatterThreads = 256;
 constexpr int kScatterUnroll = 4;
 
 __global__ void __launch_bounds__(kScatterThreads)
-randomk_scatter_kernel(const float* __restrict__ values, FeistelPermutation perm, std::size_t k,
-                       float* __restrict__ y) {
+    randomk_scatter_kernel(const float* __restrict__ values, FeistelPermutation perm, std::size_t k,
+                           float* __restrict__ y) {
   constexpr std::size_t kTile = static_cast<std::size_t>(kScatterThreads) * kScatterUnroll;
   for (std::size_t base = blockIdx.x * kTile; base < k; base += gridDim.x * kTile) {
     float v[kScatterUnroll];
@@ -55,8 +55,7 @@ __global__ void randomk_zero_streaming_kernel(float* __restrict__ y, std::size_t
 }
 
 // Elementwise: each input element finds its slot with the inverse permutation.
-__global__ void randomk_ef_kernel(const float* __restrict__ x, std::size_t n,
-                                  FeistelPermutation perm, std::size_t k,
+__global__ void randomk_ef_kernel(const float* __restrict__ x, std::size_t n, FeistelPermutation perm, std::size_t k,
                                   float* __restrict__ values, float* __restrict__ r) {
   for (std::size_t i = detail::global_thread(); i < n; i += detail::grid_stride()) {
     const float xi = x[i];
@@ -72,24 +71,23 @@ __global__ void randomk_ef_kernel(const float* __restrict__ x, std::size_t n,
 
 }  // namespace
 
-cudaError_t randomk_encode_cuda(const float* x, std::size_t n, const RandomKParams& p,
-                                float* values, cudaStream_t stream) {
+cudaError_t randomk_encode_cuda(const float* x, std::size_t n, const RandomKParams& p, float* values,
+                                cudaStream_t stream) {
   if (p.k > n) return cudaErrorInvalidValue;
   if (p.k == 0) return cudaSuccess;
   const FeistelPermutation perm = make_randomk_permutation(n, p.seed, p.step);
-  randomk_gather_kernel<<<detail::blocks_for(p.k), detail::kElementwiseThreads, 0, stream>>>(
-      x, perm, p.k, values);
+  randomk_gather_kernel<<<detail::blocks_for(p.k), detail::kElementwiseThreads, 0, stream>>>(x, perm, p.k, values);
   return cudaGetLastError();
 }
 
-cudaError_t randomk_decode_cuda(const float* values, std::size_t n, const RandomKParams& p,
-                                float* y, cudaStream_t stream, StoreHint hint) {
+cudaError_t randomk_decode_cuda(const float* values, std::size_t n, const RandomKParams& p, float* y,
+                                cudaStream_t stream, StoreHint hint) {
   if (p.k > n) return cudaErrorInvalidValue;
   if (n == 0) return cudaSuccess;
   if (hint == StoreHint::streaming) {
     if (!detail::aligned16(y)) return cudaErrorMisalignedAddress;
-    randomk_zero_streaming_kernel<<<detail::blocks_for(n / 4 > 0 ? n / 4 : 1),
-                                    detail::kElementwiseThreads, 0, stream>>>(y, n);
+    randomk_zero_streaming_kernel<<<detail::blocks_for(n / 4 > 0 ? n / 4 : 1), detail::kElementwiseThreads, 0,
+                                    stream>>>(y, n);
     if (const cudaError_t err = cudaGetLastError(); err != cudaSuccess) return err;
   } else {
     const cudaError_t err = cudaMemsetAsync(y, 0, n * sizeof(float), stream);
@@ -98,19 +96,18 @@ cudaError_t randomk_decode_cuda(const float* values, std::size_t n, const Random
   if (p.k == 0) return cudaSuccess;
   const FeistelPermutation perm = make_randomk_permutation(n, p.seed, p.step);
   constexpr std::size_t kTile = static_cast<std::size_t>(kScatterThreads) * kScatterUnroll;
-  randomk_scatter_kernel<<<detail::persistent_grid<randomk_scatter_kernel, kScatterThreads>(
-                               (p.k + kTile - 1) / kTile),
+  randomk_scatter_kernel<<<detail::persistent_grid<randomk_scatter_kernel, kScatterThreads>((p.k + kTile - 1) / kTile),
                            kScatterThreads, 0, stream>>>(values, perm, p.k, y);
   return cudaGetLastError();
 }
 
-cudaError_t randomk_encode_ef_cuda(const float* x, std::size_t n, const RandomKParams& p,
-                                   float* values, float* residual, cudaStream_t stream) {
+cudaError_t randomk_encode_ef_cuda(const float* x, std::size_t n, const RandomKParams& p, float* values,
+                                   float* residual, cudaStream_t stream) {
   if (p.k > n) return cudaErrorInvalidValue;
   if (n == 0) return cudaSuccess;
   const FeistelPermutation perm = make_randomk_permutation(n, p.seed, p.step);
-  randomk_ef_kernel<<<detail::blocks_for(n), detail::kElementwiseThreads, 0, stream>>>(
-      x, n, perm, p.k, values, residual);
+  randomk_ef_kernel<<<detail::blocks_for(n), detail::kElementwiseThreads, 0, stream>>>(x, n, perm, p.k, values,
+                                                                                       residual);
   return cudaGetLastError();
 }
 

@@ -19,19 +19,20 @@ namespace gw::kernels::cuda {
 
 namespace {
 
-using ::gw::cuda::DeviceBuffer;
 using detail::CudaCodecBase;
 using detail::store_hint;
+using ::gw::cuda::DeviceBuffer;
 
 class RandomKCodec final : public CudaCodecBase {
  public:
   RandomKCodec(std::size_t n, const CodecConfig& cfg, bool ef, cudaStream_t s)
-      : CudaCodecBase(ef ? "randomk_ef" : "randomk", n, ef,
-                      traffic::randomk(n, sparse_count(n, cfg.ratio), ef), s, store_hint(cfg)),
-        p_{sparse_count(n, cfg.ratio), cfg.seed, cfg.step}, v_(p_.k) {}
+      : CudaCodecBase(ef ? "randomk_ef" : "randomk", n, ef, traffic::randomk(n, sparse_count(n, cfg.ratio), ef), s,
+                      store_hint(cfg)),
+        p_{sparse_count(n, cfg.ratio), cfg.seed, cfg.step},
+        v_(p_.k) {}
   void encode() override {
     GW_CHECK(ef_ ? randomk_encode_ef_cuda(x_.get(), n_, p_, v_.get(), r_.get(), stream_)
-                      : randomk_encode_cuda(x_.get(), n_, p_, v_.get(), stream_));
+                 : randomk_encode_cuda(x_.get(), n_, p_, v_.get(), stream_));
   }
   void decode() override { GW_CHECK(randomk_decode_cuda(v_.get(), n_, p_, y_.get(), stream_, hint_)); }
 
@@ -42,7 +43,11 @@ class RandomKCodec final : public CudaCodecBase {
 
 }  // namespace
 
-std::unique_ptr<Codec> make_randomk(std::size_t n, const CodecConfig& c, cudaStream_t s) { return std::make_unique<RandomKCodec>(n, c, false, s); }
-std::unique_ptr<Codec> make_randomk_ef(std::size_t n, const CodecConfig& c, cudaStream_t s) { return std::make_unique<RandomKCodec>(n, c, true, s); }
+std::unique_ptr<Codec> make_randomk(std::size_t n, const CodecConfig& c, cudaStream_t s) {
+  return std::make_unique<RandomKCodec>(n, c, false, s);
+}
+std::unique_ptr<Codec> make_randomk_ef(std::size_t n, const CodecConfig& c, cudaStream_t s) {
+  return std::make_unique<RandomKCodec>(n, c, true, s);
+}
 
 }  // namespace gw::kernels::cuda

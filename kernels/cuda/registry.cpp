@@ -39,8 +39,8 @@ std::vector<std::string> cuda_codec_names() {
   return names;
 }
 
-std::unique_ptr<Codec> make_cuda_codec(const std::string& name, std::size_t n,
-                                       const CodecConfig& cfg, cudaStream_t stream) {
+std::unique_ptr<Codec> make_cuda_codec(const std::string& name, std::size_t n, const CodecConfig& cfg,
+                                       cudaStream_t stream) {
   for (const auto& entry : cuda_table()) {
     if (entry.first == name) return entry.second(n, cfg, stream);
   }

@@ -17,12 +17,12 @@ namespace gw::kernels {
 
 namespace {
 
-using detail::load_group;
-using detail::store_group;
 using detail::kDecodeThreads;
 using detail::kRegGroups;
 using detail::kWarpChunkMax;
 using detail::kWarpThreads;
+using detail::load_group;
+using detail::store_group;
 using detail::valid_chunk;
 
 __device__ __forceinline__ std::uint32_t nibble(float4 a, std::size_t g, std::size_t len) {
@@ -37,9 +37,8 @@ __device__ __forceinline__ std::uint32_t nibble(float4 a, std::size_t g, std::si
 
 template <bool EF>
 __global__ void __launch_bounds__(kChunkThreads)
-sign_encode_kernel(const float* __restrict__ x, std::size_t n, std::size_t chunk,
-                   std::uint32_t* __restrict__ words, float* __restrict__ scales,
-                   float* __restrict__ r) {
+    sign_encode_kernel(const float* __restrict__ x, std::size_t n, std::size_t chunk, std::uint32_t* __restrict__ words,
+                       float* __restrict__ scales, float* __restrict__ r) {
   __shared__ float warp_sum[kChunkThreads / 32];
   __shared__ float chunk_scale;
   const std::size_t c = blockIdx.x;
@@ -59,7 +58,8 @@ sign_encode_kernel(const float* __restrict__ x, std::size_t n, std::size_t chunk
     const float4 a = g < groups ? load_group(xc, g, len) : make_float4(0.f, 0.f, 0.f, 0.f);
     if (EF && in_regs) {
 #pragma unroll
-      for (int kk = 0; kk < kRegGroups; ++kk) if (static_cast<std::size_t>(kk) == k) v[kk] = a;
+      for (int kk = 0; kk < kRegGroups; ++kk)
+        if (static_cast<std::size_t>(kk) == k) v[kk] = a;
     }
     // Canonical order: |x| of the group's elements in order (padding adds +0: exact).
     acc += fabsf(a.x);
@@ -95,8 +95,7 @@ sign_encode_kernel(const float* __restrict__ x, std::size_t n, std::size_t chunk
     const float scale = chunk_scale;
     auto residual = [&](float xv) { return __fsub_rn(xv, xv >= 0.0f ? scale : -scale); };
     auto emit = [&](std::size_t g, float4 a) {
-      store_group(r + begin, g, len,
-                  make_float4(residual(a.x), residual(a.y), residual(a.z), residual(a.w)));
+      store_group(r + begin, g, len, make_float4(residual(a.x), residual(a.y), residual(a.z), residual(a.w)));
     };
     detail::for_each_thread_group(v, in_regs, xc, groups, len, emit);
   }
@@ -148,9 +147,8 @@ __device__ __forceinline__ void halve_or(std::uint32_t (&v)[8], unsigned lane, i
 
 template <bool EF, int R>
 __global__ void __launch_bounds__(kWarpThreads)
-sign_encode_warp_kernel(const float* __restrict__ x, std::size_t n, std::size_t chunk,
-                        std::size_t chunks, std::uint32_t* __restrict__ words,
-                        float* __restrict__ scales, float* __restrict__ r) {
+    sign_encode_warp_kernel(const float* __restrict__ x, std::size_t n, std::size_t chunk, std::size_t chunks,
+                            std::uint32_t* __restrict__ words, float* __restrict__ scales, float* __restrict__ r) {
   const unsigned lane = detail::lane_id();
   for (std::size_t c = detail::global_warp(); c < chunks; c += detail::warp_count()) {
     const std::size_t begin = c * chunk;
@@ -208,8 +206,7 @@ sign_encode_warp_kernel(const float* __restrict__ x, std::size_t n, std::size_t 
           const std::size_t g = detail::slot_group(k, w, lane);
           const float4 a = v[k][w];
           if (g < groups) {
-            store_group(r + begin, g, len,
-                        make_float4(residual(a.x), residual(a.y), residual(a.z), residual(a.w)));
+            store_group(r + begin, g, len, make_float4(residual(a.x), residual(a.y), residual(a.z), residual(a.w)));
           }
         }
       }
@@ -231,9 +228,8 @@ __device__ __forceinline__ float signed_scale(std::uint32_t bit, float s) { retu
 constexpr int kTilesPerIter = 2;
 
 template <bool CS>
-__device__ __forceinline__ void store_tile_values(float* __restrict__ y, std::size_t n,
-                                                  std::size_t tile, unsigned lane, int j,
-                                                  float4 out) {
+__device__ __forceinline__ void store_tile_values(float* __restrict__ y, std::size_t n, std::size_t tile, unsigned lane,
+                                                  int j, float4 out) {
   const std::size_t e = tile * 1024 + 4 * (32 * static_cast<std::size_t>(j) + lane);
   if (e + 3 < n) {
     detail::store_out<CS>(reinterpret_cast<float4*>(y + e), out);
@@ -246,8 +242,8 @@ __device__ __forceinline__ void store_tile_values(float* __restrict__ y, std::si
 
 template <bool CS>
 __global__ void __launch_bounds__(kDecodeThreads)
-sign_decode_kernel(const std::uint32_t* __restrict__ words, const float* __restrict__ scales,
-                   std::size_t n, std::size_t chunk, int shift, float* __restrict__ y) {
+    sign_decode_kernel(const std::uint32_t* __restrict__ words, const float* __restrict__ scales, std::size_t n,
+                       std::size_t chunk, int shift, float* __restrict__ y) {
   const unsigned lane = detail::lane_id();
   const std::size_t nw = (n + 31) / 32, tiles = (nw + 31) / 32;
   const std::size_t stride = detail::warp_count();
@@ -269,8 +265,8 @@ sign_decode_kernel(const std::uint32_t* __restrict__ words, const float* __restr
         const std::uint32_t nib = (__shfl_sync(0xffffffffU, wd[u], src) >> (4 * (lane & 7U))) & 0xfU;
         const float s = __shfl_sync(0xffffffffU, sc[u], src);
         store_tile_values<CS>(y, n, t0 + u, lane, j,
-                          make_float4(signed_scale(nib & 1U, s), signed_scale(nib & 2U, s),
-                                      signed_scale(nib & 4U, s), signed_scale(nib & 8U, s)));
+                              make_float4(signed_scale(nib & 1U, s), signed_scale(nib & 2U, s),
+                                          signed_scale(nib & 4U, s), signed_scale(nib & 8U, s)));
       }
     }
   }
@@ -286,9 +282,8 @@ sign_decode_kernel(const std::uint32_t* __restrict__ words, const float* __restr
 // worker order, then divided by N, as the CPU twin does.
 template <int P, bool CS>
 __global__ void __launch_bounds__(kDecodeThreads)
-majority_vote_kernel(const std::uint32_t* __restrict__ words, const float* __restrict__ scales,
-                     int workers, std::size_t n, std::size_t chunk, int shift,
-                     float* __restrict__ y) {
+    majority_vote_kernel(const std::uint32_t* __restrict__ words, const float* __restrict__ scales, int workers,
+                         std::size_t n, std::size_t chunk, int shift, float* __restrict__ y) {
   const unsigned lane = detail::lane_id();
   const std::size_t nw = (n + 31) / 32, nc = (n + chunk - 1) / chunk, tiles = (nw + 31) / 32;
   const auto half = static_cast<std::uint32_t>(workers / 2);
@@ -337,8 +332,8 @@ majority_vote_kernel(const std::uint32_t* __restrict__ words, const float* __res
 }
 
 template <bool EF>
-cudaError_t launch_encode(const float* x, std::size_t n, std::size_t chunk, std::uint32_t* words,
-                          float* scales, float* r, cudaStream_t stream) {
+cudaError_t launch_encode(const float* x, std::size_t n, std::size_t chunk, std::uint32_t* words, float* scales,
+                          float* r, cudaStream_t stream) {
   if (!valid_chunk(chunk)) return cudaErrorInvalidValue;
   if (n == 0) return cudaSuccess;
   if (!detail::aligned16(x) || (EF && !detail::aligned16(r))) return cudaErrorMisalignedAddress;
@@ -349,8 +344,8 @@ cudaError_t launch_encode(const float* x, std::size_t n, std::size_t chunk, std:
       [&](auto rounds, std::size_t warp_blocks) {
         constexpr int R = decltype(rounds)::value;
         sign_encode_warp_kernel<EF, R>
-            <<<detail::persistent_grid<sign_encode_warp_kernel<EF, R>, kWarpThreads>(warp_blocks),
-               kWarpThreads, 0, stream>>>(x, n, chunk, chunks, words, scales, r);
+            <<<detail::persistent_grid<sign_encode_warp_kernel<EF, R>, kWarpThreads>(warp_blocks), kWarpThreads, 0,
+               stream>>>(x, n, chunk, chunks, words, scales, r);
       },
       [&](unsigned blocks) {
         sign_encode_kernel<EF><<<blocks, kChunkThreads, 0, stream>>>(x, n, chunk, words, scales, r);
@@ -360,68 +355,73 @@ cudaError_t launch_encode(const float* x, std::size_t n, std::size_t chunk, std:
 
 }  // namespace
 
-cudaError_t sign_encode_cuda(const float* x, std::size_t n, std::size_t chunk,
-                             std::uint32_t* words, float* scales, cudaStream_t stream) {
+cudaError_t sign_encode_cuda(const float* x, std::size_t n, std::size_t chunk, std::uint32_t* words, float* scales,
+                             cudaStream_t stream) {
   return launch_encode<false>(x, n, chunk, words, scales, nullptr, stream);
 }
 
-cudaError_t sign_encode_ef_cuda(const float* x, std::size_t n, std::size_t chunk,
-                                std::uint32_t* words, float* scales, float* residual,
-                                cudaStream_t stream) {
+cudaError_t sign_encode_ef_cuda(const float* x, std::size_t n, std::size_t chunk, std::uint32_t* words, float* scales,
+                                float* residual, cudaStream_t stream) {
   return launch_encode<true>(x, n, chunk, words, scales, residual, stream);
 }
 
 namespace {
 
 template <bool CS>
-void launch_sign_decode(const std::uint32_t* words, const float* scales, std::size_t n,
-                        std::size_t chunk, float* y, cudaStream_t stream) {
+void launch_sign_decode(const std::uint32_t* words, const float* scales, std::size_t n, std::size_t chunk, float* y,
+                        cudaStream_t stream) {
   const std::size_t tiles = ((n + 31) / 32 + 31) / 32;
   const std::size_t warps_needed = (tiles + kTilesPerIter - 1) / kTilesPerIter;
   const std::size_t blocks = (warps_needed + kDecodeThreads / 32 - 1) / (kDecodeThreads / 32);
-  sign_decode_kernel<CS><<<detail::persistent_grid<sign_decode_kernel<CS>, kDecodeThreads>(blocks),
-                           kDecodeThreads, 0, stream>>>(words, scales, n, chunk,
-                                                        detail::pow2_shift(chunk), y);
+  sign_decode_kernel<CS>
+      <<<detail::persistent_grid<sign_decode_kernel<CS>, kDecodeThreads>(blocks), kDecodeThreads, 0, stream>>>(
+          words, scales, n, chunk, detail::pow2_shift(chunk), y);
 }
 
 template <int P, bool CS>
-void launch_majority_vote(const std::uint32_t* words, const float* scales, int workers,
-                          std::size_t n, std::size_t chunk, float* y, cudaStream_t stream) {
+void launch_majority_vote(const std::uint32_t* words, const float* scales, int workers, std::size_t n,
+                          std::size_t chunk, float* y, cudaStream_t stream) {
   const std::size_t tiles = ((n + 31) / 32 + 31) / 32;
   const std::size_t blocks = (tiles + kDecodeThreads / 32 - 1) / (kDecodeThreads / 32);
   majority_vote_kernel<P, CS>
-      <<<detail::persistent_grid<majority_vote_kernel<P, CS>, kDecodeThreads>(blocks),
-         kDecodeThreads, 0, stream>>>(words, scales, workers, n, chunk, detail::pow2_shift(chunk), y);
+      <<<detail::persistent_grid<majority_vote_kernel<P, CS>, kDecodeThreads>(blocks), kDecodeThreads, 0, stream>>>(
+          words, scales, workers, n, chunk, detail::pow2_shift(chunk), y);
 }
 
 template <bool CS>
-void launch_majority_vote(const std::uint32_t* words, const float* scales, int workers,
-                          std::size_t n, std::size_t chunk, float* y, cudaStream_t stream) {
-  if (workers <= 15) launch_majority_vote<4, CS>(words, scales, workers, n, chunk, y, stream);
-  else if (workers <= 255) launch_majority_vote<8, CS>(words, scales, workers, n, chunk, y, stream);
-  else launch_majority_vote<32, CS>(words, scales, workers, n, chunk, y, stream);
+void launch_majority_vote(const std::uint32_t* words, const float* scales, int workers, std::size_t n,
+                          std::size_t chunk, float* y, cudaStream_t stream) {
+  if (workers <= 15)
+    launch_majority_vote<4, CS>(words, scales, workers, n, chunk, y, stream);
+  else if (workers <= 255)
+    launch_majority_vote<8, CS>(words, scales, workers, n, chunk, y, stream);
+  else
+    launch_majority_vote<32, CS>(words, scales, workers, n, chunk, y, stream);
 }
 
 }  // namespace
 
-cudaError_t sign_decode_cuda(const std::uint32_t* words, const float* scales, std::size_t n,
-                             std::size_t chunk, float* y, cudaStream_t stream, StoreHint hint) {
+cudaError_t sign_decode_cuda(const std::uint32_t* words, const float* scales, std::size_t n, std::size_t chunk,
+                             float* y, cudaStream_t stream, StoreHint hint) {
   if (!valid_chunk(chunk)) return cudaErrorInvalidValue;
   if (n == 0) return cudaSuccess;
   if (!detail::aligned16(y)) return cudaErrorMisalignedAddress;
-  if (hint == StoreHint::streaming) launch_sign_decode<true>(words, scales, n, chunk, y, stream);
-  else launch_sign_decode<false>(words, scales, n, chunk, y, stream);
+  if (hint == StoreHint::streaming)
+    launch_sign_decode<true>(words, scales, n, chunk, y, stream);
+  else
+    launch_sign_decode<false>(words, scales, n, chunk, y, stream);
   return cudaGetLastError();
 }
 
-cudaError_t majority_vote_decode_cuda(const std::uint32_t* words, const float* scales,
-                                      int workers, std::size_t n, std::size_t chunk, float* y,
-                                      cudaStream_t stream, StoreHint hint) {
+cudaError_t majority_vote_decode_cuda(const std::uint32_t* words, const float* scales, int workers, std::size_t n,
+                                      std::size_t chunk, float* y, cudaStream_t stream, StoreHint hint) {
   if (!valid_chunk(chunk) || workers < 1) return cudaErrorInvalidValue;
   if (n == 0) return cudaSuccess;
   if (!detail::aligned16(y)) return cudaErrorMisalignedAddress;
-  if (hint == StoreHint::streaming) launch_majority_vote<true>(words, scales, workers, n, chunk, y, stream);
-  else launch_majority_vote<false>(words, scales, workers, n, chunk, y, stream);
+  if (hint == StoreHint::streaming)
+    launch_majority_vote<true>(words, scales, workers, n, chunk, y, stream);
+  else
+    launch_majority_vote<false>(words, scales, workers, n, chunk, y, stream);
   return cudaGetLastError();
 }
 

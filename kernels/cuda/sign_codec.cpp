@@ -20,23 +20,22 @@ namespace gw::kernels::cuda {
 
 namespace {
 
-using ::gw::cuda::DeviceBuffer;
 using detail::CudaCodecBase;
 using detail::store_hint;
+using ::gw::cuda::DeviceBuffer;
 
 class SignCodec final : public CudaCodecBase {
  public:
   SignCodec(std::size_t n, const CodecConfig& cfg, bool ef, cudaStream_t s)
       : CudaCodecBase(ef ? "sign_ef" : "sign", n, ef, traffic::sign(n, cfg.chunk, ef), s, store_hint(cfg)),
-        chunk_(cfg.chunk), w_(sign_word_count(n)),
+        chunk_(cfg.chunk),
+        w_(sign_word_count(n)),
         s_((check_chunk(cfg.chunk), sign_scale_count(n, cfg.chunk))) {}
   void encode() override {
     GW_CHECK(ef_ ? sign_encode_ef_cuda(x_.get(), n_, chunk_, w_.get(), s_.get(), r_.get(), stream_)
-                      : sign_encode_cuda(x_.get(), n_, chunk_, w_.get(), s_.get(), stream_));
+                 : sign_encode_cuda(x_.get(), n_, chunk_, w_.get(), s_.get(), stream_));
   }
-  void decode() override {
-    GW_CHECK(sign_decode_cuda(w_.get(), s_.get(), n_, chunk_, y_.get(), stream_, hint_));
-  }
+  void decode() override { GW_CHECK(sign_decode_cuda(w_.get(), s_.get(), n_, chunk_, y_.get(), stream_, hint_)); }
 
  private:
   std::size_t chunk_;
@@ -49,10 +48,12 @@ class SignCodec final : public CudaCodecBase {
 class MajorityVoteCodec final : public CudaCodecBase {
  public:
   MajorityVoteCodec(std::size_t n, const CodecConfig& cfg, cudaStream_t s)
-      : CudaCodecBase("majority_vote", n, false, traffic::majority_vote(n, cfg.chunk, cfg.workers), s,
-                      store_hint(cfg)),
-        chunk_(cfg.chunk), workers_(cfg.workers), seed_(cfg.seed),
-        nw_(sign_word_count(n)), nc_((check_chunk(cfg.chunk), sign_scale_count(n, cfg.chunk))),
+      : CudaCodecBase("majority_vote", n, false, traffic::majority_vote(n, cfg.chunk, cfg.workers), s, store_hint(cfg)),
+        chunk_(cfg.chunk),
+        workers_(cfg.workers),
+        seed_(cfg.seed),
+        nw_(sign_word_count(n)),
+        nc_((check_chunk(cfg.chunk), sign_scale_count(n, cfg.chunk))),
         w_(nw_ * static_cast<std::size_t>(cfg.workers < 1 ? 1 : cfg.workers)),
         s_(nc_ * static_cast<std::size_t>(cfg.workers < 1 ? 1 : cfg.workers)) {
     if (workers_ < 1) throw std::invalid_argument("majority_vote: workers must be >= 1");
@@ -71,9 +72,7 @@ class MajorityVoteCodec final : public CudaCodecBase {
       GW_CHECK(cudaStreamSynchronize(stream_));
     }
   }
-  void encode() override {
-    GW_CHECK(sign_encode_cuda(x_.get(), n_, chunk_, w_.get(), s_.get(), stream_));
-  }
+  void encode() override { GW_CHECK(sign_encode_cuda(x_.get(), n_, chunk_, w_.get(), s_.get(), stream_)); }
   void decode() override {
     GW_CHECK(majority_vote_decode_cuda(w_.get(), s_.get(), workers_, n_, chunk_, y_.get(), stream_, hint_));
   }
@@ -89,8 +88,14 @@ class MajorityVoteCodec final : public CudaCodecBase {
 
 }  // namespace
 
-std::unique_ptr<Codec> make_sign(std::size_t n, const CodecConfig& c, cudaStream_t s) { return std::make_unique<SignCodec>(n, c, false, s); }
-std::unique_ptr<Codec> make_majority_vote(std::size_t n, const CodecConfig& c, cudaStream_t s) { return std::make_unique<MajorityVoteCodec>(n, c, s); }
-std::unique_ptr<Codec> make_sign_ef(std::size_t n, const CodecConfig& c, cudaStream_t s) { return std::make_unique<SignCodec>(n, c, true, s); }
+std::unique_ptr<Codec> make_sign(std::size_t n, const CodecConfig& c, cudaStream_t s) {
+  return std::make_unique<SignCodec>(n, c, false, s);
+}
+std::unique_ptr<Codec> make_majority_vote(std::size_t n, const CodecConfig& c, cudaStream_t s) {
+  return std::make_unique<MajorityVoteCodec>(n, c, s);
+}
+std::unique_ptr<Codec> make_sign_ef(std::size_t n, const CodecConfig& c, cudaStream_t s) {
+  return std::make_unique<SignCodec>(n, c, true, s);
+}
 
 }  // namespace gw::kernels::cuda

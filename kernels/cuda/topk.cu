@@ -39,7 +39,7 @@ namespace {
 constexpr int kThreads = 256;
 constexpr int kWarps = kThreads / 32;
 constexpr int kItems = static_cast<int>(kTopkTile) / kThreads;  // 16 per thread
-constexpr int kWarpSpan = 32 * kItems;                           // 512 consecutive elements
+constexpr int kWarpSpan = 32 * kItems;                          // 512 consecutive elements
 constexpr int kSelectThreads = 1024;
 static_assert(kTopkTile == static_cast<std::size_t>(kThreads * kItems), "tile geometry");
 
@@ -52,19 +52,15 @@ enum StateWord : int {
   kTies = 4,       // k_eq
 };
 
-__device__ __forceinline__ std::uint32_t key_of(float v) {
-  return __float_as_uint(v) & 0x7fffffffu;
-}
+__device__ __forceinline__ std::uint32_t key_of(float v) { return __float_as_uint(v) & 0x7fffffffu; }
 
-__device__ __forceinline__ std::uint32_t lanemask_lt() {
-  return (1u << (threadIdx.x & 31u)) - 1u;
-}
+__device__ __forceinline__ std::uint32_t lanemask_lt() { return (1u << (threadIdx.x & 31u)) - 1u; }
 
 // Loads the tile's 16 elements of this thread: warp w owns the 512
 // consecutive elements [w*512, (w+1)*512) of the tile, lane l takes
 // element j*32 + l of that span in round j (coalesced 128-byte rows).
-__device__ __forceinline__ void load_tile(const float* x, std::size_t n, std::size_t tile,
-                                          float (&v)[kItems], bool (&valid)[kItems]) {
+__device__ __forceinline__ void load_tile(const float* x, std::size_t n, std::size_t tile, float (&v)[kItems],
+                                          bool (&valid)[kItems]) {
   const std::size_t base = tile * kTopkTile + (threadIdx.x / 32u) * kWarpSpan + (threadIdx.x & 31u);
 #pragma unroll
   for (int j = 0; j < kItems; ++j) {
@@ -75,14 +71,12 @@ __device__ __forceinline__ void load_tile(const float* x, std::size_t n, std::si
 }
 
 __device__ __forceinline__ std::size_t element_index(std::size_t tile, int j) {
-  return tile * kTopkTile + (threadIdx.x / 32u) * kWarpSpan + static_cast<std::size_t>(j) * 32u +
-         (threadIdx.x & 31u);
+  return tile * kTopkTile + (threadIdx.x / 32u) * kWarpSpan + static_cast<std::size_t>(j) * 32u + (threadIdx.x & 31u);
 }
 
 // Pass 1: histogram of the top 11 key bits.
-__global__ void __launch_bounds__(kThreads) hist0_kernel(const float* __restrict__ x, std::size_t n,
-                                                         std::size_t tiles,
-                                                         std::uint32_t* __restrict__ hist) {
+__global__ void __launch_bounds__(kThreads)
+    hist0_kernel(const float* __restrict__ x, std::size_t n, std::size_t tiles, std::uint32_t* __restrict__ hist) {
   __shared__ std::uint32_t sh[kTopkBins0];
   for (int b = static_cast<int>(threadIdx.x); b < kTopkBins0; b += kThreads) sh[b] = 0;
   __syncthreads();
@@ -105,8 +99,8 @@ __global__ void __launch_bounds__(kThreads) hist0_kernel(const float* __restrict
 // the elements counted in `hist`, updates prefix/remaining. Pass 0 starts
 // from remaining = k. One block of kSelectThreads.
 __global__ void __launch_bounds__(kSelectThreads)
-    select_kernel(const std::uint32_t* __restrict__ hist, int bins, int shift, int pass,
-                  std::uint32_t k, std::uint32_t* __restrict__ state) {
+    select_kernel(const std::uint32_t* __restrict__ hist, int bins, int shift, int pass, std::uint32_t k,
+                  std::uint32_t* __restrict__ state) {
   using Scan = cub::BlockScan<std::uint32_t, kSelectThreads>;
   __shared__ typename Scan::TempStorage temp;
   const std::uint32_t remaining = pass == 0 ? k : state[kRemaining];
@@ -125,8 +119,7 @@ __global__ void __launch_bounds__(kSelectThreads)
     const int bin = bins - 1 - pos;
     const std::uint32_t h = hist[bin];
     if (above < remaining && above + h >= remaining) {
-      const std::uint32_t prefix =
-          (pass == 0 ? 0u : state[kPrefix]) | (static_cast<std::uint32_t>(bin) << shift);
+      const std::uint32_t prefix = (pass == 0 ? 0u : state[kPrefix]) | (static_cast<std::uint32_t>(bin) << shift);
       const std::uint32_t left = remaining - above;
       state[kPrefix] = prefix;
       state[kRemaining] = left;
@@ -143,10 +136,9 @@ __global__ void __launch_bounds__(kSelectThreads)
 // (in index order) and record the tile's slice; histogram the middle digit
 // of the candidates (top digit == d0).
 __global__ void __launch_bounds__(kThreads)
-    filter_kernel(const float* __restrict__ x, std::size_t n, std::size_t tiles,
-                  std::uint32_t* __restrict__ state, std::uint32_t* __restrict__ hist1,
-                  std::uint32_t* __restrict__ tile_base, std::uint32_t* __restrict__ tile_count,
-                  std::int32_t* __restrict__ kept) {
+    filter_kernel(const float* __restrict__ x, std::size_t n, std::size_t tiles, std::uint32_t* __restrict__ state,
+                  std::uint32_t* __restrict__ hist1, std::uint32_t* __restrict__ tile_base,
+                  std::uint32_t* __restrict__ tile_count, std::int32_t* __restrict__ kept) {
   __shared__ std::uint32_t sh[kTopkBins1];
   __shared__ std::uint32_t warp_kept[kWarps];
   __shared__ std::uint32_t block_base;
@@ -254,8 +246,7 @@ __global__ void __launch_bounds__(kThreads)
       if (i < count) {
         const std::int32_t idx = kept[i];
         const std::uint32_t key = key_of(x[idx]);
-        const std::uint32_t tile =
-            static_cast<std::uint32_t>(idx) / static_cast<std::uint32_t>(kTopkTile);
+        const std::uint32_t tile = static_cast<std::uint32_t>(idx) / static_cast<std::uint32_t>(kTopkTile);
         if (key > threshold) tag[u] = tile * 2u;
         if (key == threshold) tag[u] = tile * 2u + 1u;
       }
@@ -263,8 +254,7 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
       const std::uint32_t group = __match_any_sync(0xffffffffu, tag[u]);
-      if (tag[u] != 0xffffffffu &&
-          (threadIdx.x & 31u) == static_cast<unsigned>(__ffs(group) - 1)) {
+      if (tag[u] != 0xffffffffu && (threadIdx.x & 31u) == static_cast<unsigned>(__ffs(group) - 1)) {
         std::uint32_t* counter = (tag[u] & 1u) != 0 ? &tile_eq[tag[u] >> 1] : &tile_gt[tag[u] >> 1];
         atomicAdd(counter, static_cast<std::uint32_t>(__popc(group)));
       }
@@ -277,9 +267,8 @@ __global__ void __launch_bounds__(kThreads)
 // kScanRounds x 1024 tiles are issued before the scans (latency-bound otherwise).
 constexpr int kScanRounds = 16;
 __global__ void __launch_bounds__(kSelectThreads)
-    tile_scan_kernel(const std::uint32_t* __restrict__ tile_gt,
-                     const std::uint32_t* __restrict__ tile_eq, std::size_t tiles,
-                     std::uint32_t* __restrict__ g_before, std::uint32_t* __restrict__ e_before) {
+    tile_scan_kernel(const std::uint32_t* __restrict__ tile_gt, const std::uint32_t* __restrict__ tile_eq,
+                     std::size_t tiles, std::uint32_t* __restrict__ g_before, std::uint32_t* __restrict__ e_before) {
   using Scan = cub::BlockScan<unsigned long long, kSelectThreads>;
   __shared__ typename Scan::TempStorage temp;
   unsigned long long running = 0;  // (#gt << 32) | #eq; both < 2^31
@@ -310,12 +299,9 @@ __global__ void __launch_bounds__(kSelectThreads)
 // Final pass (no error feedback): one warp per tile walks the tile's kept
 // slice, which is in index order, with the rule in the file header.
 __global__ void __launch_bounds__(kThreads)
-    write_kept_kernel(const float* __restrict__ x, std::size_t tiles,
-                      const std::int32_t* __restrict__ kept,
-                      const std::uint32_t* __restrict__ tile_base,
-                      const std::uint32_t* __restrict__ tile_count,
-                      const std::uint32_t* __restrict__ state,
-                      const std::uint32_t* __restrict__ g_before,
+    write_kept_kernel(const float* __restrict__ x, std::size_t tiles, const std::int32_t* __restrict__ kept,
+                      const std::uint32_t* __restrict__ tile_base, const std::uint32_t* __restrict__ tile_count,
+                      const std::uint32_t* __restrict__ state, const std::uint32_t* __restrict__ g_before,
                       const std::uint32_t* __restrict__ e_before, float* __restrict__ values,
                       std::int32_t* __restrict__ indices) {
   const std::uint32_t threshold = state[kThreshold];
@@ -323,8 +309,8 @@ __global__ void __launch_bounds__(kThreads)
   const unsigned lane = threadIdx.x & 31u;
   const std::uint32_t lt = lanemask_lt();
   const std::size_t warps = static_cast<std::size_t>(gridDim.x) * kWarps;
-  for (std::size_t tile = blockIdx.x * static_cast<std::size_t>(kWarps) + threadIdx.x / 32u;
-       tile < tiles; tile += warps) {
+  for (std::size_t tile = blockIdx.x * static_cast<std::size_t>(kWarps) + threadIdx.x / 32u; tile < tiles;
+       tile += warps) {
     const std::uint32_t base = tile_base[tile];
     const std::uint32_t count = tile_count[tile];
     std::uint32_t g = g_before[tile], e = e_before[tile];
@@ -356,10 +342,9 @@ __global__ void __launch_bounds__(kThreads)
 // selected elements and the residual of every element (see file header).
 template <bool kResidual>
 __global__ void __launch_bounds__(kThreads)
-    write_kernel(const float* __restrict__ x, std::size_t n, std::size_t tiles,
-                 const std::uint32_t* __restrict__ state, const std::uint32_t* __restrict__ g_before,
-                 const std::uint32_t* __restrict__ e_before, float* __restrict__ values,
-                 std::int32_t* __restrict__ indices, float* __restrict__ residual) {
+    write_kernel(const float* __restrict__ x, std::size_t n, std::size_t tiles, const std::uint32_t* __restrict__ state,
+                 const std::uint32_t* __restrict__ g_before, const std::uint32_t* __restrict__ e_before,
+                 float* __restrict__ values, std::int32_t* __restrict__ indices, float* __restrict__ residual) {
   __shared__ std::uint32_t masks[kWarps][2][kItems];
   __shared__ std::uint32_t warp_g[kWarps];
   __shared__ std::uint32_t warp_e[kWarps];
@@ -421,8 +406,7 @@ __global__ void __launch_bounds__(kThreads)
 int sm_count() {
   int device = 0, sms = 0;
   if (cudaGetDevice(&device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess ||
-      sms <= 0) {
+      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess || sms <= 0) {
     sms = 132;
   }
   return sms;
@@ -433,18 +417,15 @@ unsigned stream_grid(std::size_t tiles, int per_sm) {
   return static_cast<unsigned>(tiles < cap ? (tiles == 0 ? 1 : tiles) : cap);
 }
 
-bool bad_sizes(std::size_t n, std::size_t k) {
-  return k > n || n > static_cast<std::size_t>(INT_MAX);
-}
+bool bad_sizes(std::size_t n, std::size_t k) { return k > n || n > static_cast<std::size_t>(INT_MAX); }
 
 template <class T>
 T* at(void* base, std::size_t offset) {
   return reinterpret_cast<T*>(static_cast<char*>(base) + offset);
 }
 
-cudaError_t radix_select(const float* x, std::size_t n, std::size_t k, float* values,
-                         std::int32_t* indices, float* residual, void* workspace,
-                         std::size_t workspace_bytes, cudaStream_t stream) {
+cudaError_t radix_select(const float* x, std::size_t n, std::size_t k, float* values, std::int32_t* indices,
+                         float* residual, void* workspace, std::size_t workspace_bytes, cudaStream_t stream) {
   if (bad_sizes(n, k)) return cudaErrorInvalidValue;
   if (n == 0) return cudaSuccess;
   if (k == 0) {
@@ -474,28 +455,26 @@ cudaError_t radix_select(const float* x, std::size_t n, std::size_t k, float* va
   if (err != cudaSuccess) return err;
   hist0_kernel<<<grid, kThreads, 0, stream>>>(x, n, tiles, hist0);
   select_kernel<<<1, kSelectThreads, 0, stream>>>(hist0, kTopkBins0, 20, 0, k32, state);
-  filter_kernel<<<grid, kThreads, 0, stream>>>(x, n, tiles, state, hist1, tile_base, tile_count,
-                                               kept);
+  filter_kernel<<<grid, kThreads, 0, stream>>>(x, n, tiles, state, hist1, tile_base, tile_count, kept);
   select_kernel<<<1, kSelectThreads, 0, stream>>>(hist1, kTopkBins1, 9, 1, k32, state);
   cand_hist_kernel<<<kept_grid, kThreads, 0, stream>>>(x, kept, state, hist2);
   select_kernel<<<1, kSelectThreads, 0, stream>>>(hist2, kTopkBins2, 0, 2, k32, state);
   cand_tile_kernel<<<kept_grid, kThreads, 0, stream>>>(x, kept, state, tile_gt, tile_eq);
   tile_scan_kernel<<<1, kSelectThreads, 0, stream>>>(tile_gt, tile_eq, tiles, g_before, e_before);
   if (residual != nullptr) {
-    write_kernel<true><<<grid, kThreads, 0, stream>>>(x, n, tiles, state, g_before, e_before,
-                                                      values, indices, residual);
+    write_kernel<true>
+        <<<grid, kThreads, 0, stream>>>(x, n, tiles, state, g_before, e_before, values, indices, residual);
   } else {
-    write_kept_kernel<<<warp_grid, kThreads, 0, stream>>>(x, tiles, kept, tile_base, tile_count,
-                                                          state, g_before, e_before, values,
-                                                          indices);
+    write_kept_kernel<<<warp_grid, kThreads, 0, stream>>>(x, tiles, kept, tile_base, tile_count, state, g_before,
+                                                          e_before, values, indices);
   }
   return cudaGetLastError();
 }
 
 // ----- baseline: full radix sort --------------------------------------------
 
-__global__ void make_pairs_kernel(const float* __restrict__ x, std::size_t n,
-                                  std::uint32_t* __restrict__ keys, std::int32_t* __restrict__ idx) {
+__global__ void make_pairs_kernel(const float* __restrict__ x, std::size_t n, std::uint32_t* __restrict__ keys,
+                                  std::int32_t* __restrict__ idx) {
   for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
     keys[i] = key_of(x[i]);
@@ -503,8 +482,8 @@ __global__ void make_pairs_kernel(const float* __restrict__ x, std::size_t n,
   }
 }
 
-__global__ void gather_kernel(const float* __restrict__ x, const std::int32_t* __restrict__ idx,
-                              std::size_t k, float* __restrict__ values) {
+__global__ void gather_kernel(const float* __restrict__ x, const std::int32_t* __restrict__ idx, std::size_t k,
+                              float* __restrict__ values) {
   for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < k;
        i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
     values[i] = x[idx[i]];
@@ -527,14 +506,11 @@ SortLayout sort_layout(std::size_t n, std::size_t k, cudaError_t* err) {
   std::size_t pairs_bytes = 0, keys_bytes = 0;
   const int items = static_cast<int>(n);
   *err = cub::DeviceRadixSort::SortPairsDescending(
-      nullptr, pairs_bytes, static_cast<const std::uint32_t*>(nullptr),
-      static_cast<std::uint32_t*>(nullptr), static_cast<const std::int32_t*>(nullptr),
-      static_cast<std::int32_t*>(nullptr), items, 0, 31);
+      nullptr, pairs_bytes, static_cast<const std::uint32_t*>(nullptr), static_cast<std::uint32_t*>(nullptr),
+      static_cast<const std::int32_t*>(nullptr), static_cast<std::int32_t*>(nullptr), items, 0, 31);
   if (*err == cudaSuccess) {
-    *err = cub::DeviceRadixSort::SortKeys(nullptr, keys_bytes,
-                                          static_cast<const std::int32_t*>(nullptr),
-                                          static_cast<std::int32_t*>(nullptr), static_cast<int>(k),
-                                          0, index_bits(n));
+    *err = cub::DeviceRadixSort::SortKeys(nullptr, keys_bytes, static_cast<const std::int32_t*>(nullptr),
+                                          static_cast<std::int32_t*>(nullptr), static_cast<int>(k), 0, index_bits(n));
   }
   const std::size_t a = align(n * 4);
   s.keys_in = 0;
@@ -549,15 +525,13 @@ SortLayout sort_layout(std::size_t n, std::size_t k, cudaError_t* err) {
 
 }  // namespace
 
-cudaError_t topk_encode_cuda(const float* x, std::size_t n, std::size_t k, float* values,
-                             std::int32_t* indices, void* workspace, std::size_t workspace_bytes,
-                             cudaStream_t stream) {
+cudaError_t topk_encode_cuda(const float* x, std::size_t n, std::size_t k, float* values, std::int32_t* indices,
+                             void* workspace, std::size_t workspace_bytes, cudaStream_t stream) {
   return radix_select(x, n, k, values, indices, nullptr, workspace, workspace_bytes, stream);
 }
 
-cudaError_t topk_encode_ef_cuda(const float* x, std::size_t n, std::size_t k, float* values,
-                                std::int32_t* indices, float* residual, void* workspace,
-                                std::size_t workspace_bytes, cudaStream_t stream) {
+cudaError_t topk_encode_ef_cuda(const float* x, std::size_t n, std::size_t k, float* values, std::int32_t* indices,
+                                float* residual, void* workspace, std::size_t workspace_bytes, cudaStream_t stream) {
   if (residual == nullptr) return cudaErrorInvalidValue;
   return radix_select(x, n, k, values, indices, residual, workspace, workspace_bytes, stream);
 }
@@ -569,9 +543,8 @@ std::size_t topk_sort_workspace_bytes(std::size_t n, std::size_t k) {
   return err == cudaSuccess ? s.total : 0;
 }
 
-cudaError_t topk_sort_encode_cuda(const float* x, std::size_t n, std::size_t k, float* values,
-                                  std::int32_t* indices, void* workspace,
-                                  std::size_t workspace_bytes, cudaStream_t stream) {
+cudaError_t topk_sort_encode_cuda(const float* x, std::size_t n, std::size_t k, float* values, std::int32_t* indices,
+                                  void* workspace, std::size_t workspace_bytes, cudaStream_t stream) {
   if (bad_sizes(n, k)) return cudaErrorInvalidValue;
   if (n == 0 || k == 0) return cudaSuccess;
   cudaError_t err = cudaSuccess;
@@ -587,24 +560,22 @@ cudaError_t topk_sort_encode_cuda(const float* x, std::size_t n, std::size_t k, 
   make_pairs_kernel<<<grid, kThreads, 0, stream>>>(x, n, keys_in, idx_in);
   std::size_t temp_bytes = s.temp_bytes;
   // Stable: equal keys keep ascending index order, so the first k are ours.
-  err = cub::DeviceRadixSort::SortPairsDescending(temp, temp_bytes, keys_in, keys_out, idx_in,
-                                                  idx_out, static_cast<int>(n), 0, 31, stream);
+  err = cub::DeviceRadixSort::SortPairsDescending(temp, temp_bytes, keys_in, keys_out, idx_in, idx_out,
+                                                  static_cast<int>(n), 0, 31, stream);
   if (err != cudaSuccess) return err;
   temp_bytes = s.temp_bytes;
-  err = cub::DeviceRadixSort::SortKeys(temp, temp_bytes, idx_out, indices, static_cast<int>(k), 0,
-                                       index_bits(n), stream);
+  err =
+      cub::DeviceRadixSort::SortKeys(temp, temp_bytes, idx_out, indices, static_cast<int>(k), 0, index_bits(n), stream);
   if (err != cudaSuccess) return err;
-  gather_kernel<<<stream_grid((k + kThreads - 1) / kThreads, 8), kThreads, 0, stream>>>(
-      x, indices, k, values);
+  gather_kernel<<<stream_grid((k + kThreads - 1) / kThreads, 8), kThreads, 0, stream>>>(x, indices, k, values);
   return cudaGetLastError();
 }
 
 // ----- decoders ---------------------------------------------------------------
 
 namespace {
-__global__ void scatter_add_kernel(const float* __restrict__ values,
-                                   const std::int32_t* __restrict__ indices, std::size_t k,
-                                   std::size_t n, float* __restrict__ y, bool add) {
+__global__ void scatter_add_kernel(const float* __restrict__ values, const std::int32_t* __restrict__ indices,
+                                   std::size_t k, std::size_t n, float* __restrict__ y, bool add) {
   for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < k;
        i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
     const std::int32_t idx = indices[i];
@@ -614,23 +585,21 @@ __global__ void scatter_add_kernel(const float* __restrict__ values,
 }
 }  // namespace
 
-cudaError_t topk_decode_gathered_cuda(const float* values, const std::int32_t* indices,
-                                      std::size_t workers, std::size_t k, std::size_t n, float* y,
-                                      cudaStream_t stream) {
+cudaError_t topk_decode_gathered_cuda(const float* values, const std::int32_t* indices, std::size_t workers,
+                                      std::size_t k, std::size_t n, float* y, cudaStream_t stream) {
   if (n == 0) return cudaSuccess;
   cudaError_t err = cudaMemsetAsync(y, 0, n * sizeof(float), stream);
   if (err != cudaSuccess || k == 0) return err;
   const unsigned grid = stream_grid((k + kThreads - 1) / kThreads, 8);
   for (std::size_t w = 0; w < workers; ++w) {
     // 0 + v == v exactly (also for -0: the CPU twin adds to +0 too).
-    scatter_add_kernel<<<grid, kThreads, 0, stream>>>(values + w * k, indices + w * k, k, n, y,
-                                                      true);
+    scatter_add_kernel<<<grid, kThreads, 0, stream>>>(values + w * k, indices + w * k, k, n, y, true);
   }
   return cudaGetLastError();
 }
 
-cudaError_t topk_decode_cuda(const float* values, const std::int32_t* indices, std::size_t k,
-                             std::size_t n, float* y, cudaStream_t stream) {
+cudaError_t topk_decode_cuda(const float* values, const std::int32_t* indices, std::size_t k, std::size_t n, float* y,
+                             cudaStream_t stream) {
   return topk_decode_gathered_cuda(values, indices, 1, k, n, y, stream);
 }
 

@@ -25,19 +25,16 @@ using detail::CudaCodecBase;
 class TopkCodec final : public CudaCodecBase {
  public:
   TopkCodec(std::size_t n, const CodecConfig& cfg, bool ef, cudaStream_t s)
-      : CudaCodecBase(ef ? "topk_ef" : "topk", n, ef,
-                      topk_codec_sizes(n, sparse_count(n, cfg.ratio), ef), s),
-        k_(sparse_count(n, cfg.ratio)), v_(k_), i_(k_),
+      : CudaCodecBase(ef ? "topk_ef" : "topk", n, ef, topk_codec_sizes(n, sparse_count(n, cfg.ratio), ef), s),
+        k_(sparse_count(n, cfg.ratio)),
+        v_(k_),
+        i_(k_),
         ws_((topk_check_sizes(n, k_), topk_workspace_bytes(n))) {}
   void encode() override {
-    GW_CHECK(ef_ ? topk_encode_ef_cuda(x_.get(), n_, k_, v_.get(), i_.get(), r_.get(),
-                                            ws_.get(), ws_.bytes(), stream_)
-                      : topk_encode_cuda(x_.get(), n_, k_, v_.get(), i_.get(), ws_.get(),
-                                         ws_.bytes(), stream_));
+    GW_CHECK(ef_ ? topk_encode_ef_cuda(x_.get(), n_, k_, v_.get(), i_.get(), r_.get(), ws_.get(), ws_.bytes(), stream_)
+                 : topk_encode_cuda(x_.get(), n_, k_, v_.get(), i_.get(), ws_.get(), ws_.bytes(), stream_));
   }
-  void decode() override {
-    GW_CHECK(topk_decode_cuda(v_.get(), i_.get(), k_, n_, y_.get(), stream_));
-  }
+  void decode() override { GW_CHECK(topk_decode_cuda(v_.get(), i_.get(), k_, n_, y_.get(), stream_)); }
 
  private:
   std::size_t k_;

@@ -134,17 +134,12 @@ int cmd_check(int argc, char** argv) {
       "else scenario)")("file", po::value<std::vector<std::string>>(), "files to check");
   po::positional_options_description pos;
   pos.add("file", -1);
-  std::optional<po::variables_map> parsed;
-  try {
-    parsed = gw::parse_options(argc, argv, opts, pos,
-                               "\nExample: gradwire check scenarios/default.yaml scenarios/study-compression.yaml\n"
-                               "Example: gradwire check --kind model models/gpt2.yaml\n");
-  } catch (const po::error& e) {
-    std::cerr << "gradwire check: " << e.what() << "\n" << opts;
-    return kExitInput;
-  }
-  if (!parsed) return kExitOk;
-  const po::variables_map& vm = *parsed;
+  const CommandLine parsed =
+      parse_command(argc, argv, bad_option_usage("gradwire check", opts), opts, pos,
+                    "\nExample: gradwire check scenarios/default.yaml scenarios/study-compression.yaml\n"
+                    "Example: gradwire check --kind model models/gpt2.yaml\n");
+  if (parsed.exit) return *parsed.exit;
+  const po::variables_map& vm = parsed.vm;
   const std::string kind = vm["kind"].as<std::string>();
   static const std::set<std::string> kinds{"auto", "scenario", "model", "profile", "catalog", "sweep"};
   if (!kinds.count(kind)) {

@@ -45,10 +45,10 @@ constexpr const char* kExamples =
 
 struct Row {
   double bytes = 0;
-  double count = 0;  ///< float elements
-  double time = 0;   ///< seconds
-  double algbw = 0;  ///< bytes/s
-  double busbw = 0;  ///< bytes/s
+  double count = 0;                 ///< float elements
+  double time = 0;                  ///< seconds
+  double algbw = 0;                 ///< bytes/s
+  double busbw = 0;                 ///< bytes/s
   std::string algorithm, protocol;  ///< the pair simulated at this size
 };
 
@@ -194,8 +194,13 @@ class CsvPrinter : public Printer {
 class JsonPrinter : public Printer {
  public:
   void begin(const Meta& m) override {
-    doc_ = {{"scenario", m.scenario}, {"op", m.op},       {"algorithm", m.algorithm},
-            {"protocol", m.protocol}, {"granularity", m.granularity}, {"gpus", m.gpus}, {"type", "float"},
+    doc_ = {{"scenario", m.scenario},
+            {"op", m.op},
+            {"algorithm", m.algorithm},
+            {"protocol", m.protocol},
+            {"granularity", m.granularity},
+            {"gpus", m.gpus},
+            {"type", "float"},
             {"results", nlohmann::json::array()}};
   }
   void row(const Row& r) override {
@@ -250,7 +255,8 @@ std::vector<double> nccl_tests_sizes(const po::variables_map& vm) {
     if (!vm.count(key)) return fallback;
     const std::string text = vm[key].as<std::string>();
     const auto v = nccl_tests::parse_size(text);
-    if (!v || *v < 1) throw std::invalid_argument(std::string("--") + key + ": '" + text + "' is not a size (8, 128K, 8G)");
+    if (!v || *v < 1)
+      throw std::invalid_argument(std::string("--") + key + ": '" + text + "' is not a size (8, 128K, 8G)");
     return *v;
   };
   const double min = size("minbytes", 8);
@@ -278,6 +284,9 @@ int usage_error(const std::string& msg, const po::options_description& opts) {
 
 po::options_description options() {
   static const std::string op_help = collective_op_list();
+  static const std::string algo_help =
+      "auto (default: NCCL's rule, the pair with the lowest predicted time per size), " + algorithm_help() +
+      "; default from NCCL_ALGO when set";
   po::options_description opts(
       "gradwire collective SCENARIO [options]: simulate one collective over a size sweep on SCENARIO's cluster "
       "and print it as nccl-tests does");
@@ -286,12 +295,7 @@ po::options_description options() {
       ("help,h", "show this help")
       ("scenario", po::value<std::string>(), "the scenario file, as an option (the older spelling of SCENARIO)")
       ("op", po::value<std::string>()->default_value("allreduce"), op_help.c_str())
-      ("algo", po::value<std::string>(),
-       "auto (default: NCCL's rule, the pair with the lowest predicted time per size), ring, tree "
-       "(allreduce), nvls (allreduce, one NVSwitch node of H100/H200/B200 class), nvlstree (allreduce, "
-       "NCCL's NVLSTree: two or more such nodes), pat (allgather, reducescatter: NCCL 2.23's PAT at one "
-       "GPU per node), hierarchical "
-       "(allreduce; gradwire's, not NCCL's), direct (alltoall); default from NCCL_ALGO when set")
+      ("algo", po::value<std::string>(), algo_help.c_str())
       ("proto", po::value<std::string>(),
        "auto (default), LL, LL128 or Simple (case-insensitive); default from NCCL_PROTO when set")
       ("sizes", po::value<std::string>()->default_value("8B:1GiB"),
@@ -320,16 +324,12 @@ engine::Granularity parse_granularity(const std::string& gran) {
   throw std::invalid_argument("--granularity must be aggregated or per-step, not '" + gran + "'");
 }
 
-// The scenario, its intra-node links taken from the profile when left out.
+// The scenario, its cluster resolved as `simulate` resolves it
+// (resolve_scenario_cluster: the profile found beside the scenario or by its
+// GPU; intra_node from its all-reduce fit when left out, its measured transports).
 Scenario load_cluster_scenario(const std::string& path) {
   Scenario scenario = load_scenario(path);  // InputError -> main: exit 2
-  if (scenario.cluster.intra_node_from_profile) {
-    // intra_node left out: taken from the profile's all-reduce fit (docs/scenarios.md),
-    // the profile found as `simulate` finds it (a path beside the scenario, the
-    // instance's measured profile).
-    const Profile profile = resolve_scenario_profile(scenario, path);
-    scenario.cluster = resolve_cluster(scenario, profile);
-  }
+  scenario.cluster = resolve_scenario_cluster(scenario, path);
   return scenario;
 }
 
@@ -341,16 +341,15 @@ void choose_pair(const po::variables_map& vm, engine::CollectiveRequest& req) {
     if (!v || !*v) return "auto";
     const std::string s(v);
     if (s.find_first_of(",^") != std::string::npos)
-      throw std::invalid_argument(std::string(env) + "=" + s + ": gradwire takes one name there (or --" + option +
-                                  ")");
+      throw std::invalid_argument(std::string(env) + "=" + s + ": gradwire takes one name there (or --" + option + ")");
     return s;
   };
   req.algorithm = engine::parse_algorithm(pick("algo", "NCCL_ALGO"));
   req.protocol = engine::parse_protocol(pick("proto", "NCCL_PROTO"));
 }
 
-void print(Printer& printer, const Meta& meta, const engine::CollectiveRequest& req,
-           const std::vector<double>& sizes, const std::vector<double>& times) {
+void print(Printer& printer, const Meta& meta, const engine::CollectiveRequest& req, const std::vector<double>& sizes,
+           const std::vector<double>& times) {
   const CollectiveOp op = req.op;
   const double factor = bus_bandwidth_factor(op, meta.gpus);
   const NcclShape shape = collective_shape(*meta.cluster, meta.gpus);
@@ -387,20 +386,24 @@ CollectiveOp log_op(const nccl_tests::Log& log, const po::variables_map& vm) {
 }
 
 // The run of --compare's log: its only run, or, in a log of appended runs,
-// the one of --op (nccl_tests::select_runs); rows left out are said on stderr.
+// the one of --op (nccl_tests::select_runs); the runs and rows left out are
+// said on stderr.
 nccl_tests::Log compare_run(const po::variables_map& vm) {
   std::vector<nccl_tests::Log> runs = nccl_tests::load_runs(vm["compare"].as<std::string>());  // InputError: exit 2
   if (runs.size() > 1) {
     std::vector<CollectiveOp> ops;
     if (!vm["op"].defaulted()) ops.push_back(parse_collective_op(vm["op"].as<std::string>()));
     const std::string pick = "choose one with --op OP";
-    runs = nccl_tests::select_runs(std::move(runs), ops, pick);
+    std::vector<std::string> left_out;
+    runs = nccl_tests::select_runs(std::move(runs), ops, pick, &left_out);
     if (runs.size() > 1)
       throw InputError(runs[1].file, runs[1].line, 1, "",
                        "a second run to compare (line " + std::to_string(runs[0].line) + ": " + runs[0].describe() +
                            "; line " + std::to_string(runs[1].line) + ": " + runs[1].describe() + "): " + pick);
+    for (const auto& l : left_out) std::cerr << "gradwire collective: note: " << l << "\n";
   }
-  for (const auto& n : runs.front().notes) std::cerr << "gradwire collective: note: " << nccl_tests::format_note(runs.front(), n) << "\n";
+  for (const auto& n : runs.front().notes)
+    std::cerr << "gradwire collective: note: " << nccl_tests::format_note(runs.front(), n) << "\n";
   return std::move(runs.front());
 }
 
@@ -427,8 +430,8 @@ int compare(const po::variables_map& vm, const Scenario& scenario, const std::st
   const int nodes = (gpus + scenario.cluster.gpus_per_node - 1) / scenario.cluster.gpus_per_node;
   std::cout << "# gradwire collective --compare " << log.file << ": " << to_string(base.op) << " on " << gpus
             << " GPUs (" << log.nodes() << " node(s) measured" << (log.gpu().empty() ? "" : ", " + log.gpu())
-            << "), simulated as " << engine::to_string(base.algorithm) << " on the first " << gpus << " GPUs ("
-            << nodes << " node(s)) of " << path << "\n"
+            << "), simulated as " << engine::to_string(base.algorithm) << " on the first " << gpus << " GPUs (" << nodes
+            << " node(s)) of " << path << "\n"
             << validate::render_comparison(result);
   return kExitOk;
 }
@@ -441,14 +444,9 @@ int cmd_collective(int argc, char** argv) {
   hidden.add_options()("input", po::value<std::string>());
   po::positional_options_description pos;
   pos.add("input", 1);
-  po::variables_map vm;
-  try {
-    auto parsed = parse_options(argc, argv, opts, hidden, pos, "", kExamples);
-    if (!parsed) return kExitOk;  // --help
-    vm = std::move(*parsed);
-  } catch (const po::error& e) {
-    return usage_error(e.what(), opts);
-  }
+  const CommandLine parsed = parse_command(argc, argv, bad_option_usage(kCmd, opts), opts, hidden, pos, "", kExamples);
+  if (parsed.exit) return *parsed.exit;  // --help, or a bad option
+  const po::variables_map& vm = parsed.vm;
   if (vm.count("input") && vm.count("scenario"))
     return usage_error("give the scenario once: SCENARIO or --scenario FILE, not both", opts);
   if (!vm.count("input") && !vm.count("scenario")) return usage_error("a scenario file is required", opts);
@@ -492,8 +490,8 @@ int cmd_collective(int argc, char** argv) {
   }
 
   const std::string label = "gradwire collective: simulating " + std::to_string(gpus) + " GPUs";
-  engine::enable_progress(label);                                  // stderr, once the run takes long
-  engine::announce_simulation_memory(label, scenario.cluster);     // stderr, at once for a large run
+  engine::enable_progress(label);                               // stderr, once the run takes long
+  engine::announce_simulation_memory(label, scenario.cluster);  // stderr, at once for a large run
   const std::vector<double> times = engine::collective_times(scenario.cluster, base, sizes, path);
   Meta meta;
   meta.scenario = path;

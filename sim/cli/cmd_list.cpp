@@ -45,11 +45,12 @@ void list_profiles() {
 
 void list_instances() {
   const Catalog& c = default_catalog();
-  std::cout << fmt::format("# instances in {}{} ({} per instance hour; each price with the date it was read and its "
-                           "source; they change: re-check before buying)\n",
-                           c.path, c.added_path.empty() ? "" : " and " + c.added_path, c.currency)
-            << fmt::format("{:<22} {:<9} {:>4} {:<10} {:>10} {:>10}  {:<16} {:<11} {}\n", "name", "cloud", "GPUs", "gpu",
-                           "on-demand", "spot", "network per node", "as of", "source");
+  std::cout << fmt::format(
+                   "# instances in {}{} ({} per instance hour; each price with the date it was read and its "
+                   "source; they change: re-check before buying)\n",
+                   c.path, c.added_path.empty() ? "" : " and " + c.added_path, c.currency)
+            << fmt::format("{:<22} {:<9} {:>4} {:<10} {:>10} {:>10}  {:<16} {:<11} {}\n", "name", "cloud", "GPUs",
+                           "gpu", "on-demand", "spot", "network per node", "as of", "source");
   // Comment lines after the table: why the prices marked * are older readings
   // (one line per note, naming its instances).
   std::vector<std::pair<std::string, std::string>> stale;  // note, names
@@ -93,22 +94,21 @@ int cmd_list(int argc, char** argv) {
   po::positional_options_description pos;
   pos.add("what", 1);
   const char* usage = "usage: gradwire list models|profiles|instances|compressors\n";
-  std::optional<po::variables_map> vm;
-  try {
-    vm = parse_options(argc, argv, opts, hidden, pos,
-                       "usage: gradwire list models|profiles|instances|compressors\n"
-                       "Lists what a scenario can name.\n\n",
-                       "\nExample: gradwire list profiles\n");
-  } catch (const po::error& e) {
-    std::cerr << "gradwire list: " << e.what() << "\n" << usage;
-    return kExitInput;
-  }
-  if (!vm) return kExitOk;
-  const std::string what = vm->count("what") ? (*vm)["what"].as<std::string>() : "";
-  if (what == "models") list_models();
-  else if (what == "profiles") list_profiles();
-  else if (what == "instances") list_instances();
-  else if (what == "compressors") list_compressors();
+  const CommandLine parsed = parse_command(argc, argv, bad_option_usage("gradwire list", usage), opts, hidden, pos,
+                                           "usage: gradwire list models|profiles|instances|compressors\n"
+                                           "Lists what a scenario can name.\n\n",
+                                           "\nExample: gradwire list profiles\n");
+  if (parsed.exit) return *parsed.exit;
+  const po::variables_map& vm = parsed.vm;
+  const std::string what = vm.count("what") ? vm["what"].as<std::string>() : "";
+  if (what == "models")
+    list_models();
+  else if (what == "profiles")
+    list_profiles();
+  else if (what == "instances")
+    list_instances();
+  else if (what == "compressors")
+    list_compressors();
   else {
     std::cerr << "gradwire list: say what to list\n" << usage;
     return kExitInput;

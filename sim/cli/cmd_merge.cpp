@@ -22,19 +22,15 @@ int cmd_merge(int argc, char** argv) {
   hidden.add_options()("files", po::value<std::vector<std::string>>());
   po::positional_options_description pos;
   pos.add("files", -1);
-  std::optional<po::variables_map> vm;
-  try {
-    vm = parse_options(argc, argv, opts, hidden, pos,
-                       "gradwire merge OUT SHARD... : merge sweep shard results into OUT (sorted by index)\n\n",
-                       "\nExample: gradwire sweep scenarios/study-compression.yaml --shard 0/2 -o /tmp/shard0.jsonl && "
-                       "gradwire sweep scenarios/study-compression.yaml --shard 1/2 -o /tmp/shard1.jsonl\n"
-                       "Example: gradwire merge /tmp/all.jsonl /tmp/shard0.jsonl /tmp/shard1.jsonl\n");
-  } catch (const po::error& e) {
-    std::cerr << "gradwire merge: " << e.what() << "\nusage: gradwire merge OUT SHARD...\n";
-    return kExitInput;
-  }
-  if (!vm) return kExitOk;
-  const auto args = vm->count("files") ? (*vm)["files"].as<std::vector<std::string>>() : std::vector<std::string>{};
+  const CommandLine parsed = parse_command(
+      argc, argv, bad_option_usage("gradwire merge", "usage: gradwire merge OUT SHARD...\n"), opts, hidden, pos,
+      "gradwire merge OUT SHARD... : merge sweep shard results into OUT (sorted by index)\n\n",
+      "\nExample: gradwire sweep scenarios/study-compression.yaml --shard 0/2 -o /tmp/shard0.jsonl && "
+      "gradwire sweep scenarios/study-compression.yaml --shard 1/2 -o /tmp/shard1.jsonl\n"
+      "Example: gradwire merge /tmp/all.jsonl /tmp/shard0.jsonl /tmp/shard1.jsonl\n");
+  if (parsed.exit) return *parsed.exit;
+  const po::variables_map& vm = parsed.vm;
+  const auto args = vm.count("files") ? vm["files"].as<std::vector<std::string>>() : std::vector<std::string>{};
   if (args.size() < 2) {
     std::cerr << "gradwire merge: usage: gradwire merge OUT SHARD...\n";
     return kExitInput;
@@ -45,7 +41,8 @@ int cmd_merge(int argc, char** argv) {
   if (duplicates > 0)
     std::cerr << "gradwire merge: note: " << duplicates << (duplicates == 1 ? " record repeats" : " records repeat")
               << " an earlier record of its point (the same figures): each point is written once\n";
-  if (n < of) std::cerr << "gradwire merge: warning: " << (of - n) << " points are missing (a shard not run or not finished)\n";
+  if (n < of)
+    std::cerr << "gradwire merge: warning: " << (of - n) << " points are missing (a shard not run or not finished)\n";
   return kExitOk;
 }
 

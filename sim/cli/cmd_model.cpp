@@ -61,10 +61,8 @@ struct CountOption {
   const char* name;
   long long min, max;
 };
-constexpr CountOption kCounts[] = {{"--batch", 1, 1 << 20},
-                                   {"--seq-len", 1, 1 << 24},
-                                   {"--repeats", 1, 1000000},
-                                   {"--warmup", 0, 1000000}};
+constexpr CountOption kCounts[] = {
+    {"--batch", 1, 1 << 20}, {"--seq-len", 1, 1 << 24}, {"--repeats", 1, 1000000}, {"--warmup", 0, 1000000}};
 
 /// "" when `text` is a decimal whole number in [o.min, o.max], else the error.
 std::string count_error(const CountOption& o, const std::string& text) {
@@ -103,8 +101,8 @@ std::string torch_hint() {
   if (std::filesystem::is_regular_file(dir + "/setup.sh", ec))
     return "run " + dir + "/setup.sh --with-torch, or set GRADWIRE_PYTHON to a Python with PyTorch";
   const std::string pins = dir + "/bridge/requirements-torch.txt";
-  const std::string what = std::filesystem::is_regular_file(pins, ec) ? "-r " + pins
-                                                                       : "torch torchvision transformers timm";
+  const std::string what =
+      std::filesystem::is_regular_file(pins, ec) ? "-r " + pins : "torch torchvision transformers timm";
   return "make a Python environment with PyTorch: python3 -m venv DIR && DIR/bin/pip install " + what +
          ", then set GRADWIRE_PYTHON=DIR/bin/python";
 }

@@ -133,36 +133,32 @@ int cmd_plan(int argc, char** argv) {
       "text, or json (schema gradwire-plan/2, docs/outputs.md)");
   po::positional_options_description pos;
   pos.add("input", 1).add("results", 1);
-  std::optional<po::variables_map> vm;
-  try {
-    vm = gw::parse_options(argc, argv, opts, pos,
-                           "\nExample: gradwire plan scenarios/study-accumulation.yaml /tmp/accumulation.jsonl --deadline 10h\n"
-                           "Example: gradwire plan /tmp/accumulation.jsonl --deadline 600min --budget 1000\n"
-                           "Example: gradwire plan /tmp/accumulation.jsonl --format json\n");
-  } catch (const po::error& e) {
-    std::cerr << "gradwire plan: " << e.what() << "\n" << opts;
-    return kExitInput;
-  }
-  if (!vm) return kExitOk;
-  if (!vm->count("input")) {
+  const CommandLine parsed = parse_command(
+      argc, argv, bad_option_usage("gradwire plan", opts), opts, pos,
+      "\nExample: gradwire plan scenarios/study-accumulation.yaml /tmp/accumulation.jsonl --deadline 10h\n"
+      "Example: gradwire plan /tmp/accumulation.jsonl --deadline 600min --budget 1000\n"
+      "Example: gradwire plan /tmp/accumulation.jsonl --format json\n");
+  if (parsed.exit) return *parsed.exit;
+  const po::variables_map& vm = parsed.vm;
+  if (!vm.count("input")) {
     std::cerr << "gradwire plan: give a plan, sweep or results file\n" << opts;
     return kExitInput;
   }
-  plan::PlanRequest req = plan::read_plan_input((*vm)["input"].as<std::string>());
-  if (!req.spot) req.spot = vm->count("spot") > 0;  // a plan file's pricing wins
-  if (vm->count("results")) req.results = (*vm)["results"].as<std::string>();
+  plan::PlanRequest req = plan::read_plan_input(vm["input"].as<std::string>());
+  if (!req.spot) req.spot = vm.count("spot") > 0;  // a plan file's pricing wins
+  if (vm.count("results")) req.results = vm["results"].as<std::string>();
   try {
-    apply_options(*vm, req);
+    apply_options(vm, req);
   } catch (const std::invalid_argument& e) {
     std::cerr << "gradwire plan: " << e.what() << "\n";
     return kExitInput;
   }
   if (!req.sweep.empty()) {
     if (req.results.empty()) req.results = plan::default_results_path(req.sweep);
-    const int rc = run_sweep_command(req.sweep, req.results, (*vm)["jobs"].as<int>(), "", "auto", "", true);
+    const int rc = run_sweep_command(req.sweep, req.results, vm["jobs"].as<int>(), "", "auto", "", true);
     if (rc == kExitInterrupted) return rc;
   }
-  return print_plan(req.results, req, (*vm)["format"].as<std::string>() == "json");
+  return print_plan(req.results, req, vm["format"].as<std::string>() == "json");
 }
 
 }  // namespace gw::cli

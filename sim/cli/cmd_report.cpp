@@ -27,18 +27,13 @@ int cmd_report(int argc, char** argv) {
       "gnuplot", po::value<std::string>()->default_value("gnuplot"), "gnuplot executable");
   po::positional_options_description pos;
   pos.add("results", 1);
-  std::optional<po::variables_map> parsed;
-  try {
-    parsed = gw::parse_options(argc, argv, opts, pos,
-                               "\nExample: gradwire sweep scenarios/study-accumulation.yaml -o /tmp/accumulation.jsonl\n"
-                               "Example: gradwire report /tmp/accumulation.jsonl -o /tmp/accumulation-report\n"
-                               "Example: gradwire report /tmp/accumulation.jsonl --deadline 10h --budget 5000\n");
-  } catch (const po::error& e) {
-    std::cerr << "gradwire report: " << e.what() << "\n" << opts;
-    return kExitInput;
-  }
-  if (!parsed) return kExitOk;
-  const po::variables_map& vm = *parsed;
+  const CommandLine parsed =
+      parse_command(argc, argv, bad_option_usage("gradwire report", opts), opts, pos,
+                    "\nExample: gradwire sweep scenarios/study-accumulation.yaml -o /tmp/accumulation.jsonl\n"
+                    "Example: gradwire report /tmp/accumulation.jsonl -o /tmp/accumulation-report\n"
+                    "Example: gradwire report /tmp/accumulation.jsonl --deadline 10h --budget 5000\n");
+  if (parsed.exit) return *parsed.exit;
+  const po::variables_map& vm = parsed.vm;
   if (!vm.count("results")) {
     std::cerr << "gradwire report: give a results file\n" << opts;
     return kExitInput;
@@ -73,7 +68,8 @@ int cmd_report(int argc, char** argv) {
   if (sum.duplicates > 0)
     std::cerr << "gradwire report: note: " << plan::duplicates_note(results, sum.duplicates) << "\n";
   std::cout << "report: " << sum.dir << "/index.html (" << sum.points << " points, " << sum.ok << " predicted)\n";
-  if (!sum.figures) std::cerr << "gradwire report: " << ro.gnuplot << " did not start: the page has tables, no figures\n";
+  if (!sum.figures)
+    std::cerr << "gradwire report: " << ro.gnuplot << " did not start: the page has tables, no figures\n";
   for (const auto& f : sum.files) std::cout << "  " << f << "\n";
   return kExitOk;
 }

@@ -47,8 +47,8 @@ int run_sweep_command(const std::string& sweep_file, const std::string& out, int
   plan::resolve_sweep_references(spec);  // a missing model or profile: its field's line, before any worker runs
   plan::RunOptions o;
   o.out = out.empty() ? plan::default_results_path(sweep_file) : out;
-  if (jobs < 0 || jobs > 4096) throw std::invalid_argument("-j must be 0 (one worker per CPU) to 4096 (got " +
-                                                           std::to_string(jobs) + ")");
+  if (jobs < 0 || jobs > 4096)
+    throw std::invalid_argument("-j must be 0 (one worker per CPU) to 4096 (got " + std::to_string(jobs) + ")");
   o.jobs = jobs > 0 ? jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   if (!shard.empty()) std::tie(o.shard_index, o.shard_count) = plan::parse_shard(shard);
   o.progress = progress_of(progress);
@@ -68,9 +68,9 @@ int run_sweep_command(const std::string& sweep_file, const std::string& out, int
   if (sum.interrupted) return kExitInterrupted;
   if (sum.errors_left > 0) {
     // Said even under --quiet (plan): the results are not complete.
-    std::cerr << "gradwire sweep: " << o.out << ": " << sum.errors_left << " point"
-              << (sum.errors_left == 1 ? "" : "s") << " ended in an error (status \"error\" records); rerun to "
-              << "retry them\n";
+    std::cerr << "gradwire sweep: " << o.out << ": " << sum.errors_left << " point" << (sum.errors_left == 1 ? "" : "s")
+              << " ended in an error (status \"error\" records); rerun to "
+              << "retry them; " << (sum.errors_left == 1 ? "" : "the first: ") << sum.first_error << "\n";
     return kExitFailure;
   }
   return kExitOk;
@@ -87,16 +87,11 @@ int cmd_sweep(int argc, char** argv) {
       "evaluator", po::value<std::string>()->default_value(""), "closed-form or simulation (default: the file's)");
   po::positional_options_description pos;
   pos.add("sweep", 1);
-  std::optional<po::variables_map> parsed;
-  try {
-    parsed = gw::parse_options(argc, argv, opts, pos,
-                               "\nExample: gradwire sweep scenarios/study-compression.yaml -j 4 -o /tmp/compression.jsonl\n");
-  } catch (const po::error& e) {
-    std::cerr << "gradwire sweep: " << e.what() << "\n" << opts;
-    return kExitInput;
-  }
-  if (!parsed) return kExitOk;
-  const po::variables_map& vm = *parsed;
+  const CommandLine parsed =
+      parse_command(argc, argv, bad_option_usage("gradwire sweep", opts), opts, pos,
+                    "\nExample: gradwire sweep scenarios/study-compression.yaml -j 4 -o /tmp/compression.jsonl\n");
+  if (parsed.exit) return *parsed.exit;
+  const po::variables_map& vm = parsed.vm;
   if (!vm.count("sweep")) {
     std::cerr << "gradwire sweep: give a sweep file\n" << opts;
     return kExitInput;

@@ -37,7 +37,7 @@ std::string render_collectives(const std::vector<validate::CaseResult>& r, const
 }
 
 std::string render_iterations(const std::vector<validate::IterationCaseResult>& r, const std::string& format) {
-  return format == "summary"    ? validate::render_iterations_summary(r)
+  return format == "summary"     ? validate::render_iterations_summary(r)
          : format == "residuals" ? validate::render_iterations_residuals(r)
                                  : validate::render_iterations_markdown(r);
 }
@@ -63,22 +63,17 @@ int cmd_validate(int argc, char** argv) {
   // clang-format on
   po::positional_options_description pos;
   pos.add("what", 1);
-  std::optional<po::variables_map> vm;
-  try {
-    vm = parse_options(argc, argv, opts, pos,
-                       "\nExample: gradwire validate collectives\n"
-                       "Example: gradwire validate iterations --format markdown\n");
-  } catch (const po::error& e) {
-    std::cerr << "gradwire validate: " << e.what() << "\n" << opts;
-    return kExitInput;
-  }
-  if (!vm) return kExitOk;
-  const std::string what = vm->count("what") ? (*vm)["what"].as<std::string>() : "";
-  const std::string format = (*vm)["format"].as<std::string>();
+  const CommandLine parsed = parse_command(argc, argv, bad_option_usage("gradwire validate", opts), opts, pos,
+                                           "\nExample: gradwire validate collectives\n"
+                                           "Example: gradwire validate iterations --format markdown\n");
+  if (parsed.exit) return *parsed.exit;
+  const po::variables_map& vm = parsed.vm;
+  const std::string what = vm.count("what") ? vm["what"].as<std::string>() : "";
+  const std::string format = vm["format"].as<std::string>();
   const bool known = what.empty() || what == "collectives" || what == "iterations";
   const bool residuals = format == "residuals" && what == "iterations";
   if (!known || (format != "summary" && format != "markdown" && format != "json" && !residuals) ||
-      (what.empty() && vm->count("cases"))) {
+      (what.empty() && vm.count("cases"))) {
     std::cerr << "gradwire validate: say what to validate (collectives, iterations, or nothing for both; --cases "
                  "needs one) and a format (summary, markdown, json; residuals with iterations)\n"
               << opts;
@@ -88,7 +83,7 @@ int cmd_validate(int argc, char** argv) {
   // finds them from any directory); a path that is no folder of cases is a
   // gw::InputError naming it (one line, exit 2).
   const auto dir = [&](const char* kind) {
-    return vm->count("cases") ? (*vm)["cases"].as<std::string>() : validate::bundled_cases_dir(kind);
+    return vm.count("cases") ? vm["cases"].as<std::string>() : validate::bundled_cases_dir(kind);
   };
   std::optional<std::vector<validate::CaseResult>> collectives;
   std::optional<std::vector<validate::IterationCaseResult>> iterations;

@@ -29,15 +29,13 @@ const std::vector<Command>& commands() {
        gw::cli::cmd_calibrate},
       {"check", "validate scenario files (exit 2 with file, line and field on the first error)", gw::cli::cmd_check},
       {"collective", "simulate one collective over a size sweep (nccl-tests style table)", gw::cli::cmd_collective},
-      {"simulate", "predict one training iteration of a scenario, with a breakdown and a trace",
-       gw::cli::cmd_simulate},
+      {"simulate", "predict one training iteration of a scenario, with a breakdown and a trace", gw::cli::cmd_simulate},
       {"sweep", "run a cartesian sweep of scenarios in parallel, resumably", gw::cli::cmd_sweep},
       {"merge", "merge the results files of sweep shards", gw::cli::cmd_merge},
       {"plan", "recommend a configuration under a budget and/or a deadline", gw::cli::cmd_plan},
       {"report", "render plots and an HTML report from sweep results", gw::cli::cmd_report},
       {"validate", "compare predictions with published measurements (validation/)", gw::cli::cmd_validate},
-      {"model", "export a PyTorch model to a gradwire model file (needs ./setup.sh --with-torch)",
-       gw::cli::cmd_model},
+      {"model", "export a PyTorch model to a gradwire model file (needs ./setup.sh --with-torch)", gw::cli::cmd_model},
       {"list", "list the bundled models, profiles, instances and compressors", gw::cli::cmd_list},
   };
   return table;
@@ -103,11 +101,8 @@ int main(int argc, char** argv) {
         return gw::kExitInput;
       } catch (const std::bad_alloc& e) {
         // Say it in words: "error: std::bad_alloc" does not tell a user what to do.
-        // (The simulation child's, gw::engine::ChildOutOfMemory, already does.)
-        const std::string what = e.what();
-        std::cerr << "gradwire " << c.name << ": "
-                  << (what.rfind("out of memory", 0) == 0 ? what : "out of memory (" + what + ")")
-                  << ": free memory or raise the limit (ulimit -v)\n";
+        std::cerr << "gradwire " << c.name << ": " << gw::out_of_memory_words(e) << ": " << gw::kOutOfMemoryHint
+                  << "\n";
         return gw::kExitFailure;
       } catch (const std::exception& e) {
         std::cerr << "gradwire " << c.name << ": error: " << e.what() << "\n";

@@ -20,8 +20,8 @@ namespace fs = std::filesystem;
 namespace {
 
 nlohmann::json simulate(const fs::path& scenario, const fs::path& profile) {
-  const auto r = gw::test::run({GW_GRADWIRE_BIN, "simulate", scenario.string(), "--profile", profile.string(),
-                                 "--format", "json"});
+  const auto r = gw::test::run(
+      {GW_GRADWIRE_BIN, "simulate", scenario.string(), "--profile", profile.string(), "--format", "json"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   return nlohmann::json::parse(r.out);
 }
@@ -33,8 +33,8 @@ TEST(CalibrateThenSimulate, CpuProfileDrivesThePredictionAndItsCodecCosts) {
   fs::create_directories(dir);
   const fs::path profile = dir / "cpu.yaml";
   // --max-seconds: no codec cut by the budget on a busy machine.
-  const auto cal = gw::test::run({GW_GRADWIRE_BIN, "calibrate", "--device", "cpu", "--quick", "--max-seconds", "600",
-                                  "--out", profile.string()});
+  const auto cal = gw::test::run(
+      {GW_GRADWIRE_BIN, "calibrate", "--device", "cpu", "--quick", "--max-seconds", "600", "--out", profile.string()});
   ASSERT_EQ(cal.exit_code, 0) << cal.all();
   const gw::Profile p = gw::load_profile_file(profile.string());
   EXPECT_EQ(p.source, "measured");

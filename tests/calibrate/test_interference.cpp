@@ -22,8 +22,8 @@ namespace {
 using gw::calibrate::Backend;
 using gw::calibrate::GemmBatch;
 
-constexpr double kGemm = 1e-3;         // s per GEMM alone
-constexpr double kCollective = 2e-3;   // s per all-reduce
+constexpr double kGemm = 1e-3;        // s per GEMM alone
+constexpr double kCollective = 2e-3;  // s per all-reduce
 
 class FakeBackend;
 
@@ -35,7 +35,7 @@ class FakeBatch final : public GemmBatch {
   FakeBatch(const FakeBatch&) = delete;
   FakeBatch& operator=(const FakeBatch&) = delete;
   double wait() override;
-  std::string beside;   ///< a codec name, "nccl", or "" (alone)
+  std::string beside;  ///< a codec name, "nccl", or "" (alone)
 
  private:
   FakeBackend& b_;
@@ -44,9 +44,9 @@ class FakeBatch final : public GemmBatch {
 
 class FakeBackend : public gw::test::FakeBackendBase {
  public:
-  std::map<std::string, double> gemm_beside_codec;   ///< F: GEMM slow-down beside the codec
-  std::map<std::string, double> codec_beside_gemm;   ///< G: the codec's slow-down beside GEMMs
-  double gemm_beside_nccl = 0;                       ///< F_nccl
+  std::map<std::string, double> gemm_beside_codec;  ///< F: GEMM slow-down beside the codec
+  std::map<std::string, double> codec_beside_gemm;  ///< G: the codec's slow-down beside GEMMs
+  double gemm_beside_nccl = 0;                      ///< F_nccl
   int gpus = 0;
   FakeBatch* active = nullptr;
   int batches = 0;
@@ -128,8 +128,8 @@ TEST(CalibrateInterference, EveryFactorIsRecoveredAndTheSummaryIsTheMedianOverCo
     EXPECT_NEAR(f.codecs.at(codec).compute_under_codec.value(), g, 1e-12);
     EXPECT_NEAR(f.codecs.at(codec).codec_under_compute.value(), b.codec_beside_gemm.at(codec), 1e-12);
   }
-  EXPECT_NEAR(f.compute_under_codec.value(), 0.10, 1e-12);   // median of 0.05, 0.10, 0.20
-  EXPECT_NEAR(f.codec_under_compute.value(), 0.50, 1e-12);   // median of 0.30, 0.50, 0.90
+  EXPECT_NEAR(f.compute_under_codec.value(), 0.10, 1e-12);  // median of 0.05, 0.10, 0.20
+  EXPECT_NEAR(f.codec_under_compute.value(), 0.50, 1e-12);  // median of 0.30, 0.50, 0.90
   EXPECT_TRUE(has_note(p, "interference: fp32 GEMM 128x256x384 in batches of 20"));
   EXPECT_TRUE(has_note(p, "beside 4.00 MiB all-reduces on 2 ranks"));
   EXPECT_TRUE(has_note(p, "interference beside topk: GEMM +20%, topk +90%"));
@@ -143,8 +143,8 @@ TEST(CalibrateInterference, EveryFactorIsRecoveredAndTheSummaryIsTheMedianOverCo
 
 TEST(CalibrateInterference, FiguresOutsideTheLoadersRangeAreRecordedAtItsEdgeWithANote) {
   FakeBackend b;
-  b.gemm_beside_codec = {{"int8", -0.04}};   // faster beside: noise
-  b.codec_beside_gemm = {{"int8", 14.0}};    // beyond the loader's 10
+  b.gemm_beside_codec = {{"int8", -0.04}};  // faster beside: noise
+  b.codec_beside_gemm = {{"int8", 14.0}};   // beyond the loader's 10
   const gw::Profile p = gw::calibrate::run_calibration(options(), b);
   const auto& c = p.interference.codecs.at("int8");
   EXPECT_EQ(c.compute_under_codec.value(), 0.0);
@@ -171,8 +171,7 @@ TEST(CalibrateInterference, OffOrUnsupportedMeansNoSectionAndANote) {
 
   // A backend that cannot run a GEMM beside other work (Backend's default).
   class Sequential final : public FakeBackend {
-    std::unique_ptr<GemmBatch> start_gemm_batch(const std::string& precision, int m, int n, int k,
-                                                int count) override {
+    std::unique_ptr<GemmBatch> start_gemm_batch(const std::string& precision, int m, int n, int k, int count) override {
       return Backend::start_gemm_batch(precision, m, n, k, count);
     }
   } s;

@@ -32,10 +32,10 @@ std::string find_mpirun() {
 gw::test::RunResult mpirun4(const std::string& mpirun, const fs::path& dir, std::vector<std::string> args) {
   std::vector<std::string> cmd = {mpirun, "-np", "4"};
   if (std::find(args.begin(), args.end(), "--oversubscribe") == args.end()) cmd.push_back("--oversubscribe");
-  if (::getuid() == 0) cmd.push_back("--allow-run-as-root");   // Open MPI refuses root otherwise
+  if (::getuid() == 0) cmd.push_back("--allow-run-as-root");  // Open MPI refuses root otherwise
   cmd.insert(cmd.end(), args.begin(), args.end());
   gw::test::RunOptions o;
-  o.timeout_s = 900;   // a guard against a hung job, not a time goal: a busy machine is slow
+  o.timeout_s = 900;  // a guard against a hung job, not a time goal: a busy machine is slow
   o.env = {"TMPDIR=" + dir.string()};
   for (auto& e : gw::test::mpi_child_env()) o.env.push_back(std::move(e));
   return gw::test::run(cmd, o);
@@ -90,9 +90,10 @@ void expect_cpu_mpi_profile(const fs::path& path) {
     ASSERT_GE(c->points.size(), 2u);
     ASSERT_LE(c->points.size(), sizes.size());
     for (std::size_t i = 0; i < c->points.size(); ++i) EXPECT_EQ(c->points[i].x, sizes[i]);
-    const std::string cut = name + " on 4 ranks: " + std::to_string(c->points.size()) + " of 6 sizes measured (time budget";
+    const std::string cut =
+        name + " on 4 ranks: " + std::to_string(c->points.size()) + " of 6 sizes measured (time budget";
     EXPECT_EQ(has_note(p, cut), c->points.size() < sizes.size()) << all_notes(p);
-    EXPECT_GT(c->fit.beta, 0);   // the fit exists only where time grows with size
+    EXPECT_GT(c->fit.beta, 0);  // the fit exists only where time grows with size
   }
   ASSERT_FALSE(p.collectives.empty()) << all_notes(p);
   EXPECT_TRUE(has_note(p, "MPI: ")) << "the MPI library and version";
@@ -146,14 +147,15 @@ TEST(MpiCalibration, FourRanksOnTheCpuWriteAProfileThatSimulateLoads) {
   const ReadmeLine readme = readme_mpirun_line();
   ASSERT_GE(readme.words.size(), 6u) << "README.md has no line starting with 'mpirun '";
   EXPECT_NE(readme.comment.find("as root add --allow-run-as-root"), std::string::npos) << readme.comment;
-  std::vector<std::string> args(readme.words.begin() + 3, readme.words.end());   // after "mpirun -np 4"
+  std::vector<std::string> args(readme.words.begin() + 3, readme.words.end());  // after "mpirun -np 4"
   ASSERT_EQ(std::vector<std::string>(readme.words.begin(), readme.words.begin() + 3),
             (std::vector<std::string>{"mpirun", "-np", "4"}));
   for (auto& a : args) {
     if (a == "$B/gradwire-calibrate") a = GW_CALIBRATE_EXE;
     if (a == "/tmp/mpi.yaml") a = profile.string();
   }
-  ASSERT_NE(std::find(args.begin(), args.end(), std::string(GW_CALIBRATE_EXE)), args.end()) << "README: $B/gradwire-calibrate";
+  ASSERT_NE(std::find(args.begin(), args.end(), std::string(GW_CALIBRATE_EXE)), args.end())
+      << "README: $B/gradwire-calibrate";
   ASSERT_NE(std::find(args.begin(), args.end(), profile.string()), args.end()) << "README: --out /tmp/mpi.yaml";
   // A budget no busy machine reaches: the profile is then the same on a busy
   // machine as on an idle one (the budget only ever cuts; it never waits).
@@ -163,7 +165,7 @@ TEST(MpiCalibration, FourRanksOnTheCpuWriteAProfileThatSimulateLoads) {
   EXPECT_NE(r.err.find("collective fits over 4 MPI ranks"), std::string::npos) << r.err;
   expect_cpu_mpi_profile(profile);
 
-  if (std::string(GW_GRADWIRE_BIN).empty()) return;   // GPU-only build: no simulator
+  if (std::string(GW_GRADWIRE_BIN).empty()) return;  // GPU-only build: no simulator
   const auto sim = gw::test::run({GW_GRADWIRE_BIN, "simulate", GW_SOURCE_DIR "/scenarios/default.yaml", "--profile",
                                   profile.string(), "--format", "json"});
   EXPECT_EQ(sim.exit_code, 0) << sim.all();
@@ -179,16 +181,17 @@ TEST(MpiCalibration, GradwireCalibrateMpiHandsOverToGradwireCalibrate) {
   const fs::path dir = temp_dir();
   const fs::path profile = dir / "via-gradwire.yaml";
   // Every rank of gradwire replaces itself by gradwire-calibrate before MPI starts.
-  const auto r = mpirun4(mpirun, dir, {GW_GRADWIRE_BIN, "calibrate", "--mpi", "--device", "cpu", "--quick", "--codecs",
-                                  "fp16", "--collectives", "allreduce", "--collective-sizes", "4KiB:1MiB:16", "--out",
-                                  profile.string(), "--max-seconds", "600"});   // no size cut on a busy machine
+  const auto r = mpirun4(mpirun, dir,
+                         {GW_GRADWIRE_BIN, "calibrate", "--mpi", "--device", "cpu", "--quick", "--codecs", "fp16",
+                          "--collectives", "allreduce", "--collective-sizes", "4KiB:1MiB:16", "--out", profile.string(),
+                          "--max-seconds", "600"});  // no size cut on a busy machine
   ASSERT_EQ(r.exit_code, 0) << r.all();
   const gw::Profile p = gw::load_profile_file(profile.string());
   EXPECT_NE(p.command.find("gradwire-calibrate"), std::string::npos) << p.command;
   EXPECT_TRUE(has_note(p, "(--mpi --device cpu): 4 ranks, one process each")) << r.all();
-  for (const auto& c : p.collectives) {   // the fit of a 3-size curve may be refused on a loaded machine
+  for (const auto& c : p.collectives) {  // the fit of a 3-size curve may be refused on a loaded machine
     EXPECT_EQ(c.op, gw::CollectiveOp::AllReduce);
-    EXPECT_EQ(c.points.size() == 3u, !has_note(p, "sizes measured (time budget")) << all_notes(p);   // 4KiB, 64KiB, 1MiB
+    EXPECT_EQ(c.points.size() == 3u, !has_note(p, "sizes measured (time budget")) << all_notes(p);  // 4KiB, 64KiB, 1MiB
   }
   // Bad options are refused by the calibrator gradwire hands over to.
   const auto bad = gw::test::run({GW_GRADWIRE_BIN, "calibrate", "--mpi", "--device", "cpu", "--out",

@@ -86,21 +86,22 @@ TEST(NcclTestsRuns, AppendedRunsAreSplitByTheirHeaders) {
   EXPECT_EQ(runs[0].line, 1);
   EXPECT_EQ(runs[0].world_size(), 16);
   EXPECT_EQ(runs[0].nodes(), 2);
-  EXPECT_EQ(runs[0].op, CollectiveOp::AllReduce);   // from its rows (count x 4 B = size, sum)
+  EXPECT_EQ(runs[0].op, CollectiveOp::AllReduce);  // from its rows (count x 4 B = size, sum)
   EXPECT_EQ(runs[0].rows.size(), 31u);
   EXPECT_DOUBLE_EQ(*runs[0].avg_busbw, 70.742e9);
-  EXPECT_EQ(runs[1].line, 57);                      // its "# nThread" line
+  EXPECT_EQ(runs[1].line, 57);  // its "# nThread" line
   EXPECT_EQ(runs[1].world_size(), 2);
   EXPECT_EQ(runs[1].nodes(), 1);
-  EXPECT_FALSE(runs[1].op);                         // allgather and alltoall rows look alike
+  EXPECT_FALSE(runs[1].op);  // allgather and alltoall rows look alike
   EXPECT_EQ(runs[1].rows.size(), 28u);
   EXPECT_EQ(runs[1].gpu(), "NVIDIA GeForce RTX 2080 Ti");
   EXPECT_EQ(runs[1].where(), data("good/appended-ops.log") + " (run 2 of 2, line 57)");
   // Readers of one run refuse it, naming both.
   const std::string one = error_of([] { nccl_tests::load_log(data("good/appended-ops.log")); });
-  EXPECT_NE(one.find("appended-ops.log:57:1: a second run: the log holds 2 runs (line 1: all_reduce_perf, 16 ranks on 2 "
-                     "nodes; line 57: op not named, 2 ranks on 1 node); give one run per file"),
-            std::string::npos)
+  EXPECT_NE(
+      one.find("appended-ops.log:57:1: a second run: the log holds 2 runs (line 1: all_reduce_perf, 16 ranks on 2 "
+               "nodes; line 57: op not named, 2 ranks on 1 node); give one run per file"),
+      std::string::npos)
       << one;
 }
 
@@ -109,7 +110,7 @@ TEST(NcclTestsRuns, EachRunNamesItsOwnOp) {
   ASSERT_EQ(runs.size(), 2u);
   EXPECT_EQ(runs[0].op, CollectiveOp::AllReduce);
   EXPECT_EQ(runs[1].op, CollectiveOp::AllGather);
-  EXPECT_EQ(runs[1].line, 42);   // its "# Collective test starting" line
+  EXPECT_EQ(runs[1].line, 42);  // its "# Collective test starting" line
   // Each as its own file would give: the same rows.
   const auto ar = nccl_tests::load_log(data("rtx2080ti-1x2-all_reduce_perf.log"));
   const auto ag = nccl_tests::load_log(data("rtx2080ti-1x2-all_gather_perf.log"));
@@ -133,10 +134,18 @@ TEST(NcclTestsRuns, TheRunOfTheOpAskedForIsTaken) {
             std::string::npos)
       << none;
   // allreduce: the first run; the second's rows (redop none) are not an allreduce's.
-  const auto ar = nccl_tests::select_runs(runs, {CollectiveOp::AllReduce}, kPick);
+  std::vector<std::string> left_out;
+  const auto ar = nccl_tests::select_runs(runs, {CollectiveOp::AllReduce}, kPick, &left_out);
   ASSERT_EQ(ar.size(), 1u);
   EXPECT_EQ(ar[0].line, 1);
   EXPECT_EQ(ar[0].world_size(), 16);
+  EXPECT_EQ(left_out,
+            std::vector<std::string>{data("good/appended-ops.log") +
+                                     ":57:1: run left out: op not named, 2 ranks on 1 node, not the collective "
+                                     "asked for; using the run at line 1: all_reduce_perf, 16 ranks on 2 nodes"});
+  // Every run taken: none left out.
+  (void)nccl_tests::select_runs(runs_of("good/appended-named-runs.log"), {}, kPick, &left_out);
+  EXPECT_TRUE(left_out.empty());
   // allgather: the unnamed run, whose rows agree (count x 4 B x 2 ranks = size).
   const auto ag = nccl_tests::select_runs(runs, {CollectiveOp::AllGather}, kPick);
   ASSERT_EQ(ag.size(), 1u);
@@ -144,12 +153,14 @@ TEST(NcclTestsRuns, TheRunOfTheOpAskedForIsTaken) {
   EXPECT_EQ(ag[0].op, CollectiveOp::AllGather);
   EXPECT_EQ(ag[0].binary, "all_gather_perf");
   // Two ops asked for: the unnamed run could be either; refused.
-  EXPECT_NE(error_of([&] { nccl_tests::select_runs(runs, {CollectiveOp::AllGather, CollectiveOp::AllToAll}, kPick); })
-                .find(":57:1: the run does not say"),
+  EXPECT_NE(error_of([&] {
+              nccl_tests::select_runs(runs, {CollectiveOp::AllGather, CollectiveOp::AllToAll}, kPick);
+            }).find(":57:1: the run does not say"),
             std::string::npos);
   // An op no run measured.
   const std::string bcast = error_of([&] { nccl_tests::select_runs(runs, {CollectiveOp::Broadcast}, kPick); });
-  EXPECT_NE(bcast.find("appended-ops.log:1:1: no run of the collectives asked for; the log holds 2 runs"), std::string::npos)
+  EXPECT_NE(bcast.find("appended-ops.log:1:1: no run of the collectives asked for; the log holds 2 runs"),
+            std::string::npos)
       << bcast;
 }
 
@@ -163,7 +174,7 @@ TEST(NcclTestsRuns, AFileNameNamesOnlyTheRunsWhoseRowsAgree) {
   EXPECT_TRUE(nccl_tests::rows_agree(runs[1], CollectiveOp::AllGather));
   EXPECT_TRUE(nccl_tests::rows_agree(runs[1], CollectiveOp::AllToAll));
   EXPECT_FALSE(nccl_tests::rows_agree(runs[1], CollectiveOp::AllReduce));
-  EXPECT_FALSE(nccl_tests::rows_agree(runs[1], CollectiveOp::Broadcast));   // per-rank size: count x 4 B != size
+  EXPECT_FALSE(nccl_tests::rows_agree(runs[1], CollectiveOp::Broadcast));      // per-rank size: count x 4 B != size
   EXPECT_FALSE(nccl_tests::rows_agree(runs[0], CollectiveOp::ReduceScatter));  // count x 4 B x 16 != size
 }
 
@@ -171,9 +182,10 @@ TEST(NcclTestsRuns, RunsOfOneOpOnDifferentRankCountsAreRefused) {
   const auto runs = runs_of("bad/runs-disagree.log");
   ASSERT_EQ(runs.size(), 2u);
   const std::string e = error_of([&] { nccl_tests::select_runs(runs, {}, kPick); });
-  EXPECT_NE(e.find("runs-disagree.log:57:1: the runs disagree: all_reduce_perf, 2 ranks on 1 node, but the run at line 1 "
-                   "measured the same collective as all_reduce_perf, 16 ranks on 2 nodes"),
-            std::string::npos)
+  EXPECT_NE(
+      e.find("runs-disagree.log:57:1: the runs disagree: all_reduce_perf, 2 ranks on 1 node, but the run at line 1 "
+             "measured the same collective as all_reduce_perf, 16 ranks on 2 nodes"),
+      std::string::npos)
       << e;
 }
 
@@ -223,17 +235,22 @@ TEST(NcclTestsRuns, RowsThatCannotBeRealAreLeftOutWithANote) {
   EXPECT_TRUE(nccl_tests::load_log(data("rtx2080ti-1x2-all_reduce_perf.log")).notes.empty());
   EXPECT_TRUE(nccl_tests::load_log(data("a3mega-2x8-h100-all_reduce_perf.log")).notes.empty());
   // An old layout's "error" column (a largest difference, not a count) is no #wrong.
-  const auto old = nccl_tests::parse_log("           4             1     float     sum    47.54    0.00    0.00  0e+00    "
-                                         "49.35    0.00    0.00  4e-07\n", "old.log");
+  const auto old = nccl_tests::parse_log(
+      "           4             1     float     sum    47.54    0.00    0.00  0e+00    "
+      "49.35    0.00    0.00  4e-07\n",
+      "old.log");
   EXPECT_EQ(old.rows.size(), 1u);
 }
 
 TEST(NcclTestsRuns, LogsThatCannotBeUsedAreRefusedAtTheirLine) {
-  EXPECT_NE(error_of([] { runs_of("bad/row-after-footer.log"); })
-                .find("row-after-footer.log:41:3: a result row after the run's footer (line 38) and no header of its own"),
-            std::string::npos);
+  EXPECT_NE(
+      error_of([] {
+        runs_of("bad/row-after-footer.log");
+      }).find("row-after-footer.log:41:3: a result row after the run's footer (line 38) and no header of its own"),
+      std::string::npos);
   const std::string wrong = error_of([] { nccl_tests::select_runs(runs_of("bad/all-rows-wrong.log"), {}, kPick); });
-  EXPECT_NE(wrong.find("all-rows-wrong.log:1:1: no usable rows: every row of the run was left out ("), std::string::npos)
+  EXPECT_NE(wrong.find("all-rows-wrong.log:1:1: no usable rows: every row of the run was left out ("),
+            std::string::npos)
       << wrong;
   EXPECT_NE(wrong.find("all-rows-wrong.log:10:"), std::string::npos) << wrong;
   // nccl-tests built without MPI under `mpirun -np 2`: two one-rank runs, never one 2-rank run.
@@ -247,11 +264,12 @@ TEST(NcclTestsRuns, LogsThatCannotBeUsedAreRefusedAtTheirLine) {
   const auto runs = nccl_tests::parse_runs(
       "# nThread 1 nGpus 2 minBytes 8\n#  Rank  0 Group  0 Pid 1 on a device  0 [0x00] G\n"
       "# nThread 1 nGpus 2 minBytes 8\n"
-      "           8             2     float     sum      -1    12.25    0.00    0.00      0    12.00    0.00    0.00      0\n",
+      "           8             2     float     sum      -1    12.25    0.00    0.00      0    12.00    0.00    0.00   "
+      "   0\n",
       "x.log");
   ASSERT_EQ(runs.size(), 1u);
   EXPECT_EQ(runs[0].line, 3);
-  EXPECT_EQ(runs[0].world_size(), 2);   // nThread x nGpus: the first header's Rank line is not its
+  EXPECT_EQ(runs[0].world_size(), 2);  // nThread x nGpus: the first header's Rank line is not its
   ASSERT_EQ(runs[0].notes.size(), 1u);
   EXPECT_EQ(runs[0].notes[0].line, 1);
 }
@@ -276,7 +294,7 @@ TEST(CalibrateFromNcclTestsRuns, RefusalsAreOneLineExitTwoAndWriteNothing) {
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
     EXPECT_FALSE(fs::exists(out));
   }
-  EXPECT_TRUE(fs::is_empty(dir));   // nor a temporary file
+  EXPECT_TRUE(fs::is_empty(dir));  // nor a temporary file
 }
 
 TEST(CalibrateFromNcclTestsRuns, CollectivesPicksTheRunAndNotesNameSkippedRows) {
@@ -285,31 +303,41 @@ TEST(CalibrateFromNcclTestsRuns, CollectivesPicksTheRunAndNotesNameSkippedRows) 
   auto r = calibrate({"--from-nccl-tests", data("good/appended-ops.log"), "--profile", "h100", "--collectives",
                       "allgather", "--out", out});
   ASSERT_EQ(r.exit_code, 0) << r.all();
+  // The run not taken is said, with the one taken (it was dropped silently).
+  EXPECT_NE(r.err.find("gradwire calibrate: note: " + data("good/appended-ops.log") +
+                       ":1:1: run left out: all_reduce_perf, 16 ranks on 2 nodes, not the collective asked for; using "
+                       "the run at line 57: all_gather_perf, 2 ranks on 1 node\n"),
+            std::string::npos)
+      << r.err;
   Profile p = load_profile_file(out);
   const CollectiveCost* ag = p.collective(CollectiveOp::AllGather, 2);
   ASSERT_NE(ag, nullptr);
-  EXPECT_EQ(ag->points.size(), 26u);   // the 28 rows but the two of 0 B
+  EXPECT_EQ(ag->points.size(), 26u);  // the 28 rows but the two of 0 B
   EXPECT_EQ(p.collective(CollectiveOp::AllReduce, 16, 2), nullptr);
   EXPECT_EQ(p.collective(CollectiveOp::AllGather, 18, 3), nullptr);
   bool noted = false;
   for (const auto& n : p.notes)
-    noted = noted || n.find("fitted from nccl-tests logs " + data("good/appended-ops.log") + " (run 2 of 2, line 57)") !=
-                         std::string::npos;
+    noted = noted || n.find("fitted from nccl-tests logs " + data("good/appended-ops.log") +
+                            " (run 2 of 2, line 57)") != std::string::npos;
   EXPECT_TRUE(noted);
   fs::remove(out);
 
   r = calibrate({"--from-nccl-tests", data("good/wrong-rows.log"), data("good/too-fast-row.log"), "--profile", "h100",
                  "--collectives", "allreduce", "--out", out});
   ASSERT_EQ(r.exit_code, 0) << r.all();
-  EXPECT_NE(r.err.find("gradwire calibrate: note: " + data("good/wrong-rows.log") + ":23:"), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("gradwire calibrate: note: " + data("good/wrong-rows.log") + ":27:"), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("gradwire calibrate: note: " + data("good/too-fast-row.log") + ":37:"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("gradwire calibrate: note: " + data("good/wrong-rows.log") + ":23:"), std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("gradwire calibrate: note: " + data("good/wrong-rows.log") + ":27:"), std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("gradwire calibrate: note: " + data("good/too-fast-row.log") + ":37:"), std::string::npos)
+      << r.err;
   p = load_profile_file(out);
   const CollectiveCost* ar = p.collective(CollectiveOp::AllReduce, 2);
   ASSERT_NE(ar, nullptr);
-  EXPECT_EQ(ar->points.size(), 28u);   // every size of the two logs together
-  EXPECT_NEAR(ar->fit.beta / 1e9, 3.9, 0.1);   // the log's algbw is 4.00 GB/s from 64 MiB
+  EXPECT_EQ(ar->points.size(), 28u);          // every size of the two logs together
+  EXPECT_NEAR(ar->fit.beta / 1e9, 3.9, 0.1);  // the log's algbw is 4.00 GB/s from 64 MiB
   noted = false;
-  for (const auto& n : p.notes) noted = noted || n.find("with 2 row(s) left out as not real measurements") != std::string::npos;
+  for (const auto& n : p.notes)
+    noted = noted || n.find("with 2 row(s) left out as not real measurements") != std::string::npos;
   EXPECT_TRUE(noted);
 }

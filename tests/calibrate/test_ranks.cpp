@@ -90,12 +90,12 @@ TEST(MpiRanks, CommandsRoundTripAndMalformedOnesAreRefused) {
   EXPECT_EQ(d.warmup, 5);
   EXPECT_EQ(d.repeats, 10);
   EXPECT_EQ(r::decode(r::encode(r::Command{})).kind, r::Command::kStopOk);
-  EXPECT_EQ(r::encode(c)[1], 4.0);   // the op travels as its index in gw::collective_ops()
+  EXPECT_EQ(r::encode(c)[1], 4.0);  // the op travels as its index in gw::collective_ops()
   EXPECT_EQ(r::decode({2, 1, 8, 0, 1}).op, gw::CollectiveOp::AllGather);
   EXPECT_THROW(r::decode({2, 5, 8, 0, 1}), std::runtime_error);
   EXPECT_THROW(r::decode({7, 0, 0, 0, 0}), std::runtime_error);
   EXPECT_THROW(r::decode({2, 5, 1024, 1, 1}), std::runtime_error);
-  EXPECT_THROW(r::decode({2, 0, 1024, 1, 0}), std::runtime_error);   // a collective of no repeats
+  EXPECT_THROW(r::decode({2, 0, 1024, 1, 0}), std::runtime_error);  // a collective of no repeats
   EXPECT_THROW(r::decode({2, 0.5, 1024, 1, 1}), std::runtime_error);
 }
 
@@ -108,7 +108,7 @@ TEST(MpiRanks, LauncherWorldSizeFromTheEnvironment) {
   EXPECT_EQ(r::launcher_world_size(get), 0);
   env["PMI_SIZE"] = "16";
   EXPECT_EQ(r::launcher_world_size(get), 16);
-  env["OMPI_COMM_WORLD_SIZE"] = "4";   // Open MPI's variable first
+  env["OMPI_COMM_WORLD_SIZE"] = "4";  // Open MPI's variable first
   EXPECT_EQ(r::launcher_world_size(get), 4);
   env["OMPI_COMM_WORLD_SIZE"] = "four";
   EXPECT_EQ(r::launcher_world_size(get), 16);

@@ -18,16 +18,16 @@ TEST(CalibrateSizes, BytesBecomeFp32Elements) {
   const auto cpu = c::codec_sizes("4KiB:1MiB");
   EXPECT_EQ(cpu.front(), 1024);
   EXPECT_EQ(cpu.back(), 262144);
-  EXPECT_EQ(c::codec_sizes("4KiB:64MiB:4"), (std::vector<double>{1024, 4096, 16384, 65536, 262144, 1048576, 4194304,
-                                                                   16777216}));
+  EXPECT_EQ(c::codec_sizes("4KiB:64MiB:4"),
+            (std::vector<double>{1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216}));
   EXPECT_EQ(c::codec_sizes("16KiB,4KiB"), (std::vector<double>{1024, 4096}));
   EXPECT_EQ(c::kElementBytes, 4);
 }
 
 TEST(CalibrateSizes, ElementCountsAndPartElementsAreRefused) {
-  EXPECT_THROW(c::codec_sizes("2^10:2^28"), std::invalid_argument);   // the old element-count form
-  EXPECT_THROW(c::codec_sizes("1024"), std::invalid_argument);        // no unit
-  EXPECT_THROW(c::codec_sizes("6B"), std::invalid_argument);          // 1.5 elements
+  EXPECT_THROW(c::codec_sizes("2^10:2^28"), std::invalid_argument);  // the old element-count form
+  EXPECT_THROW(c::codec_sizes("1024"), std::invalid_argument);       // no unit
+  EXPECT_THROW(c::codec_sizes("6B"), std::invalid_argument);         // 1.5 elements
   EXPECT_THROW(c::codec_sizes("1MiB:1KiB"), std::invalid_argument);
   try {
     c::codec_sizes("10B");

@@ -84,7 +84,7 @@ TEST(CalibrateTool, CpuModeRunsEndToEndAndTheProfileLoads) {
   const auto& f = p.interference;
   EXPECT_FALSE(f.compute_under_nccl.has_value());
   ASSERT_FALSE(f.codecs.empty()) << r.output;
-  EXPECT_TRUE(f.codecs.count("fp16"));   // the compressor table's first codec
+  EXPECT_TRUE(f.codecs.count("fp16"));  // the compressor table's first codec
   for (const auto& [codec, c] : f.codecs) {
     SCOPED_TRACE(codec);
     ASSERT_TRUE(c.compute_under_codec && c.codec_under_compute);
@@ -113,7 +113,7 @@ TEST(CalibrateTool, CudaWithoutGpuFailsPlainly) {
 
 TEST(CalibrateTool, BadOptionsExitWithInputError) {
   EXPECT_EQ(run("--device tpu --out x.yaml").status, 2);
-  EXPECT_EQ(run("--device cpu").status, 2);   // no --out
+  EXPECT_EQ(run("--device cpu").status, 2);  // no --out
   ToolRun r = run("--device cpu --out x.yaml --sizes 4MiB:4KiB");
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.output.find("MAX is smaller than MIN"), std::string::npos) << r.output;

@@ -1,5 +1,5 @@
 // A validator for the subset of JSON Schema (draft 2020-12) that
-// docs/schemas/ uses: type (a name or a list), const, enum, minimum,
+// docs/schemas/ uses: type (a name or a list), const, enum, minimum, minItems,
 // properties, required, additionalProperties (false or a schema), items,
 // anyOf and "$ref": "#/$defs/NAME". Any other keyword is an error of the
 // schema itself, so a schema cannot silently rely on what is not checked.
@@ -48,9 +48,9 @@ class SchemaValidator {
   }
 
   void check_keywords(const nlohmann::json& s) const {
-    static const std::set<std::string> known{"$schema", "$id", "$defs", "title", "description", "type", "const",
-                                             "enum", "minimum", "properties", "required", "additionalProperties",
-                                             "items", "anyOf", "$ref"};
+    static const std::set<std::string> known{
+        "$schema", "$id",      "$defs",      "title",    "description",          "type",  "const", "enum",
+        "minimum", "minItems", "properties", "required", "additionalProperties", "items", "anyOf", "$ref"};
     for (auto it = s.begin(); it != s.end(); ++it)
       if (!known.count(it.key())) throw std::invalid_argument("schema: unsupported keyword " + it.key());
   }
@@ -105,6 +105,8 @@ class SchemaValidator {
       errors.push_back(at + ": " + v.dump() + " is not one of " + s["enum"].dump());
     if (s.contains("minimum") && v.is_number() && v.get<double>() < s["minimum"].get<double>())
       errors.push_back(at + ": " + v.dump() + " is below the minimum " + s["minimum"].dump());
+    if (s.contains("minItems") && v.is_array() && v.size() < s["minItems"].get<std::size_t>())
+      errors.push_back(at + ": " + std::to_string(v.size()) + " items, fewer than " + s["minItems"].dump());
     if (v.is_object()) check_object(s, v, at, errors);
     if (v.is_array() && s.contains("items"))
       for (std::size_t i = 0; i < v.size(); ++i) check(s["items"], v[i], at + "/" + std::to_string(i), errors);

@@ -135,13 +135,14 @@ TEST(Collective, AlgoPatRunsAllGatherAtOneGpuPerNodeAndSaysThePair) {
 
 /// A small results file (2 points with a time-to-train and a price).
 fs::path results(const fs::path& dir) {
-  write(dir / "c.sweep.yaml", "base:\n  cluster: {instance: p4d.24xlarge, nodes: 2}\n"
-                              "  workload: {model: resnet50, micro_batch: 32}\n"
-                              "  training: {samples: 100000000}\n"
-                              "axes:\n  cluster.nodes: [1, 2]\n");
+  write(dir / "c.sweep.yaml",
+        "base:\n  cluster: {instance: p4d.24xlarge, nodes: 2}\n"
+        "  workload: {model: resnet50, micro_batch: 32}\n"
+        "  training: {samples: 100000000}\n"
+        "axes:\n  cluster.nodes: [1, 2]\n");
   const fs::path out = dir / "c.jsonl";
-  const auto r = gw::test::run({kBin, "sweep", (dir / "c.sweep.yaml").string(), "-o", out.string(), "--progress",
-                                "none"});
+  const auto r =
+      gw::test::run({kBin, "sweep", (dir / "c.sweep.yaml").string(), "-o", out.string(), "--progress", "none"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   return out;
 }
@@ -186,9 +187,9 @@ TEST(Install, TheInstalledBinaryFindsItsDataBesideIt) {
   const auto inst = gw::test::run_command(sh_quote(GW_CMAKE_COMMAND) + " --install " + sh_quote(GW_BINARY_DIR) +
                                           " --prefix " + sh_quote(prefix.string()) + " 2>&1");
   ASSERT_EQ(inst.exit_code, 0) << inst.out;
-  for (const char* f : {"bin/gradwire", "bin/gradwire-sim", "bin/gradwire-calibrate", "share/gradwire/models/resnet50.yaml",
-                        "share/gradwire/calibrate/profiles/a100-80gb.yaml", "share/gradwire/catalog/instances.yaml",
-                        "share/gradwire/scenarios/default.yaml"})
+  for (const char* f : {"bin/gradwire", "bin/gradwire-sim", "bin/gradwire-calibrate",
+                        "share/gradwire/models/resnet50.yaml", "share/gradwire/calibrate/profiles/a100-80gb.yaml",
+                        "share/gradwire/catalog/instances.yaml", "share/gradwire/scenarios/default.yaml"})
     EXPECT_TRUE(fs::exists(prefix / f)) << f;
 
   // From another directory, with no data variable: the model and profile the
@@ -196,10 +197,11 @@ TEST(Install, TheInstalledBinaryFindsItsDataBesideIt) {
   const fs::path elsewhere = scratch("elsewhere");
   fs::copy_file(prefix / "share/gradwire/scenarios/default.yaml", elsewhere / "default.yaml");
   auto simulate = [&](const std::string& bin, const std::string& data_env = "") {
-    return gw::test::run_command("cd " + sh_quote(elsewhere.string()) +
-                                 " && env -u GRADWIRE_DATA -u GRADWIRE_DATA_DIR -u GRADWIRE_MODELS -u GRADWIRE_PROFILES "
-                                 "-u GRADWIRE_CATALOG " +
-                                 data_env + sh_quote(bin) + " simulate default.yaml 2>&1");
+    return gw::test::run_command(
+        "cd " + sh_quote(elsewhere.string()) +
+        " && env -u GRADWIRE_DATA -u GRADWIRE_DATA_DIR -u GRADWIRE_MODELS -u GRADWIRE_PROFILES "
+        "-u GRADWIRE_CATALOG " +
+        data_env + sh_quote(bin) + " simulate default.yaml 2>&1");
   };
   const auto installed = simulate((prefix / "bin/gradwire").string());
   EXPECT_EQ(installed.exit_code, 0) << installed.out;
@@ -217,9 +219,8 @@ TEST(Install, TheInstalledBinaryFindsItsDataBesideIt) {
   EXPECT_EQ(simulate(bin, "GRADWIRE_DATA_DIR=" + sh_quote(data) + " ").out, installed.out);
   EXPECT_EQ(simulate(bin, "GRADWIRE_DATA=" + sh_quote(data) + " GRADWIRE_DATA_DIR=" + sh_quote(nowhere) + " ").out,
             installed.out);
-  EXPECT_EQ(simulate(bin, "GRADWIRE_DATA=" + sh_quote(nowhere) + " GRADWIRE_DATA_DIR=" + sh_quote(data) + " ")
-                .exit_code,
-            2);
+  EXPECT_EQ(
+      simulate(bin, "GRADWIRE_DATA=" + sh_quote(nowhere) + " GRADWIRE_DATA_DIR=" + sh_quote(data) + " ").exit_code, 2);
   fs::remove_all(prefix.parent_path());
 }
 

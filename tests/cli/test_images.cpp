@@ -55,7 +55,8 @@ std::vector<std::string> loaded_libraries(const std::string& exe) {
 /// stripped executable).
 std::vector<std::string> symbols(const std::string& exe) {
   std::vector<std::string> names;
-  for (const auto& args : {std::vector<std::string>{on_path("nm"), exe}, std::vector<std::string>{on_path("nm"), "-D", exe}}) {
+  for (const auto& args :
+       {std::vector<std::string>{on_path("nm"), exe}, std::vector<std::string>{on_path("nm"), "-D", exe}}) {
     const auto r = gw::test::run(args);
     std::istringstream in(r.out);
     for (std::string line; std::getline(in, line);) names.push_back(line.substr(line.find_last_of(' ') + 1));
@@ -104,7 +105,7 @@ std::string joined(const std::vector<std::string>& v) {
 TEST(Images, GradwireAndGradwireSimLoadNoCudaCublasNcclOrMpi) {
   for (const auto& exe : {kBin, kSim}) {
     const auto libs = loaded_libraries(exe);
-    EXPECT_NE(joined(libs).find("libyaml-cpp"), std::string::npos) << exe << ": " << joined(libs);   // ldd listed them
+    EXPECT_NE(joined(libs).find("libyaml-cpp"), std::string::npos) << exe << ": " << joined(libs);  // ldd listed them
     EXPECT_TRUE(backend_libraries(exe).empty()) << exe << ": " << joined(backend_libraries(exe));
     for (const auto& s : symbols(exe)) EXPECT_FALSE(backend_symbol(s)) << exe << " has the symbol " << s;
   }
@@ -144,8 +145,8 @@ TEST(Images, TheSameCheckFindsTheBackEndsInTheCalibrator) {
 
 TEST(Images, GradwireCalibrateIsTheCalibrator) {
   // The calibrator's own help, through the hand-over (both spellings).
-  for (const auto& args : {std::vector<std::string>{kBin, "calibrate", "--help"},
-                           std::vector<std::string>{kBin, "help", "calibrate"}}) {
+  for (const auto& args :
+       {std::vector<std::string>{kBin, "calibrate", "--help"}, std::vector<std::string>{kBin, "help", "calibrate"}}) {
     const auto r = gw::test::run(args);
     EXPECT_EQ(r.exit_code, 0) << r.all();
     EXPECT_EQ(r.out, gw::test::run({kCalibrator, "--help"}).out);
@@ -169,8 +170,10 @@ TEST(Images, WithoutTheExecutableBesideItOneLineAndExit2) {
     std::string line;
   };
   const std::vector<Case> cases = {
-      {{"calibrate", "--device", "cpu", "--quick", "--out", out}, "gradwire calibrate: the calibrator is gradwire-calibrate"},
-      {{"calibrate", "--mpi", "--device", "cpu", "--out", out}, "gradwire calibrate: the calibrator is gradwire-calibrate"},
+      {{"calibrate", "--device", "cpu", "--quick", "--out", out},
+       "gradwire calibrate: the calibrator is gradwire-calibrate"},
+      {{"calibrate", "--mpi", "--device", "cpu", "--out", out},
+       "gradwire calibrate: the calibrator is gradwire-calibrate"},
       {{"simulate", GW_SOURCE_DIR "/scenarios/default.yaml", "--format", "json", "--trace", out},
        "gradwire simulate: the simulator is gradwire-sim"},
       {{"collective", GW_SOURCE_DIR "/scenarios/default.yaml"}, "gradwire collective: the simulator is gradwire-sim"},

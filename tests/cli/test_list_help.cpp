@@ -94,9 +94,9 @@ TEST(List, InstancesOfTheCatalog) {
 }
 
 TEST(List, NothingOrAnUnknownKindIsAUsageError) {
-  for (const std::vector<std::string>& args : {std::vector<std::string>{kBin, "list"},
-                                               std::vector<std::string>{kBin, "list", "gpus"},
-                                               std::vector<std::string>{kBin, "list", "--bogus"}}) {
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{kBin, "list"}, std::vector<std::string>{kBin, "list", "gpus"},
+        std::vector<std::string>{kBin, "list", "--bogus"}}) {
     const auto r = gw::test::run(args);
     EXPECT_EQ(r.exit_code, 2) << r.all();
     EXPECT_TRUE(r.out.empty()) << r.out;

@@ -46,16 +46,15 @@ const char* kSpelledCluster =
     "  nics: {count: 1, bandwidth: 100Gbps, latency: 5us}\n"
     "  fabric: {topology: switch, latency: 1us}\n";
 
-const char* kGpt2 =
-    "workload:\n  model: gpt2\n  micro_batch: 8\n  precision: fp32\n  optimizer: {kind: adamw}\n";
+const char* kGpt2 = "workload:\n  model: gpt2\n  micro_batch: 8\n  precision: fp32\n  optimizer: {kind: adamw}\n";
 
 // Bullet 1: the accumulation study at a fixed global batch; its plan states
 // the batch and explains k by the memory limit. (f2c0d4f: the study had no
 // global batch and the plan compared k = 8's 8x larger batch with k = 1.)
 TEST(PlansCli, AccumulationStudyPlanStatesTheGlobalBatchAndWhyKIsWhatItIs) {
   const fs::path d = scratch("study");
-  const auto r = gw::test::run({kBin, "plan", kSource + "/scenarios/study-accumulation.yaml",
-                                (d / "acc.jsonl").string(), "-j", "2"});
+  const auto r = gw::test::run(
+      {kBin, "plan", kSource + "/scenarios/study-accumulation.yaml", (d / "acc.jsonl").string(), "-j", "2"});
   ASSERT_EQ(r.exit_code, 0) << r.all();
   EXPECT_NE(r.out.find("global batch: 1024 samples per optimizer step, for every point"), std::string::npos) << r.out;
   const std::string rec = line_starting(r.out, "recommendation: ");
@@ -70,8 +69,9 @@ TEST(PlansCli, PlanDoesNotCompareDifferentGlobalBatchesSilently) {
   const fs::path d = scratch("batches");
   write(d / "base.yaml", std::string(kSpelledCluster) + "  cloud: onprem\n  price_per_gpu_hour: 2\n" + kGpt2 +
                              "training: {samples: 1000000}\n");
-  write(d / "sweep.yaml", "base: base.yaml\naxes:\n  workload.accumulation: [1, 4]\n"
-                          "  workload.compression: [{kind: none}, {kind: fp16}]\n");
+  write(d / "sweep.yaml",
+        "base: base.yaml\naxes:\n  workload.accumulation: [1, 4]\n"
+        "  workload.compression: [{kind: none}, {kind: fp16}]\n");
   const auto r = gw::test::run({kBin, "plan", (d / "sweep.yaml").string(), "-j", "1"});
   ASSERT_EQ(r.exit_code, 0) << r.all();
   EXPECT_NE(r.out.find("note: the points have 2 different global batches (128, 512), compared only within each"),
@@ -119,15 +119,17 @@ TEST(PlansCli, TheCriticalBatchLawComparesDifferentGlobalBatches) {
 // global batch that does not divide is an input error at its key.
 TEST(PlansCli, SimulateSplitsAFixedGlobalBatchByMemory) {
   const fs::path d = scratch("simbatch");
-  write(d / "s.yaml", "cluster: {instance: p3.16xlarge, nodes: 4}\n"
-                      "workload:\n  model: bert-large\n  precision: fp16\n  optimizer: {kind: adamw}\n"
-                      "training: {samples: 1000000, global_batch: 1024}\n");
+  write(d / "s.yaml",
+        "cluster: {instance: p3.16xlarge, nodes: 4}\n"
+        "workload:\n  model: bert-large\n  precision: fp16\n  optimizer: {kind: adamw}\n"
+        "training: {samples: 1000000, global_batch: 1024}\n");
   auto r = gw::test::run({kBin, "simulate", (d / "s.yaml").string()});
   ASSERT_EQ(r.exit_code, 0) << r.all();
   EXPECT_NE(r.out.find("micro-batch: 8   accumulation: 4   global batch: 1024"), std::string::npos) << r.out;
   const std::string batch = line_starting(r.out, "batch: ");
   EXPECT_EQ(batch.rfind("batch: global batch 1024 = micro-batch 8 x k = 4 x 32 GPUs (training.global_batch; k = 4, "
-                        "the smallest that fits in memory (micro-batch 8 needs ", 0),
+                        "the smallest that fits in memory (micro-batch 8 needs ",
+                        0),
             0u)
       << r.out;
   EXPECT_NE(batch.find("16.0 GiB available): k = 2 (micro-batch 16) needs "), std::string::npos) << batch;
@@ -137,9 +139,10 @@ TEST(PlansCli, SimulateSplitsAFixedGlobalBatchByMemory) {
   EXPECT_NE(c.out.find("; global batch 1024: micro-batch 8, k = 4, the smallest that fits in memory"),
             std::string::npos)
       << c.out;
-  write(d / "bad.yaml", "cluster: {instance: p3.16xlarge, nodes: 4}\n"
-                        "workload:\n  model: bert-large\n  accumulation: 3\n"
-                        "training: {samples: 1000000, global_batch: 1000}\n");
+  write(d / "bad.yaml",
+        "cluster: {instance: p3.16xlarge, nodes: 4}\n"
+        "workload:\n  model: bert-large\n  accumulation: 3\n"
+        "training: {samples: 1000000, global_batch: 1000}\n");
   r = gw::test::run({kBin, "simulate", (d / "bad.yaml").string()});
   EXPECT_EQ(r.exit_code, 2) << r.all();
   EXPECT_EQ(r.out, "");
@@ -157,9 +160,10 @@ TEST(PlansCli, SimulateSplitsAFixedGlobalBatchByMemory) {
 // and plan names the memory limit as the reason for every point.
 TEST(PlansCli, NothingFitsAtAFixedGlobalBatch) {
   const fs::path d = scratch("nofit");
-  write(d / "base.yaml", "cluster: {instance: p4d.24xlarge, nodes: 2}\n"
-                         "workload:\n  model: llama2-7b\n  precision: fp32\n  optimizer: {kind: adam}\n"
-                         "training: {samples: 1000000, global_batch: 256}\n");
+  write(d / "base.yaml",
+        "cluster: {instance: p4d.24xlarge, nodes: 2}\n"
+        "workload:\n  model: llama2-7b\n  precision: fp32\n  optimizer: {kind: adam}\n"
+        "training: {samples: 1000000, global_batch: 256}\n");
   auto r = gw::test::run({kBin, "simulate", (d / "base.yaml").string()});
   EXPECT_EQ(r.exit_code, 3) << r.all();
   EXPECT_NE(r.err.find("does not fit in GPU memory"), std::string::npos) << r.err;
@@ -181,13 +185,13 @@ TEST(PlansCli, SimulatePrintsTimeToTrainAndTheCostOfAnOnPremisesCluster) {
   const std::string ttt = line_starting(r.out, "time-to-train: ");
   const std::string cost = line_starting(r.out, "cost: ");
   double iterations = 0, seconds = 0, usd = 0, node_price = 0;
-  int h = 0, m = 0, s = 0, billed_h = 0, billed_m = 0, billed_s = 0;   // durations as h:mm:ss
-  ASSERT_EQ(std::sscanf(ttt.c_str(), "time-to-train: %lf iterations x %lf s = %d:%d:%d (h:mm:ss", &iterations,
-                        &seconds, &h, &m, &s),
+  int h = 0, m = 0, s = 0, billed_h = 0, billed_m = 0, billed_s = 0;  // durations as h:mm:ss
+  ASSERT_EQ(std::sscanf(ttt.c_str(), "time-to-train: %lf iterations x %lf s = %d:%d:%d (h:mm:ss", &iterations, &seconds,
+                        &h, &m, &s),
             5)
       << ttt;
   const double hours = h + m / 60.0 + s / 3600.0;
-  EXPECT_DOUBLE_EQ(iterations, 12800000.0 / 128);  // global batch 8 x 16 GPUs
+  EXPECT_DOUBLE_EQ(iterations, 12800000.0 / 128);                 // global batch 8 x 16 GPUs
   EXPECT_NEAR(hours, iterations * seconds / 3600, hours * 1e-3);  // seconds printed to 4 digits
   ASSERT_EQ(std::sscanf(cost.c_str(), "cost: $%lf on demand (2 x onprem at $%lf per node hour, %d:%d:%d billed each)",
                         &usd, &node_price, &billed_h, &billed_m, &billed_s),
@@ -218,21 +222,22 @@ TEST(PlansCli, SimulatePrintsTimeToTrainAndTheCostOfAnOnPremisesCluster) {
   ASSERT_EQ(std::sscanf(tail.c_str(), "%lf,%lf,", &csv_hours, &csv_usd), 2) << row;
   EXPECT_NEAR(csv_hours, doc["training"]["hours"].get<double>(), 1e-9 * csv_hours);
   EXPECT_NEAR(csv_usd, doc["cost"]["on_demand_usd"].get<double>(), 1e-6 * csv_usd);
-  EXPECT_EQ(row.substr(row.size() - 2), ",\n") << row;   // the spot column is empty
+  EXPECT_EQ(row.substr(row.size() - 2), ",\n") << row;  // the spot column is empty
 }
 
 // Bullet 3: GRADWIRE_CATALOG adds to the bundled catalog (f2c0d4f: it
 // replaced it, so p4d.24xlarge became unknown).
 TEST(PlansCli, AUserCatalogAddsToTheBundledOne) {
   const fs::path d = scratch("catalog");
-  write(d / "mine.yaml", "schema: gradwire-catalog/2\ncurrency: USD\ninstances:\n"
-                         "  - {name: lab-box, cloud: onprem, region: here, gpu: a100-80gb, gpus: 8, gpu_memory: 80GiB,\n"
-                         "     intra_node: {bandwidth: 300GB/s, latency: 1us}, nics: {count: 1, bandwidth: 100Gbps, latency: 5us},\n"
-                         "     price: {on_demand: 12}, source: our invoice, as_of: 2025-01-01}\n");
-  write(d / "p4d.yaml", std::string("cluster: {instance: p4d.24xlarge, nodes: 1}\n") + kGpt2 +
-                            "training: {samples: 1000000}\n");
-  write(d / "lab.yaml", std::string("cluster: {instance: lab-box, nodes: 1}\n") + kGpt2 +
-                            "training: {samples: 1000000}\n");
+  write(d / "mine.yaml",
+        "schema: gradwire-catalog/2\ncurrency: USD\ninstances:\n"
+        "  - {name: lab-box, cloud: onprem, region: here, gpu: a100-80gb, gpus: 8, gpu_memory: 80GiB,\n"
+        "     intra_node: {bandwidth: 300GB/s, latency: 1us}, nics: {count: 1, bandwidth: 100Gbps, latency: 5us},\n"
+        "     price: {on_demand: 12}, source: our invoice, as_of: 2025-01-01}\n");
+  write(d / "p4d.yaml",
+        std::string("cluster: {instance: p4d.24xlarge, nodes: 1}\n") + kGpt2 + "training: {samples: 1000000}\n");
+  write(d / "lab.yaml",
+        std::string("cluster: {instance: lab-box, nodes: 1}\n") + kGpt2 + "training: {samples: 1000000}\n");
   gw::test::RunOptions o;
   o.env = {"GRADWIRE_CATALOG=" + (d / "mine.yaml").string()};
   auto r = gw::test::run({kBin, "simulate", (d / "p4d.yaml").string()}, o);
@@ -248,14 +253,17 @@ TEST(PlansCli, AUserCatalogAddsToTheBundledOne) {
 TEST(PlansCli, AnInstanceNameThatForgesAPlanLineIsRefusedAtLoad) {
   const fs::path d = scratch("forged");
   const std::string forged = "FAKE\\nrecommendation: FAKE cheapest, $0.01";  // YAML escape: a line feed
-  write(d / "mine.yaml", "schema: gradwire-catalog/2\ncurrency: USD\ninstances:\n"
-                         "  - name: \"" + forged + "\"\n"
-                         "    cloud: onprem\n    region: here\n    gpu: a100-80gb\n    gpus: 8\n    gpu_memory: 80GiB\n"
-                         "    intra_node: {bandwidth: 300GB/s, latency: 1us}\n"
-                         "    nics: {count: 1, bandwidth: 100Gbps, latency: 5us}\n"
-                         "    price: {on_demand: 0.01}\n    source: mine\n    as_of: 2026-01-01\n");
-  write(d / "base.yaml", std::string("cluster: {instance: p4d.24xlarge, nodes: 1}\n") + kGpt2 +
-                             "training: {samples: 1000000}\n");
+  write(d / "mine.yaml",
+        "schema: gradwire-catalog/2\ncurrency: USD\ninstances:\n"
+        "  - name: \"" +
+            forged +
+            "\"\n"
+            "    cloud: onprem\n    region: here\n    gpu: a100-80gb\n    gpus: 8\n    gpu_memory: 80GiB\n"
+            "    intra_node: {bandwidth: 300GB/s, latency: 1us}\n"
+            "    nics: {count: 1, bandwidth: 100Gbps, latency: 5us}\n"
+            "    price: {on_demand: 0.01}\n    source: mine\n    as_of: 2026-01-01\n");
+  write(d / "base.yaml",
+        std::string("cluster: {instance: p4d.24xlarge, nodes: 1}\n") + kGpt2 + "training: {samples: 1000000}\n");
   write(d / "sweep.yaml", "base: base.yaml\naxes:\n  cluster.instance: [p4d.24xlarge, \"" + forged + "\"]\n");
   gw::test::RunOptions o;
   o.env = {"GRADWIRE_CATALOG=" + (d / "mine.yaml").string()};
@@ -263,8 +271,7 @@ TEST(PlansCli, AnInstanceNameThatForgesAPlanLineIsRefusedAtLoad) {
   EXPECT_EQ(r.exit_code, 2) << r.all();
   EXPECT_EQ(line_starting(r.out, "recommendation: FAKE"), "") << r.out;
   EXPECT_EQ(line_starting(r.err, "recommendation: FAKE"), "") << r.err;
-  EXPECT_NE(r.err.find((d / "mine.yaml").string() + ":4:11: instances[0].name: a name is one line"),
-            std::string::npos)
+  EXPECT_NE(r.err.find((d / "mine.yaml").string() + ":4:11: instances[0].name: a name is one line"), std::string::npos)
       << r.err;
   EXPECT_FALSE(fs::exists(d / "out.jsonl"));
 }

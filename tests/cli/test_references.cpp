@@ -27,7 +27,9 @@ fs::path scenario_with_profile_beside(const std::string& name, const std::string
   const fs::path dir = gw::test::temp_scratch("gradwire-refs", name);
   fs::copy_file(fs::path(GW_SOURCE_ROOT) / "calibrate/profiles/a100-80gb.yaml", dir / profile);
   std::ofstream(dir / "s.yaml") << "name: beside\n"
-                                   "profile: " << profile << "\n"
+                                   "profile: "
+                                << profile
+                                << "\n"
                                    "cluster:\n  nodes: 2\n  gpus_per_node: 8\n  gpu: a100-80gb\n"
                                    "  nics: {count: 4, bandwidth: 100Gbps, latency: 5us}\n"
                                    "  fabric: {topology: switch, latency: 1us}\n"
@@ -45,7 +47,8 @@ gw::test::RunOptions in(const fs::path& dir) {
 
 TEST(References, OneRuleSaysWhatIsAPath) {
   for (const char* p : {"p.yml", "p.yaml", "dir/p", "./p", "/abs/p"}) EXPECT_TRUE(gw::looks_like_path(p)) << p;
-  for (const char* n : {"h100", "a100-80gb", "resnet50", "yml", "p.yaml.bak"}) EXPECT_FALSE(gw::looks_like_path(n)) << n;
+  for (const char* n : {"h100", "a100-80gb", "resnet50", "yml", "p.yaml.bak"})
+    EXPECT_FALSE(gw::looks_like_path(n)) << n;
 }
 
 TEST(References, ProfileBesideTheScenarioIsFoundFromAnyFolder) {
@@ -73,4 +76,35 @@ TEST(References, CollectiveUsesTheProfileSimulateUses) {
     EXPECT_EQ(r.exit_code, 2) << cmd << ": " << r.all();
     EXPECT_NE(r.err.find("s.yaml:2:10: profile:"), std::string::npos) << cmd << ": " << r.err;
   }
+}
+
+TEST(References, CollectiveTakesTheProfilesMeasuredTransportsAsSimulateDoes) {
+  // The cluster `collective` runs on is the one `simulate` resolves
+  // (resolve_scenario_cluster): a profile's measured transport figures apply
+  // even when intra_node is given. collective used to load a profile only for
+  // a left-out intra_node, so its IB links kept the scenario's 5 us.
+  const fs::path dir = gw::test::temp_scratch("gradwire-refs", "transports");
+  const fs::path a100 = fs::path(GW_SOURCE_ROOT) / "calibrate/profiles/a100-80gb.yaml";
+  fs::copy_file(a100, dir / "plain.yaml");
+  fs::copy_file(a100, dir / "measured.yaml");
+  std::ofstream(dir / "measured.yaml", std::ios::app) << "transports:\n  ib: {latency: 40us}\n";
+  const auto scenario = [&](const std::string& name, const std::string& profile, const std::string& latency) {
+    std::ofstream(dir / name) << "name: transports\n"
+                                 "profile: "
+                              << profile
+                              << "\n"
+                                 "cluster:\n  nodes: 2\n  gpus_per_node: 8\n  gpu: a100-80gb\n"
+                                 "  intra_node: {bandwidth: 2400Gbps, latency: 1us}\n"
+                                 "  nics: {count: 4, bandwidth: 100Gbps, latency: "
+                              << latency
+                              << ", transport: ib}\n"
+                                 "  fabric: {topology: switch, latency: 1us}\n";
+    const auto r = gw::test::run(
+        {kBin, "collective", (dir / name).string(), "--algo", "ring", "--sizes", "8B:64KiB", "--format", "csv"});
+    EXPECT_EQ(r.exit_code, 0) << r.all();
+    return r.out;
+  };
+  const std::string measured = scenario("with-measured.yaml", "measured.yaml", "5us");
+  EXPECT_EQ(measured, scenario("written.yaml", "plain.yaml", "40us"));
+  EXPECT_NE(measured, scenario("table.yaml", "plain.yaml", "5us"));
 }

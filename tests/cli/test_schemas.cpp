@@ -18,6 +18,8 @@
 #include <string>
 #include <vector>
 
+#include "gradwire/core/output_schema.hpp"
+#include "gradwire/plan/result_fields.hpp"
 #include "gradwire/plan/results_file.hpp"
 #include "run_util.hpp"
 #include "schema_validator.hpp"
@@ -73,11 +75,12 @@ TEST(Schemas, ValidatorRejectsWhatTheSchemaForbids) {
     "properties": {"schema": {"const": "s/1"}, "kind": {"type": "string", "enum": ["a", "b"]},
                    "n": {"type": ["number", "null"], "minimum": 1},
                    "list": {"type": "array", "items": {"$ref": "#/$defs/p"}},
+                   "tags": {"type": "array", "items": {"type": "string"}, "minItems": 1},
                    "opt": {"anyOf": [{"$ref": "#/$defs/p"}, {"type": "null"}]},
                    "map": {"type": "object", "additionalProperties": {"type": "string"}}},
     "required": ["schema", "kind"], "additionalProperties": false})"));
   const json good = json::parse(
-      R"({"schema": "s/1", "kind": "a", "n": null, "list": [{"x": 0}], "opt": {"x": 2}, "map": {"k": "v"}})");
+      R"({"schema": "s/1", "kind": "a", "n": null, "list": [{"x": 0}], "opt": {"x": 2}, "map": {"k": "v"}, "tags": ["t"]})");
   EXPECT_TRUE(v.validate(good).empty()) << join(v.validate(good));
   const std::vector<std::pair<std::string, std::string>> bad{
       {"undocumented field", R"({"schema": "s/1", "kind": "a", "extra": 1})"},
@@ -90,6 +93,7 @@ TEST(Schemas, ValidatorRejectsWhatTheSchemaForbids) {
       {"item breaks its $ref", R"({"schema": "s/1", "kind": "a", "list": [{"x": 1, "y": 2}]})"},
       {"anyOf: neither", R"({"schema": "s/1", "kind": "a", "opt": {"x": -1}})"},
       {"additionalProperties schema", R"({"schema": "s/1", "kind": "a", "map": {"k": 1}})"},
+      {"fewer items than minItems", R"({"schema": "s/1", "kind": "a", "tags": []})"},
   };
   for (const auto& [why, text] : bad) EXPECT_FALSE(v.validate(json::parse(text)).empty()) << why;
   // A keyword the validator does not implement is refused, not ignored.
@@ -100,8 +104,8 @@ TEST(Schemas, ValidatorRejectsWhatTheSchemaForbids) {
 // Every schema file is read by the validator (no keyword it does not check)
 // and forbids undocumented fields in every object it describes.
 TEST(Schemas, EverySchemaFileIsCheckedAndClosed) {
-  for (const char* name : {"iteration", "gradwire-iteration-2", "result", "gradwire-result-2", "plan", "gradwire-plan-2",
-                           "collective", "gradwire-collective-2", "validation"}) {
+  for (const char* name : {"iteration", "gradwire-iteration-2", "result", "gradwire-result-2", "plan",
+                           "gradwire-plan-2", "collective", "gradwire-collective-2", "validation"}) {
     std::ifstream in(kSource + "/docs/schemas/" + std::string(name) + ".schema.json");
     const json s = json::parse(in);
     EXPECT_EQ(s["$schema"], "https://json-schema.org/draft/2020-12/schema") << name;
@@ -148,8 +152,9 @@ TEST(Schemas, SimulateOfEveryBundledScenario) {
 TEST(Schemas, SimulateWithTrainingAndCost) {
   const auto v = schema("gradwire-iteration-2");
   const fs::path d = scratch("training");
-  const std::string workload = "workload:\n  model: resnet50\n  micro_batch: 32\n  precision: fp32\n"
-                               "  optimizer: {kind: sgd}\ntraining: {samples: 1000000}\n";
+  const std::string workload =
+      "workload:\n  model: resnet50\n  micro_batch: 32\n  precision: fp32\n"
+      "  optimizer: {kind: sgd}\ntraining: {samples: 1000000}\n";
   std::ofstream(d / "priced.yaml") << "cluster: {instance: p4d.24xlarge, nodes: 2}\n" << workload;
   std::ofstream(d / "own.yaml") << "cluster:\n  nodes: 2\n  gpus_per_node: 8\n  gpu: a100-80gb\n"
                                    "  intra_node: {bandwidth: 300GB/s, latency: 1us}\n"
@@ -168,8 +173,10 @@ TEST(Schemas, SimulateWithTrainingAndCost) {
         << name;
     EXPECT_EQ(j["cost"].is_null(), std::string(name) == "own.yaml") << name;
   }
-  const json priced = json::parse(gw::test::run({kBin, "simulate", (d / "priced.yaml").string(), "--format", "json"}).out);
-  EXPECT_GE(priced["cost"]["billed_s"].get<double>(), priced["training"]["hours"].get<double>() * 3600) << "billed time";
+  const json priced =
+      json::parse(gw::test::run({kBin, "simulate", (d / "priced.yaml").string(), "--format", "json"}).out);
+  EXPECT_GE(priced["cost"]["billed_s"].get<double>(), priced["training"]["hours"].get<double>() * 3600)
+      << "billed time";
   EXPECT_NEAR(priced["cost"]["on_demand_usd"].get<double>(),
               priced["cost"]["billed_s"].get<double>() / 3600 * priced["cost"]["usd_per_hour"].get<double>(), 0.01);
 }
@@ -212,15 +219,16 @@ TEST(Schemas, ValidateAndCompare) {
     EXPECT_EQ(doc.size(), 2u) << kind << ": the schema and the kind asked for";
     EXPECT_EQ(doc[kind]["cases"].size(), 2u) << kind;
   }
-  const auto c = json::parse(gw::test::run({kBin, "validate", "collectives", "--cases",
-                                            (d / "collectives").string(), "--format", "json"}).out);
+  const auto c = json::parse(
+      gw::test::run({kBin, "validate", "collectives", "--cases", (d / "collectives").string(), "--format", "json"})
+          .out);
   const auto& point = c["collectives"]["cases"][0]["points"][0];
   EXPECT_NEAR(point["predicted_busbw_bytes_per_s"].get<double>() * point["predicted_time_s"].get<double>(),
               point["size_bytes"].get<double>() * 2 * (2 - 1) / 2, 1e-6 * point["size_bytes"].get<double>())
       << "all-reduce on 2 GPUs: busbw = size / time x 2(n-1)/n";
-  const auto compare = gw::test::run({kBin, "collective", kSource + "/validation/clusters/rtx2080ti-pcie-1x2.yaml",
-                                      "--compare", kSource + "/tests/data/nccl-tests/rtx2080ti-1x2-all_gather_perf.log",
-                                      "--format", "json"});
+  const auto compare =
+      gw::test::run({kBin, "collective", kSource + "/validation/clusters/rtx2080ti-pcie-1x2.yaml", "--compare",
+                     kSource + "/tests/data/nccl-tests/rtx2080ti-1x2-all_gather_perf.log", "--format", "json"});
   ASSERT_EQ(compare.exit_code, 0) << compare.err;
   expect_valid(v, compare.out, "gradwire-compare/1", "collective --compare");
   EXPECT_EQ(json::parse(compare.out)["case"]["op"], "allgather");
@@ -373,3 +381,150 @@ TEST(Schemas, ResultV1RecordsStillWork) {
 }
 
 }  // namespace
+
+// --- The sweep record's field table (result_fields.hpp) and its schemas ------------
+
+namespace {
+
+using gw::plan::FieldType;
+using gw::plan::RecordField;
+
+/// The schema's "type" a row of `type` has (without null).
+std::string json_type(FieldType type) {
+  switch (type) {
+    case FieldType::Count:
+      return "integer";
+    case FieldType::Number:
+      return "number";
+    case FieldType::String:
+      return "string";
+    case FieldType::StringList:
+      return "array";
+    case FieldType::StringMap:
+    case FieldType::Object:
+      return "object";
+  }
+  return "";
+}
+
+/// Every row of `rows` a record of `version` has is a property of `object`
+/// (a schema object) under the version's name, of the row's type, nullable as
+/// the row, required exactly when written always; every property of `object`
+/// (but the record's "schema") is such a row.
+void expect_schema_is_table(const json& object, const std::vector<RecordField>& rows, int version,
+                            const std::string& at) {
+  const json& props = object.at("properties");
+  const json required = object.value("required", json::array());
+  std::set<std::string> names;
+  for (const auto& row : rows) {
+    if (row.since > version) continue;
+    const std::string name = version == 1 ? row.v1_name : row.name;
+    names.insert(name);
+    ASSERT_TRUE(props.contains(name)) << at << name << ": a row of the table, not in the schema";
+    const json& p = props[name];
+    const json want = row.nullable ? json::array({json_type(row.type), "null"}) : json(json_type(row.type));
+    EXPECT_EQ(p.value("type", json()), want) << at << name;
+    const bool listed = std::find(required.begin(), required.end(), name) != required.end();
+    EXPECT_EQ(listed, row.written_always) << at << name << ": required in the schema iff always written";
+    if (row.type == FieldType::Count || row.type == FieldType::Number)
+      EXPECT_GE(p.value("minimum", -1.0), 0.0) << at << name << ": the reader refuses negative numbers";
+    if (row.type == FieldType::StringMap) EXPECT_EQ(p.at("additionalProperties").at("type"), "string") << at << name;
+    if (row.type == FieldType::StringList) {
+      EXPECT_EQ(p.at("items").at("type"), "string") << at << name;
+      EXPECT_EQ(p.value("minItems", 0), 1) << at << name;
+    }
+    if (row.type == FieldType::Object) expect_schema_is_table(p, row.fields, version, at + name + ".");
+  }
+  for (auto it = props.begin(); it != props.end(); ++it) {
+    if (at.empty() && it.key() == "schema") continue;
+    EXPECT_TRUE(names.count(it.key())) << at << it.key() << ": in the schema, not a row of the table";
+  }
+}
+
+std::ifstream schema_file(const std::string& name) {
+  return std::ifstream(kSource + "/docs/schemas/" + name + ".schema.json");
+}
+
+}  // namespace
+
+// The committed schemas of both record versions say what the field table
+// says, both ways (a field added to one and not the other fails here).
+TEST(Schemas, ResultSchemasAreTheFieldTable) {
+  auto v2 = schema_file("gradwire-result-2");
+  auto v1 = schema_file("result");
+  const json s2 = json::parse(v2), s1 = json::parse(v1);
+  EXPECT_EQ(s2["properties"]["schema"]["const"], gw::kResultSchema);
+  EXPECT_EQ(s1["properties"]["schema"]["const"], gw::kResultSchemaV1);
+  expect_schema_is_table(s2, gw::plan::result_fields(), 2, "");
+  expect_schema_is_table(s1, gw::plan::result_fields(), 1, "");
+}
+
+namespace {
+
+/// A record line with every row of `rows` set to a value of its type (the
+/// figures distinct, so a field written under another's name would show);
+/// built from the table, so a new row is covered without a change here.
+nlohmann::ordered_json every_field(const std::vector<RecordField>& rows, double& x) {
+  nlohmann::ordered_json j = nlohmann::ordered_json::object();
+  for (const auto& row : rows) {
+    const std::string name = row.name;
+    auto& v = j[name];
+    switch (row.type) {
+      case FieldType::Count:
+        v = name == "index" ? 3 : name == "of" ? 8 : static_cast<int>(x += 1);
+        break;
+      case FieldType::Number:
+        v = (x += 1.5);
+        break;
+      case FieldType::String:
+        v = name == "status" ? "ok" : name + " text";
+        break;
+      case FieldType::StringMap:
+        v = {{name + " key", "value"}};
+        break;
+      case FieldType::StringList:
+        v = {name + " item"};
+        break;
+      case FieldType::Object:
+        v = every_field(row.fields, x);
+        break;
+    }
+  }
+  return j;
+}
+
+/// Every row (of `version`) is a key of `j`, and `j` has no other.
+void expect_every_row_written(const nlohmann::ordered_json& j, const std::vector<RecordField>& rows, int version,
+                              const std::string& at) {
+  std::size_t n = 0;
+  for (const auto& row : rows) {
+    const std::string name = version == 1 ? row.v1_name : row.name;
+    ASSERT_TRUE(j.contains(name)) << at << name;
+    ++n;
+    if (row.type == FieldType::Object) expect_every_row_written(j[name], row.fields, version, at + name + ".");
+  }
+  EXPECT_EQ(j.size(), n + (at.empty() ? 1 : 0)) << at << ": fields no row describes";  // + "schema"
+}
+
+}  // namespace
+
+// Writer and reader are the table: a line with every row of the table set
+// reads and writes back to itself, in both versions (under the version's
+// names, every row written, no other field); it is valid against its schema.
+TEST(Schemas, EveryTableFieldIsWrittenAndRead) {
+  double x = 0;
+  nlohmann::ordered_json full{{"schema", gw::kResultSchema}};
+  full.update(every_field(gw::plan::result_fields(), x));
+  const std::string line = full.dump();
+  const auto record = gw::plan::from_json(line, "full", 1);
+  EXPECT_EQ(gw::plan::to_json(record), line);
+  for (int version : {1, 2}) {
+    const std::string written = gw::plan::to_json(record, version);
+    expect_every_row_written(nlohmann::ordered_json::parse(written), gw::plan::result_fields(), version, "");
+    int read_version = 0;
+    const auto back = gw::plan::from_json(written, "full", 1, &read_version);
+    EXPECT_EQ(read_version, version);
+    EXPECT_EQ(gw::plan::to_json(back, version), written);
+  }
+  expect_valid(schema("gradwire-result-2"), line, "gradwire-result/2", "every field");
+}

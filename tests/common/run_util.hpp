@@ -29,8 +29,8 @@
 namespace gw::test {
 
 struct RunResult {
-  int exit_code = -1;   ///< exit status, or -1 when killed by a signal
-  int signal = 0;       ///< the signal that killed it, 0 if none
+  int exit_code = -1;  ///< exit status, or -1 when killed by a signal
+  int signal = 0;      ///< the signal that killed it, 0 if none
   bool timed_out = false;
   std::string out, err;
   double seconds = 0;
@@ -42,8 +42,8 @@ struct RunOptions {
   /// RLIMIT_AS for the child in bytes (0: none). Not used under ASan, whose
   /// shadow memory needs a huge address space.
   unsigned long long address_space = 0;
-  std::vector<std::string> env;   ///< extra NAME=VALUE entries
-  std::string cwd;                ///< the child's working directory (empty: the test's)
+  std::vector<std::string> env;  ///< extra NAME=VALUE entries
+  std::string cwd;               ///< the child's working directory (empty: the test's)
   /// Called (in the parent) every ~20 ms with the child's pid while it runs;
   /// return true once it has done its job (e.g. sent a signal).
   std::function<bool(pid_t)> while_running;
@@ -82,7 +82,9 @@ inline RunResult run(const std::vector<std::string>& args, const RunOptions& o =
     ::close(err_pipe[1]);
     ::setpgid(0, 0);
     if (o.address_space > 0) {
-      struct rlimit rl {o.address_space, o.address_space};
+      struct rlimit rl {
+        o.address_space, o.address_space
+      };
       ::setrlimit(RLIMIT_AS, &rl);
     }
     for (const auto& e : o.env) ::putenv(const_cast<char*>(e.c_str()));
@@ -150,8 +152,8 @@ inline std::vector<std::string> argv_of(const std::string& program, const std::s
 }
 
 struct CommandResult {
-  int exit_code = -1;   ///< exit status, or -1 when it did not exit normally
-  std::string out;      ///< what the command wrote on stdout
+  int exit_code = -1;  ///< exit status, or -1 when it did not exit normally
+  std::string out;     ///< what the command wrote on stdout
 };
 
 /// Runs `command` with /bin/sh and captures its stdout: only for what is
@@ -183,9 +185,9 @@ inline std::vector<std::string> mpi_child_env() {
 
 /// True when the text shows a crash rather than a clean refusal.
 inline bool looks_like_crash(const std::string& text) {
-  for (const char* bad : {"terminate called", "terminate", "Aborted", "Segmentation fault", "core dumped",
-                          "AddressSanitizer", "UndefinedBehaviorSanitizer", "runtime error:", "stack trace",
-                          "Stack trace", "#0 0x", "#1 0x"}) {
+  for (const char* bad :
+       {"terminate called", "terminate", "Aborted", "Segmentation fault", "core dumped", "AddressSanitizer",
+        "UndefinedBehaviorSanitizer", "runtime error:", "stack trace", "Stack trace", "#0 0x", "#1 0x"}) {
     if (text.find(bad) != std::string::npos) return true;
   }
   return false;
@@ -234,9 +236,7 @@ inline std::filesystem::path temp_scratch(const std::string& prefix, const std::
 
 #ifdef GW_HARDENING_SCRATCH
 /// A fresh, empty directory for one test (removed first if it exists).
-inline std::filesystem::path scratch_dir(const std::string& name) {
-  return fresh_dir(GW_HARDENING_SCRATCH, name);
-}
+inline std::filesystem::path scratch_dir(const std::string& name) { return fresh_dir(GW_HARDENING_SCRATCH, name); }
 #endif
 
 }  // namespace gw::test

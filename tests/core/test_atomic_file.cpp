@@ -16,7 +16,10 @@ TEST(AtomicFile, WritesAndReplacesLeavingNoTemporary) {
   gw::write_file_atomic(p, "second");
   EXPECT_EQ(gw::read_file(p), "second");
   int files = 0;
-  for (auto& e : fs::directory_iterator(dir)) { (void)e; ++files; }
+  for (auto& e : fs::directory_iterator(dir)) {
+    (void)e;
+    ++files;
+  }
   EXPECT_EQ(files, 1);
   gw::append_line_durable((dir / "log").string(), "a");
   gw::append_line_durable((dir / "log").string(), "b\n");

@@ -23,7 +23,7 @@ TEST(Suggest, NearestWithinTwoEditsFirstOnTies) {
   const std::vector<std::string> names = {"simulate", "sweep", "check", "collective"};
   EXPECT_EQ(gw::nearest_name("simulat", names), "simulate");
   EXPECT_EQ(gw::nearest_name("swep", names), "sweep");
-  EXPECT_EQ(gw::nearest_name("validate", names), "");  // 3 edits or more: nothing
+  EXPECT_EQ(gw::nearest_name("validate", names), "");     // 3 edits or more: nothing
   EXPECT_EQ(gw::nearest_name("xx", {"ab", "cd"}), "ab");  // a tie: the first listed
   EXPECT_EQ(gw::nearest_name("anything", {}), "");
   EXPECT_EQ(gw::nearest_name("chek", names, 1), "");  // a tighter bound

@@ -128,7 +128,7 @@ TEST(Units, SizeRangesAreBytesWithUnits) {
   EXPECT_EQ(*parse_size_range("1KiB:1MiB:32"), (std::vector<double>{1024, 32768, 1048576}));
   EXPECT_EQ(*parse_size_range("4KiB"), (std::vector<double>{4096}));
   EXPECT_EQ(*parse_size_range("16KiB, 4KiB,16KiB,1MB"), (std::vector<double>{4096, 16384, 1e6}));
-  EXPECT_EQ(parse_size_range("8B:1GiB")->size(), 28u);   // gradwire collective's default
+  EXPECT_EQ(parse_size_range("8B:1GiB")->size(), 28u);  // gradwire collective's default
   std::string why;
   // A bare number or a power of two is refused: a unit is required.
   EXPECT_FALSE(parse_size_range("2^10:2^28", &why));

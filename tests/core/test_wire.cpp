@@ -28,10 +28,8 @@ struct Point {
 };
 
 template <class S, class F>
-  requires std::same_as<std::remove_const_t<S>, Point>
-void wire_fields(S& p, F&& f) {
-  f(p.x), f(p.name), f(p.tags);
-}
+requires std::same_as<std::remove_const_t<S>, Point>
+void wire_fields(S& p, F&& f) { f(p.x), f(p.name), f(p.tags); }
 
 std::string what_of(const std::function<void()>& f) {
   try {
@@ -92,7 +90,9 @@ TEST(Wire, ABadValueIsRefused) {
   w.put(std::uint64_t{1} << 60);  // a count far beyond the bytes that follow
   w.put('x');
   const std::string huge = w.take();
-  EXPECT_NE(what_of([&] { gw::wire::Reader(huge, "m").get<std::string>(); }).find("m: a count of 1152921504606846976 exceeds"),
+  EXPECT_NE(what_of([&] {
+              gw::wire::Reader(huge, "m").get<std::string>();
+            }).find("m: a count of 1152921504606846976 exceeds"),
             std::string::npos);
   EXPECT_NE(what_of([&] { gw::wire::Reader(huge, "m").get<std::vector<double>>(); }).find("exceeds the 1 bytes left"),
             std::string::npos);

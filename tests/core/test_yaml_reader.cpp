@@ -129,12 +129,12 @@ TEST(YamlReader, InvalidUtf8RefusedAtFirstBadByte) {
     int line, column;
   };
   for (const auto& b : std::vector<Bad>{
-           {"a: 1\nname: \"ab\xff\"\n", 2, 10},           // a byte that never occurs in UTF-8
-           {"name: x\xC0\xAF\n", 1, 8},                    // overlong '/'
-           {"a: 1\nb: 2\nname: \xED\xA0\x80\n", 3, 7},     // a UTF-16 surrogate
-           {"name: \xF4\x90\x80\x80\n", 1, 7},             // beyond U+10FFFF
-           {"name: ok\n# \xE2\x82", 2, 3},                 // truncated at the end, inside a comment
-           {"name: \x80x\n", 1, 7},                        // a lone continuation byte
+           {"a: 1\nname: \"ab\xff\"\n", 2, 10},         // a byte that never occurs in UTF-8
+           {"name: x\xC0\xAF\n", 1, 8},                 // overlong '/'
+           {"a: 1\nb: 2\nname: \xED\xA0\x80\n", 3, 7},  // a UTF-16 surrogate
+           {"name: \xF4\x90\x80\x80\n", 1, 7},          // beyond U+10FFFF
+           {"name: ok\n# \xE2\x82", 2, 3},              // truncated at the end, inside a comment
+           {"name: \x80x\n", 1, 7},                     // a lone continuation byte
        }) {
     auto e = catch_error([&] { y::load_string(b.text, "u.yaml"); });
     EXPECT_EQ(e.line(), b.line) << e.what();
@@ -186,14 +186,16 @@ TEST(YamlReader, ClearMessagesForNestingNonYamlAndEscapedControls) {
     EXPECT_NE(std::string(e.what()).find("control character"), std::string::npos) << e.what();
   }
   EXPECT_EQ(doc.root().required("name").as_string(), "a\nb");  // text may span lines
-  for (const char* k : {"name", "tab"}) {                         // a name may not
+  for (const char* k : {"name", "tab"}) {                      // a name may not
     auto e = catch_error([&] { (void)doc.root().required(k).as_name(); });
     EXPECT_EQ(e.key(), k);
   }
   // Nor the other line breaks YAML escapes spell (issue 29, item 7): NEL
   // (U+0085, a C1 control), CSI (U+009B) and the line and paragraph separators.
-  auto breaks = y::load_string("nel: \"a\\Nb\"\ncsi: \"a\\x9b2J\"\nls: \"a\\Lb\"\nps: \"a\\Pb\"\n"
-                               "ok: \"caf\u00e9 \u2014 \u00a0x \u0105\"\n", "b.yaml");
+  auto breaks = y::load_string(
+      "nel: \"a\\Nb\"\ncsi: \"a\\x9b2J\"\nls: \"a\\Lb\"\nps: \"a\\Pb\"\n"
+      "ok: \"caf\u00e9 \u2014 \u00a0x \u0105\"\n",
+      "b.yaml");
   for (const char* k : {"nel", "csi", "ls", "ps"}) {
     auto e = catch_error([&] { (void)breaks.root().required(k).as_name(); });
     EXPECT_EQ(e.key(), k);
@@ -202,8 +204,12 @@ TEST(YamlReader, ClearMessagesForNestingNonYamlAndEscapedControls) {
   EXPECT_EQ(breaks.root().required("ok").as_name(), "caf\u00e9 \u2014 \u00a0x \u0105");  // other non-ASCII stays
   // An error that quotes a hostile value stays one line: its control
   // characters are spelled out, the rest of the text is kept.
-  auto quoted = catch_error([&] { (void)y::load_string("gpu: \"h100\\nrecommendation: \\e[2J\\N\\L\u00e9\"\n", "q.yaml")
-                                      .root().required("gpu").as_enum({"h100"}); });
+  auto quoted = catch_error([&] {
+    (void)y::load_string("gpu: \"h100\\nrecommendation: \\e[2J\\N\\L\u00e9\"\n", "q.yaml")
+        .root()
+        .required("gpu")
+        .as_enum({"h100"});
+  });
   // (yaml-cpp writes "\\N" as the lone byte 0x85, not as UTF-8 C2 85.)
   EXPECT_EQ(std::string(quoted.what()),
             "q.yaml:1:6: gpu: \"h100\\nrecommendation: \\x1B[2J\\x85\\u2028\u00e9\" is not one of: h100");

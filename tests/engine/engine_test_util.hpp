@@ -10,7 +10,7 @@
 
 namespace gw::engine::test {
 
-inline constexpr double kNicBw = 12.5e9;     // 100 Gbps
+inline constexpr double kNicBw = 12.5e9;  // 100 Gbps
 inline constexpr double kNicLat = 2e-6;
 inline constexpr double kFabricLat = 0.5e-6;
 inline constexpr double kIntraBw = 300e9;
@@ -59,8 +59,8 @@ struct Run {
 };
 
 /// Runs the requests back to back on one simulation in a child process.
-inline Run run_collectives(const ClusterSpec& cluster, const std::vector<CollectiveRequest>& reqs,
-                           int route_src = 0, int route_dst = 1) {
+inline Run run_collectives(const ClusterSpec& cluster, const std::vector<CollectiveRequest>& reqs, int route_src = 0,
+                           int route_dst = 1) {
   const std::string text = run_in_child([&] {
     Simulation sim(cluster);
     std::ostringstream out;
@@ -87,8 +87,7 @@ inline Run run_collectives(const ClusterSpec& cluster, const std::vector<Collect
   return run;
 }
 
-inline CollectiveRequest request(CollectiveOp op, Algorithm a, double bytes,
-                                 Granularity g = Granularity::Aggregated) {
+inline CollectiveRequest request(CollectiveOp op, Algorithm a, double bytes, Granularity g = Granularity::Aggregated) {
   CollectiveRequest r;
   r.op = op;
   r.algorithm = a;

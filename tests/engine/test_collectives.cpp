@@ -40,8 +40,7 @@ TEST(Hierarchical, EqualsClosedFormOnFourNodesOfEight) {
   const std::vector<double> sizes = {KiB, MiB, 256 * MiB};
   for (double s : sizes) {
     reqs.push_back(request(CollectiveOp::AllReduce, Algorithm::Hierarchical, s));
-    reqs.push_back(request(CollectiveOp::AllReduce, Algorithm::Hierarchical, s,
-                           Granularity::PerStep));
+    reqs.push_back(request(CollectiveOp::AllReduce, Algorithm::Hierarchical, s, Granularity::PerStep));
   }
   const auto run = run_collectives(c, reqs);
   ASSERT_EQ(run.times.size(), reqs.size());
@@ -57,8 +56,7 @@ TEST(Hierarchical, BeatsTheFlatRingWhenNicsAreSlow) {
   c.intra_node = {150e9, 1e-6};
   c.nic_count = 1;
   const auto run = run_collectives(
-      c, {request(CollectiveOp::AllReduce, Algorithm::Hierarchical, 256 * MiB),
-          simple_ring_request(256 * MiB)});
+      c, {request(CollectiveOp::AllReduce, Algorithm::Hierarchical, 256 * MiB), simple_ring_request(256 * MiB)});
   // Flat ring: every inter-node ring edge is one flow on the 100 Gbps NIC.
   const cm::AlphaBeta worst{2 * 1e-6 + 2 * (kNicLat + kFabricLat), kNicBw};
   EXPECT_NEAR(run.times[1], cm::ring_allreduce_time(32, 256 * MiB, worst, simple_ring(c, 256 * MiB)),
@@ -131,8 +129,8 @@ TEST(Tree, BandwidthTermApproachesFourHalfBuffersPerLink) {
   const auto run = run_collectives(c, {req});
   const auto sched = cm::tree_allreduce_schedule(n, s);
   EXPECT_EQ(sched.max_load, 4);
-  const auto cost = *collective_cost(CollectiveOp::AllReduce, Algorithm::Tree, Protocol::Simple, c,
-                                     collective_shape(c, n), s);
+  const auto cost =
+      *collective_cost(CollectiveOp::AllReduce, Algorithm::Tree, Protocol::Simple, c, collective_shape(c, n), s);
   EXPECT_DOUBLE_EQ(cost.efficiency, 0.92);
   const double bw_term = run.times[0] - std::max(cost.latency, run.alpha);
   EXPECT_NEAR(bw_term, 2 * s / (0.92 * run.bandwidth), 0.01 * bw_term);
@@ -142,14 +140,12 @@ TEST(Tree, BandwidthTermApproachesFourHalfBuffersPerLink) {
 
 TEST(Broadcast, EqualsClosedForm) {
   for (int n : {2, 8, 64})
-    expect_closed_form(CollectiveOp::Broadcast, Algorithm::Ring, n, {KiB, MiB, 64 * MiB},
-                       &cm::pipeline_broadcast_time);
+    expect_closed_form(CollectiveOp::Broadcast, Algorithm::Ring, n, {KiB, MiB, 64 * MiB}, &cm::pipeline_broadcast_time);
 }
 
 TEST(AllToAll, EqualsClosedForm) {
   for (int n : {2, 8, 64})
-    expect_closed_form(CollectiveOp::AllToAll, Algorithm::Direct, n, {KiB, MiB, 256 * MiB},
-                       &cm::direct_alltoall_time);
+    expect_closed_form(CollectiveOp::AllToAll, Algorithm::Direct, n, {KiB, MiB, 256 * MiB}, &cm::direct_alltoall_time);
 }
 
 TEST(AllToAll, SubByteBlocksTakeTheClosedForm) {

@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "collective.hpp"
 #include "engine_test_util.hpp"
 #include "gradwire/model/closed_form.hpp"
 #include "gradwire/model/collective_model.hpp"
@@ -83,8 +84,7 @@ const std::vector<double> kSizes = {KiB, MiB, 64 * MiB};
 
 TEST(NcclPairs, RingAndTreeEqualClosedFormsUpTo64) {
   for (int n : {2, 8, 64})
-    expect_closed_forms(h100_switch(n), ring_and_tree_pairs(), kSizes,
-                        {Granularity::Aggregated, Granularity::PerStep});
+    expect_closed_forms(h100_switch(n), ring_and_tree_pairs(), kSizes, {Granularity::Aggregated, Granularity::PerStep});
 }
 
 TEST(NcclPairs, RingAndTreeEqualClosedFormsAt512) {
@@ -119,14 +119,12 @@ TEST(NcclPairs, TreeWithNodeChainsEqualsClosedForm) {
     for (std::size_t i = 0; i < reqs.size(); ++i) {
       const auto [p, s, per_step] = keys[i];
       const auto cost = *collective_cost(CollectiveOp::AllReduce, Algorithm::Tree, p, c, collective_shape(c, n), s);
-      const double expect =
-          cm::tree_allreduce_time(collective_node_sizes(c, n), s, tree_links(c), cost, per_step);
+      const double expect = cm::tree_allreduce_time(collective_node_sizes(c, n), s, tree_links(c), cost, per_step);
       EXPECT_NEAR(run.times[i], expect, kTolerance * expect)
-          << to_string(p) << (per_step ? " per-step" : " aggregated") << " " << nodes << "x" << gpus
-          << " size=" << s;
+          << to_string(p) << (per_step ? " per-step" : " aggregated") << " " << nodes << "x" << gpus << " size=" << s;
       if (!per_step) {
-        EXPECT_NEAR(*collective_time(CollectiveOp::AllReduce, Algorithm::Tree, p, c, collective_shape(c, n), s),
-                    expect, 1e-12 * expect);
+        EXPECT_NEAR(*collective_time(CollectiveOp::AllReduce, Algorithm::Tree, p, c, collective_shape(c, n), s), expect,
+                    1e-12 * expect);
       }
     }
   }
@@ -139,8 +137,8 @@ TEST(NcclPairs, TreeOnTheNodeLinkAtLargeSizes) {
   auto req = request(CollectiveOp::AllReduce, Algorithm::Tree, GiB);
   req.protocol = Protocol::Simple;
   const auto run = run_collectives(c, {req});
-  const auto cost = *collective_cost(CollectiveOp::AllReduce, Algorithm::Tree, Protocol::Simple, c,
-                                     collective_shape(c, 32), GiB);
+  const auto cost =
+      *collective_cost(CollectiveOp::AllReduce, Algorithm::Tree, Protocol::Simple, c, collective_shape(c, 32), GiB);
   const double bw_term = run.times[0] - std::max(cost.latency, route_latency(c, true));
   EXPECT_NEAR(bw_term, 2 * GiB / (0.92 * kNicBw), 0.03 * bw_term);
 }
@@ -305,9 +303,8 @@ TEST(RingNames, ParseAndPrint) {
   for (auto op : {CollectiveOp::AllReduce, CollectiveOp::AllGather, CollectiveOp::ReduceScatter,
                   CollectiveOp::Broadcast, CollectiveOp::AllToAll})
     EXPECT_EQ(parse_op(to_string(op)), op);
-  for (auto a : {Algorithm::Ring, Algorithm::Tree, Algorithm::NVLS, Algorithm::Hierarchical, Algorithm::Direct,
-                 Algorithm::Auto})
-    EXPECT_EQ(parse_algorithm(to_string(a)), a);
+  for (const AlgorithmRow& row : algorithm_rows()) EXPECT_EQ(parse_algorithm(to_string(row.algorithm)), row.algorithm);
+  EXPECT_EQ(parse_algorithm(to_string(Algorithm::Auto)), Algorithm::Auto);
   for (auto p : {Protocol::LL, Protocol::LL128, Protocol::Simple, Protocol::Auto})
     EXPECT_EQ(parse_protocol(to_string(p)), p);
   EXPECT_EQ(parse_algorithm("NVLS"), Algorithm::NVLS);    // NCCL_ALGO spelling
@@ -315,6 +312,20 @@ TEST(RingNames, ParseAndPrint) {
   EXPECT_THROW(parse_op("allreduced"), std::invalid_argument);
   EXPECT_THROW(parse_algorithm("collnet"), std::invalid_argument);
   EXPECT_THROW(parse_protocol("LL64"), std::invalid_argument);
+}
+
+// The engine binds one schedule (an algo_*.cpp descriptor) to every row of
+// the algorithm table, and has none without a row.
+TEST(AlgorithmTable, EngineSchedulesEveryRowOnce) {
+  const auto& schedules = detail::engine_algorithms();
+  for (const AlgorithmRow& row : algorithm_rows()) {
+    int bound = 0;
+    for (const auto* d : schedules) bound += d->op == row.op && d->algorithm == row.algorithm;
+    EXPECT_EQ(bound, 1) << row.name << " " << to_string(row.op);
+  }
+  for (const auto* d : schedules)
+    EXPECT_NE(find_algorithm_row(d->op, d->algorithm), nullptr) << to_string(d->algorithm) << " " << to_string(d->op);
+  EXPECT_EQ(schedules.size(), algorithm_rows().size());
 }
 
 }  // namespace

@@ -21,8 +21,7 @@ namespace gw::engine {
 namespace {
 
 TEST(RunInChild, ReturnsTheBodysString) {
-  EXPECT_EQ(run_in_child([] { return std::string("hello\0world", 11); }),
-            std::string("hello\0world", 11));
+  EXPECT_EQ(run_in_child([] { return std::string("hello\0world", 11); }), std::string("hello\0world", 11));
   const std::string big(1 << 20, 'x');  // more than a pipe buffer
   EXPECT_EQ(run_in_child([&] { return big; }), big);
 }
@@ -39,9 +38,8 @@ TEST(RunInChild, RunsInAnotherProcess) {
 
 TEST(RunInChild, KeepsInputErrorFields) {
   try {
-    run_in_child([]() -> std::string {
-      throw InputError("cluster.yaml", 12, 7, "cluster.nic.bandwidth", "must be positive");
-    });
+    run_in_child(
+        []() -> std::string { throw InputError("cluster.yaml", 12, 7, "cluster.nic.bandwidth", "must be positive"); });
     FAIL() << "no exception";
   } catch (const InputError& e) {
     EXPECT_EQ(e.file(), "cluster.yaml");
@@ -93,8 +91,9 @@ TEST(RunInChild, TheSimulationLeavesSigintAsItFoundIt) {
   const auto disposition = [] {
     struct sigaction sa {};
     sigaction(SIGINT, nullptr, &sa);
-    return sa.sa_handler == SIG_DFL ? std::string("default")
-                                    : sa.sa_handler == SIG_IGN ? std::string("ignore") : std::string("handler");
+    return sa.sa_handler == SIG_DFL   ? std::string("default")
+           : sa.sa_handler == SIG_IGN ? std::string("ignore")
+                                      : std::string("handler");
   };
   for (const auto start : {SIG_IGN, SIG_DFL}) {
     const std::string out = run_in_child([&] {

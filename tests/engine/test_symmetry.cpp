@@ -128,10 +128,10 @@ TEST(Symmetry, NvlsAndNvlsTreeEqualFullSimulation) {
   expect_classes_equal_full(one, {pinned(CollectiveOp::AllReduce, Algorithm::NVLS, Protocol::Simple, 8 * KiB),
                                   pinned(CollectiveOp::AllReduce, Algorithm::NVLS, Protocol::Simple, 64 * MiB)});
   const ClusterSpec four = h100(switch_cluster(4, 8));
-  expect_classes_equal_full(four, {pinned(CollectiveOp::AllReduce, Algorithm::NvlsTree, Protocol::Simple, 8 * KiB),
-                                   pinned(CollectiveOp::AllReduce, Algorithm::NvlsTree, Protocol::Simple, 64 * MiB),
-                                   pinned(CollectiveOp::AllReduce, Algorithm::NvlsTree, Protocol::Simple, 64 * MiB,
-                                          Granularity::PerStep)});
+  expect_classes_equal_full(
+      four, {pinned(CollectiveOp::AllReduce, Algorithm::NvlsTree, Protocol::Simple, 8 * KiB),
+             pinned(CollectiveOp::AllReduce, Algorithm::NvlsTree, Protocol::Simple, 64 * MiB),
+             pinned(CollectiveOp::AllReduce, Algorithm::NvlsTree, Protocol::Simple, 64 * MiB, Granularity::PerStep)});
 }
 
 // 64 DGX-like nodes (8 H100, 8 NICs), NCCL's rule: tree/LL128 at 100 MB,
@@ -141,8 +141,7 @@ TEST(Symmetry, Dgx512DefaultThresholdEqualsFullSimulation) {
   const ClusterSpec c = dgx_h100_cluster(64);
   auto r = request(CollectiveOp::AllReduce, Algorithm::Auto, 100e6);
   r.protocol = Protocol::Auto;
-  expect_classes_equal_full(c, {r, pinned(CollectiveOp::AllReduce, Algorithm::Ring, Protocol::Simple, GiB), r},
-                            1024);
+  expect_classes_equal_full(c, {r, pinned(CollectiveOp::AllReduce, Algorithm::Ring, Protocol::Simple, GiB), r}, 1024);
 }
 
 // use_symmetry_classes(false) (the replay's full simulation) sends every
@@ -242,8 +241,7 @@ TEST(Symmetry, OverlappingPhasesAreRefused) {
     run_two();
     ADD_FAILURE() << "two overlapping phases by classes ran without a word";
   } catch (const std::runtime_error& e) {  // the child's logic_error, carried back as text
-    EXPECT_NE(std::string(e.what()).find("evaluated by symmetry classes was in flight"), std::string::npos)
-        << e.what();
+    EXPECT_NE(std::string(e.what()).find("evaluated by symmetry classes was in flight"), std::string::npos) << e.what();
   }
   ::setenv("GRADWIRE_FULL_SIMULATION", "1", 1);
   std::string text;
@@ -395,7 +393,7 @@ TEST(SymmetryClasses, SharesInInverseProportionToLatency) {
 TEST(SymmetryClasses, RefusesWhatItCannotReproduce) {
   auto net = ring_network(4, 2, 1e6);
   EXPECT_FALSE(detail::evaluate_by_classes(net, 1).exact);  // 2 classes > 1 allowed
-  net.bound.assign(net.flows(), 1e3);                      // every flow would exceed its bound
+  net.bound.assign(net.flows(), 1e3);                       // every flow would exceed its bound
   const auto p = detail::evaluate_by_classes(net, net.flows());
   EXPECT_FALSE(p.exact);
   EXPECT_NE(p.why_not.find("bound"), std::string::npos) << p.why_not;
@@ -407,4 +405,3 @@ TEST(SymmetryClasses, RefusesWhatItCannotReproduce) {
 
 }  // namespace
 }  // namespace gw::engine::test
-

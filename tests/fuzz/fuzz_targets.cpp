@@ -256,9 +256,9 @@ void nccl_tests(const std::uint8_t* data, std::size_t size) {
 }
 
 const std::vector<Target>& targets() {
-  static const std::vector<Target> all = {{"scenario", scenario}, {"model", model},   {"compute", compute}, {"profile", profile},
-                                          {"catalog", catalog},   {"sweep", sweep},   {"units", units},
-                                          {"results", results},   {"nccl_tests", nccl_tests}};
+  static const std::vector<Target> all = {{"scenario", scenario}, {"model", model},     {"compute", compute},
+                                          {"profile", profile},   {"catalog", catalog}, {"sweep", sweep},
+                                          {"units", units},       {"results", results}, {"nccl_tests", nccl_tests}};
   return all;
 }
 

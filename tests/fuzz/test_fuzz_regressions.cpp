@@ -74,6 +74,8 @@ TEST(FuzzSeeds, ResultsSeedsReachThePlanner) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Loaders, FuzzTarget, ::testing::ValuesIn(gw::fuzz::targets()),
-                         [](const ::testing::TestParamInfo<gw::fuzz::Target>& param_info) { return param_info.param.name; });
+                         [](const ::testing::TestParamInfo<gw::fuzz::Target>& param_info) {
+                           return param_info.param.name;
+                         });
 
 }  // namespace

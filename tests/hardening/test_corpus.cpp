@@ -36,7 +36,7 @@ gw::test::RunOptions limit(double seconds) {
 }
 
 struct Expectation {
-  std::string elsewhere;   ///< "@NAME": the error is in the referenced file NAME
+  std::string elsewhere;  ///< "@NAME": the error is in the referenced file NAME
   int line = 0;
   int column = 0;
   std::string key;
@@ -97,12 +97,11 @@ std::string position(const fs::path& file, const Expectation& e) {
   return where;
 }
 
-void expect_refusal(const gw::test::RunResult& r, const fs::path& file, const Expectation& e,
-                    const std::string& what) {
+void expect_refusal(const gw::test::RunResult& r, const fs::path& file, const Expectation& e, const std::string& what) {
   EXPECT_EQ(r.exit_code, 2) << what << "\n" << r.all();
   EXPECT_FALSE(looks_like_crash(r.all())) << what << "\n" << r.all();
   EXPECT_NE(r.err.find(position(file, e)), std::string::npos) << what << ": want " << position(file, e) << "\n"
-                                                               << r.err;
+                                                              << r.err;
   if (!e.key.empty()) {
     EXPECT_NE(r.err.find(" " + e.key + ": "), std::string::npos) << what << "\n" << r.err;
   }
@@ -205,18 +204,18 @@ TEST_P(OlderCorpora, EveryFileExitsTwoWithAPositionAndNoCrash) {
   EXPECT_GT(n, 5u);
 }
 
-INSTANTIATE_TEST_SUITE_P(Areas, OlderCorpora,
-                         ::testing::Values(OldCorpus{"tests/scenarios/bad", "scenario"},
-                                           OldCorpus{"tests/models/bad", "model"},
-                                           OldCorpus{"tests/calibrate/bad", "profile"},
-                                           OldCorpus{"tests/plan/bad-catalogs", "catalog"}),
-                         [](const ::testing::TestParamInfo<OldCorpus>& param_info) { return std::string(param_info.param.kind); });
+INSTANTIATE_TEST_SUITE_P(
+    Areas, OlderCorpora,
+    ::testing::Values(OldCorpus{"tests/scenarios/bad", "scenario"}, OldCorpus{"tests/models/bad", "model"},
+                      OldCorpus{"tests/calibrate/bad", "profile"}, OldCorpus{"tests/plan/bad-catalogs", "catalog"}),
+    [](const ::testing::TestParamInfo<OldCorpus>& param_info) { return std::string(param_info.param.kind); });
 
 TEST(CheckCli, BundledFilesAreValidAndKindsAreDetected) {
-  const auto r = run({kBin, "check", (kSource / "scenarios/default.yaml").string(),
-                      (kSource / "models/resnet50.yaml").string(), (kSource / "calibrate/profiles/h100.yaml").string(),
-                      (kSource / "catalog/instances.yaml").string(), (kSource / "tests/calibrate/good_base.yaml").string()},
-                     limit(60));
+  const auto r =
+      run({kBin, "check", (kSource / "scenarios/default.yaml").string(), (kSource / "models/resnet50.yaml").string(),
+           (kSource / "calibrate/profiles/h100.yaml").string(), (kSource / "catalog/instances.yaml").string(),
+           (kSource / "tests/calibrate/good_base.yaml").string()},
+          limit(60));
   EXPECT_EQ(r.exit_code, 0) << r.all();
   EXPECT_NE(r.out.find("default.yaml: ok (scenario, 32 GPUs, model resnet50, profile"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("resnet50.yaml: ok (model resnet50,"), std::string::npos) << r.out;
@@ -250,8 +249,7 @@ TEST(Commands, SimulateReportsAMissingModelAtItsField) {
 
 TEST(Commands, SimulateReportsAMissingProfileAtItsField) {
   const fs::path f = kCorpus / "scenario/missing_gpu_profile.yaml";
-  expect_refusal(run({kBin, "simulate", "--format", "json", f.string()}, limit(120)), f, expectation_of(f),
-                 "simulate");
+  expect_refusal(run({kBin, "simulate", "--format", "json", f.string()}, limit(120)), f, expectation_of(f), "simulate");
 }
 
 TEST(Commands, SimulateRefusesBinaryGarbageAndEmptyFiles) {
@@ -267,8 +265,7 @@ TEST(Commands, SweepRefusesBeforeRunningAnything) {
                            "sweep/billion_points.yaml", "sweep/garbage.bin"}) {
     const fs::path f = kCorpus / name;
     const fs::path out = dir / (f.stem().string() + ".jsonl");
-    const auto r = run({kBin, "sweep", "-j", "2", "--progress", "none", "--out", out.string(), f.string()},
-                       limit(120));
+    const auto r = run({kBin, "sweep", "-j", "2", "--progress", "none", "--out", out.string(), f.string()}, limit(120));
     expect_refusal(r, f, expectation_of(f), "sweep");
     EXPECT_FALSE(fs::exists(out)) << name << ": a refused sweep must not create its results file";
   }

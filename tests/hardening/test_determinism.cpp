@@ -41,8 +41,10 @@ TEST(Determinism, SimulateJsonCsvAndTraceAreByteIdenticalAcrossRuns) {
 TEST(Determinism, CollectiveJsonIsByteIdenticalAcrossRuns) {
   const std::string sc = (kSource / "scenarios/default.yaml").string();
   for (const char* algo : {"ring", "hierarchical"}) {
-    const auto a = run({kBin, "collective", "--scenario", sc, "--algo", algo, "--sizes", "1KiB:64MiB", "--format", "json"});
-    const auto b = run({kBin, "collective", "--scenario", sc, "--algo", algo, "--sizes", "1KiB:64MiB", "--format", "json"});
+    const auto a =
+        run({kBin, "collective", "--scenario", sc, "--algo", algo, "--sizes", "1KiB:64MiB", "--format", "json"});
+    const auto b =
+        run({kBin, "collective", "--scenario", sc, "--algo", algo, "--sizes", "1KiB:64MiB", "--format", "json"});
     ASSERT_EQ(a.exit_code, 0) << a.all();
     EXPECT_NE(a.out.find("\"results\""), std::string::npos) << a.out;
     EXPECT_EQ(a.out, b.out) << algo;

@@ -68,7 +68,8 @@ TEST(InputRules, GlobalBatchThatWouldWrapIsRefusedAtTheField) {
     write(sweep, "base: " + default_scenario() +
                      "\nevaluator: closed-form\naxes:\n  workload.accumulation: [1]\nglobal_batch: " + gb + "\n");
     const fs::path out = dir / "wrap.jsonl";
-    const auto r = run({kBin, "sweep", "-j", "1", "--progress", "none", "--out", out.string(), sweep.string()}, limit(60));
+    const auto r =
+        run({kBin, "sweep", "-j", "1", "--progress", "none", "--out", out.string(), sweep.string()}, limit(60));
     expect_refused(r, sweep.string() + ":5:15: global_batch: ", "out of range [1, 2147483647]");
     EXPECT_FALSE(fs::exists(out)) << gb;
   }
@@ -83,7 +84,8 @@ TEST(InputRules, DerivedMicroBatchAboveTheScenarioLimitIsInvalid) {
   write(sweep, "base: " + default_scenario() +
                    "\nevaluator: closed-form\naxes:\n  workload.accumulation: [1, 64]\nglobal_batch: 67108864\n");
   const fs::path out = dir / "big.jsonl";
-  const auto r = run({kBin, "sweep", "-j", "1", "--progress", "none", "--out", out.string(), sweep.string()}, limit(60));
+  const auto r =
+      run({kBin, "sweep", "-j", "1", "--progress", "none", "--out", out.string(), sweep.string()}, limit(60));
   ASSERT_EQ(r.exit_code, 0) << r.all();
   const auto recs = records(out);
   ASSERT_EQ(recs.size(), 2u);
@@ -100,7 +102,8 @@ TEST(InputRules, DerivedMicroBatchAboveTheScenarioLimitIsInvalid) {
 // exit 1. Through a sweep axis the same value went the same way.
 TEST(InputRules, IntegerSpellingsAreRefusedAtTheFieldEverywhere) {
   const auto dir = gw::test::scratch_dir("input_rules_integers");
-  std::string profile = gw::test::read_text(fs::path(GW_HARDENING_DIR) / "corpus/profile/sm_count_sign_underscore.yaml");
+  std::string profile =
+      gw::test::read_text(fs::path(GW_HARDENING_DIR) / "corpus/profile/sm_count_sign_underscore.yaml");
   const fs::path p = dir / "p.yaml";
   write(p, profile);
   auto r = run({kBin, "check", "--kind", "profile", p.string()}, limit(30));
@@ -115,7 +118,8 @@ TEST(InputRules, IntegerSpellingsAreRefusedAtTheFieldEverywhere) {
     text.replace(at, 15, std::string("micro_batch: ") + v);
     write(s, text);
     r = run({kBin, "simulate", s.string()}, limit(60));
-    expect_refused(r, s.string() + ":14:16: workload.micro_batch: ", std::string("expected an integer, got \"") + v + "\"");
+    expect_refused(
+        r, s.string() + ":14:16: workload.micro_batch: ", std::string("expected an integer, got \"") + v + "\"");
   }
 
   const fs::path sweep = dir / "axis.yaml";
@@ -155,7 +159,8 @@ TEST(InputRules, CalibrateRefusesControlCharactersInTheName) {
   const auto dir = gw::test::scratch_dir("input_rules_calibrate_name");
   for (const std::string& name : {std::string("evil\nname: x"), std::string("a\x1b[2Jb"), std::string()}) {
     const fs::path out = dir / "p.yaml";
-    const auto r = run({kBin, "calibrate", "--device", "cpu", "--quick", "--out", out.string(), "--name", name}, limit(60));
+    const auto r =
+        run({kBin, "calibrate", "--device", "cpu", "--quick", "--out", out.string(), "--name", name}, limit(60));
     EXPECT_EQ(r.exit_code, 2) << r.all();
     EXPECT_NE(r.err.find("--name"), std::string::npos) << r.err;
     EXPECT_FALSE(fs::exists(out));
@@ -197,8 +202,8 @@ TEST(InputRules, EmptyProfileAndNegativeJobsAreRefused) {
   // sweep -j -5 ran with one worker per CPU on f2c0d4f.
   const auto dir = gw::test::scratch_dir("input_rules_jobs");
   for (const char* j : {"-5", "5000"}) {
-    r = run({kBin, "sweep", (kSource / "scenarios" / "study-accumulation.yaml").string(), "-j", j, "--progress",
-             "none", "--out", (dir / "r.jsonl").string()},
+    r = run({kBin, "sweep", (kSource / "scenarios" / "study-accumulation.yaml").string(), "-j", j, "--progress", "none",
+             "--out", (dir / "r.jsonl").string()},
             limit(60));
     EXPECT_EQ(r.exit_code, 2) << j << ": " << r.all();
     EXPECT_NE(r.err.find("-j must be"), std::string::npos) << r.err;

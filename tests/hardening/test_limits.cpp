@@ -139,9 +139,9 @@ tensors:
   // (bounded) with --allow-oversubscribed-memory.
   const auto refused = run({kBin, "simulate", "--format", "json", (dir / "scenario.yaml").string()}, bounded(300));
   EXPECT_EQ(refused.exit_code, 3) << refused.all();
-  const auto r = run({kBin, "simulate", "--format", "json", "--allow-oversubscribed-memory",
-                      (dir / "scenario.yaml").string()},
-                     bounded(300));
+  const auto r =
+      run({kBin, "simulate", "--format", "json", "--allow-oversubscribed-memory", (dir / "scenario.yaml").string()},
+          bounded(300));
   ASSERT_FALSE(r.timed_out) << "not bounded: " << r.all();
   EXPECT_EQ(r.signal, 0) << r.all();
   EXPECT_FALSE(gw::test::looks_like_crash(r.all())) << r.all();
@@ -170,8 +170,8 @@ tensors:
 TEST(Limits, ABillionPointSweepIsRefusedBeforeAnythingIsAllocated) {
   const fs::path f = kCorpus / "sweep/billion_points.yaml";
   const fs::path dir = gw::test::scratch_dir("limits-billion");
-  const auto r = run({kBin, "sweep", "--progress", "none", "--out", (dir / "r.jsonl").string(), f.string()},
-                     bounded(60));
+  const auto r =
+      run({kBin, "sweep", "--progress", "none", "--out", (dir / "r.jsonl").string(), f.string()}, bounded(60));
   EXPECT_EQ(r.exit_code, 2) << r.all();
   EXPECT_NE(r.err.find("1000000000"), std::string::npos) << r.err;
   EXPECT_LT(r.seconds, 20);

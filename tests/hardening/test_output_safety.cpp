@@ -11,7 +11,8 @@
 //            regular file, a dangling link, a path in a read-only file system
 //            and one in a full file system (tmpfs mounts; skipped where the
 //            test cannot mount)
-//   commands: simulate --trace, calibrate --out, sweep --out, plan SWEEP
+//   commands: simulate --trace, calibrate --out, calibrate --from-nccl-tests
+//            LOG --write-cluster, sweep --out, plan SWEEP
 //            RESULTS (runs the sweep), merge OUT, report --out; collective
 //            writes only to standard output.
 #include <gtest/gtest.h>
@@ -42,9 +43,7 @@ namespace {
 const std::string kBin = GW_GRADWIRE_BIN;
 const fs::path kSource = GW_SOURCE_ROOT;
 
-void write(const fs::path& p, const std::string& text) {
-  std::ofstream(p, std::ios::binary) << text;
-}
+void write(const fs::path& p, const std::string& text) { std::ofstream(p, std::ios::binary) << text; }
 
 // --- The tree's fingerprint ----------------------------------------------------
 
@@ -99,16 +98,26 @@ enum class Target { New, Regular, Input, Directory, Fifo, CharDevice, LinkToRegu
 
 const char* name_of(Target t) {
   switch (t) {
-    case Target::New: return "new";
-    case Target::Regular: return "regular";
-    case Target::Input: return "input";
-    case Target::Directory: return "directory";
-    case Target::Fifo: return "fifo";
-    case Target::CharDevice: return "chardev";
-    case Target::LinkToRegular: return "link";
-    case Target::DanglingLink: return "dangling";
-    case Target::ReadOnlyFs: return "readonly";
-    case Target::FullFs: return "fullfs";
+    case Target::New:
+      return "new";
+    case Target::Regular:
+      return "regular";
+    case Target::Input:
+      return "input";
+    case Target::Directory:
+      return "directory";
+    case Target::Fifo:
+      return "fifo";
+    case Target::CharDevice:
+      return "chardev";
+    case Target::LinkToRegular:
+      return "link";
+    case Target::DanglingLink:
+      return "dangling";
+    case Target::ReadOnlyFs:
+      return "readonly";
+    case Target::FullFs:
+      return "fullfs";
   }
   return "?";
 }
@@ -121,9 +130,7 @@ struct Mount {
     fs::create_directories(p);
     ok = ::mount("tmpfs", p.c_str(), "tmpfs", 0, opts.c_str()) == 0;
   }
-  void remount_readonly() {
-    ok = ok && ::mount("tmpfs", at.c_str(), "tmpfs", MS_REMOUNT | MS_RDONLY, nullptr) == 0;
-  }
+  void remount_readonly() { ok = ok && ::mount("tmpfs", at.c_str(), "tmpfs", MS_REMOUNT | MS_RDONLY, nullptr) == 0; }
   ~Mount() {
     if (ok) ::umount2(at.c_str(), MNT_DETACH);
   }
@@ -149,9 +156,11 @@ struct Command {
 /// The inputs every command may need, made once per case directory.
 void prepare_inputs(const fs::path& dir) {
   fs::copy_file(kSource / "scenarios" / "default.yaml", dir / "scen.yaml");
+  fs::copy_file(kSource / "tests" / "data" / "nccl-tests" / "a3mega-2x8-h100-all_reduce_perf.log", dir / "a3.log");
   // Priced (an instance and a training target), so that `plan` recommends.
   write(dir / "sweep.yaml",
-        "name: tiny\nbase:\n  cluster: {instance: p3.16xlarge, nodes: 2}\n  workload: {model: resnet50, micro_batch: 32}\n"
+        "name: tiny\nbase:\n  cluster: {instance: p3.16xlarge, nodes: 2}\n  workload: {model: resnet50, micro_batch: "
+        "32}\n"
         "  training: {samples: 1000000}\naxes:\n  workload.accumulation: [1, 2, 4]\n");
   // Results made by the real binary; the two shards of `--shard i/2` are its
   // records of even and odd index (what the shards' own runs write).
@@ -174,11 +183,19 @@ std::vector<Command> commands() {
          return std::vector<std::string>{kBin, "simulate", (d / "scen.yaml").string(), "--trace", o};
        },
        [](const fs::path& d) { return d / "scen.yaml"; }},
-      {"calibrate", OnRegular::Replace, false,
+      {"calibrate",
+       OnRegular::Replace,
+       false,
        [](const fs::path&, const std::string& o) {
          return std::vector<std::string>{kBin, "calibrate", "--device", "cpu", "--quick", "--out", o};
        },
        {}},
+      {"write_cluster", OnRegular::Replace, false,
+       [](const fs::path& d, const std::string& o) {
+         return std::vector<std::string>{
+             kBin, "calibrate", "--from-nccl-tests", (d / "a3.log").string(), "--write-cluster", o};
+       },
+       [](const fs::path& d) { return d / "a3.log"; }},
       {"sweep", OnRegular::Refuse, false,
        [](const fs::path& d, const std::string& o) {
          return std::vector<std::string>{kBin, "sweep", (d / "sweep.yaml").string(), "--out", o, "--progress", "none"};
@@ -213,9 +230,8 @@ void PrintTo(const Case& c, std::ostream* os) { *os << c.command << " -> " << na
 std::vector<Case> cases() {
   std::vector<Case> out;
   for (const auto& c : commands())
-    for (Target t : {Target::New, Target::Regular, Target::Input, Target::Directory, Target::Fifo,
-                     Target::CharDevice, Target::LinkToRegular, Target::DanglingLink, Target::ReadOnlyFs,
-                     Target::FullFs})
+    for (Target t : {Target::New, Target::Regular, Target::Input, Target::Directory, Target::Fifo, Target::CharDevice,
+                     Target::LinkToRegular, Target::DanglingLink, Target::ReadOnlyFs, Target::FullFs})
       if (t != Target::Input || c.input) out.push_back({c.name, t});
   return out;
 }
@@ -308,9 +324,8 @@ TEST_P(OutputSafety, NothingButTheIntendedTargetChanges) {
   if (expect_write) {
     EXPECT_EQ(r.exit_code, 0) << what;
     for (const auto& c : diff) {
-      const bool inside = std::any_of(changes_ok.begin(), changes_ok.end(), [&](const std::string& ok) {
-        return c == ok || c.rfind(ok + "/", 0) == 0;
-      });
+      const bool inside = std::any_of(changes_ok.begin(), changes_ok.end(),
+                                      [&](const std::string& ok) { return c == ok || c.rfind(ok + "/", 0) == 0; });
       EXPECT_TRUE(inside) << "changed outside the target: " << c << "\n" << what;
     }
     EXPECT_FALSE(diff.empty()) << "the target was not written\n" << what;

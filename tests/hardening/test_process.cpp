@@ -89,13 +89,12 @@ void expect_child_dies_with_gradwire(const std::string& name, const std::vector<
   if (child == 0) {
     ::kill(-gradwire, SIGKILL);
     ::waitpid(gradwire, nullptr, 0);
-    FAIL() << "gradwire " << name << " started no child within 60 s: "
-           << gw::test::read_text(dir / "err.txt");
+    FAIL() << "gradwire " << name << " started no child within 60 s: " << gw::test::read_text(dir / "err.txt");
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(500));  // simulating now (it runs for minutes)
   int status = 0;
-  ASSERT_EQ(::waitpid(gradwire, &status, WNOHANG), 0) << "gradwire ended early: "
-                                                      << gw::test::read_text(dir / "err.txt");
+  ASSERT_EQ(::waitpid(gradwire, &status, WNOHANG), 0)
+      << "gradwire ended early: " << gw::test::read_text(dir / "err.txt");
   ASSERT_EQ(::kill(gradwire, SIGKILL), 0);  // the parent only, as `kill -9 PID` does
   ASSERT_EQ(::waitpid(gradwire, &status, 0), gradwire);
 
@@ -171,7 +170,8 @@ TEST(Process, SweepWorkersPrintNoSimulationProgress) {
   // Progress belongs to the command a user waits for; a sweep has its own
   // (--progress), and its workers' simulations stay quiet.
   const fs::path dir = gw::test::scratch_dir("process-sweep");
-  write(dir / "s.sweep.yaml", "base: " + kDefault + "\nevaluator: simulation\naxes:\n  workload.accumulation: [1, 2]\n");
+  write(dir / "s.sweep.yaml",
+        "base: " + kDefault + "\nevaluator: simulation\naxes:\n  workload.accumulation: [1, 2]\n");
   const auto r = run({kBin, "sweep", "-j", "1", "--progress", "none", "--out", (dir / "r.jsonl").string(),
                       (dir / "s.sweep.yaml").string()},
                      progress_after("0"));
@@ -204,14 +204,45 @@ TEST(Process, OutOfMemoryInTheSimulationChildIsSaidInWords) {
   o.timeout_s = 120;
   ASSERT_GT(startup_address_space(), 0u);
   o.address_space = startup_address_space() + (192ull << 20);
-  const auto r = run({kBin, "simulate", huge_scenario(dir).string()}, o);
+  const fs::path trace = dir / "huge.trace.json";
+  const auto r = run({kBin, "simulate", huge_scenario(dir).string(), "--trace", trace.string()}, o);
   EXPECT_EQ(r.exit_code, 1) << r.all();
   EXPECT_EQ(r.out, "");
+  EXPECT_FALSE(fs::exists(trace)) << "no trace, not even a partial one";
   EXPECT_NE(r.err.find("gradwire simulate: out of memory in the simulation child (std::bad_alloc): "),
             std::string::npos)
       << r.err;
   EXPECT_EQ(r.err.find("error:"), std::string::npos) << r.err;
   EXPECT_FALSE(gw::test::looks_like_crash(r.err)) << r.err;
+}
+
+TEST(Process, OutOfMemoryInASweepPointIsOneLineNamingThePointAndAHint) {
+  // The same 65,536 GPUs as a sweep point: its record said only "out of
+  // memory in the simulation child (std::bad_alloc)" and the sweep "1 point
+  // ended in an error"; now that line names the point, what ran out and what
+  // to do, and the file keeps the other point's record (a rerun retries).
+  const fs::path dir = gw::test::scratch_dir("process-oom-sweep");
+  write(dir / "s.yaml", "base: " + kDefault + "\nevaluator: simulation\naxes:\n  cluster.nodes: [1, 8192]\n");
+  gw::test::RunOptions o;
+  o.timeout_s = 180;
+  ASSERT_GT(startup_address_space(), 0u);
+  o.address_space = startup_address_space() + (192ull << 20);
+  const fs::path out = dir / "r.jsonl";
+  const auto r =
+      run({kBin, "sweep", (dir / "s.yaml").string(), "-j", "1", "--progress", "none", "--out", out.string()}, o);
+  EXPECT_EQ(r.exit_code, 1) << r.all();
+  EXPECT_NE(r.err.find(out.string() +
+                       ": 1 point ended in an error (status \"error\" records); rerun to retry them; "
+                       "sweep point 1 (cluster.nodes=8192): out of memory in the simulation child (std::bad_alloc): "
+                       "free memory, run fewer workers (-j) or raise the limit (ulimit -v)\n"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.err.find("error:"), std::string::npos) << r.err;
+  EXPECT_FALSE(gw::test::looks_like_crash(r.err)) << r.err;
+  const std::string records = gw::test::read_text(out);
+  EXPECT_NE(records.find("\"index\":0,"), std::string::npos) << records;
+  EXPECT_NE(records.find("\"status\":\"ok\""), std::string::npos) << records;
+  EXPECT_NE(records.find("\"status\":\"error\""), std::string::npos) << records;
 }
 
 TEST(Process, OutOfMemoryInGradwireItselfIsSaidInWords) {

@@ -43,8 +43,10 @@ fs::path make_results(const fs::path& dir) {
 std::map<std::string, std::string> snapshot(const fs::path& dir) {
   std::map<std::string, std::string> out;
   for (const auto& e : fs::recursive_directory_iterator(dir))
-    if (e.is_regular_file()) out[e.path().lexically_relative(dir).string()] = read_text(e.path());
-    else out[e.path().lexically_relative(dir).string()] = "<not a regular file>";
+    if (e.is_regular_file())
+      out[e.path().lexically_relative(dir).string()] = read_text(e.path());
+    else
+      out[e.path().lexically_relative(dir).string()] = "<not a regular file>";
   return out;
 }
 

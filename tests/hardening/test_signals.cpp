@@ -107,8 +107,8 @@ gw::test::RunResult interrupt_calibration(const fs::path& out, int sig) {
     ::kill(pid, sig);
     return true;
   };
-  return run({kBin, "calibrate", "--device", "cpu", "--sizes", "4KiB:256MiB", "--repeats", "50", "--max-seconds",
-              "600", "--out", out.string()},
+  return run({kBin, "calibrate", "--device", "cpu", "--sizes", "4KiB:256MiB", "--repeats", "50", "--max-seconds", "600",
+              "--out", out.string()},
              o);
 }
 

@@ -124,7 +124,7 @@ TEST(SweepSafety, ASecondSweepOrMergeOfTheSameResultsFileIsRefusedNamingTheHolde
 /// small.sweep.yaml swept into DIR/r.jsonl in a new scratch directory `name`.
 struct SmallSweep {
   fs::path dir, file, out;
-  std::string text;   ///< the results file (8 records)
+  std::string text;  ///< the results file (8 records)
 };
 SmallSweep small_sweep(const std::string& name) {
   SmallSweep s;
@@ -176,7 +176,7 @@ TEST(SweepSafety, PlanReportAndMergeCountADuplicatedRecordOnceWithANote) {
   const std::string& text = small.text;
   ASSERT_EQ(lines_of(text).size(), 8u);
   std::string copies;
-  for (int i = 0; i < 50; ++i) copies += text;   // 400 records of 8 points
+  for (int i = 0; i < 50; ++i) copies += text;  // 400 records of 8 points
   const fs::path doubled = dir / "copies.jsonl";
   write(doubled, copies);
   const std::string note = "392 records repeat an earlier record of its point";
@@ -224,8 +224,7 @@ TEST(SweepSafety, APointWhoseWorkerWasKilledIsRunAgainOnResume) {
   EXPECT_EQ(first.exit_code, 1) << first.all();
   EXPECT_NE(first.err.find("1 point ended in an error"), std::string::npos) << first.err;
   std::size_t errors = 0;
-  for (const auto& l : lines_of(gw::test::read_text(out)))
-    errors += nlohmann::json::parse(l).at("status") == "error";
+  for (const auto& l : lines_of(gw::test::read_text(out))) errors += nlohmann::json::parse(l).at("status") == "error";
   EXPECT_EQ(errors, 1u);
 
   const auto again = sweep(slow, out);
@@ -256,9 +255,10 @@ TEST(SweepSafety, ErrorRecordsThatRemainMakeTheSweepExitOneEveryTime) {
     if (!skip) profile += l + "\n";
   }
   write(dir / "nocodecs.yaml", profile);
-  write(dir / "err.sweep.yaml", "base: " + (kSource / "scenarios" / "default.yaml").string() +
-                                    "\naxes:\n  profile: [" + (dir / "nocodecs.yaml").string() +
-                                    "]\n  workload.compression: [{kind: none}, {kind: powersgd, rank: 4, implementation: gradwire}]\n");
+  write(dir / "err.sweep.yaml",
+        "base: " + (kSource / "scenarios" / "default.yaml").string() + "\naxes:\n  profile: [" +
+            (dir / "nocodecs.yaml").string() +
+            "]\n  workload.compression: [{kind: none}, {kind: powersgd, rank: 4, implementation: gradwire}]\n");
   const fs::path out = dir / "err.jsonl";
   for (int run_no = 0; run_no < 2; ++run_no) {
     const auto r = sweep(dir / "err.sweep.yaml", out);
@@ -305,8 +305,8 @@ TEST(SweepSafety, ResumeAfterAModelOrTheBaseScenarioChangedIsRefusedNamingTheFil
 
 TEST(SweepSafety, InvalidUtf8InAStringFieldGivesOneCleanOutcome) {
   const fs::path dir = gw::test::scratch_dir("safety-utf8");
-  write(dir / "u.sweep.yaml", "base: " + (kSource / "scenarios" / "default.yaml").string() +
-                                  "\naxes:\n  name: [fine, \"bad\xff\xfe\"]\n");
+  write(dir / "u.sweep.yaml",
+        "base: " + (kSource / "scenarios" / "default.yaml").string() + "\naxes:\n  name: [fine, \"bad\xff\xfe\"]\n");
   const fs::path out = dir / "u.jsonl";
   for (int run_no = 0; run_no < 2; ++run_no) {
     const auto r = sweep(dir / "u.sweep.yaml", out);
@@ -358,10 +358,12 @@ TEST(SweepSafety, OutputsNamingAnInputOrAnotherFileAreRefused) {
   expect_clean_refusal(r, "merge sweep.yaml s0");
   EXPECT_EQ(gw::test::read_text(file), sweep_text);
   // A proper merge, and merging again over its own output, work.
-  EXPECT_EQ(run({kBin, "merge", (dir / "all.jsonl").string(), (dir / "s0.jsonl").string(),
-                 (dir / "s1.jsonl").string()}).exit_code, 0);
-  EXPECT_EQ(run({kBin, "merge", (dir / "all.jsonl").string(), (dir / "s0.jsonl").string(),
-                 (dir / "s1.jsonl").string()}).exit_code, 0);
+  EXPECT_EQ(run({kBin, "merge", (dir / "all.jsonl").string(), (dir / "s0.jsonl").string(), (dir / "s1.jsonl").string()})
+                .exit_code,
+            0);
+  EXPECT_EQ(run({kBin, "merge", (dir / "all.jsonl").string(), (dir / "s0.jsonl").string(), (dir / "s1.jsonl").string()})
+                .exit_code,
+            0);
   EXPECT_EQ(lines_of(gw::test::read_text(dir / "all.jsonl")).size(), 8u);
 }
 
@@ -380,13 +382,12 @@ TEST(SweepSafety, DevicesFifosAndDirectoriesAsInputsOrOutputsAreRefusedAtOnce) {
 #endif
   const std::string m = (dir / "m.jsonl").string();
   for (const std::string& in : std::vector<std::string>{"/dev/zero", fifo.string()}) {
-    for (const auto& args : std::vector<std::vector<std::string>>{
-             {kBin, "sweep", "--progress", "none", "--out", m, in},
-             {kBin, "check", "--kind", "sweep", in},
-             {kBin, "plan", in},
-             {kBin, "plan", file.string(), in},
-             {kBin, "merge", m, in},
-             {kBin, "report", in, "-o", (dir / "rep").string()}}) {
+    for (const auto& args : std::vector<std::vector<std::string>>{{kBin, "sweep", "--progress", "none", "--out", m, in},
+                                                                  {kBin, "check", "--kind", "sweep", in},
+                                                                  {kBin, "plan", in},
+                                                                  {kBin, "plan", file.string(), in},
+                                                                  {kBin, "merge", m, in},
+                                                                  {kBin, "report", in, "-o", (dir / "rep").string()}}) {
       const auto r = run(args, o);
       std::string what;
       for (const auto& a : args) what += a + " ";
@@ -410,10 +411,11 @@ TEST(SweepSafety, DevicesFifosAndDirectoriesAsInputsOrOutputsAreRefusedAtOnce) {
 TEST(SweepSafety, TamperedRecordsAreRefusedAtTheirLineByPlanReportMergeAndSweep) {
   const fs::path dir = gw::test::scratch_dir("safety-tampered");
   // An instance and a training target: records with costs.
-  write(dir / "c.sweep.yaml", "base:\n  cluster: {instance: p4d.24xlarge, nodes: 2}\n"
-                              "  workload: {model: resnet50, micro_batch: 32}\n"
-                              "  training: {samples: 1000000}\n"
-                              "axes:\n  cluster.nodes: [1, 2, 4]\n");
+  write(dir / "c.sweep.yaml",
+        "base:\n  cluster: {instance: p4d.24xlarge, nodes: 2}\n"
+        "  workload: {model: resnet50, micro_batch: 32}\n"
+        "  training: {samples: 1000000}\n"
+        "axes:\n  cluster.nodes: [1, 2, 4]\n");
   const fs::path out = dir / "c.jsonl";
   ASSERT_EQ(sweep(dir / "c.sweep.yaml", out).exit_code, 0);
   const auto lines = lines_of(gw::test::read_text(out));
@@ -437,10 +439,10 @@ TEST(SweepSafety, TamperedRecordsAreRefusedAtTheirLineByPlanReportMergeAndSweep)
     const fs::path bad = dir / "bad.jsonl";
     write(bad, lines[0] + "\n" + j.dump() + "\n" + lines[2] + "\n");
     const std::string where = bad.string() + ":2:1: " + t.key + ": ";
-    for (const auto& args : std::vector<std::vector<std::string>>{
-             {kBin, "plan", bad.string()},
-             {kBin, "report", bad.string(), "-o", (dir / "rep").string()},
-             {kBin, "merge", (dir / "m.jsonl").string(), bad.string()}}) {
+    for (const auto& args :
+         std::vector<std::vector<std::string>>{{kBin, "plan", bad.string()},
+                                               {kBin, "report", bad.string(), "-o", (dir / "rep").string()},
+                                               {kBin, "merge", (dir / "m.jsonl").string(), bad.string()}}) {
       const auto r = run(args);
       expect_clean_refusal(r, t.name + ": " + args[1]);
       EXPECT_NE(r.err.find(where), std::string::npos) << t.name << ": " << args[1] << ": want " << where << "\n"
@@ -480,15 +482,21 @@ TEST(SweepSafety, CrlfRecordsAreReadWithoutTheCarriageReturn) {
 
 TEST(SweepSafety, PlanRefusesNonFiniteOrNonPositiveConstraintsAndMissingFiles) {
   const fs::path dir = gw::test::scratch_dir("safety-plan");
-  write(dir / "c.sweep.yaml", "base:\n  cluster: {instance: p4d.24xlarge, nodes: 2}\n"
-                              "  workload: {model: resnet50, micro_batch: 32}\n"
-                              "  training: {samples: 1000000}\n"
-                              "axes:\n  cluster.nodes: [1, 2]\n");
+  write(dir / "c.sweep.yaml",
+        "base:\n  cluster: {instance: p4d.24xlarge, nodes: 2}\n"
+        "  workload: {model: resnet50, micro_batch: 32}\n"
+        "  training: {samples: 1000000}\n"
+        "axes:\n  cluster.nodes: [1, 2]\n");
   const fs::path out = dir / "c.jsonl";
   ASSERT_EQ(sweep(dir / "c.sweep.yaml", out).exit_code, 0);
-  for (const auto& [opt, value] : std::vector<std::pair<std::string, std::string>>{
-           {"--budget", "nan"}, {"--budget", "inf"}, {"--budget", "-5"}, {"--budget", "0"},
-           {"--deadline", "nan"}, {"--deadline", "-inf"}, {"--deadline", "0"}, {"--deadline", "-1"}}) {
+  for (const auto& [opt, value] : std::vector<std::pair<std::string, std::string>>{{"--budget", "nan"},
+                                                                                   {"--budget", "inf"},
+                                                                                   {"--budget", "-5"},
+                                                                                   {"--budget", "0"},
+                                                                                   {"--deadline", "nan"},
+                                                                                   {"--deadline", "-inf"},
+                                                                                   {"--deadline", "0"},
+                                                                                   {"--deadline", "-1"}}) {
     const auto r = run({kBin, "plan", out.string(), opt, value});
     expect_clean_refusal(r, opt + " " + value);
     EXPECT_NE(r.err.find(opt), std::string::npos) << r.err;
@@ -556,10 +564,10 @@ TEST(SweepSafety, ResultsCorpusIsRefusedByPlanReportAndMergeAtFileLine) {
   for (const auto& f : files) {
     const Expect e = expectation(f);
     const std::string where = f.string() + ":" + std::to_string(e.line) + ":";
-    for (const auto& args : std::vector<std::vector<std::string>>{
-             {kBin, "plan", f.string()},
-             {kBin, "report", f.string(), "-o", (dir / "rep").string()},
-             {kBin, "merge", (dir / "m.jsonl").string(), f.string()}}) {
+    for (const auto& args :
+         std::vector<std::vector<std::string>>{{kBin, "plan", f.string()},
+                                               {kBin, "report", f.string(), "-o", (dir / "rep").string()},
+                                               {kBin, "merge", (dir / "m.jsonl").string(), f.string()}}) {
       const auto r = run(args);
       const std::string what = f.filename().string() + " through " + args[1];
       expect_clean_refusal(r, what);

@@ -37,7 +37,9 @@ std::vector<std::string> temporaries(const fs::path& dir) {
   return out;
 }
 
-std::size_t lines_in(const std::string& text) { return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')); }
+std::size_t lines_in(const std::string& text) {
+  return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
+}
 
 /// A results file of the hardening's small sweep (8 points), made once per
 /// test process, in a folder of its own: ctest runs several of these tests
@@ -46,9 +48,9 @@ const fs::path& small_results() {
   static const fs::path out = [] {
     const fs::path dir = gw::test::temp_scratch("gw-ux-results", "sweep");
     const fs::path r = dir / "small.jsonl";
-    const auto s = run({kBin, "sweep", "-j", "2", "--progress", "none", "--out", r.string(),
-                        (kData / "small.sweep.yaml").string()},
-                       gw::test::within(600));
+    const auto s = run(
+        {kBin, "sweep", "-j", "2", "--progress", "none", "--out", r.string(), (kData / "small.sweep.yaml").string()},
+        gw::test::within(600));
     EXPECT_EQ(s.exit_code, 0) << s.all();
     return r;
   }();
@@ -72,9 +74,8 @@ void interrupt_report(int sig, bool group) {
     ::kill(group ? -pid : pid, sig);
     return true;
   };
-  const auto r = run({kBin, "report", small_results().string(), "--out", (dir / "rep").string(), "--gnuplot",
-                      gnuplot.string()},
-                     o);
+  const auto r = run(
+      {kBin, "report", small_results().string(), "--out", (dir / "rep").string(), "--gnuplot", gnuplot.string()}, o);
   ASSERT_FALSE(r.timed_out) << r.all();
   EXPECT_EQ(r.signal, sig) << "ended as the signal would end it\n" << r.all();
   EXPECT_FALSE(looks_like_crash(r.all())) << r.all();
@@ -122,18 +123,32 @@ TEST(UxLimits, FileSizeLimitDuringASweepKeepsWholeRecordsOnly) {
   }
 }
 
+namespace {
+/// A catalog of the user's (GRADWIRE_CATALOG) with one instance, mybox, of
+/// `gpu` at `on_demand` USD per hour (its gpu on line 8, its price on 13).
+void write_user_catalog(const fs::path& file, const std::string& gpu, const std::string& on_demand) {
+  gw::test::write_text(
+      file,
+      "schema: gradwire-catalog/2\ncurrency: USD\ninstances:\n  - name: mybox\n    as_of: 2025-01-01\n    cloud: "
+      "onprem\n"
+      "    region: here\n    gpu: " +
+          gpu +
+          "\n    gpus: 8\n    gpu_memory: 80GB\n"
+          "    intra_node: {bandwidth: 450GB/s, latency: 1us}\n    nics: {count: 8, bandwidth: 400Gbps, latency: 5us}\n"
+          "    price: {on_demand: " +
+          on_demand + "}\n    source: me\n");
+}
+}  // namespace
+
 TEST(UxErrors, CatalogErrorsOfASweepNameTheCatalog) {
   // A bad GRADWIRE_CATALOG was reported at the sweep file's base line, as if
   // the sweep were wrong.
   const fs::path dir = gw::test::scratch_dir("ux-catalog-error");
-  gw::test::write_text(dir / "mine.yaml",
-        "schema: gradwire-catalog/2\ncurrency: USD\ninstances:\n  - name: mybox\n    as_of: 2025-01-01\n    cloud: onprem\n"
-        "    region: here\n    gpu: h100\n    gpus: 8\n    gpu_memory: 80GB\n"
-        "    intra_node: {bandwidth: 450GB/s, latency: 1us}\n    nics: {count: 8, bandwidth: 400Gbps, latency: 5us}\n"
-        "    price: {on_demand: -3}\n    source: me\n");
-  gw::test::write_text(dir / "s.sweep.yaml",
-        "name: s\nbase:\n  name: x\n  cluster: {instance: p4d.24xlarge, nodes: 1}\n  workload:\n    model: resnet50\n"
-        "    micro_batch: 64\naxes:\n  cluster.nodes: [1, 2]\n");
+  write_user_catalog(dir / "mine.yaml", "h100", "-3");
+  gw::test::write_text(
+      dir / "s.sweep.yaml",
+      "name: s\nbase:\n  name: x\n  cluster: {instance: p4d.24xlarge, nodes: 1}\n  workload:\n    model: resnet50\n"
+      "    micro_batch: 64\naxes:\n  cluster.nodes: [1, 2]\n");
   gw::test::RunOptions o = gw::test::within(60);
   o.env = {"GRADWIRE_CATALOG=" + (dir / "mine.yaml").string()};
   const std::string sweep = (dir / "s.sweep.yaml").string();
@@ -217,6 +232,24 @@ TEST(UxSuggest, MistypedProfileNamesAreNamed) {
   const auto r = run({kBin, "simulate", default_scenario(), "--profile", "h10O"}, gw::test::within(60));
   EXPECT_EQ(r.exit_code, 2) << r.all();
   EXPECT_NE(r.err.find("did you mean \"h100\"?"), std::string::npos) << r.err;
+}
+
+TEST(UxSuggest, AMistypedGpuInTheUsersCatalogIsNamed) {
+  // The catalog's own gpu field listed the classes but suggested none, where
+  // cluster.gpu did; one reader of fixed names (as_enum) now suggests for all.
+  const fs::path dir = gw::test::scratch_dir("ux-catalog-gpu");
+  write_user_catalog(dir / "mine.yaml", "h10O", "3");
+  gw::test::write_text(dir / "s.yaml",
+                       "cluster: {instance: mybox, nodes: 2}\nworkload: {model: resnet50, micro_batch: 64}\n");
+  gw::test::RunOptions o = gw::test::within(60);
+  o.env = {"GRADWIRE_CATALOG=" + (dir / "mine.yaml").string()};
+  const auto r = run({kBin, "simulate", (dir / "s.yaml").string()}, o);
+  EXPECT_EQ(r.exit_code, 2) << r.all();
+  EXPECT_NE(r.err.find((dir / "mine.yaml").string() + ":8:10: instances[0].gpu: \"h10O\" is not one of: "),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("; did you mean \"h100\"?"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out, "");
 }
 
 // --- Item 16: plan's input, days, durations in words -----------------------------------------

@@ -125,8 +125,8 @@ TEST_F(Installed, ValidateFindsItsCasesAndRefusesABadFolderInOneLine) {
   // The bundled cases, as from the source root: the same summary.
   const auto here = gradwire({"validate", "collectives"});
   ASSERT_EQ(here.exit_code, 0) << here.all();
-  const auto source = gw::test::run({bin_, "validate", "collectives", "--cases",
-                                     std::string(GW_SOURCE_DIR) + "/validation/collectives"});
+  const auto source = gw::test::run(
+      {bin_, "validate", "collectives", "--cases", std::string(GW_SOURCE_DIR) + "/validation/collectives"});
   ASSERT_EQ(source.exit_code, 0) << source.all();
   EXPECT_EQ(here.out, source.out);
 

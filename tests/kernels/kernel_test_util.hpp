@@ -22,7 +22,6 @@ inline std::vector<float> gaussian(std::size_t n, std::uint32_t seed) {
   return x;
 }
 
-
 /// Normally distributed values with a few exact zeros, negative zeros and a
 /// spread of magnitudes, like gradients.
 inline std::vector<float> random_gradient(std::size_t n, std::uint32_t seed, float sigma = 1.0f) {
@@ -32,10 +31,14 @@ inline std::vector<float> random_gradient(std::size_t n, std::uint32_t seed, flo
   std::vector<float> x(n);
   for (auto& v : x) {
     const int p = pick(rng);
-    if (p == 0) v = 0.0f;
-    else if (p == 1) v = -0.0f;
-    else if (p < 5) v = normal(rng) * 1e-3f;
-    else v = normal(rng);
+    if (p == 0)
+      v = 0.0f;
+    else if (p == 1)
+      v = -0.0f;
+    else if (p < 5)
+      v = normal(rng) * 1e-3f;
+    else
+      v = normal(rng);
   }
   return x;
 }
@@ -74,11 +77,11 @@ inline std::size_t expect_ef_identity(const std::vector<float>& x, const std::ve
         ADD_FAILURE() << "y + r != x at " << i << ": x=" << x[i] << " y=" << y[i] << " r=" << r[i];
       }
     } else {
-      const double err = std::fabs(static_cast<double>(y[i]) + static_cast<double>(r[i]) -
-                                   static_cast<double>(x[i]));
+      const double err = std::fabs(static_cast<double>(y[i]) + static_cast<double>(r[i]) - static_cast<double>(x[i]));
       const double half_ulp =
           std::fabs(static_cast<double>(std::nextafter(r[i], std::numeric_limits<float>::infinity())) -
-                    static_cast<double>(r[i])) / 2;
+                    static_cast<double>(r[i])) /
+          2;
       if (err > half_ulp) {
         ++failures;
         ADD_FAILURE() << "|y + r - x| > ulp(r)/2 at " << i;

@@ -16,9 +16,9 @@
 #include "gradwire/kernels/store_hint.hpp"
 
 /// Skips the test unless a CUDA device is usable (any error = no GPU).
-#define GW_SKIP_WITHOUT_GPU()                                               \
-  do {                                                                      \
-    std::string gw_why_;                                                    \
+#define GW_SKIP_WITHOUT_GPU()                                                   \
+  do {                                                                          \
+    std::string gw_why_;                                                        \
     if (!gw::kernels::cuda_device_available(&gw_why_)) GTEST_SKIP() << gw_why_; \
   } while (0)
 
@@ -28,9 +28,7 @@ namespace gw::kernels::test {
 
 /// Both store forms of the decoders: each must equal the CPU twin.
 inline constexpr StoreHint kStoreHints[] = {StoreHint::plain, StoreHint::streaming};
-inline std::string hint_name(StoreHint h) {
-  return h == StoreHint::streaming ? "streaming stores" : "plain stores";
-}
+inline std::string hint_name(StoreHint h) { return h == StoreHint::streaming ? "streaming stores" : "plain stores"; }
 
 /// 1, 7, 4097, 2^20 + 3 and 2^26 elements.
 inline std::vector<std::size_t> awkward_sizes() {

@@ -17,9 +17,9 @@ bench::ReferenceChoice for_decode(const traffic::Sizes& s) {
 }
 
 TEST(BenchReference, EachDecoderGetsTheExpansionOfItsTraffic) {
-  EXPECT_EQ(for_decode(traffic::cast(kN, false)).name, "expand1");           // reads 2n, writes 4n
-  EXPECT_EQ(for_decode(traffic::int8(kN, 1024, false)).name, "expand2");     // n + scales
-  EXPECT_EQ(for_decode(traffic::sign(kN, 1024, false)).name, "expand5");     // n/8 + scales: 31x
+  EXPECT_EQ(for_decode(traffic::cast(kN, false)).name, "expand1");             // reads 2n, writes 4n
+  EXPECT_EQ(for_decode(traffic::int8(kN, 1024, false)).name, "expand2");       // n + scales
+  EXPECT_EQ(for_decode(traffic::sign(kN, 1024, false)).name, "expand5");       // n/8 + scales: 31x
   EXPECT_EQ(for_decode(traffic::majority_vote(kN, 1024, 8)).name, "expand2");  // 8 messages: 3.9x
   EXPECT_EQ(for_decode(traffic::majority_vote(kN, 1024, 1)).name, "expand5");
   EXPECT_EQ(for_decode(traffic::randomk(kN, kN / 100, false)).name, "expand7");  // 4k read: 100x

@@ -15,7 +15,7 @@ TEST(CastCpu, KnownHalfBitPatterns) {
   EXPECT_EQ(float_to_half_bits(65520.0f), 0x7c00);  // tie rounds to even = inf
   EXPECT_EQ(float_to_half_bits(-1e10f), 0xfc00);
   EXPECT_EQ(float_to_half_bits(std::ldexp(1.0f, -24)), 0x0001);
-  EXPECT_EQ(float_to_half_bits(std::ldexp(1.0f, -25)), 0x0000);         // tie -> even (0)
+  EXPECT_EQ(float_to_half_bits(std::ldexp(1.0f, -25)), 0x0000);  // tie -> even (0)
   EXPECT_EQ(float_to_half_bits(std::ldexp(1.5f, -25)), 0x0001);
   EXPECT_EQ(float_to_half_bits(std::ldexp(3.0f, -25)), 0x0002);         // 1.5 units: tie -> 2
   EXPECT_EQ(float_to_half_bits(1.0f + std::ldexp(1.0f, -11)), 0x3c00);  // tie -> even

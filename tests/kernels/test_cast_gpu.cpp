@@ -61,8 +61,7 @@ TEST(CastGpu, RejectsMisalignedPointersAndAcceptsEmpty) {
   GW_SKIP_WITHOUT_GPU();
   test::DeviceArray<float> dx(64);
   test::DeviceArray<std::uint16_t> dh(64);
-  EXPECT_EQ(cast_encode_cuda(CastKind::fp16, dx.get() + 1, 16, 1.0f, dh.get(), nullptr),
-            cudaErrorMisalignedAddress);
+  EXPECT_EQ(cast_encode_cuda(CastKind::fp16, dx.get() + 1, 16, 1.0f, dh.get(), nullptr), cudaErrorMisalignedAddress);
   EXPECT_EQ(cast_encode_cuda(CastKind::fp16, dx.get(), 0, 1.0f, dh.get(), nullptr), cudaSuccess);
 }
 

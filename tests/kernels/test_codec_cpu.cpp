@@ -15,8 +15,8 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 
 TEST(CodecCpu, RegistryListsTheElementwiseCodecsAndTheirEfVariants) {
   const auto names = codec_names();
-  for (const char* want : {"fp16", "bf16", "int8", "sign", "majority_vote", "randomk", "fp16_ef",
-                           "bf16_ef", "int8_ef", "sign_ef", "randomk_ef"}) {
+  for (const char* want : {"fp16", "bf16", "int8", "sign", "majority_vote", "randomk", "fp16_ef", "bf16_ef", "int8_ef",
+                           "sign_ef", "randomk_ef"}) {
     EXPECT_NE(std::find(names.begin(), names.end(), want), names.end()) << want;
   }
   EXPECT_THROW(make_cpu_codec("no_such_codec", 10, {}), std::invalid_argument);

@@ -64,8 +64,7 @@ TEST(Int8Gpu, RejectsBadChunk) {
   GW_SKIP_WITHOUT_GPU();
   test::DeviceArray<float> dx(64), ds(2);
   test::DeviceArray<std::int8_t> dq(64);
-  EXPECT_EQ(int8_encode_cuda(dx.get(), 64, {48, false, 0}, dq.get(), ds.get(), nullptr),
-            cudaErrorInvalidValue);
+  EXPECT_EQ(int8_encode_cuda(dx.get(), 64, {48, false, 0}, dq.get(), ds.get(), nullptr), cudaErrorInvalidValue);
 }
 
 }  // namespace

@@ -22,8 +22,7 @@ double max_orthonormality_error(const std::vector<T>& P, std::int64_t m, int r) 
     for (int j = 0; j < r; ++j) {
       double dot = 0.0;
       for (std::int64_t k = 0; k < m; ++k) {
-        dot += static_cast<double>(P[static_cast<std::size_t>(k + i * m)]) *
-               P[static_cast<std::size_t>(k + j * m)];
+        dot += static_cast<double>(P[static_cast<std::size_t>(k + i * m)]) * P[static_cast<std::size_t>(k + j * m)];
       }
       worst = std::max(worst, std::fabs(dot - (i == j ? 1.0 : 0.0)));
     }
@@ -42,7 +41,10 @@ double rel_frobenius(const std::vector<float>& a, const std::vector<float>& b) {
 }
 
 TEST(PowersgdCpu, OrthogonalizedPIsOrthonormal) {
-  struct Shape { std::int64_t m; int r; };
+  struct Shape {
+    std::int64_t m;
+    int r;
+  };
   for (const Shape s : {Shape{1, 1}, Shape{7, 4}, Shape{64, 4}, Shape{4097, 4}, Shape{1000, 8}}) {
     auto P = gaussian(static_cast<std::size_t>(s.m * s.r), static_cast<std::uint32_t>(s.m));
     powersgd_orthogonalize_cpu(P.data(), s.m, s.r);
@@ -122,8 +124,7 @@ TEST(PowersgdCpu, RecoversExactlyRankRMatrixWithWarmStart) {
       M[i * n + k] = static_cast<float>(s);
     }
   }
-  std::vector<float> P(static_cast<std::size_t>(m * r)), Q(static_cast<std::size_t>(n * r)),
-      out(M.size());
+  std::vector<float> P(static_cast<std::size_t>(m * r)), Q(static_cast<std::size_t>(n * r)), out(M.size());
   powersgd_init_q(Q.data(), n, r, 42);
   double previous = 0.0;
   for (int iter = 0; iter < 3; ++iter) {  // Q is carried over between calls
@@ -188,8 +189,8 @@ TEST(PowersgdCpu, RankClampAndSizeChecks) {
   EXPECT_EQ(powersgd_effective_rank(100, 3, 4), 3);
   EXPECT_EQ(powersgd_effective_rank(100, 300, 4), 4);
   EXPECT_EQ(powersgd_effective_rank(0, 3, 4), 0);
-  EXPECT_TRUE(powersgd_worth_compressing(64, 147, 4));    // ResNet-50 conv1
-  EXPECT_FALSE(powersgd_worth_compressing(8, 8, 4));      // (8+8)*4*2 >= 64
+  EXPECT_TRUE(powersgd_worth_compressing(64, 147, 4));  // ResNet-50 conv1
+  EXPECT_FALSE(powersgd_worth_compressing(8, 8, 4));    // (8+8)*4*2 >= 64
   std::vector<float> M(6), Q(12), P(8);
   EXPECT_THROW(powersgd_compute_p_cpu(M.data(), 2, 3, Q.data(), 4, P.data()), std::invalid_argument);
   EXPECT_THROW(powersgd_check_sizes(1 << 16, 1 << 16, 1), std::invalid_argument);
@@ -229,8 +230,7 @@ TEST(PowersgdCpu, CodecRunsTheStepsWithWarmStart) {
   auto codec = gw::kernels::make_cpu_codec("powersgd", M.size(), cfg);
   EXPECT_EQ(codec->wire_bytes(), static_cast<std::size_t>((m + n) * r) * 4);
   codec->set_input(M.data());
-  std::vector<float> P(static_cast<std::size_t>(m * r)), Q(static_cast<std::size_t>(n * r)),
-      out(M.size());
+  std::vector<float> P(static_cast<std::size_t>(m * r)), Q(static_cast<std::size_t>(n * r)), out(M.size());
   powersgd_init_q(Q.data(), n, r, cfg.seed);
   for (int iter = 0; iter < 3; ++iter) {  // Q carried over by the codec too
     codec->encode();

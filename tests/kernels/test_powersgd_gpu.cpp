@@ -21,7 +21,6 @@ using namespace gw::kernels;
 
 constexpr double kTolerance = 1e-4;  // relative Frobenius error vs the double reference
 
-
 using DevF = test::DeviceArray<float>;
 
 double rel_error(const std::vector<float>& got, const std::vector<double>& ref) {
@@ -67,8 +66,7 @@ void check_shape(std::int64_t m, std::int64_t n, int rank, std::uint32_t seed) {
   dM.upload(M);
   dQ.upload(q0);
 
-  std::vector<double> Md = widen(M), Pd(static_cast<std::size_t>(m * r)), Qd = widen(q0),
-                      Od(M.size());
+  std::vector<double> Md = widen(M), Pd(static_cast<std::size_t>(m * r)), Qd = widen(q0), Od(M.size());
   for (int iter = 0; iter < 2; ++iter) {
     dP.poison();
     dOut.poison();
@@ -89,15 +87,15 @@ void check_shape(std::int64_t m, std::int64_t n, int rank, std::uint32_t seed) {
 
 TEST(PowersgdGpu, MatchesDoubleReferenceOnAwkwardShapes) {
   GW_SKIP_WITHOUT_GPU();
-  check_shape(1, 1, 4, 1);            // 1 element, rank clamps to 1
-  check_shape(7, 1, 4, 2);            // 7 elements, a column
-  check_shape(1, 7, 4, 3);            // a row
-  check_shape(17, 241, 4, 4);         // 4097 elements
-  check_shape(1031, 1017, 4, 5);      // ~2^20
-  check_shape(64, 147, 4, 6);         // ResNet-50 conv1
-  check_shape(2048, 4608, 4, 7);      // ResNet-50 layer4 3x3 conv
-  check_shape(65539, 16, 4, 8);       // tall: multi-block Gram-Schmidt
-  check_shape(8192, 8192, 4, 9);      // 2^26 elements
+  check_shape(1, 1, 4, 1);        // 1 element, rank clamps to 1
+  check_shape(7, 1, 4, 2);        // 7 elements, a column
+  check_shape(1, 7, 4, 3);        // a row
+  check_shape(17, 241, 4, 4);     // 4097 elements
+  check_shape(1031, 1017, 4, 5);  // ~2^20
+  check_shape(64, 147, 4, 6);     // ResNet-50 conv1
+  check_shape(2048, 4608, 4, 7);  // ResNet-50 layer4 3x3 conv
+  check_shape(65539, 16, 4, 8);   // tall: multi-block Gram-Schmidt
+  check_shape(8192, 8192, 4, 9);  // 2^26 elements
 }
 
 TEST(PowersgdGpu, RecoversRankRMatrix) {
@@ -137,8 +135,7 @@ TEST(PowersgdGpu, RejectsBadArguments) {
   PowerSgdBlas blas;
   DevF d(64);
   EXPECT_EQ(powersgd_compute_p_cuda(blas, d.get(), 4, 4, d.get(), 5, d.get(), nullptr), cudaErrorInvalidValue);
-  EXPECT_EQ(powersgd_orthogonalize_p_cuda(d.get(), 20000, 4, 0.0f, nullptr, 0, nullptr),
-            cudaErrorInvalidValue);
+  EXPECT_EQ(powersgd_orthogonalize_p_cuda(d.get(), 20000, 4, 0.0f, nullptr, 0, nullptr), cudaErrorInvalidValue);
 }
 
 }  // namespace

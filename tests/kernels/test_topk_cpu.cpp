@@ -95,8 +95,7 @@ TEST(TopkCpu, NegativesKeepSignAndRankByMagnitude) {
   EXPECT_EQ(indices, (std::vector<std::int32_t>{1, 2, 3, 6}));
   EXPECT_EQ(values, (std::vector<float>{-5.0f, 3.0f, -3.0f, 5.0f}));
   topk_encode_cpu(x.data(), 7, 3, values.data(), indices.data());
-  EXPECT_EQ(std::vector<std::int32_t>(indices.begin(), indices.begin() + 3),
-            (std::vector<std::int32_t>{1, 2, 6}));
+  EXPECT_EQ(std::vector<std::int32_t>(indices.begin(), indices.begin() + 3), (std::vector<std::int32_t>{1, 2, 6}));
 }
 
 TEST(TopkCpu, NanAndInfinityRankAboveFinite) {
@@ -146,8 +145,7 @@ TEST(TopkCpu, DecodeRoundTrip) {
   }
   EXPECT_LE(max_dropped, min_kept);
   std::vector<std::int32_t> bad = {0, 5000};
-  EXPECT_THROW(gw::kernels::topk_decode_cpu(values.data(), bad.data(), 2, 4097, dense.data()),
-               std::invalid_argument);
+  EXPECT_THROW(gw::kernels::topk_decode_cpu(values.data(), bad.data(), 2, 4097, dense.data()), std::invalid_argument);
 }
 
 TEST(TopkCpu, ErrorFeedbackIdentityIsExact) {
@@ -157,8 +155,7 @@ TEST(TopkCpu, ErrorFeedbackIdentityIsExact) {
   const std::size_t k = 300;
   std::vector<float> values(k), residual(x.size(), 7.0f), y(x.size());
   std::vector<std::int32_t> indices(k);
-  gw::kernels::topk_encode_ef_cpu(x.data(), x.size(), k, values.data(), indices.data(),
-                                  residual.data());
+  gw::kernels::topk_encode_ef_cpu(x.data(), x.size(), k, values.data(), indices.data(), residual.data());
   std::vector<float> plain_values(k);
   std::vector<std::int32_t> plain_indices(k);
   topk_encode_cpu(x.data(), x.size(), k, plain_values.data(), plain_indices.data());

@@ -21,7 +21,6 @@ namespace {
 
 using namespace gw::kernels;
 
-
 template <class T>
 using Dev = test::DeviceArray<T>;
 
@@ -40,8 +39,7 @@ std::size_t first_mismatch(const std::vector<std::int32_t>& a, const std::vector
 
 // Runs radix select (plain and EF) and the sort baseline on x for k and
 // compares everything with the CPU twin bit for bit.
-void check_against_cpu(const std::vector<float>& x, std::size_t k, const std::string& what,
-                       bool with_sort = true) {
+void check_against_cpu(const std::vector<float>& x, std::size_t k, const std::string& what, bool with_sort = true) {
   const std::size_t n = x.size();
   SCOPED_TRACE(what + " n=" + std::to_string(n) + " k=" + std::to_string(k));
   std::vector<float> ref_v(k), ref_r(n);

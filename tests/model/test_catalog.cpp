@@ -2,6 +2,7 @@
 // key), and scenarios that name an instance.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <ctime>
 #include <map>
 #include <tuple>
@@ -16,6 +17,7 @@
 #include "gradwire/model/data_dir.hpp"
 #include "gradwire/core/error.hpp"
 #include "gradwire/model/profile.hpp"
+#include "gradwire/model/scenario_refs.hpp"
 #include "gradwire/model/scenario_yaml.hpp"
 
 namespace gw {
@@ -26,9 +28,9 @@ namespace fs = std::filesystem;
 TEST(Catalog, BundledCatalogHasTheRequiredInstancesWithProfiles) {
   const Catalog c = load_catalog_file(default_catalog_path());
   EXPECT_EQ(c.currency, "USD");
-  for (const char* name : {"p3.16xlarge", "p3dn.24xlarge", "p4d.24xlarge", "p4de.24xlarge", "p5.48xlarge",
-                           "p5en.48xlarge", "g5.48xlarge", "a2-highgpu-8g", "a3-highgpu-8g", "ND96asr_v4",
-                           "ND96isr_H100_v5"}) {
+  for (const char* name :
+       {"p3.16xlarge", "p3dn.24xlarge", "p4d.24xlarge", "p4de.24xlarge", "p5.48xlarge", "p5en.48xlarge", "g5.48xlarge",
+        "a2-highgpu-8g", "a3-highgpu-8g", "ND96asr_v4", "ND96isr_H100_v5"}) {
     const InstanceType* t = c.find(name);
     ASSERT_NE(t, nullptr) << name;
     EXPECT_TRUE(fs::exists(data_dir() + "/calibrate/profiles/" + t->gpu + ".yaml")) << name << " -> " << t->gpu;
@@ -50,11 +52,35 @@ TEST(Catalog, BundledCatalogHasTheRequiredInstancesWithProfiles) {
 // Issue 29, item 14: every bundled price says where it was read (the
 // provider's own page) and when; one that the last refresh could not re-read
 // says so and why.
+TEST(Catalog, EveryCatalogGpuIsAClassWithABundledProfile) {
+  // One list of GPU classes (gpu_classes) for the catalog's gpu field and for
+  // the class of a cluster.gpu (the profile warnings): every bundled entry's
+  // GPU is a class of its own, and every class loads as a bundled profile.
+  const Catalog c = load_catalog_file(default_catalog_path());
+  ASSERT_FALSE(c.instances.empty());
+  for (const InstanceType& t : c.instances) {
+    EXPECT_EQ(gpu_class_of_name(t.gpu), t.gpu) << t.name;
+    EXPECT_EQ(gpu_class_of_name(t.gpu + "-measured"), t.gpu) << t.name;  // a measured profile of it
+  }
+  for (const std::string& g : gpu_classes()) {
+    EXPECT_EQ(gpu_class_of_name(g), g);
+    EXPECT_EQ(load_profile(g).name, g);
+  }
+  EXPECT_EQ(gpu_class_of_name("a100-80gb-mine"), "a100-80gb");  // a profile of the user's for an A100 80GB
+  EXPECT_EQ(gpu_class_of_name("a100"), "");                     // no class: a name of the user's
+  // A device name maps to one of these classes.
+  for (const char* device : {"NVIDIA H200", "NVIDIA H100 80GB HBM3", "Tesla V100-SXM2-16GB", "NVIDIA A10G", "NVIDIA L4",
+                             "NVIDIA A100-SXM4-80GB", "NVIDIA A100-SXM4-40GB"}) {
+    const std::string g = gpu_class_of_device(device, 0);
+    EXPECT_NE(std::find(gpu_classes().begin(), gpu_classes().end(), g), gpu_classes().end()) << device << " -> " << g;
+  }
+}
+
 TEST(Catalog, EveryBundledPriceHasAFirstPartySourceAndADate) {
   const Catalog c = load_catalog_file(default_catalog_path());
   const std::map<std::string, std::string> first_party{
-      {"aws", "https://aws.amazon.com/"}, {"gcp", "https://cloud.google.com/"},
-      {"azure", "https://azure.microsoft.com/"}, {"lambda", "https://lambda.ai/"},
+      {"aws", "https://aws.amazon.com/"},          {"gcp", "https://cloud.google.com/"},
+      {"azure", "https://azure.microsoft.com/"},   {"lambda", "https://lambda.ai/"},
       {"coreweave", "https://www.coreweave.com/"}, {"runpod", "https://www.runpod.io/"}};
   char today[16];
   const std::time_t now = std::time(nullptr);
@@ -108,8 +134,7 @@ TEST(Catalog, MalformedCatalogsNameFileLineAndKey) {
 }
 
 TEST(Catalog, ScenarioNamesAnInstance) {
-  auto s = parse_scenario(yaml::load_string(
-      "cluster: {instance: p4d.24xlarge, nodes: 16}\n", "inst.yaml"));
+  auto s = parse_scenario(yaml::load_string("cluster: {instance: p4d.24xlarge, nodes: 16}\n", "inst.yaml"));
   EXPECT_EQ(s.cluster.world_size(), 128);
   EXPECT_EQ(s.cluster.gpu, "a100-40gb");
   EXPECT_EQ(s.cluster.nic_count, 4);
@@ -160,11 +185,12 @@ TEST(Catalog, EnvironmentVariableAddsACatalogToTheBundledOne) {
   const fs::path dir = fs::temp_directory_path() / ("gw-cat-" + std::to_string(::getpid()));
   fs::create_directories(dir);
   const std::string path = (dir / "mine.yaml").string();
-  std::ofstream(path) << "schema: gradwire-catalog/2\ncurrency: USD\ninstances:\n"
-                         "  - {name: lab-box, cloud: aws, region: here, gpu: l4, gpus: 2, gpu_memory: 24GB,\n"
-                         "     intra_node: {bandwidth: 16GB/s, latency: 2us}, nics: {count: 1, bandwidth: 10Gbps, latency: 20us},\n"
-                         "     price: {on_demand: 1.5}, billing: {granularity: 1h, minimum: 1h}, source: invoice,\n"
-                         "     as_of: 2025-01-01}\n";
+  std::ofstream(path)
+      << "schema: gradwire-catalog/2\ncurrency: USD\ninstances:\n"
+         "  - {name: lab-box, cloud: aws, region: here, gpu: l4, gpus: 2, gpu_memory: 24GB,\n"
+         "     intra_node: {bandwidth: 16GB/s, latency: 2us}, nics: {count: 1, bandwidth: 10Gbps, latency: 20us},\n"
+         "     price: {on_demand: 1.5}, billing: {granularity: 1h, minimum: 1h}, source: invoice,\n"
+         "     as_of: 2025-01-01}\n";
   ::setenv("GRADWIRE_CATALOG", path.c_str(), 1);
   auto s = parse_scenario(yaml::load_string("cluster: {instance: lab-box, nodes: 3}\n", "s.yaml"));
   const InstanceType* t = default_catalog().find("lab-box");
@@ -210,17 +236,17 @@ TEST(Catalog, MergeReplacesAnInstanceOfTheSameNameAndAppendsNewOnes) {
 }
 
 TEST(Catalog, AClusterOfYourOwnTakesCloudAndAPrice) {
-  const std::string spelled = "cluster:\n  nodes: 2\n  gpus_per_node: 4\n  gpu: a100-80gb\n"
-                              "  nics: {count: 1, bandwidth: 100Gbps, latency: 5us}\n"
-                              "  fabric: {topology: switch, latency: 1us}\n";
+  const std::string spelled =
+      "cluster:\n  nodes: 2\n  gpus_per_node: 4\n  gpu: a100-80gb\n"
+      "  nics: {count: 1, bandwidth: 100Gbps, latency: 5us}\n"
+      "  fabric: {topology: switch, latency: 1us}\n";
   auto s = parse_scenario(yaml::load_string(spelled + "  cloud: onprem\n  price_per_gpu_hour: 1.25\n", "s.yaml"));
   EXPECT_EQ(s.cluster.cloud, "onprem");
   ASSERT_TRUE(s.cluster.price_per_node_hour.has_value());
   EXPECT_DOUBLE_EQ(*s.cluster.price_per_node_hour, 5.0);
   s = parse_scenario(yaml::load_string(spelled + "  cloud: our-lab\n  price_per_node_hour: 9\n", "s.yaml"));
   EXPECT_DOUBLE_EQ(*s.cluster.price_per_node_hour, 9.0);
-  for (const auto& [extra, key, line] :
-       std::vector<std::tuple<std::string, std::string, int>>{
+  for (const auto& [extra, key, line] : std::vector<std::tuple<std::string, std::string, int>>{
            {"  cloud: onprem\n", "cluster.cloud", 7},
            {"  price_per_gpu_hour: 2\n", "cluster.price_per_gpu_hour", 7},
            {"  cloud: onprem\n  price_per_gpu_hour: 1\n  price_per_node_hour: 4\n", "cluster.price_per_node_hour", 9},

@@ -35,8 +35,7 @@ TEST(AlphaBeta, HierarchicalIsThreeRingPhases) {
   EXPECT_DOUBLE_EQ(hierarchical_allreduce_time(4, 8, s, intra, inter),
                    2 * (7e-6 + 7.0 / 8 * s / 1e11) + 6e-5 + 1.5 * (s / 8) / 1e10);
   // One GPU per node: the plain ring among nodes.
-  EXPECT_DOUBLE_EQ(hierarchical_allreduce_time(4, 1, s, intra, inter),
-                   ring_allreduce_time(4, s, inter));
+  EXPECT_DOUBLE_EQ(hierarchical_allreduce_time(4, 1, s, intra, inter), ring_allreduce_time(4, s, inter));
 }
 
 TEST(Pipeline, ChunksAndBroadcast) {
@@ -83,12 +82,12 @@ TEST(DoubleBinaryTree, TwoValidComplementaryTrees) {
   }
   const auto t8 = double_binary_tree(8);
   EXPECT_EQ(t8[0].root, 0);
-  EXPECT_EQ(t8[0].children[0][0], 4);   // the root has one child
+  EXPECT_EQ(t8[0].children[0][0], 4);  // the root has one child
   EXPECT_EQ(t8[0].children[0][1], -1);
   EXPECT_EQ(t8[0].parent[1], 2);
   EXPECT_EQ(t8[0].parent[6], 4);
   EXPECT_EQ(t8[0].height(), 3);
-  EXPECT_EQ(t8[1].root, 7);             // mirrored
+  EXPECT_EQ(t8[1].root, 7);  // mirrored
   EXPECT_EQ(t8[1].parent[6], 5);
 }
 
@@ -131,14 +130,14 @@ TEST(NcclTrees, ChainsInsideNodesDoubleBinaryTreeBetween) {
   expect_valid_tree(t[1], 16);
   EXPECT_EQ(t[0].root, 0);
   for (int j = 1; j < 4; ++j) EXPECT_EQ(t[0].parent[8 + j], 8 + j - 1);  // node 2's chain
-  EXPECT_EQ(t[0].parent[8], 0);    // node 2 under node 0's head (its only child)
-  EXPECT_EQ(t[0].parent[4], 8);    // node 1: node 2's first child, on its head
-  EXPECT_EQ(t[0].parent[12], 11);  // node 3: node 2's second child, on its tail
-  EXPECT_EQ(t[1].root, 15);        // tree 1: node 3's last rank heads its chain
+  EXPECT_EQ(t[0].parent[8], 0);                                          // node 2 under node 0's head (its only child)
+  EXPECT_EQ(t[0].parent[4], 8);                                          // node 1: node 2's first child, on its head
+  EXPECT_EQ(t[0].parent[12], 11);                                        // node 3: node 2's second child, on its tail
+  EXPECT_EQ(t[1].root, 15);                                              // tree 1: node 3's last rank heads its chain
   for (int j = 0; j < 3; ++j) EXPECT_EQ(t[1].parent[4 + j], 4 + j + 1);
-  EXPECT_EQ(t[1].parent[7], 15);   // node 1 under node 3's head
-  EXPECT_EQ(t[1].parent[11], 7);   // node 2: node 1's first child, on its head
-  EXPECT_EQ(t[1].parent[3], 4);    // node 0: node 1's second child, on its tail
+  EXPECT_EQ(t[1].parent[7], 15);  // node 1 under node 3's head
+  EXPECT_EQ(t[1].parent[11], 7);  // node 2: node 1's first child, on its head
+  EXPECT_EQ(t[1].parent[3], 4);   // node 0: node 1's second child, on its tail
   // Height: node 3's tail is 1 (to node 2) + 3 (node 2's chain) + 1 + 3 hops deep.
   EXPECT_EQ(t[0].height(), 8);
   // One rank per node: the double binary tree over the nodes.
@@ -157,8 +156,8 @@ TEST(NcclTrees, EveryRankAndNodeCarriesFourHalfBuffers) {
   // leaf in the other: parent), so peak = max(4 / B_gpu, 4 / B_node).
   const std::vector<int> sizes(8, 8);
   const double s = 1024 * 2 * kPipelineChunkBytes;
-  const TreeLinks links{{1e-6, 3e11}, {5e-6, 1e11}, std::numeric_limits<double>::infinity(),
-                        std::numeric_limits<double>::infinity()};
+  const TreeLinks links{
+      {1e-6, 3e11}, {5e-6, 1e11}, std::numeric_limits<double>::infinity(), std::numeric_limits<double>::infinity()};
   const auto sched = tree_allreduce_schedule(sizes, s, links);
   EXPECT_EQ(sched.max_load, 4);
   EXPECT_DOUBLE_EQ(sched.peak, 4 / 1e11);
@@ -171,8 +170,8 @@ TEST(NcclTrees, EveryRankAndNodeCarriesFourHalfBuffers) {
   EXPECT_LE(sched.inter_rounds, sched.rounds);
   const NcclCost cost{0, 1};
   EXPECT_DOUBLE_EQ(tree_allreduce_time(sizes, s, links, cost), 5e-6 + 4 / 1e11 * (s / 2));
-  const double lock_step = sched.inter_rounds * 5e-6 + (sched.rounds - sched.inter_rounds) * 1e-6 +
-                           sched.cost_sum * (s / 2 / sched.chunks);
+  const double lock_step =
+      sched.inter_rounds * 5e-6 + (sched.rounds - sched.inter_rounds) * 1e-6 + sched.cost_sum * (s / 2 / sched.chunks);
   EXPECT_NEAR(tree_allreduce_time(sizes, s, links, cost, true), lock_step, 1e-12 * lock_step);
   // A slow per-GPU connection cap binds: at most 2 inter-node flows per GPU.
   TreeLinks capped = links;

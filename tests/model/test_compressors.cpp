@@ -42,15 +42,16 @@ gw::Scenario scenario_with(const std::string& compression) {
   const std::string text =
       "cluster: {nodes: 2, gpus_per_node: 4, gpu: h100, intra_node: {bandwidth: 450GB/s, latency: 2us},\n"
       "          nics: {count: 1, bandwidth: 400Gbps, latency: 5us}, fabric: {topology: switch}}\n"
-      "workload: {model: resnet50, micro_batch: 32, compression: " + compression + "}\n";
+      "workload: {model: resnet50, micro_batch: 32, compression: " +
+      compression + "}\n";
   return gw::parse_scenario(gw::yaml::load_string(text, "ternary.yaml"));
 }
 
 }  // namespace
 
 TEST(CompressorTable, BuiltInRowsInScenarioOrder) {
-  const std::vector<std::string> want{"none", "fp16", "bf16", "int8", "sign", "majority_vote", "topk", "randomk",
-                                      "powersgd"};
+  const std::vector<std::string> want{"none",          "fp16", "bf16",    "int8",    "sign",
+                                      "majority_vote", "topk", "randomk", "powersgd"};
   std::vector<std::string> names;
   for (const auto& r : gw::compressors()) names.push_back(r.name);
   ASSERT_GE(names.size(), want.size());
@@ -112,14 +113,14 @@ TEST(CompressorTable, ParametersOfOtherKindsAreRefusedNamingTheirKinds) {
     EXPECT_NE(std::string(e.what()).find("only by topk, randomk"), std::string::npos) << e.what();
   }
   EXPECT_EQ(scenario_with("{kind: topk, ratio: 0.25}").workload->compression.ratio, 0.25);
-  EXPECT_THROW(scenario_with("{kind: topk, ratio: 2}"), gw::InputError);   // outside [1e-6, 1]
+  EXPECT_THROW(scenario_with("{kind: topk, ratio: 2}"), gw::InputError);  // outside [1e-6, 1]
 }
 
 TEST(CompressorTable, OneAddedRowIsParsedPlannedAndLabelled) {
   register_ternary();
   gw::Compressor again;
   again.name = "test_ternary";
-  EXPECT_THROW(gw::register_compressor(again), std::invalid_argument);   // the name is taken
+  EXPECT_THROW(gw::register_compressor(again), std::invalid_argument);  // the name is taken
 
   // The scenario parser accepts the new kind and its parameter, and refuses
   // another kind's parameter naming the kinds that take it.
@@ -159,7 +160,7 @@ TEST(CompressorTable, OneAddedRowIsParsedPlannedAndLabelled) {
   EXPECT_EQ(comm.steps[1].bytes, 8 * (2500 + 4 * 40));
   EXPECT_DOUBLE_EQ(comm.encode, 1e-5);
   EXPECT_DOUBLE_EQ(comm.decode, 8 * 2e-5);
-  EXPECT_EQ(comm.error_feedback_bytes, 40000);   // lossy: a residual of n e bytes
+  EXPECT_EQ(comm.error_feedback_bytes, 40000);  // lossy: a residual of n e bytes
 
   // The planner's label.
   EXPECT_EQ(gw::compressor_label(c), "ternary / 256");

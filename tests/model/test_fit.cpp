@@ -39,11 +39,11 @@ TEST(Fit, SummarizeMedianAndSpread) {
 TEST(Fit, AlphaBetaRecoversKnownLawWithNoise) {
   for (unsigned seed : {1u, 2u, 3u}) {
     SCOPED_TRACE(seed);
-    const double alpha = 18e-6, beta = 1.6e11;   // 8-GPU NVLink all-reduce-like
+    const double alpha = 18e-6, beta = 1.6e11;  // 8-GPU NVLink all-reduce-like
     auto fit = gw::fit::fit_alpha_beta(alpha_beta_points(alpha, beta, 0.03, seed, 5));
     EXPECT_NEAR(fit.alpha, alpha, 0.02 * alpha);
     EXPECT_NEAR(fit.beta, beta, 0.02 * beta);
-    EXPECT_GT(fit.max_rel_residual, 0.03);   // residuals are kept, not hidden
+    EXPECT_GT(fit.max_rel_residual, 0.03);  // residuals are kept, not hidden
     EXPECT_LT(fit.max_rel_residual, 0.25);
   }
   // Exact data: exact fit.
@@ -65,8 +65,10 @@ TEST(Fit, AlphaBetaPredictsHeldOutSizes) {
 TEST(Fit, AlphaBetaIsRelativeNotAbsolute) {
   // An absolute least-squares fit would ignore the microsecond latency next to
   // second-long transfers; the relative fit must get it.
-  std::vector<gw::CurvePoint> pts = {{1e3, 1.0e-5 + 1e3 / 1e10, 0, 1}, {1e4, 1.0e-5 + 1e4 / 1e10, 0, 1},
-                                     {1e10, 1.0e-5 + 1.0, 0, 1}, {2e10, 1.0e-5 + 2.0, 0, 1}};
+  std::vector<gw::CurvePoint> pts = {{1e3, 1.0e-5 + 1e3 / 1e10, 0, 1},
+                                     {1e4, 1.0e-5 + 1e4 / 1e10, 0, 1},
+                                     {1e10, 1.0e-5 + 1.0, 0, 1},
+                                     {2e10, 1.0e-5 + 2.0, 0, 1}};
   auto fit = gw::fit::fit_alpha_beta(pts);
   EXPECT_NEAR(fit.alpha, 1e-5, 1e-8);
 }
@@ -97,7 +99,7 @@ TEST(Fit, PiecewiseReproducesKnotsAndInterpolates) {
   EXPECT_GT(fit.evaluate(mid), fit.evaluate(std::ldexp(1.0, 15)));
   EXPECT_LT(fit.evaluate(mid), fit.evaluate(std::ldexp(1.0, 16)));
   gw::PiecewiseLogFit lin{{{100, 1.0, 0, 0}, {400, 4.0, 0, 0}}, 0};
-  EXPECT_NEAR(lin.evaluate(200), 2.0, 1e-12);   // time proportional to x: exact
+  EXPECT_NEAR(lin.evaluate(200), 2.0, 1e-12);  // time proportional to x: exact
   gw::PiecewiseLogFit flat{{{100, 3.0, 0, 0}, {400, 3.0, 0, 0}}, 0};
   EXPECT_DOUBLE_EQ(flat.evaluate(250), 3.0);
   // Below the first knot: constant; beyond the last: last segment's time per element.
@@ -113,7 +115,7 @@ TEST(Fit, PiecewiseHeldOutPredictionAndThinning) {
   std::normal_distribution<double> n01(0.0, 1.0);
   auto law = [](double x) {
     const double bytes = 6 * x;
-    const double bw = 2.2e12 + 0.8e12 / (1 + bytes / 50e6);   // L2-resident -> HBM
+    const double bw = 2.2e12 + 0.8e12 / (1 + bytes / 50e6);  // L2-resident -> HBM
     return 4e-6 + bytes / bw;
   };
   std::vector<gw::CurvePoint> pts;
@@ -128,7 +130,7 @@ TEST(Fit, PiecewiseHeldOutPredictionAndThinning) {
   EXPECT_LT(loo, 0.10);
   auto fit = gw::fit::fit_piecewise_log(pts);
   for (int e = 10; e < 28; ++e) {
-    const double x = std::ldexp(1.0, e) * 1.41421356;   // sizes never measured
+    const double x = std::ldexp(1.0, e) * 1.41421356;  // sizes never measured
     EXPECT_NEAR(fit.evaluate(x), law(x), 0.05 * law(x)) << x;
   }
   auto thin = gw::fit::fit_piecewise_log(pts, 0.02);
@@ -163,9 +165,8 @@ TEST(Fit, BusBandwidthFactors) {
 // up to 30% between neighbouring sizes) made knots that did on f2c0d4f, where
 // the fit went through every point.
 TEST(Fit, PiecewiseKnotsNeverDecrease) {
-  const std::vector<gw::CurvePoint> noisy = {{1024, 8.0e-6, 0.1, 5},  {2048, 7.0e-6, 0.1, 5},
-                                             {4096, 7.5e-6, 0.1, 5},  {8192, 6.5e-6, 0.1, 5},
-                                             {16384, 9.0e-6, 0.1, 5}, {32768, 1.2e-5, 0.1, 5}};
+  const std::vector<gw::CurvePoint> noisy = {{1024, 8.0e-6, 0.1, 5}, {2048, 7.0e-6, 0.1, 5},  {4096, 7.5e-6, 0.1, 5},
+                                             {8192, 6.5e-6, 0.1, 5}, {16384, 9.0e-6, 0.1, 5}, {32768, 1.2e-5, 0.1, 5}};
   for (double tol : {0.0, 0.05}) {
     const auto fit = gw::fit::fit_piecewise_log(noisy, tol);
     for (std::size_t i = 1; i < fit.knots.size(); ++i) {

@@ -20,9 +20,8 @@ using test::model_of;
 using test::tensor;
 
 ModelDesc five_tensors() {
-  return model_of({tensor("a", {200000}, 1e9), tensor("b", {1000, 100}, 2e9),
-                   tensor("c", {3000, 1000}, 3e9), tensor("d", {4000, 1000}, 4e9),
-                   tensor("e", {10}, 1e9)});
+  return model_of({tensor("a", {200000}, 1e9), tensor("b", {1000, 100}, 2e9), tensor("c", {3000, 1000}, 3e9),
+                   tensor("d", {4000, 1000}, 4e9), tensor("e", {10}, 1e9)});
 }
 
 TEST(Buckets, FirstBucketSmallLaterOnesAtCapCrossingTensorStays) {
@@ -124,7 +123,7 @@ BucketComm comm_for(const std::string& kind, const ModelDesc& m, int gpus, doubl
   c.ratio = 0.01;
   c.rank = 4;
   c.chunk = 1024;
-  c.implementation = "gradwire";   // the project's kernels: the wire formulas of docs/model.md's table
+  c.implementation = "gradwire";  // the project's kernels: the wire formulas of docs/model.md's table
   const auto buckets = assign_buckets(m, e, 1e18, 1e18);  // one bucket
   return plan_bucket_comm(c, m, buckets.at(0), e, test::cluster(1, gpus), "ring", costs().codec_time);
 }
@@ -455,7 +454,7 @@ TEST(ClosedForm, CodecsRunOnTheCommStreamAndScaleWithTheirCost) {
   WorkloadSpec w;
   w.compute_efficiency = 1.0;  // the closed forms below use the raw GEMM rate
   w.compression.kind = "int8";
-  w.compression.implementation = "gradwire";   // the profile's codec costs
+  w.compression.implementation = "gradwire";  // the profile's codec costs
   w.overlap = false;
   w.optimizer.step_time = 0;
   w.ddp_overheads = false;  // the plain closed form
@@ -497,7 +496,7 @@ TEST(ClosedForm, AllGatherCompressorsSlowDownWithN) {
     WorkloadSpec w;
     w.compute_efficiency = 1.0;  // the closed forms below use the raw GEMM rate
     w.compression.kind = kind;
-    w.compression.implementation = "gradwire";   // int8 as an all-reduce (PyTorch users' int8 all-gathers)
+    w.compression.implementation = "gradwire";  // int8 as an all-reduce (PyTorch users' int8 all-gathers)
     w.compression.ratio = 0.01;
     w.overlap = false;
     w.optimizer.step_time = 0;

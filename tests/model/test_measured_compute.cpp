@@ -78,7 +78,7 @@ TEST(MeasuredCompute, WritesWhatItReadsBack) {
 }
 
 struct Bad {
-  std::string from, to;   ///< one replacement in the fixture's text
+  std::string from, to;  ///< one replacement in the fixture's text
   int line;
   std::string key, reason;
 };

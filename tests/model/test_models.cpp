@@ -26,11 +26,12 @@ const std::string kFixtures = GW_TEST_MODELS_DIR;
 //   Meta-Llama-3-8B and Meta-Llama-3-70B (the Hub's "8.03B" and "70.6B";
 //   docs/models.md, "Models from the Hugging Face Hub").
 const std::map<std::string, std::int64_t> kPublished = {
-    {"resnet50", 25'557'032},       {"resnet101", 44'549'160},   {"vgg16", 138'357'544},
-    {"bert-base", 109'482'240},     {"bert-large", 335'141'888}, {"gpt2", 124'439'808},
+    {"resnet50", 25'557'032},       {"resnet101", 44'549'160},
+    {"vgg16", 138'357'544},         {"bert-base", 109'482'240},
+    {"bert-large", 335'141'888},    {"gpt2", 124'439'808},
     {"gpt2-xl", 1'557'611'200},     {"llama2-7b", 6'738'415'616},
-    {"llama2-13b", 13'015'864'320}, {"llama3-8b", 8'030'261'248}, {"llama3-70b", 70'553'706'496},
-    {"mlp-tiny", 784 * 256 + 256 + 256 * 128 + 128 + 128 * 10 + 10},
+    {"llama2-13b", 13'015'864'320}, {"llama3-8b", 8'030'261'248},
+    {"llama3-70b", 70'553'706'496}, {"mlp-tiny", 784 * 256 + 256 + 256 * 128 + 128 + 128 * 10 + 10},
 };
 
 gw::ModelDesc zoo(const std::string& name) { return gw::load_model(name, {kZoo}); }
@@ -166,8 +167,8 @@ TEST(ModelZoo, FlopCountsFollowTheConvention) {
 TEST(ModelZoo, ActivationsAreMeasuredInTheTrainingDtype) {
   // The CNNs and the MLP are exported in fp32, the transformers in bf16.
   for (const char* name : {"mlp-tiny", "resnet50", "resnet101", "vgg16"}) EXPECT_EQ(zoo(name).activation_dtype, "fp32");
-  for (const char* name : {"bert-base", "bert-large", "gpt2", "gpt2-xl", "llama2-7b", "llama2-13b", "llama3-8b",
-                           "llama3-70b"})
+  for (const char* name :
+       {"bert-base", "bert-large", "gpt2", "gpt2-xl", "llama2-7b", "llama2-13b", "llama3-8b", "llama3-70b"})
     EXPECT_EQ(zoo(name).activation_dtype, "bf16") << name;
   // mlp-tiny: what autograd saves is each linear layer's fp32 input (the
   // ReLU's output is the same storage), per sample.
@@ -179,8 +180,7 @@ TEST(ModelZoo, ActivationsAreMeasuredInTheTrainingDtype) {
   auto k = [](double layers, double s, double h, double a) { return layers * (34 * s * h + 5 * a * s * s); };
   const std::map<std::string, double> korthikanti = {
       {"bert-base", k(12, 512, 768, 12)}, {"bert-large", k(24, 512, 1024, 16)}, {"gpt2", k(12, 1024, 768, 12)},
-      {"gpt2-xl", k(48, 1024, 1600, 25)}, {"llama2-7b", k(32, 4096, 4096, 32)},
-      {"llama2-13b", k(40, 4096, 5120, 40)}};
+      {"gpt2-xl", k(48, 1024, 1600, 25)}, {"llama2-7b", k(32, 4096, 4096, 32)}, {"llama2-13b", k(40, 4096, 5120, 40)}};
   for (const auto& [name, estimate] : korthikanti) {
     const double measured = zoo(name).activation_bytes_per_sample;
     EXPECT_GT(measured, estimate) << name;
@@ -200,7 +200,7 @@ TEST(ModelLoader, HandWrittenModel) {
   EXPECT_EQ(m.tensors[2].backward_flops_per_sample, 18);   // 2 x forward
   EXPECT_EQ(m.backward_flops_per_sample, 578);
   EXPECT_EQ(m.activation_bytes_per_sample, 1024);  // "1KiB"
-  EXPECT_EQ(m.activation_dtype, "");                // not given: the figure is used as is
+  EXPECT_EQ(m.activation_dtype, "");               // not given: the figure is used as is
   EXPECT_EQ(m.sequence_length, 0);
   EXPECT_EQ(gw::gradient_bytes(m), 4 * (10 + 9 + 90) + 2 * 90);
 }
@@ -258,7 +258,8 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         BadCase{"unknown_key", 18, "tensors[1].dtpye", "unknown key; did you mean \"dtype\"?"},
         BadCase{"numel_mismatch", 17, "tensors[1].numel", "numel 91 is not the product of shape [10, 9] (90)"},
-        BadCase{"duplicate_tensor", 20, "tensors[2].name", "duplicate tensor name \"fc2.bias\" (first listed on line 11)"},
+        BadCase{"duplicate_tensor", 20, "tensors[2].name",
+                "duplicate tensor name \"fc2.bias\" (first listed on line 11)"},
         BadCase{"total_mismatch", 5, "parameters", "parameters 200 differs from the sum of the tensor numels (199)"},
         BadCase{"negative_flops", 23, "tensors[2].forward_flops", "FLOPs cannot be negative"},
         BadCase{"wrong_type", 25, "tensors[3].shape", "expected a list"},
@@ -269,7 +270,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"bad_schema", 2, "schema", "unsupported schema \"gradwire-model/2\""},
         BadCase{"duplicate_key", 6, "parameters", "duplicate key"},
         BadCase{"empty_tensors", 10, "tensors", "at least one tensor"},
-        BadCase{"flops_sum_mismatch", 7, "flops.forward_per_sample", "differs from the sum of the tensors' forward_flops (379)"},
+        BadCase{"flops_sum_mismatch", 7, "flops.forward_per_sample",
+                "differs from the sum of the tensors' forward_flops (379)"},
         BadCase{"zero_model_flops", 7, "flops.forward_per_sample", "must be positive"},
         BadCase{"per_token_without_sequence", 9, "flops.forward_per_token", "need a sequence_length"}),
     [](const ::testing::TestParamInfo<BadCase>& p) { return std::string(p.param.file); });

@@ -31,8 +31,7 @@ NcclCost cost(CollectiveOp op, Algorithm a, Protocol p, const ClusterSpec& c, do
   return k.value_or(NcclCost{});
 }
 
-CollectiveChoice pick(const ClusterSpec& c, double bytes, Algorithm a = Algorithm::Auto,
-                      Protocol p = Protocol::Auto) {
+CollectiveChoice pick(const ClusterSpec& c, double bytes, Algorithm a = Algorithm::Auto, Protocol p = Protocol::Auto) {
   return choose_collective(CollectiveOp::AllReduce, a, p, c, collective_shape(c, c.world_size()), bytes);
 }
 
@@ -58,8 +57,7 @@ TEST(NcclCost, TreeLatencyIsTheChainPlusTheTreeDepth) {
 TEST(NcclCost, ProtocolBandwidthFactors) {
   const auto h100 = node_cluster("h100", 1, 8, 450e9);
   // LL: 1/4 of the link, capped at Hopper's 87.7 GB/s on one node.
-  EXPECT_DOUBLE_EQ(cost(CollectiveOp::AllReduce, Algorithm::Ring, Protocol::LL, h100, MiB).efficiency,
-                   87.7e9 / 450e9);
+  EXPECT_DOUBLE_EQ(cost(CollectiveOp::AllReduce, Algorithm::Ring, Protocol::LL, h100, MiB).efficiency, 87.7e9 / 450e9);
   EXPECT_DOUBLE_EQ(cost(CollectiveOp::AllReduce, Algorithm::Ring, Protocol::LL128, h100, MiB).efficiency, 0.92);
   EXPECT_DOUBLE_EQ(cost(CollectiveOp::AllReduce, Algorithm::Ring, Protocol::Simple, h100, MiB).efficiency, 1.0);
   EXPECT_DOUBLE_EQ(cost(CollectiveOp::AllReduce, Algorithm::NVLS, Protocol::Simple, h100, MiB).efficiency, 5.0 / 6);
@@ -67,8 +65,7 @@ TEST(NcclCost, ProtocolBandwidthFactors) {
   const auto slow = node_cluster("h100", 1, 8, 100e9);
   EXPECT_DOUBLE_EQ(cost(CollectiveOp::AllGather, Algorithm::Ring, Protocol::LL, slow, MiB).efficiency, 1.0 / 3);
   // Tree Simple at 1 MiB: 0.92 x the correction at log2(1 MiB / 64) = 14 (0.5).
-  EXPECT_DOUBLE_EQ(cost(CollectiveOp::AllReduce, Algorithm::Tree, Protocol::Simple, h100, MiB).efficiency,
-                   0.92 * 0.5);
+  EXPECT_DOUBLE_EQ(cost(CollectiveOp::AllReduce, Algorithm::Tree, Protocol::Simple, h100, MiB).efficiency, 0.92 * 0.5);
   // The wire efficiencies of the protocols' formats.
   EXPECT_DOUBLE_EQ(protocols()[0].wire_efficiency, 0.5);
   EXPECT_DOUBLE_EQ(protocols()[1].wire_efficiency, 120.0 / 128);
@@ -139,13 +136,13 @@ TEST(NcclCost, PairsNcclDoesNotRun) {
   const auto none = [](CollectiveOp op, Algorithm a, Protocol p, const ClusterSpec& c) {
     return !collective_cost(op, a, p, c, collective_shape(c, c.world_size()), MiB).has_value();
   };
-  EXPECT_TRUE(none(CollectiveOp::AllReduce, Algorithm::NVLS, Protocol::Simple, a100));     // no multicast
-  EXPECT_TRUE(none(CollectiveOp::AllReduce, Algorithm::NVLS, Protocol::Simple, h100x2));   // one node only
-  EXPECT_TRUE(none(CollectiveOp::AllReduce, Algorithm::NVLS, Protocol::Simple, bridge));   // no NVSwitch
+  EXPECT_TRUE(none(CollectiveOp::AllReduce, Algorithm::NVLS, Protocol::Simple, a100));    // no multicast
+  EXPECT_TRUE(none(CollectiveOp::AllReduce, Algorithm::NVLS, Protocol::Simple, h100x2));  // one node only
+  EXPECT_TRUE(none(CollectiveOp::AllReduce, Algorithm::NVLS, Protocol::Simple, bridge));  // no NVSwitch
   EXPECT_TRUE(none(CollectiveOp::AllReduce, Algorithm::NVLS, Protocol::LL, node_cluster("h100", 1, 8, 450e9)));
-  EXPECT_TRUE(none(CollectiveOp::AllReduce, Algorithm::Ring, Protocol::LL128, unknown));   // LL128 left off
-  EXPECT_TRUE(none(CollectiveOp::AllGather, Algorithm::Tree, Protocol::Simple, a100));     // tree: all-reduce
-  EXPECT_TRUE(none(CollectiveOp::AllToAll, Algorithm::Direct, Protocol::LL, a100));        // gradwire's: Simple
+  EXPECT_TRUE(none(CollectiveOp::AllReduce, Algorithm::Ring, Protocol::LL128, unknown));  // LL128 left off
+  EXPECT_TRUE(none(CollectiveOp::AllGather, Algorithm::Tree, Protocol::Simple, a100));    // tree: all-reduce
+  EXPECT_TRUE(none(CollectiveOp::AllToAll, Algorithm::Direct, Protocol::LL, a100));       // gradwire's: Simple
   EXPECT_FALSE(none(CollectiveOp::AllReduce, Algorithm::Hierarchical, Protocol::Simple, h100x2));
 }
 
@@ -190,7 +187,7 @@ TEST(NcclCost, EachRefusalNamesItsRule) {
   pcie.intra_node.transport = Transport::PcieP2P;
   has(why(CollectiveOp::AllReduce, Algorithm::Ring, Protocol::LL128, pcie, one), "LL128 only with NVLink");
   has(why(CollectiveOp::AllToAll, Algorithm::Direct, Protocol::LL, a100, one), "direct is gradwire's own schedule");
-  has(why(CollectiveOp::AllToAll, Algorithm::Ring, Protocol::Simple, a100, one), "direct sends, not a ring");
+  has(why(CollectiveOp::AllToAll, Algorithm::Ring, Protocol::Simple, a100, one), "ring is for allreduce, allgather");
   has(why(CollectiveOp::AllGather, Algorithm::Hierarchical, Protocol::Simple, a100, one),
       "hierarchical is for allreduce");
   EXPECT_EQ(why(CollectiveOp::AllReduce, Algorithm::NVLS, Protocol::Simple, h100, one), "");
@@ -213,8 +210,8 @@ TEST(NcclCost, NvlsTreeAsNcclsTuningModel) {
   };
   EXPECT_TRUE(none(Algorithm::NvlsTree, Protocol::Simple, node_cluster("h100", 1, 8, 450e9), 8));  // two nodes or more
   EXPECT_TRUE(none(Algorithm::NvlsTree, Protocol::Simple, node_cluster("a100-80gb", 2, 8, 300e9), 16));  // no NVLS
-  EXPECT_TRUE(none(Algorithm::NvlsTree, Protocol::Simple, node_cluster("h100", 2, 2, 150e9), 4));  // no NVSwitch
-  EXPECT_TRUE(none(Algorithm::NvlsTree, Protocol::LL, h100x2, 16));     // Simple only
+  EXPECT_TRUE(none(Algorithm::NvlsTree, Protocol::Simple, node_cluster("h100", 2, 2, 150e9), 4));        // no NVSwitch
+  EXPECT_TRUE(none(Algorithm::NvlsTree, Protocol::LL, h100x2, 16));                                      // Simple only
   EXPECT_TRUE(none(Algorithm::NvlsTree, Protocol::Simple, h100x2, 12));  // 8 + 4 ranks: not whole nodes
   EXPECT_FALSE(none(Algorithm::NvlsTree, Protocol::Simple, h100x2, 16));
   EXPECT_EQ(parse_algorithm("NVLSTree"), Algorithm::NvlsTree);  // NCCL_ALGO's spelling
@@ -227,8 +224,7 @@ TEST(NcclCost, PatAsNcclsTuningModel) {
   // tree's Net/Simple hwLat, 2.20.3's table); bus bandwidth x 0.75.
   const auto x64 = node_cluster("h100", 64, 1, 450e9);
   EXPECT_NEAR(cost(CollectiveOp::AllGather, Algorithm::Pat, Protocol::Simple, x64, MiB).latency, 235.2e-6, 1e-12);
-  EXPECT_NEAR(cost(CollectiveOp::ReduceScatter, Algorithm::Pat, Protocol::Simple, x64, MiB).latency, 235.2e-6,
-              1e-12);
+  EXPECT_NEAR(cost(CollectiveOp::ReduceScatter, Algorithm::Pat, Protocol::Simple, x64, MiB).latency, 235.2e-6, 1e-12);
   const auto x512 = node_cluster("a100-80gb", 512, 1, 300e9);  // 8 + 9 x 8 + 2.8 x 512
   EXPECT_NEAR(cost(CollectiveOp::AllGather, Algorithm::Pat, Protocol::Simple, x512, 8).latency, 1513.6e-6, 1e-12);
   EXPECT_DOUBLE_EQ(cost(CollectiveOp::AllGather, Algorithm::Pat, Protocol::Simple, x64, 8).efficiency, 0.75);
@@ -237,8 +233,8 @@ TEST(NcclCost, PatAsNcclsTuningModel) {
     return !collective_cost(op, Algorithm::Pat, p, c, collective_shape(c, c.world_size()), MiB).has_value();
   };
   EXPECT_FALSE(none(CollectiveOp::AllGather, Protocol::Simple, x64));
-  EXPECT_TRUE(none(CollectiveOp::AllReduce, Protocol::Simple, x64));                          // AG / RS only
-  EXPECT_TRUE(none(CollectiveOp::AllGather, Protocol::LL, x64));                              // Simple only
+  EXPECT_TRUE(none(CollectiveOp::AllReduce, Protocol::Simple, x64));                                // AG / RS only
+  EXPECT_TRUE(none(CollectiveOp::AllGather, Protocol::LL, x64));                                    // Simple only
   EXPECT_TRUE(none(CollectiveOp::AllGather, Protocol::Simple, node_cluster("h100", 8, 8, 450e9)));  // 1 GPU/node
   EXPECT_TRUE(none(CollectiveOp::AllGather, Protocol::Simple, node_cluster("h100", 1, 1, 450e9)));  // one rank
   auto tcpx = x64;
@@ -275,8 +271,9 @@ TEST(NcclChoice, ManyOneGpuNodesPickPatForMidSizeAllGathers) {
   }
   // Eight GPUs per node: no PAT, whatever the size.
   const auto x8 = node_cluster("h100", 8, 8, 450e9);
-  EXPECT_NE(choose_collective(CollectiveOp::AllGather, Algorithm::Auto, Protocol::Auto, x8,
-                              collective_shape(x8, 64), 16 * MiB).algorithm,
+  EXPECT_NE(choose_collective(CollectiveOp::AllGather, Algorithm::Auto, Protocol::Auto, x8, collective_shape(x8, 64),
+                              16 * MiB)
+                .algorithm,
             Algorithm::Pat);
 }
 
@@ -361,7 +358,8 @@ TEST(NcclChoice, TheChoiceIsTheFastestUnderNcclsTuningModel) {
     for (Algorithm a : nccl_algorithms(CollectiveOp::AllReduce))
       for (const auto& pi : protocols()) {
         if (!collective_cost(CollectiveOp::AllReduce, a, pi.protocol, c, shape, s)) continue;
-        EXPECT_LE(best.tuning_time, pick(c, s, a, pi.protocol).tuning_time) << s << " " << to_string(a) << "/" << pi.name;
+        EXPECT_LE(best.tuning_time, pick(c, s, a, pi.protocol).tuning_time)
+            << s << " " << to_string(a) << "/" << pi.name;
       }
   }
   // At 64 KiB the ring runs on 2 of its channels: slower than NCCL's model of it.

@@ -3,9 +3,12 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
+#include <vector>
 
 #include <unistd.h>
 
@@ -39,7 +42,7 @@ gw::Profile sample_profile() {
   p.nccl_env = {{"NCCL_ALGO", "Ring"}};
   p.gemm_flops = {{"fp32", 5.1e13}, {"tf32", 3.0e14}, {"bf16", 6.7e14}, {"fp16", 6.9e14}};
   p.gemm_points["bf16"] = {{1.0e9, 2.1e-6, 0.03, 20}, {6.87e10, 1.01e-4, 0.011, 20}};
-  p.copy_bandwidth = 3.9e12 / 3.0;   // not a short decimal: checks exact round trip
+  p.copy_bandwidth = 3.9e12 / 3.0;  // not a short decimal: checks exact round trip
   std::vector<gw::CurvePoint> pts;
   for (int e = 10; e <= 20; ++e) {
     double x = std::ldexp(1.0, e);
@@ -179,7 +182,8 @@ TEST(Profile, BundledDatasheetProfilesAreCompleteAndConsistent) {
   // fp16 encode of 2^28 elements on H100: 6 B/element at 0.8 x 3.35 TB/s + 5 us.
   EXPECT_NEAR(all["h100"].codec_time("fp16", true, n), 5e-6 + n * 6 / (0.8 * 3.35e12), 1e-9);
   // NVLink all-reduce at 8 GPUs beats PCIe.
-  EXPECT_GT(all["h100"].collective(gw::CollectiveOp::AllReduce, 8)->fit.beta, 5 * all["l4"].collective(gw::CollectiveOp::AllReduce, 8)->fit.beta);
+  EXPECT_GT(all["h100"].collective(gw::CollectiveOp::AllReduce, 8)->fit.beta,
+            5 * all["l4"].collective(gw::CollectiveOp::AllReduce, 8)->fit.beta);
 }
 
 TEST(Profile, CodecCostChangesPropagate) {
@@ -222,7 +226,7 @@ TEST(Profile, TheBaseOfTheMalformedProfilesIsValid) {
   // Each file in bad/ is this file with one defect.
   gw::Profile p = gw::load_profile_file(std::string(GW_TEST_DATA_DIR) + "/good_base.yaml");
   EXPECT_EQ(p.name, "base");
-  EXPECT_EQ(p.codecs.at("fp16").encode.knots.size(), 2u);   // fitted from the points
+  EXPECT_EQ(p.codecs.at("fp16").encode.knots.size(), 2u);  // fitted from the points
   // One decode knot: constant below it, proportional to size above it.
   EXPECT_DOUBLE_EQ(p.codec_time("fp16", false, 512), 5.0e-6);
   EXPECT_DOUBLE_EQ(p.codec_time("fp16", false, 4096), 2.0e-5);
@@ -266,4 +270,47 @@ TEST(Profile, MalformedProfilesAreRejectedWithFileLineAndField) {
       EXPECT_NE(e.reason().find(c.reason_part), std::string::npos) << e.what();
     }
   }
+}
+
+// The profile's field table (profile.cpp, profile_keys) and the documented
+// keys (docs/profiles.md, "Fields") are the same, in the same order, and a
+// key the table needs is the one the documentation says is required ("yes").
+TEST(Profile, FieldTableIsTheDocumentedKeys) {
+  std::ifstream in(std::string(GW_SOURCE_DIR) + "/docs/profiles.md");
+  std::string line;
+  while (std::getline(in, line) && line != "## Fields") {
+  }
+  std::vector<std::string> documented;
+  std::set<std::string> required;
+  bool in_table = false;
+  while (std::getline(in, line)) {
+    if (line.rfind("|", 0) != 0) {
+      if (in_table) break;  // the end of the first table of the section
+      continue;
+    }
+    in_table = true;
+    if (line.rfind("| `", 0) != 0) continue;
+    const auto cell_end = line.find(" | ", 2);
+    const std::string cell = line.substr(2, cell_end - 2);
+    const bool yes = line.compare(cell_end + 3, 3, "yes") == 0;
+    // "`name`, `device`": two keys; "`compute.fp16_flops`, `tf32_flops`": one.
+    std::vector<std::string> keys;
+    for (std::size_t a = cell.find('`'); a != std::string::npos; a = cell.find('`', cell.find('`', a + 1) + 1))
+      keys.push_back(cell.substr(a + 1, cell.find('`', a + 1) - a - 1));
+    ASSERT_FALSE(keys.empty()) << line;
+    const auto top_end = keys[0].find_first_of(".[");
+    if (top_end != std::string::npos) keys = {keys[0].substr(0, top_end)};
+    for (const auto& k : keys) {
+      if (documented.empty() || documented.back() != k) documented.push_back(k);
+      if (yes) required.insert(k);
+    }
+  }
+  std::vector<std::string> table;
+  std::set<std::string> table_required;
+  for (const auto& k : gw::profile_keys()) {
+    table.emplace_back(k.key);
+    if (k.required) table_required.insert(k.key);
+  }
+  EXPECT_EQ(table, documented);
+  EXPECT_EQ(table_required, required);
 }

@@ -54,9 +54,9 @@ TEST(PytorchHooks, HalfHookIsCastDivideAllReduceCopyBack) {
     SCOPED_TRACE(kind);
     const auto c = plan(kind, m, 8, hook);
     ASSERT_EQ(c.steps.size(), 3u);
-    EXPECT_DOUBLE_EQ(c.steps[0].seconds, 2 * kL + 10 * n / 1e12);   // cast (4 + 2 B), divide in half (2 + 2 B)
+    EXPECT_DOUBLE_EQ(c.steps[0].seconds, 2 * kL + 10 * n / 1e12);  // cast (4 + 2 B), divide in half (2 + 2 B)
     EXPECT_DOUBLE_EQ(c.steps[1].bytes, 2 * n);
-    EXPECT_DOUBLE_EQ(c.steps[2].seconds, kL + 6 * n / 1e12);        // copy back (2 + 4 B)
+    EXPECT_DOUBLE_EQ(c.steps[2].seconds, kL + 6 * n / 1e12);  // copy back (2 + 4 B)
     // The hook's body runs on the backward's stream, its `then` on a side stream.
     EXPECT_EQ(c.on_compute_stream, 1u);
     EXPECT_EQ(c.on_side_stream, 1u);
@@ -72,7 +72,7 @@ TEST(PytorchHooks, HooksRunWhereDdpRunsThem) {
   const auto m = model_of({tensor("w", {256, 128}, 1e9), tensor("b", {256}, 1e6)});
   const HookCosts hook{1e12, 1e13, kL};
   const auto c = plan("powersgd", m, 8, hook);
-  ASSERT_EQ(c.steps.size(), 7u);   // encode, all-reduce, decode, P, encode, Q, decode
+  ASSERT_EQ(c.steps.size(), 7u);  // encode, all-reduce, decode, P, encode, Q, decode
   EXPECT_EQ(c.on_compute_stream, 1u);
   EXPECT_EQ(c.on_side_stream, 1u);
   EXPECT_EQ(c.steps.front().kind, CommStep::Kind::Encode);
@@ -121,7 +121,7 @@ TEST(PytorchHooks, OverlapPutsTheCastOnTheBackwardStreamAndTheCopyBackBeside) {
   const double start1 = std::max(end_backward, ready0 + ar0);
   const double copy0_end = ready0 + ar0 + p.comm[0].steps[2].seconds;
   const double copy1_end = start1 + ar1 + p.comm[1].steps[2].seconds;
-  EXPECT_NEAR(r.buckets[1].start, start1, 1e-15);   // not after bucket 0's copy back
+  EXPECT_NEAR(r.buckets[1].start, start1, 1e-15);  // not after bucket 0's copy back
   EXPECT_NEAR(r.buckets[0].end, copy0_end, 1e-15);
   EXPECT_TRUE(r.buckets[0].steps.back().side_stream);
   EXPECT_NEAR(r.total, std::max({copy0_end, copy1_end, end_backward}) + p.optimizer, 1e-15);
@@ -136,8 +136,8 @@ TEST(PytorchHooks, OverlapPutsTheCastOnTheBackwardStreamAndTheCopyBackBeside) {
 // side-stream steps; T = t + O.
 TEST(PytorchHooks, PowerSgdHookBlocksTheBackwardUntilItsChainEnds) {
   const WorkloadSpec w = bucket_per_tensor("powersgd");
-  const auto m = model_of({tensor("w3", {512, 512}, 8e9), tensor("w2", {512, 256}, 2e9),
-                           tensor("w1", {256, 128, 3, 3}, 4e9)});
+  const auto m =
+      model_of({tensor("w3", {512, 512}, 8e9), tensor("w2", {512, 256}, 2e9), tensor("w1", {256, 128, 3, 3}, 4e9)});
   const CollectiveTimeFn coll = [](const CommStep& s) { return 1e-4 + s.bytes / 1e9; };
   auto p = plan_iteration(w, test::cluster(1, 8), m, test::costs());
   ASSERT_EQ(p.buckets.size(), 3u);
@@ -156,7 +156,7 @@ TEST(PytorchHooks, PowerSgdHookBlocksTheBackwardUntilItsChainEnds) {
   }
   const auto r = evaluate_closed_form(p, coll);
   EXPECT_NEAR(r.total, t + p.optimizer, 1e-12);
-  EXPECT_NEAR(r.backward, backward, 1e-12);   // the waits are communication, not backward
+  EXPECT_NEAR(r.backward, backward, 1e-12);  // the waits are communication, not backward
   EXPECT_NEAR(r.exposed_communication, chains, 1e-12);
   EXPECT_NEAR(r.forward + r.backward + r.exposed_communication + r.optimizer, r.total, 1e-12);
   for (std::size_t b = 0; b + 1 < r.buckets.size(); ++b) {
@@ -176,9 +176,9 @@ TEST(PytorchHooks, PowerSgdHookBlocksTheBackwardUntilItsChainEnds) {
 // its end its own time; g = 0 changes nothing.
 TEST(PytorchHooks, CodecsBesideTheBackwardAreSlowedByCodecUnderCompute) {
   WorkloadSpec w = bucket_per_tensor("int8");
-  w.compression.implementation = "gradwire";   // the profile's codecs, all on the comm stream
-  const auto m = model_of({tensor("w3", {512, 512}, 8e9), tensor("w2", {512, 256}, 2e9),
-                           tensor("w1", {256, 128, 3, 3}, 4e9)});
+  w.compression.implementation = "gradwire";  // the profile's codecs, all on the comm stream
+  const auto m =
+      model_of({tensor("w3", {512, 512}, 8e9), tensor("w2", {512, 256}, 2e9), tensor("w1", {256, 128, 3, 3}, 4e9)});
   const CollectiveTimeFn coll = [](const CommStep& s) { return 1e-5 + s.bytes / 1e11; };
   auto p = plan_iteration(w, test::cluster(1, 8), m, test::costs(1e3));
   const double base = evaluate_closed_form(p, coll).total;
@@ -215,16 +215,16 @@ TEST(PytorchHooks, PowerSgdLaunchesAreTheHooksKernelCount) {
   ASSERT_EQ(coll.size(), 3u);
   EXPECT_EQ(coll[0]->label, "all-reduce uncompressed");
   EXPECT_DOUBLE_EQ(coll[0]->bytes, 128 * 4);
-  EXPECT_DOUBLE_EQ(coll[1]->bytes, 64 * 4 * 4);    // P: m r
-  EXPECT_DOUBLE_EQ(coll[2]->bytes, 288 * 4 * 4);   // Q: n r
+  EXPECT_DOUBLE_EQ(coll[1]->bytes, 64 * 4 * 4);   // P: m r
+  EXPECT_DOUBLE_EQ(coll[2]->bytes, 288 * 4 * 4);  // Q: n r
   // Gram-Schmidt at rank r: 3 kernels per column, 4 per later block: 7r - 4.
   const double gs = 7 * 4 - 4;
-  EXPECT_NEAR(c.steps[0].seconds, (2 + 1 + gs + 1) * kL, 1e-15);   // EF add + clone, cat, orthogonalize Q, P = MQ
-  EXPECT_NEAR(c.steps[2].seconds, (1 + 2) * kL, 1e-15);            // divide, copy back two tensors
-  EXPECT_NEAR(c.steps[4].seconds, (gs + 1) * kL, 1e-15);           // orthogonalize P, Q = M^T P
-  EXPECT_NEAR(c.steps[6].seconds, (1 + 1 + 1) * kL, 1e-15);        // divide Q, P Q^T, residual
+  EXPECT_NEAR(c.steps[0].seconds, (2 + 1 + gs + 1) * kL, 1e-15);  // EF add + clone, cat, orthogonalize Q, P = MQ
+  EXPECT_NEAR(c.steps[2].seconds, (1 + 2) * kL, 1e-15);           // divide, copy back two tensors
+  EXPECT_NEAR(c.steps[4].seconds, (gs + 1) * kL, 1e-15);          // orthogonalize P, Q = M^T P
+  EXPECT_NEAR(c.steps[6].seconds, (1 + 1 + 1) * kL, 1e-15);       // divide Q, P Q^T, residual
   const auto no_ef = plan("powersgd", conv_layer(), 8, launches_only, false, 1);
-  EXPECT_NEAR(no_ef.steps[0].seconds, (1 + 3 + 1) * kL, 1e-15);    // rank 1: Gram-Schmidt is 3 kernels
+  EXPECT_NEAR(no_ef.steps[0].seconds, (1 + 3 + 1) * kL, 1e-15);  // rank 1: Gram-Schmidt is 3 kernels
   EXPECT_NEAR(no_ef.steps[6].seconds, (1 + 1) * kL, 1e-15);
 }
 
@@ -254,8 +254,8 @@ TEST(PytorchHooks, GatheredDecodeGrowsWithTheWorkers) {
     const auto topk = plan("topk", m, gpus, hook);
     const auto coll = of_kind(topk, CommStep::Kind::Collective);
     ASSERT_EQ(coll.size(), 2u);
-    EXPECT_DOUBLE_EQ(coll[0]->contributed, k * e);   // values
-    EXPECT_DOUBLE_EQ(coll[1]->contributed, 8 * k);   // int64 indices
+    EXPECT_DOUBLE_EQ(coll[0]->contributed, k * e);  // values
+    EXPECT_DOUBLE_EQ(coll[1]->contributed, 8 * k);  // int64 indices
     EXPECT_DOUBLE_EQ(coll[1]->bytes, 8 * k * N);
     const double scatter = 2 * kL + (e * n + k * (2 * e + 8)) / 1e12;
     EXPECT_NEAR(topk.decode, N * scatter + dense_sum(N) + kL + 2 * e * n / 1e12, 1e-12);
@@ -268,8 +268,8 @@ TEST(PytorchHooks, GatheredDecodeGrowsWithTheWorkers) {
     const auto sign = plan("sign", m, gpus, hook);
     const auto sc = of_kind(sign, CommStep::Kind::Collective);
     ASSERT_EQ(sc.size(), 2u);
-    EXPECT_DOUBLE_EQ(sc[0]->contributed, n);   // one byte per sign
-    EXPECT_DOUBLE_EQ(sc[1]->contributed, e);   // the mean
+    EXPECT_DOUBLE_EQ(sc[0]->contributed, n);  // one byte per sign
+    EXPECT_DOUBLE_EQ(sc[1]->contributed, e);  // the mean
     EXPECT_NEAR(sign.decode, N * (4 * kL + (1 + 7 * e) * n / 1e12) + dense_sum(N) + kL + 2 * e * n / 1e12, 1e-12);
 
     const auto vote = plan("majority_vote", m, gpus, hook);
@@ -293,9 +293,7 @@ TEST(PytorchHooks, GradwireKeepsTheMeasuredCodecsAndNoneAndRandomKAreUnchanged) 
   CompressionSpec c;
   c.kind = "fp16";
   c.implementation = "gradwire";
-  const auto codec = [](const std::string&, bool encode, double elements) {
-    return (encode ? 1e-9 : 2e-9) * elements;
-  };
+  const auto codec = [](const std::string&, bool encode, double elements) { return (encode ? 1e-9 : 2e-9) * elements; };
   const auto g = plan_bucket_comm(c, m, buckets.at(0), 4, test::cluster(1, 8), "ring", codec, {1e12, 1e13, kL});
   EXPECT_DOUBLE_EQ(g.encode, 1e-6);
   EXPECT_DOUBLE_EQ(g.decode, 2e-6);
@@ -315,11 +313,11 @@ TEST(PytorchHooks, GradwireKeepsTheMeasuredCodecsAndNoneAndRandomKAreUnchanged) 
   c.rank = 4;
   c.implementation = "gradwire";
   const auto mm = model_of({tensor("w", {256, 128}, 1e9)});
-  EXPECT_FALSE(plan_bucket_comm(c, mm, assign_buckets(mm, 4, 1e18, 1e18).at(0), 4, test::cluster(1, 8), "ring",
-                                codec, {})
-                   .blocks_host);
+  EXPECT_FALSE(
+      plan_bucket_comm(c, mm, assign_buckets(mm, 4, 1e18, 1e18).at(0), 4, test::cluster(1, 8), "ring", codec, {})
+          .blocks_host);
   c.kind = "fp16";
-  c.implementation = "pytorch";   // a hook without a copy bandwidth to cost it
+  c.implementation = "pytorch";  // a hook without a copy bandwidth to cost it
   EXPECT_THROW(plan_bucket_comm(c, m, buckets.at(0), 4, test::cluster(1, 8), "ring", codec, {}), std::invalid_argument);
   c.implementation = "apex";
   EXPECT_THROW(plan_bucket_comm(c, m, buckets.at(0), 4, test::cluster(1, 8), "ring", codec, {}), std::invalid_argument);
@@ -332,9 +330,9 @@ TEST(PytorchHooks, NoOverlapIterationIsComputePlusEveryHookStepOnItsStream) {
   w.overlap = false;
   w.ddp_overheads = false;
   w.optimizer.step_time = 1e-4;
-  w.first_bucket_size = w.bucket_size = 1e5;   // several buckets
-  const auto m = model_of({tensor("w1", {256, 128, 3, 3}, 4e9), tensor("b1", {256}, 1e6),
-                           tensor("w2", {512, 256}, 2e9), tensor("b2", {512}, 1e6)});
+  w.first_bucket_size = w.bucket_size = 1e5;  // several buckets
+  const auto m = model_of({tensor("w1", {256, 128, 3, 3}, 4e9), tensor("b1", {256}, 1e6), tensor("w2", {512, 256}, 2e9),
+                           tensor("b2", {512}, 1e6)});
   const CollectiveTimeFn coll = [](const CommStep& s) { return 1e-4 + s.bytes / 1e10; };
   for (const char* kind : {"fp16", "powersgd", "topk", "sign", "int8"}) {
     SCOPED_TRACE(kind);

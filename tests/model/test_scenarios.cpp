@@ -52,7 +52,6 @@ std::vector<fs::path> bad_files() {
   return out;
 }
 
-
 }  // namespace
 
 TEST(Scenario, DefaultLoads) {
@@ -83,7 +82,8 @@ TEST(Scenario, DdpOverheadKeysDefaultOnAndReadBack) {
   std::string yaml = text.str();
   const auto at = yaml.find("workload:\n");
   ASSERT_NE(at, std::string::npos);
-  yaml.insert(at + 10, "  ddp_overheads: false\n  gradient_as_bucket_view: true\n  input_rate: 250\n  no_sync: false\n");
+  yaml.insert(at + 10,
+              "  ddp_overheads: false\n  gradient_as_bucket_view: true\n  input_rate: 250\n  no_sync: false\n");
   const fs::path p = dir / "keys.yaml";
   std::ofstream(p) << yaml;
   auto t = gw::load_scenario(p.string());
@@ -160,6 +160,4 @@ TEST_P(BadScenario, CliExitsTwoNamingThePosition) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Corpus, BadScenario, ::testing::ValuesIn(bad_files()),
-                         [](const ::testing::TestParamInfo<fs::path>& file) {
-                           return file.param.stem().string();
-                         });
+                         [](const ::testing::TestParamInfo<fs::path>& file) { return file.param.stem().string(); });

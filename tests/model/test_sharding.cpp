@@ -39,7 +39,7 @@ TEST(ShardingParse, SchemesAndTheirFrameworkDefaults) {
   EXPECT_EQ(s.gradient_sync, gw::GradientSync::EveryMicroStep);
   EXPECT_EQ(s.reshard_after_forward, gw::kReshardFull);
   s = parse("zero1");
-  EXPECT_EQ(s.gradient_sync, gw::GradientSync::LastMicroStep);   // ZeRO-1 reduces at the boundary
+  EXPECT_EQ(s.gradient_sync, gw::GradientSync::LastMicroStep);  // ZeRO-1 reduces at the boundary
   s = parse("shard_grad_op");
   EXPECT_EQ(s.scheme, gw::ShardingScheme::Zero2);
   EXPECT_EQ(s.framework, gw::ShardingFramework::Fsdp1);
@@ -48,8 +48,9 @@ TEST(ShardingParse, SchemesAndTheirFrameworkDefaults) {
   EXPECT_EQ(s.scheme, gw::ShardingScheme::ZeroPP);
   EXPECT_TRUE(s.qwz && s.hpz && s.qgz);
   EXPECT_EQ(gw::to_string(s.scheme), "zeropp");
-  s = parse("{scheme: zero3, framework: fsdp2, reshard_after_forward: 8, gradient_sync: last, "
-            "reshard_after_backward: false, prefetch: 2, reduce_dtype: fp32, param_dtype: bf16}");
+  s = parse(
+      "{scheme: zero3, framework: fsdp2, reshard_after_forward: 8, gradient_sync: last, "
+      "reshard_after_backward: false, prefetch: 2, reduce_dtype: fp32, param_dtype: bf16}");
   EXPECT_EQ(s.framework, gw::ShardingFramework::Fsdp2);
   EXPECT_EQ(s.reshard_after_forward, 8);
   EXPECT_EQ(s.gradient_sync, gw::GradientSync::LastMicroStep);
@@ -77,7 +78,7 @@ TEST(ShardingParse, RefusalsNameTheKeyAndSuggest) {
   e = parse_error("{scheme: zero3, gradient_synk: last}");
   EXPECT_EQ(e.key(), "sharding.gradient_synk");
   EXPECT_NE(e.reason().find("did you mean \"gradient_sync\""), std::string::npos) << e.what();
-  e = parse_error("{scheme: zero2, gradient_sync: last}");   // DeepSpeed refuses no_sync with ZeRO-2/3
+  e = parse_error("{scheme: zero2, gradient_sync: last}");  // DeepSpeed refuses no_sync with ZeRO-2/3
   EXPECT_EQ(e.key(), "sharding.gradient_sync");
   EXPECT_NE(e.reason().find("every backward"), std::string::npos) << e.what();
   e = parse_error("{scheme: full_shard, reshard_after_backward: false}");
@@ -102,18 +103,18 @@ TEST(ShardingParse, RefusalsNameTheKeyAndSuggest) {
 }
 
 constexpr std::int64_t kPsi = 7'000'000'000;
-constexpr double kM = 2.0 * kPsi;   // the model in bf16: the papers' M
+constexpr double kM = 2.0 * kPsi;  // the model in bf16: the papers' M
 
 gw::ShardingPlan plan(const std::string& spec, int k, gw::ShardTopology t = {1024, 8}) {
   return gw::sharding_plan(parse(spec), t, kPsi, 2, k);
 }
 
-double ag(int n) { return (n - 1.0) / n; }   // all-gather / reduce-scatter bus factor
+double ag(int n) { return (n - 1.0) / n; }  // all-gather / reduce-scatter bus factor
 
 TEST(ShardingTraffic, OneMicroStepMatchesTheZeroPaper) {
   const int w = 1024;
   const double ddp = plan("ddp", 1).wire_bytes_per_gpu();
-  EXPECT_DOUBLE_EQ(ddp, 2 * ag(w) * kM);   // ring all-reduce: 2 (n-1)/n M
+  EXPECT_DOUBLE_EQ(ddp, 2 * ag(w) * kM);  // ring all-reduce: 2 (n-1)/n M
   // ZeRO paper, section 7: stages 1 and 2 move what DDP does, stage 3 1.5x.
   EXPECT_DOUBLE_EQ(plan("zero1", 1).wire_bytes_per_gpu(), ddp);
   EXPECT_DOUBLE_EQ(plan("zero2", 1).wire_bytes_per_gpu(), ddp);
@@ -128,7 +129,8 @@ struct Counts {
 
 Counts counts(const gw::ShardingPlan& p) {
   return {p.count(CollectiveOp::AllGather, ShardPhase::Forward), p.count(CollectiveOp::AllGather, ShardPhase::Backward),
-          p.count(CollectiveOp::ReduceScatter, ShardPhase::Backward) + p.count(CollectiveOp::AllReduce, ShardPhase::Backward),
+          p.count(CollectiveOp::ReduceScatter, ShardPhase::Backward) +
+              p.count(CollectiveOp::AllReduce, ShardPhase::Backward),
           p.count(CollectiveOp::AllGather, ShardPhase::Step)};
 }
 
@@ -150,17 +152,17 @@ void expect_counts(const std::string& spec, int k, Counts want) {
 TEST(ShardingTraffic, AccumulationModesPerFramework) {
   for (long long k : {4LL, 32768LL}) {
     const int ki = static_cast<int>(k);
-    expect_counts("ddp", ki, {0, 0, 1, 0});                                  // no_sync
+    expect_counts("ddp", ki, {0, 0, 1, 0});  // no_sync
     expect_counts("{scheme: ddp, gradient_sync: every}", ki, {0, 0, k, 0});
-    expect_counts("zero1", ki, {0, 0, 1, 1});                                // boundary only
-    expect_counts("zero2", ki, {0, 0, k, 1});                                // every backward
+    expect_counts("zero1", ki, {0, 0, 1, 1});  // boundary only
+    expect_counts("zero2", ki, {0, 0, k, 1});  // every backward
     expect_counts("zero3", ki, {k, k, k, 0});
-    expect_counts("full_shard", ki, {k, k, k, 0});                           // FSDP1, synced
-    expect_counts("{scheme: full_shard, gradient_sync: last}", ki, {k, k, 1, 0});   // no_sync
+    expect_counts("full_shard", ki, {k, k, k, 0});                                 // FSDP1, synced
+    expect_counts("{scheme: full_shard, gradient_sync: last}", ki, {k, k, 1, 0});  // no_sync
     expect_counts("shard_grad_op", ki, {k, 0, k, 0});
-    expect_counts("{scheme: shard_grad_op, gradient_sync: last}", ki, {1, 0, 1, 0});   // keeps params
+    expect_counts("{scheme: shard_grad_op, gradient_sync: last}", ki, {1, 0, 1, 0});  // keeps params
     const std::string f2 = "{framework: fsdp2, ";
-    expect_counts(f2 + "scheme: zero3}", ki, {k, k, k, 0});                  // FSDP2 default
+    expect_counts(f2 + "scheme: zero3}", ki, {k, k, k, 0});  // FSDP2 default
     expect_counts(f2 + "scheme: zero3, gradient_sync: last}", ki, {k, k, 1, 0});
     expect_counts(f2 + "scheme: zero3, gradient_sync: last, reshard_after_backward: false}", ki, {1, k, 1, 0});
     expect_counts(f2 + "scheme: zero2}", ki, {k, 0, k, 0});
@@ -182,8 +184,7 @@ TEST(ShardingTraffic, ZeroPlusPlusCutsCrossNodeVolumeFourfold) {
   // Each part alone.
   EXPECT_DOUBLE_EQ(plan("{scheme: zeropp, hpz: false, qgz: false}", 1).cross_node_bytes_per_node(gpn),
                    ag(w) * kM / 2 * 2 + ag(w) * kM);
-  EXPECT_DOUBLE_EQ(plan("{scheme: zeropp, qwz: false, qgz: false}", 1).cross_node_bytes_per_node(gpn),
-                   2 * ag(w) * kM);
+  EXPECT_DOUBLE_EQ(plan("{scheme: zeropp, qwz: false, qgz: false}", 1).cross_node_bytes_per_node(gpn), 2 * ag(w) * kM);
   // The in-node parts still run: hpZ's backward all-gather over 8 GPUs in 16-bit.
   EXPECT_EQ(pp.count(CollectiveOp::AllGather, ShardPhase::Backward), 1);
   EXPECT_EQ(pp.count(CollectiveOp::AllToAll, ShardPhase::Backward), 2);
@@ -202,16 +203,15 @@ TEST(ShardingTraffic, HybridShardingCrossesNodesOnlyToAllReduceShards) {
   EXPECT_DOUBLE_EQ(r.cross_node_bytes_per_node(8), 2 * ag(64) * kM);
   // Shard groups that do not divide the world are refused.
   EXPECT_THROW(gw::sharding_plan(parse("{scheme: hsdp, group: 3}"), t, kPsi, 2, 1), std::invalid_argument);
-  EXPECT_THROW(gw::sharding_plan(parse("{scheme: zero3, framework: fsdp2, reshard_after_forward: 64}"), t, kPsi, 2,
-                                 1),
+  EXPECT_THROW(gw::sharding_plan(parse("{scheme: zero3, framework: fsdp2, reshard_after_forward: 64}"), t, kPsi, 2, 1),
                std::invalid_argument);
   EXPECT_THROW(gw::sharding_plan(parse("zero3"), t, kPsi, 2, 0), std::invalid_argument);
 }
 
 TEST(ShardingTraffic, ReduceAndGatherPrecisions) {
   // FSDP MixedPrecision(param_dtype=bf16, reduce_dtype=fp32) on fp32 gradients.
-  const auto p = gw::sharding_plan(parse("{scheme: full_shard, param_dtype: bf16, reduce_dtype: fp32}"), {16, 8},
-                                   kPsi, 4, 1);
+  const auto p =
+      gw::sharding_plan(parse("{scheme: full_shard, param_dtype: bf16, reduce_dtype: fp32}"), {16, 8}, kPsi, 4, 1);
   EXPECT_DOUBLE_EQ(p.wire_bytes_per_gpu(), ag(16) * (2 * 2.0 * kPsi + 4.0 * kPsi));
 }
 
@@ -267,7 +267,7 @@ const std::string kZoo = std::string(GW_SOURCE_DIR) + "/models";
 TEST(ShardingMemory, UnitsAndBlocksOfLlama) {
   const gw::ModelDesc l = gw::load_model("llama2-7b", {kZoo});
   const auto units = gw::shard_units(l);
-  ASSERT_EQ(units.size(), 35u);   // lm_head, model.norm, 32 blocks, model.embed_tokens
+  ASSERT_EQ(units.size(), 35u);  // lm_head, model.norm, 32 blocks, model.embed_tokens
   EXPECT_EQ(units.front().name, "lm_head");
   EXPECT_EQ(units[2].name, "model.layers.31");
   EXPECT_EQ(units.back().name, "model.embed_tokens");
@@ -325,7 +325,7 @@ TEST(ShardingMemory, BuffersAccumulationAndCheckpointing) {
     if (c.memory.fits()) fit.push_back(gw::to_string(c.spec.scheme) + "/" + gw::to_string(c.checkpointing));
   }
   EXPECT_EQ(fit, (std::vector<std::string>{"zero1/full", "zero2/full", "zero3/full"}));
-  EXPECT_EQ(gw::scheme_candidates(l, w, {64, 8}, {}, 80e9).size(), 12u);   // hsdp and zeropp join
+  EXPECT_EQ(gw::scheme_candidates(l, w, {64, 8}, {}, 80e9).size(), 12u);  // hsdp and zeropp join
   EXPECT_EQ(gw::sharding_defaults(gw::ShardingScheme::Hsdp).framework, gw::ShardingFramework::Fsdp2);
   EXPECT_EQ(gw::sharding_defaults(gw::ShardingScheme::Zero2).framework, gw::ShardingFramework::DeepSpeed);
 }

@@ -23,8 +23,8 @@ using test::tensor;
 
 TEST(Stragglers, ExpectedMaxOfNormalsMatchesExactValuesAndTables) {
   EXPECT_EQ(expected_max_normal(1), 0.0);
-  EXPECT_NEAR(expected_max_normal(2), 1 / std::sqrt(std::numbers::pi), 1e-9);      // exact
-  EXPECT_NEAR(expected_max_normal(3), 1.5 / std::sqrt(std::numbers::pi), 1e-9);    // exact
+  EXPECT_NEAR(expected_max_normal(2), 1 / std::sqrt(std::numbers::pi), 1e-9);    // exact
+  EXPECT_NEAR(expected_max_normal(3), 1.5 / std::sqrt(std::numbers::pi), 1e-9);  // exact
   // Harter (1961) / Royston (1982) tables of expected normal order statistics.
   EXPECT_NEAR(expected_max_normal(10), 1.538753, 1e-6);
   EXPECT_NEAR(expected_max_normal(100), 2.507594, 1e-6);
@@ -219,14 +219,13 @@ TEST(Band, ResidualsFileRoundTrips) {
 
 // Many small tensors with int8 compression and costly codecs, so that both
 // collectives and codecs run beside the remaining backward.
-IterationPlan interference_plan(std::optional<double> given, const InterferenceFigures& measured,
-                                bool overlap = true) {
+IterationPlan interference_plan(std::optional<double> given, const InterferenceFigures& measured, bool overlap = true) {
   std::vector<TensorDesc> ts;
   for (int i = 0; i < 40; ++i) ts.push_back(tensor("t" + std::to_string(i), {300000}, 1e9));
   WorkloadSpec w;
   w.compute_efficiency = 1.0;
   w.compression.kind = "int8";
-  w.compression.implementation = "gradwire";   // codec kernels on the comm stream, beside the backward
+  w.compression.implementation = "gradwire";  // codec kernels on the comm stream, beside the backward
   w.interference = given;
   w.overlap = overlap;
   w.optimizer.step_time = 0;
@@ -254,17 +253,17 @@ TEST(Interference, WorkloadOverridesTheProfileWhichOverridesTheDefault) {
 
 TEST(Interference, ARunUsesItsOwnCodecsMeasuredFigures) {
   InterferenceFigures measured{0.3, 0.1, 0.05, {}};
-  measured.codecs["int8"] = {0.02, 0.7};     // the plan's codec: both figures its own
-  measured.codecs["topk"] = {0.9, 0.9};      // another codec: not used
+  measured.codecs["int8"] = {0.02, 0.7};  // the plan's codec: both figures its own
+  measured.codecs["topk"] = {0.9, 0.9};   // another codec: not used
   auto p = interference_plan(std::nullopt, measured);
-  EXPECT_EQ(p.interference, 0.3);            // NCCL's figure is not per codec
+  EXPECT_EQ(p.interference, 0.3);  // NCCL's figure is not per codec
   EXPECT_EQ(p.interference_codec, 0.02);
   EXPECT_EQ(p.codec_interference, 0.7);
-  measured.codecs["int8"] = {std::nullopt, 0.6};   // one figure measured: the other is the summary
+  measured.codecs["int8"] = {std::nullopt, 0.6};  // one figure measured: the other is the summary
   p = interference_plan(std::nullopt, measured);
   EXPECT_EQ(p.interference_codec, 0.1);
   EXPECT_EQ(p.codec_interference, 0.6);
-  measured.codecs.erase("int8");                   // not measured for int8: the summary
+  measured.codecs.erase("int8");  // not measured for int8: the summary
   p = interference_plan(std::nullopt, measured);
   EXPECT_EQ(p.interference_codec, 0.1);
   EXPECT_EQ(p.codec_interference, 0.05);

@@ -18,9 +18,9 @@ namespace gw {
 namespace {
 
 ClusterSpec cluster_of(const std::string& intra, const std::string& nics, int nodes = 2, int gpus = 8) {
-  const std::string text = "cluster:\n  nodes: " + std::to_string(nodes) + "\n  gpus_per_node: " +
-                           std::to_string(gpus) + "\n  gpu: h100\n  intra_node: {" + intra + "}\n  nics: {" + nics +
-                           "}\n  fabric: {topology: switch, latency: 1us}\n";
+  const std::string text = "cluster:\n  nodes: " + std::to_string(nodes) +
+                           "\n  gpus_per_node: " + std::to_string(gpus) + "\n  gpu: h100\n  intra_node: {" + intra +
+                           "}\n  nics: {" + nics + "}\n  fabric: {topology: switch, latency: 1us}\n";
   return parse_scenario(yaml::load_string(text, "t.yaml")).cluster;
 }
 
@@ -112,16 +112,15 @@ TEST(Transports, PerConnectionRateIsTheClustersWhereGiven) {
                                    "per_connection: 5Gbps");
   EXPECT_DOUBLE_EQ(s.nic.per_connection, 5e9 / 8);
   EXPECT_DOUBLE_EQ(connection_limit(s), 2 * 5e9 / 8);
-  EXPECT_NE(describe_network(s).find("5.00 Gbps per connection x 2 per GPU"), std::string::npos)
-      << describe_network(s);
+  EXPECT_NE(describe_network(s).find("5.00 Gbps per connection x 2 per GPU"), std::string::npos) << describe_network(s);
   // An instance's socket NICs take it too.
-  const auto o = parse_scenario(yaml::load_string(
-      "cluster: {instance: p3.16xlarge, nodes: 2, nics: {per_connection: 5Gbps}}\n", "o.yaml"));
+  const auto o = parse_scenario(
+      yaml::load_string("cluster: {instance: p3.16xlarge, nodes: 2, nics: {per_connection: 5Gbps}}\n", "o.yaml"));
   EXPECT_DOUBLE_EQ(o.cluster.nic.per_connection, 5e9 / 8);
   EXPECT_EQ(o.cluster.nic.connections, 16);
   // Without it, the table's figure.
-  const ClusterSpec t = cluster_of("bandwidth: 150GB/s, latency: 1us",
-                                   "count: 1, bandwidth: 25Gbps, latency: 5us, transport: socket");
+  const ClusterSpec t =
+      cluster_of("bandwidth: 150GB/s, latency: 1us", "count: 1, bandwidth: 25Gbps, latency: 5us, transport: socket");
   EXPECT_DOUBLE_EQ(t.nic.per_connection, transport_info(Transport::Socket).per_connection);
 }
 
@@ -169,8 +168,8 @@ TEST(Transports, BadKeysNameTheirPlace) {
 namespace {
 double ring_time_on(const ClusterSpec& c, double bytes, double alpha, double bandwidth) {
   const NcclShape shape = collective_shape(c, c.world_size());
-  const CollectiveChoice pick = choose_collective(CollectiveOp::AllReduce, Algorithm::Ring, Protocol::Auto, c,
-                                                  shape, bytes);
+  const CollectiveChoice pick =
+      choose_collective(CollectiveOp::AllReduce, Algorithm::Ring, Protocol::Auto, c, shape, bytes);
   const auto cost = nccl_cost(CollectiveOp::AllReduce, Algorithm::Ring, pick.protocol, c, shape, bytes, bandwidth);
   return collective::ring_allreduce_time(c.world_size(), bytes, {alpha, bandwidth}, *cost);
 }
@@ -203,9 +202,9 @@ TEST(Transports, ClosedFormUsesUsableRates) {
   EXPECT_DOUBLE_EQ(p2p.intra_node.staged_bandwidth(), 12e9);
   EXPECT_DOUBLE_EQ(intra_flow_bandwidth(p2p, 4), 12e9);
   // Sockets, one GPU per node: each GPU's flow is capped by its connections.
-  const ClusterSpec tcp = cluster_of("bandwidth: 150GB/s, latency: 1us",
-                                     "count: 1, bandwidth: 100Gbps, latency: 5us, transport: socket, connections: 2",
-                                     4, 1);
+  const ClusterSpec tcp =
+      cluster_of("bandwidth: 150GB/s, latency: 1us",
+                 "count: 1, bandwidth: 100Gbps, latency: 5us, transport: socket, connections: 2", 4, 1);
   EXPECT_DOUBLE_EQ(collective_link(tcp, collective_shape(tcp, 4)).bandwidth, 2 * 10e9 / 8);
   EXPECT_DOUBLE_EQ(closed_form_collective_time(tcp)(step),
                    ring_time_on(tcp, step.bytes, route_latency(tcp, true), 2 * 10e9 / 8));

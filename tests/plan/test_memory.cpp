@@ -69,8 +69,8 @@ TEST(Memory, ActivationsFollowTheComputePrecisionNotTheGradients) {
     w.compute_precision = cp;
     EXPECT_DOUBLE_EQ(activation_bytes_per_sample(m, w), 5e7) << cp;
     const auto amp = memory_per_gpu(m, w, CompressorMemory{}, 1e12, o);
-    EXPECT_DOUBLE_EQ(amp.activations, 1.5e8) << cp;                  // 3 samples x 1e8 x 2/4
-    EXPECT_DOUBLE_EQ(amp.gradients, fp32_run.gradients) << cp;       // gradients stay fp32: 4 P
+    EXPECT_DOUBLE_EQ(amp.activations, 1.5e8) << cp;             // 3 samples x 1e8 x 2/4
+    EXPECT_DOUBLE_EQ(amp.gradients, fp32_run.gradients) << cp;  // gradients stay fp32: 4 P
     EXPECT_DOUBLE_EQ(amp.buckets, 4 * kP) << cp;
     EXPECT_DOUBLE_EQ(amp.total, fp32_run.total - 1.5e8) << cp;
   }

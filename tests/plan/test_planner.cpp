@@ -23,11 +23,11 @@ PlanPoint pt(std::size_t index, const std::string& comp, int k, double hours, do
 }
 
 std::vector<PlanPoint> cases() {
-  return {pt(0, "uncompressed", 1, 10.0, 100.0),   // baseline
-          pt(1, "PowerSGD rank 4", 4, 10.6, 69.0),  // 31% cheaper, 6% slower
-          pt(2, "PowerSGD rank 4", 1, 8.0, 120.0),  // fastest
-          pt(3, "uncompressed", 4, 12.0, 130.0),    // dominated
-          pt(4, "PowerSGD rank 4", 16, 20.0, 60.0)}; // cheapest, slow
+  return {pt(0, "uncompressed", 1, 10.0, 100.0),      // baseline
+          pt(1, "PowerSGD rank 4", 4, 10.6, 69.0),    // 31% cheaper, 6% slower
+          pt(2, "PowerSGD rank 4", 1, 8.0, 120.0),    // fastest
+          pt(3, "uncompressed", 4, 12.0, 130.0),      // dominated
+          pt(4, "PowerSGD rank 4", 16, 20.0, 60.0)};  // cheapest, slow
 }
 
 // Whether the recommendation holds across the band: its high against the
@@ -174,14 +174,14 @@ TEST(Planner, DifferentGlobalBatchesAreComparedOnlyWithTheCriticalBatchLaw) {
 // was 10.5% at equal bucket size.
 TEST(Planner, TheBaselineMatchesTheChoiceOnEverySweptKeyButTheCompressorAndK) {
   auto with = [](PlanPoint p, const std::string& bucket) {
-    p.params = {{"workload.bucket_size", bucket}, {"workload.compression", p.compression},
+    p.params = {{"workload.bucket_size", bucket},
+                {"workload.compression", p.compression},
                 {"workload.accumulation", std::to_string(p.accumulation)}};
     return p;
   };
-  const std::vector<PlanPoint> pts{with(pt(0, "uncompressed", 1, 9.0, 80.0), "100MiB"),
-                                   with(pt(1, "uncompressed", 1, 10.0, 100.0), "25MiB"),
-                                   with(pt(2, "uncompressed", 2, 9.5, 95.0), "25MiB"),
-                                   with(pt(3, "PowerSGD rank 4", 4, 10.6, 69.6), "25MiB")};
+  const std::vector<PlanPoint> pts{
+      with(pt(0, "uncompressed", 1, 9.0, 80.0), "100MiB"), with(pt(1, "uncompressed", 1, 10.0, 100.0), "25MiB"),
+      with(pt(2, "uncompressed", 2, 9.5, 95.0), "25MiB"), with(pt(3, "PowerSGD rank 4", 4, 10.6, 69.6), "25MiB")};
   const auto r = recommend(pts, std::nullopt, std::nullopt);
   ASSERT_TRUE(r.found) << r.reason;
   EXPECT_EQ(r.choice.index, 3u);

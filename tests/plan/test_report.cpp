@@ -58,10 +58,11 @@ std::string run_file(const Tmp& t, const std::string& text) {
 /// A sweep of ResNet-50 on p3.16xlarge with a training target, over `axes`
 /// (YAML lines under `axes:`), run with the closed form; returns the results path.
 std::string run(const Tmp& t, const std::string& axes) {
-  return run_file(t, "name: report-test\nbase:\n  name: report-test\n  cluster: {instance: p3.16xlarge, nodes: 1}\n"
-                     "  workload: {model: resnet50, micro_batch: 32, precision: fp32, optimizer: {kind: momentum},\n"
-                     "             compression: {kind: none}}\n  training: {samples: 1000000}\naxes:\n" +
-                         axes);
+  return run_file(t,
+                  "name: report-test\nbase:\n  name: report-test\n  cluster: {instance: p3.16xlarge, nodes: 1}\n"
+                  "  workload: {model: resnet50, micro_batch: 32, precision: fp32, optimizer: {kind: momentum},\n"
+                  "             compression: {kind: none}}\n  training: {samples: 1000000}\naxes:\n" +
+                      axes);
 }
 
 /// run(), then the report of its results into t.dir/rep; returns the results path.
@@ -81,8 +82,10 @@ std::vector<std::pair<std::string, std::vector<double>>> blocks(const fs::path& 
       block_start = true;
       continue;
     }
-    if (block_start && line[0] == '"') out.push_back({line.substr(1, line.find('"', 1) - 1), {}});
-    else if (!out.empty() && line.rfind("NaN", 0) != 0 && line[0] != '#') out.back().second.push_back(std::stod(line));
+    if (block_start && line[0] == '"')
+      out.push_back({line.substr(1, line.find('"', 1) - 1), {}});
+    else if (!out.empty() && line.rfind("NaN", 0) != 0 && line[0] != '#')
+      out.back().second.push_back(std::stod(line));
     block_start = false;
   }
   return out;
@@ -101,9 +104,9 @@ TEST(Report, NaturalOrderReadsNumbersAsNumbers) {
   EXPECT_FALSE(natural_less("k=16", "k=2"));
   EXPECT_TRUE(natural_less("8 GPUs", "64 GPUs"));
   EXPECT_TRUE(natural_less("uncompressed, k=2, 8 GPUs", "uncompressed, k=16, 8 GPUs"));
-  EXPECT_TRUE(natural_less("fp16", "PowerSGD rank 4"));   // letters without regard to case
+  EXPECT_TRUE(natural_less("fp16", "PowerSGD rank 4"));  // letters without regard to case
   EXPECT_TRUE(natural_less("PowerSGD rank 4", "uncompressed"));
-  EXPECT_TRUE(natural_less("k=1", "k=01") != natural_less("k=01", "k=1"));   // still a strict order
+  EXPECT_TRUE(natural_less("k=1", "k=01") != natural_less("k=01", "k=1"));  // still a strict order
   EXPECT_FALSE(natural_less("k=4", "k=4"));
 }
 
@@ -119,14 +122,14 @@ TEST(Report, LegendIsInNumericOrder) {
 TEST(Report, ManyLinesBecomeSmallMultiplesWithSharedRanges) {
   Tmp t;
   run_report(t,
-                           "  cluster.nodes: [1, 2]\n  workload.accumulation: [1, 2, 4, 8, 16, 32]\n"
-                           "  workload.compression: [{kind: none}, {kind: fp16}]\n");
+             "  cluster.nodes: [1, 2]\n  workload.accumulation: [1, 2, 4, 8, 16, 32]\n"
+             "  workload.compression: [{kind: none}, {kind: fp16}]\n");
   // 12 lines would crowd one panel: one panel per k, two lines each.
   const std::string gp = slurp(t.dir / "rep" / "iteration-vs-gpus.gp");
   EXPECT_NE(gp.find("set multiplot layout 3,2"), std::string::npos) << gp;
   EXPECT_NE(gp.find("set yrange ["), std::string::npos) << gp;
   const auto titles = block_titles(t.dir / "rep" / "iteration-vs-gpus.dat");
-  ASSERT_EQ(titles.size(), 18u);   // 6 panels: the panel's name, then its 2 lines
+  ASSERT_EQ(titles.size(), 18u);  // 6 panels: the panel's name, then its 2 lines
   EXPECT_EQ(titles[0], "k=1");
   EXPECT_EQ(titles[1], "fp16");
   EXPECT_EQ(titles[2], "uncompressed");
@@ -137,10 +140,11 @@ TEST(Report, ManyLinesBecomeSmallMultiplesWithSharedRanges) {
 
 TEST(Report, TheSpeedupMapShowsEachCompressorAgainstItsUncompressedTwin) {
   Tmp t;
-  const auto results = run_report(t, "  cluster.nodes: [1, 4]\n  workload.compression: [{kind: none}, {kind: fp16}, "
-                              "{kind: topk, ratio: 0.01}]\n");
+  const auto results = run_report(t,
+                                  "  cluster.nodes: [1, 4]\n  workload.compression: [{kind: none}, {kind: fp16}, "
+                                  "{kind: topk, ratio: 0.01}]\n");
   // Expected: t_uncompressed / t_compressor per GPU count (one point per cell).
-  std::map<std::pair<std::string, int>, double> t_of;   // (compression kind, GPUs) -> iteration
+  std::map<std::pair<std::string, int>, double> t_of;  // (compression kind, GPUs) -> iteration
   for (const auto& l : read_results(results)) t_of[{*l.record.compression_kind, *l.record.world}] = *l.record.iteration;
   const auto titles = block_titles(t.dir / "rep" / "speedup-map.dat");
   ASSERT_EQ(titles, (std::vector<std::string>{"fp16", "Top-K 1%"}));
@@ -153,7 +157,7 @@ TEST(Report, TheSpeedupMapShowsEachCompressorAgainstItsUncompressedTwin) {
     int x = -1, y = -1;
     double log2_speedup = 0;
     f >> x >> y >> log2_speedup;
-    const int gpus = y == 0 ? 8 : 32;   // rows in natural order: 8, 32 GPUs
+    const int gpus = y == 0 ? 8 : 32;  // rows in natural order: 8, 32 GPUs
     const std::string kind = panel == 0 ? "fp16" : "topk";
     EXPECT_NEAR(std::exp2(log2_speedup), t_of.at({"none", gpus}) / t_of.at({kind, gpus}), 1e-3) << line;
     ++cells;
@@ -176,7 +180,7 @@ TEST(Report, TheBaselineStandsBesideTheRecommendation) {
   const auto points = plan_points(read_results(results), Pricing::OnDemand);
   const auto rec = recommend(points, std::nullopt, std::nullopt);
   ASSERT_TRUE(rec.found && rec.baseline);
-  std::vector<std::string> bars;   // the label of each bar, in order
+  std::vector<std::string> bars;  // the label of each bar, in order
   std::istringstream in(slurp(t.dir / "rep" / "breakdown.dat"));
   for (std::string line; std::getline(in, line);)
     if (!line.empty() && line[0] == '"') bars.push_back(line.substr(1, line.find('"', 1) - 1));
@@ -191,14 +195,15 @@ TEST(Report, TheBaselineStandsBesideTheRecommendation) {
 
 TEST(Report, DeadlineAndBudgetShapeTheRecommendation) {
   Tmp t;
-  const auto results = run(t, "  cluster.nodes: [2]\n  workload.compression: [{kind: none}, {kind: fp16}, "
-                              "{kind: powersgd, rank: 4}]\n");
+  const auto results = run(t,
+                           "  cluster.nodes: [2]\n  workload.compression: [{kind: none}, {kind: fp16}, "
+                           "{kind: powersgd, rank: 4}]\n");
   const auto points = plan_points(read_results(results), Pricing::OnDemand);
   ASSERT_FALSE(points.empty());
   double fastest = 1e300;
   for (const auto& p : points) fastest = std::min(fastest, p.hours);
   ReportOptions o;
-  o.deadline_hours = fastest * 1.0001;   // only the fastest point meets it
+  o.deadline_hours = fastest * 1.0001;  // only the fastest point meets it
   render_report(results, (t.dir / "rep").string(), o);
   const auto rec = recommend(points, std::nullopt, o.deadline_hours);
   ASSERT_TRUE(rec.found);
@@ -208,7 +213,7 @@ TEST(Report, DeadlineAndBudgetShapeTheRecommendation) {
   EXPECT_NE(html.find(describe(rec.choice)), std::string::npos) << html.substr(0, 1500);
 
   ReportOptions broke;
-  broke.budget = 1e-6;   // nothing is that cheap
+  broke.budget = 1e-6;  // nothing is that cheap
   render_report(results, (t.dir / "rep2").string(), broke);
   const auto none = recommend(points, broke.budget, std::nullopt);
   EXPECT_FALSE(none.found);
@@ -226,8 +231,9 @@ TEST(Report, WithoutGnuplotThePageHasItsTables) {
   EXPECT_NE(html.find(">All points</h2>"), std::string::npos);
   EXPECT_NE(html.find(">Pareto front</h2>"), std::string::npos);
   // The table names the instance and the compressor and gives the band.
-  EXPECT_NE(html.find(">instance / GPU</th><th>GPUs</th><th class=\"l\" title=\"workload.compression\">compressor</th>"),
-            std::string::npos);
+  EXPECT_NE(
+      html.find(">instance / GPU</th><th>GPUs</th><th class=\"l\" title=\"workload.compression\">compressor</th>"),
+      std::string::npos);
   EXPECT_NE(html.find("<th>band (ms)</th>"), std::string::npos);
   EXPECT_NE(html.find("<td class=\"l\">p3.16xlarge</td><td>8</td><td class=\"l\">uncompressed</td>"),
             std::string::npos);
@@ -236,9 +242,10 @@ TEST(Report, WithoutGnuplotThePageHasItsTables) {
 TEST(Report, ASweepWhereNothingFitsStillHasAPage) {
   Tmp t;
   const std::string results =
-      run_file(t, "name: nofit\nbase:\n  name: nofit\n  cluster: {instance: g5.48xlarge, nodes: 1}\n"
-                  "  workload: {model: llama2-7b, micro_batch: 8, precision: fp32, optimizer: {kind: adamw}}\n"
-                  "  training: {samples: 1000000}\naxes:\n  workload.accumulation: [1, 2]\n");
+      run_file(t,
+               "name: nofit\nbase:\n  name: nofit\n  cluster: {instance: g5.48xlarge, nodes: 1}\n"
+               "  workload: {model: llama2-7b, micro_batch: 8, precision: fp32, optimizer: {kind: adamw}}\n"
+               "  training: {samples: 1000000}\naxes:\n  workload.accumulation: [1, 2]\n");
   const auto sum = render_report(results, (t.dir / "rep").string());
   EXPECT_EQ(sum.no_fit, 2);
   EXPECT_EQ(sum.ok, 0);
@@ -269,8 +276,9 @@ TEST(Report, TheDirectoryTakesTheUmasksMode) {
 // named in every line's title, and no line has two points at one x.
 TEST(Report, AnUnplottedSweptKeyBecomesLinesNamedByItsKey) {
   Tmp t;
-  run_report(t, "  cluster.nodes: [1, 2, 4]\n  workload.bucket_size: [5MiB, 25MiB, 100MiB]\n"
-                              "  workload.compression: [{kind: none}, {kind: fp16}]\n");
+  run_report(t,
+             "  cluster.nodes: [1, 2, 4]\n  workload.bucket_size: [5MiB, 25MiB, 100MiB]\n"
+             "  workload.compression: [{kind: none}, {kind: fp16}]\n");
   ASSERT_TRUE(fs::exists(t.dir / "rep" / "iteration-vs-gpus.dat"));
   const auto lines = blocks(t.dir / "rep" / "iteration-vs-gpus.dat");
   // A factored legend (2 compressors, 3 bucket sizes: 5 entries), then 6 lines of 3 points each.
@@ -293,8 +301,9 @@ TEST(Report, AnUnplottedSweptKeyBecomesLinesNamedByItsKey) {
 // (sizes here) is the x axis: an axis that varies, in MiB.
 TEST(Report, ASweptNumberIsTheXAxisWhenNothingElseVaries) {
   Tmp t;
-  run_report(t, "  workload.bucket_size: [1MiB, 25MiB, 100MiB]\n"
-                              "  workload.compression: [{kind: none}, {kind: fp16}]\n");
+  run_report(t,
+             "  workload.bucket_size: [1MiB, 25MiB, 100MiB]\n"
+             "  workload.compression: [{kind: none}, {kind: fp16}]\n");
   const fs::path dat = t.dir / "rep" / "iteration-vs-workload-bucket-size.dat";
   ASSERT_TRUE(fs::exists(dat));
   const auto lines = blocks(dat);
@@ -311,9 +320,10 @@ TEST(Report, ASweptNumberIsTheXAxisWhenNothingElseVaries) {
 // said so; still no line with two points at one x.
 TEST(Report, TooManyDimensionsAreHeldAtTheRecommendationsValuesAndSaid) {
   Tmp t;
-  const auto results = run_report(t, "  cluster.nodes: [1, 2]\n  workload.accumulation: [1, 2, 4, 8]\n"
-                              "  workload.bucket_size: [5MiB, 25MiB, 100MiB, 400MiB]\n"
-                              "  workload.compression: [{kind: none}, {kind: fp16}, {kind: topk, ratio: 0.01}]\n");
+  const auto results = run_report(t,
+                                  "  cluster.nodes: [1, 2]\n  workload.accumulation: [1, 2, 4, 8]\n"
+                                  "  workload.bucket_size: [5MiB, 25MiB, 100MiB, 400MiB]\n"
+                                  "  workload.compression: [{kind: none}, {kind: fp16}, {kind: topk, ratio: 0.01}]\n");
   // The anchor: the recommendation when the points make one group, else the fastest point.
   const auto lines_read = read_results(results);
   const auto points = plan_points(lines_read, Pricing::OnDemand);
@@ -341,11 +351,11 @@ TEST(Report, TooManyDimensionsAreHeldAtTheRecommendationsValuesAndSaid) {
   const auto lines = blocks(t.dir / "rep" / "iteration-vs-gpus.dat");
   std::size_t drawn = 0;
   for (const auto& [title, xs] : lines) {
-    if (xs.empty()) continue;   // a panel's name or a legend entry
+    if (xs.empty()) continue;  // a panel's name or a legend entry
     EXPECT_EQ(xs, (std::vector<double>{8, 16})) << title;
     ++drawn;
   }
-  EXPECT_EQ(drawn, 12u);   // 4 panels x 3 compressors
+  EXPECT_EQ(drawn, 12u);  // 4 panels x 3 compressors
 }
 
 // Colours belong to compressors, not to their rank in one report: fp16 is
@@ -363,7 +373,7 @@ TEST(Report, ColoursAreFixedPerCompressor) {
     ranks.insert(compressor_colour("powersgd", r));
   EXPECT_EQ(ranks.size(), 4u);
   EXPECT_EQ(compressor_colour("mine", "my codec 2"), "e377c2");
-  EXPECT_EQ(compressor_colour("int8", "int8"), "9467bd");   // a number in a name is no variant
+  EXPECT_EQ(compressor_colour("int8", "int8"), "9467bd");  // a number in a name is no variant
 
   Tmp a, b;
   render_report(run(a, "  cluster.nodes: [1, 2]\n  workload.compression: [{kind: fp16}]\n"), (a.dir / "rep").string());
@@ -388,8 +398,9 @@ std::pair<double, double> range_of(const std::string& gp, const std::string& axi
 // and its baseline inside the frame, and counts the dominated points beyond it.
 TEST(Report, TheCostFigureZoomsToTheFrontWithTheStarInsideTheFrame) {
   Tmp t;
-  const auto results = run_report(t, "  cluster.nodes: [1, 2, 4, 8, 16]\n  workload.accumulation: [1, 4]\n"
-                              "  workload.compression: [{kind: none}, {kind: fp16}, {kind: sign}]\n");
+  const auto results = run_report(t,
+                                  "  cluster.nodes: [1, 2, 4, 8, 16]\n  workload.accumulation: [1, 4]\n"
+                                  "  workload.compression: [{kind: none}, {kind: fp16}, {kind: sign}]\n");
   const auto points = plan_points(read_results(results), Pricing::OnDemand);
   const auto front = pareto_front(points);
   const auto rec = recommend(points, std::nullopt, std::nullopt);
@@ -430,19 +441,20 @@ TEST(Report, TheCostFigureZoomsToTheFrontWithTheStarInsideTheFrame) {
 // the cost figure and named so in the tables.
 TEST(Report, OnPremPointsAreMarked) {
   Tmp t;
-  const std::string results = run(t, "  cluster:\n    - {instance: p3.16xlarge, nodes: 2}\n"
-                                     "    - {nodes: 2, gpus_per_node: 8, gpu: v100, intra_node: {bandwidth: 150GB/s, "
-                                     "latency: 1us},\n       nics: {count: 1, bandwidth: 25Gbps, latency: 5us}, "
-                                     "fabric: {topology: switch, latency: 1us},\n       cloud: onprem, "
-                                     "price_per_gpu_hour: 1.5}\n  workload.compression: [{kind: none}, {kind: fp16}]\n");
+  const std::string results = run(t,
+                                  "  cluster:\n    - {instance: p3.16xlarge, nodes: 2}\n"
+                                  "    - {nodes: 2, gpus_per_node: 8, gpu: v100, intra_node: {bandwidth: 150GB/s, "
+                                  "latency: 1us},\n       nics: {count: 1, bandwidth: 25Gbps, latency: 5us}, "
+                                  "fabric: {topology: switch, latency: 1us},\n       cloud: onprem, "
+                                  "price_per_gpu_hour: 1.5}\n  workload.compression: [{kind: none}, {kind: fp16}]\n");
   render_report(results, (t.dir / "rep").string());
   std::size_t own = 0;
   for (const auto& [title, xs] : blocks(t.dir / "rep" / "cost-vs-time.dat"))
     if (title == "own cluster (on-prem price)") own = xs.size();
-  EXPECT_GE(own, 1u);   // the on-prem points in the figure's region (the Pareto front's) are ringed
+  EXPECT_GE(own, 1u);  // the on-prem points in the figure's region (the Pareto front's) are ringed
   const std::string html = slurp(t.dir / "rep" / "index.html");
   EXPECT_NE(html.find("own cluster (v100)"), std::string::npos);
-  EXPECT_NE(html.find("GPUs (own cluster)"), std::string::npos);   // the Pareto front's words
+  EXPECT_NE(html.find("GPUs (own cluster)"), std::string::npos);  // the Pareto front's words
 }
 
 // The tables fit the page (a scroll container) and sort and filter with the

@@ -13,7 +13,6 @@
 
 #include <yaml-cpp/yaml.h>
 
-
 #include "gradwire/core/atomic_file.hpp"
 #include "gradwire/plan/report.hpp"
 #include "gradwire/plan/sweep.hpp"
@@ -110,8 +109,8 @@ TEST(Studies, CompressionPaysAtLowBandwidthNotAtHighAndAllGatherLosesWithScale) 
   std::map<std::tuple<int, double, std::string>, double> it;  // (GPUs, Gbps, compressor) -> s
   for (const auto& r : recs) {
     ASSERT_EQ(r["status"], "ok") << r.dump();
-    it[{r["world"].get<int>(), r["node_bandwidth_bytes_per_s"].get<double>() * 8 / 1e9, r["compression"].get<std::string>()}] =
-        r["iteration_s"].get<double>();
+    it[{r["world"].get<int>(), r["node_bandwidth_bytes_per_s"].get<double>() * 8 / 1e9,
+        r["compression"].get<std::string>()}] = r["iteration_s"].get<double>();
   }
   auto speedup = [&](int gpus, double gbps, const std::string& c) {
     return it.at({gpus, gbps, "uncompressed"}) / it.at({gpus, gbps, c});
@@ -193,9 +192,12 @@ TEST(Studies, SeedLessonDirections) {
   std::map<Key, double> per_sample, iteration;
   for (const auto& r : recs) {
     ASSERT_EQ(r["status"], "ok") << r.dump();
-    const Key key{r["model"].get<std::string>(), r["world"].get<int>(),
-                  std::round(r["node_bandwidth_bytes_per_s"].get<double>() * 8 / 1e9 / 8), r["micro_batch"].get<int>(),
-                  r["accumulation"].get<int>(), r["compression_kind"].get<std::string>()};
+    const Key key{r["model"].get<std::string>(),
+                  r["world"].get<int>(),
+                  std::round(r["node_bandwidth_bytes_per_s"].get<double>() * 8 / 1e9 / 8),
+                  r["micro_batch"].get<int>(),
+                  r["accumulation"].get<int>(),
+                  r["compression_kind"].get<std::string>()};
     per_sample[key] = 1 / r["samples_per_s"].get<double>();
     iteration[key] = r["iteration_s"].get<double>();
   }

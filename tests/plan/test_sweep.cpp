@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <new>
 #include <fstream>
 #include <set>
 #include <stdexcept>
@@ -27,10 +28,12 @@ namespace fs = std::filesystem;
 TEST(Sweep, ExpandsAxesMostSignificantFirstWithZipGroups) {
   const auto s = parse_sweep(kSmall, "small.yaml");
   EXPECT_EQ(s.points, 3u * 2 * 2);
-  EXPECT_EQ(point_key(s, 0), "cluster.nodes=1;workload.compression={kind: none};cluster.nics.bandwidth=10Gbps;"
-                             "cluster.nics.latency=20us");
-  EXPECT_EQ(point_key(s, 11), "cluster.nodes=4;workload.compression={kind: powersgd, rank: 4};"
-                              "cluster.nics.bandwidth=100Gbps;cluster.nics.latency=5us");
+  EXPECT_EQ(point_key(s, 0),
+            "cluster.nodes=1;workload.compression={kind: none};cluster.nics.bandwidth=10Gbps;"
+            "cluster.nics.latency=20us");
+  EXPECT_EQ(point_key(s, 11),
+            "cluster.nodes=4;workload.compression={kind: powersgd, rank: 4};"
+            "cluster.nics.bandwidth=100Gbps;cluster.nics.latency=5us");
   const auto sc = point_scenario(s, 7);  // nodes 2, powersgd, 100 Gbps
   EXPECT_EQ(sc.cluster.nodes, 2);
   EXPECT_EQ(sc.workload->compression.kind, "powersgd");
@@ -117,7 +120,7 @@ TEST(SweepRecords, InvalidUtf8InAStringNeverMakesARecordThrow) {
   std::string line;
   ASSERT_NO_THROW(line = to_json(pe.evaluate(0, spec.points, spec.id, "key=\xff", {{"name", "bad\xff"}}, sc)));
   const ResultLine r = parse_result_line(line, "record", 1);  // valid JSON, valid record
-  EXPECT_EQ(r.record.key, "key=\xef\xbf\xbd");              // U+FFFD in place of the bad byte
+  EXPECT_EQ(r.record.key, "key=\xef\xbf\xbd");                // U+FFFD in place of the bad byte
 }
 
 TEST(SweepRecords, AWorkerThatThrowsAnythingEndsAsAnErrorRecordAndNeverUnwindsIntoTheParent) {
@@ -154,12 +157,47 @@ TEST(SweepRecords, AWorkerThatThrowsAnythingEndsAsAnErrorRecordAndNeverUnwindsIn
   }
 }
 
+/// A std::bad_alloc that says what ran out, as engine::ChildOutOfMemory does.
+struct ChildRanOut : std::bad_alloc {
+  const char* what() const noexcept override { return "out of memory in the simulation child (std::bad_alloc)"; }
+};
+
+TEST(SweepRecords, APointThatRunsOutOfMemoryIsSaidInWordsWithItsPointAndAHint) {
+  // The record said "std::bad_alloc": neither what ran out nor what to do.
+  TempDir d;
+  const auto spec = parse_sweep(kSmall, "small.yaml");
+  for (const bool child : {false, true}) {
+    RunOptions o;
+    o.jobs = 2;
+    o.progress = RunOptions::Progress::None;
+    o.out = d.file(child ? "child.jsonl" : "worker.jsonl");
+    const Evaluator big = [child](const Scenario& s, const ModelDesc& m, const Profile& p) -> IterationResult {
+      if (s.cluster.nodes != 4) return closed_form_iteration(s, m, p);
+      if (child) throw ChildRanOut();
+      throw std::bad_alloc();
+    };
+    const auto sum = run_sweep(spec, o, big, "big");
+    EXPECT_EQ(sum.failed, 4u);  // the 4 points on 4 nodes
+    EXPECT_EQ(sum.errors_left, 4u);
+    const std::string words =
+        child ? "out of memory in the simulation child (std::bad_alloc)" : "out of memory (std::bad_alloc)";
+    const std::string reason = words + ": free memory, run fewer workers (-j) or raise the limit (ulimit -v)";
+    for (const auto& l : read_results(o.out)) {
+      if (l.record.status == "ok") continue;
+      EXPECT_EQ(l.record.status, "error") << l.text;
+      EXPECT_EQ(l.record.reason, reason) << l.text;
+    }
+    EXPECT_EQ(sum.first_error, "sweep point 8 (" + point_key(spec, 8) + "): " + reason);
+  }
+}
+
 TEST(SweepRecords, TheIdentityCoversTheContentsOfTheFilesThePointsRead) {
   TempDir d;
   const std::string model_text = read_file(std::string(GW_PLAN_TEST_DIR) + "/../../models/resnet50.yaml");
   d.file("m.yaml", model_text);
-  const std::string text = "base:\n  cluster: {instance: p4d.24xlarge, nodes: 2}\n  workload: {model: " +
-                           (d.path / "m.yaml").string() + ", micro_batch: 32}\naxes:\n  cluster.nodes: [1, 2]\n";
+  const std::string text =
+      "base:\n  cluster: {instance: p4d.24xlarge, nodes: 2}\n  workload: {model: " + (d.path / "m.yaml").string() +
+      ", micro_batch: 32}\naxes:\n  cluster.nodes: [1, 2]\n";
   const auto spec = parse_sweep(text, "id.yaml");
   const auto inputs = sweep_inputs(spec);
   std::set<std::string> roles;

@@ -9,6 +9,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -45,7 +46,8 @@ std::string big_sweep() {
          "axes:\n"
          "  cluster.nodes: [1, 2, 4]\n"
          "  workload.compression: [{kind: none}, {kind: fp16}, {kind: int8}, {kind: sign}, {kind: topk, ratio: 0.01},\n"
-         "                         {kind: randomk, ratio: 0.01}, {kind: powersgd, rank: 1}, {kind: powersgd, rank: 4}]\n"
+         "                         {kind: randomk, ratio: 0.01}, {kind: powersgd, rank: 1}, {kind: powersgd, rank: "
+         "4}]\n"
          "  cluster.nics.bandwidth: [1Gbps, 10Gbps, 25Gbps, 100Gbps, 400Gbps]\n"
          "  workload.accumulation: [1, 2, 4, 8, 16]\n";
 }
@@ -214,6 +216,42 @@ TEST(SweepCli, PlanSaysWhyNothingQualifiesWhenNoPointFits) {
   EXPECT_NE(r.out.find("no recommendation: all 6 points need more memory than the GPUs have\n"), std::string::npos)
       << r.out;
   EXPECT_EQ(r.out.find("no time-to-train"), std::string::npos) << r.out;
+}
+
+TEST(SweepCli, SimulateAndASweepRecordOfTheSamePointAgree) {
+  // One scenario (a fixed global batch split by memory, a training target,
+  // a catalog price) simulated alone and as a sweep's only point: both are
+  // plan::evaluate_scenario with the replay, so the batch, iteration,
+  // time-to-train and cost agree (simulate used to compute its own).
+  TempDir d;
+  const std::string body =
+      "cluster: {instance: p4d.24xlarge, nodes: 2}\n"
+      "workload: {model: resnet50, compression: {kind: powersgd, rank: 4}}\n"
+      "training: {samples: 1000000, global_batch: 2048}\n";
+  std::string indented;
+  for (std::size_t at = 0, nl; (nl = body.find('\n', at)) != std::string::npos; at = nl + 1)
+    indented += "  " + body.substr(at, nl + 1 - at);
+  const std::string scenario = d.file("one.yaml", "name: one\n" + body);
+  const std::string sweep = d.file("one-sweep.yaml", "name: one\nbase:\n" + indented + "axes:\n  cluster.nodes: [2]\n");
+  const std::string bin = GW_GRADWIRE_BIN;
+  const std::string results = d.file("one.jsonl");
+  ASSERT_EQ(run({bin, "sweep", sweep, "-j", "1", "--evaluator", "simulation", "--progress", "none", "--out", results}),
+            0);
+  const auto sim = gw::test::run({bin, "simulate", scenario, "--format", "json"});
+  ASSERT_EQ(sim.exit_code, 0) << sim.all();
+  const auto it = nlohmann::json::parse(sim.out);
+  const auto rec = nlohmann::json::parse(read_file(results));
+  ASSERT_EQ(rec.at("status"), "ok") << rec.dump();
+  EXPECT_EQ(rec.at("micro_batch"), it.at("micro_batch"));
+  EXPECT_EQ(rec.at("accumulation"), it.at("accumulation"));
+  EXPECT_GT(it.at("accumulation").get<int>() * it.at("micro_batch").get<int>(), 0);
+  EXPECT_DOUBLE_EQ(rec.at("global_batch").get<double>(), 2048.0);
+  EXPECT_DOUBLE_EQ(it.at("global_batch").get<double>(), 2048.0);
+  EXPECT_DOUBLE_EQ(rec.at("iteration_s").get<double>(), it.at("critical_path").at("total_s").get<double>());
+  EXPECT_DOUBLE_EQ(rec.at("training").at("hours").get<double>(), it.at("training").at("hours").get<double>());
+  EXPECT_DOUBLE_EQ(rec.at("training").at("iterations").get<double>(), it.at("training").at("iterations").get<double>());
+  EXPECT_DOUBLE_EQ(rec.at("cost").at("on_demand_usd").get<double>(), it.at("cost").at("on_demand_usd").get<double>());
+  EXPECT_DOUBLE_EQ(rec.at("cost").at("billed_s").get<double>(), it.at("cost").at("billed_s").get<double>());
 }
 
 }  // namespace

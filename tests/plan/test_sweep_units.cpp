@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <new>
 #include <optional>
 #include <set>
 #include <stdexcept>
@@ -64,7 +65,8 @@ TEST(KeyPath, MixedRadixHasTheFirstDigitMostSignificant) {
   std::size_t i = 0;
   for (std::size_t a = 0; a < 4; ++a)
     for (std::size_t b = 0; b < 3; ++b)
-      for (std::size_t c = 0; c < 5; ++c) EXPECT_EQ(mixed_radix_digits({4, 3, 5}, i++), (std::vector<std::size_t>{a, b, c}));
+      for (std::size_t c = 0; c < 5; ++c)
+        EXPECT_EQ(mixed_radix_digits({4, 3, 5}, i++), (std::vector<std::size_t>{a, b, c}));
 }
 
 // --- ResultRecord <-> JSON -------------------------------------------------------
@@ -203,8 +205,8 @@ TEST(ResultRecordJson, MeasuredCollectivesAreWrittenWhenSetAndChecked) {
   EXPECT_EQ(to_json(from_json(line)), line);
   r.measured_collectives.reset();
   EXPECT_EQ(to_json(r).find("measured_collectives"), std::string::npos);
-  for (const char* bad : {R"("measured_collectives":"allreduce")", R"("measured_collectives":[3])",
-                          R"("measured_collectives":[])"}) {
+  for (const char* bad :
+       {R"("measured_collectives":"allreduce")", R"("measured_collectives":[3])", R"("measured_collectives":[])"}) {
     SCOPED_TRACE(bad);
     try {
       from_json(std::string(R"({"index":0,"of":1,"sweep":"s","key":"k","status":"invalid",)") + bad + "}", "f", 2);
@@ -299,7 +301,8 @@ void (*handler_of(int sig))(int) {
 }
 
 TEST(StopSignalGuard, TurnsSigtermIntoAStopRequestAndRestoresTheHandlersBefore) {
-  struct sigaction custom {}, old_int {}, old_term {};
+  struct sigaction custom {
+  }, old_int{}, old_term{};
   custom.sa_handler = custom_handler;
   sigemptyset(&custom.sa_mask);
   sigaction(SIGINT, &custom, &old_int);
@@ -351,13 +354,36 @@ TEST(WorkerPool, ReadsEachWorkersLineAndNamesAWorkerThatFailed) {
   while (pool.running() > 0)
     for (auto& f : pool.collect(200)) done.emplace(f.index, std::move(f));
   ASSERT_EQ(done.size(), 3u);
-  for (std::size_t i = 2; i <= 4; ++i) EXPECT_EQ(done[i].line(), std::optional<std::string>("point " + std::to_string(i)));
+  for (std::size_t i = 2; i <= 4; ++i)
+    EXPECT_EQ(done[i].line(), std::optional<std::string>("point " + std::to_string(i)));
+}
+
+TEST(WorkerPool, AWorkerThatRunsOutOfMemoryOrIsKilledIsSaidInWords) {
+  // A job whose std::bad_alloc escapes (not even an error record could be
+  // made) ended as "the worker failed (exit 4)"; a SIGKILL named no sender.
+  WorkerPool pool(
+      [](std::size_t index) -> std::string {
+        if (index == 0) throw std::bad_alloc();
+        ::raise(SIGKILL);
+        return "";
+      },
+      -1);
+  pool.spawn(0, 0);
+  pool.spawn(1, 1);
+  std::map<std::size_t, WorkerPool::Finished> done;
+  while (pool.running() > 0)
+    for (auto& f : pool.collect(200)) done.emplace(f.index, std::move(f));
+  ASSERT_EQ(done.size(), 2u);
+  EXPECT_EQ(done[0].failure(),
+            "the worker ran out of memory (std::bad_alloc): free memory, run fewer workers (-j) or raise the limit "
+            "(ulimit -v)");
+  EXPECT_EQ(done[1].failure(),
+            "the worker died with signal 9 (SIGKILL: the kernel's out-of-memory killer, or another process)");
 }
 
 TEST(WorkerPool, OnePointPerWorkerGivesEveryPointAFreshWorker) {
   static int calls = 0;
-  WorkerPool pool([](std::size_t index) { return std::to_string(index) + ":" + std::to_string(++calls); }, -1,
-                  true);
+  WorkerPool pool([](std::size_t index) { return std::to_string(index) + ":" + std::to_string(++calls); }, -1, true);
   std::vector<std::string> lines;
   for (std::size_t i = 0; i < 3; ++i) {
     pool.spawn(i, 0);

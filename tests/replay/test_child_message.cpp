@@ -115,8 +115,8 @@ TEST(ReplayChildMessage, ATruncatedOrForeignMessageIsRefused) {
   // Cut anywhere: refused, and said to be truncated.
   for (std::size_t n = 0; n < m.size(); n += 1 + n / 16)
     EXPECT_EQ(refusal(m.substr(0, n)).rfind("replay child's result: truncated (", 0), 0u) << n << " bytes";
-  EXPECT_EQ(refusal(m + '\0'), "replay child's result: 1 bytes after the " + std::to_string(m.size() - 18) +
-                                   "-byte payload");
+  EXPECT_EQ(refusal(m + '\0'),
+            "replay child's result: 1 bytes after the " + std::to_string(m.size() - 18) + "-byte payload");
   const std::string payload(m.substr(18));
   EXPECT_EQ(refusal(wire::seal(detail::kOutcomeKind, detail::kOutcomeVersion + 1, payload)),
             "replay child's result: version " + std::to_string(detail::kOutcomeVersion + 1) +

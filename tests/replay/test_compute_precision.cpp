@@ -33,14 +33,18 @@ Scenario scenario_on(const std::string& gpu, const std::string& compute_precisio
       "cluster:\n"
       "  nodes: 1\n"
       "  gpus_per_node: 4\n"
-      "  gpu: " + gpu + "\n"
+      "  gpu: " +
+      gpu +
+      "\n"
       "  intra_node: {bandwidth: 150GB/s, latency: 1us}\n"
       "  nics: {count: 1, bandwidth: 100Gbps, latency: 5us}\n"
       "  fabric: {topology: switch, latency: 1us}\n"
       "workload:\n"
       "  model: tiny-convnet\n"
       "  micro_batch: 8\n"
-      "  precision: " + gradient_precision + "\n"
+      "  precision: " +
+      gradient_precision +
+      "\n"
       "  compute_efficiency: 0.5\n";
   if (!compute_precision.empty()) text += "  compute_precision:   " + compute_precision + "\n";
   return parse_scenario(yaml::load_string(text, "precision.yaml"));

@@ -121,8 +121,7 @@ void check_json(const IterationResult& r, const CodecStreams& c, const std::stri
 // its bucket's ready time, a side-stream step starts after its bucket's last
 // collective, a comm-stream one in between; the tracks' durations are the
 // split and their counts the plan's.
-void check_trace(const IterationResult& r, const IterationPlan& plan, const CodecStreams& c,
-                 const std::string& where) {
+void check_trace(const IterationResult& r, const IterationPlan& plan, const CodecStreams& c, const std::string& where) {
   const auto trace = nlohmann::json::parse(chrome_trace(r));
   std::map<int, std::string> tracks;
   std::map<int, double> seconds;

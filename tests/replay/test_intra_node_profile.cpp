@@ -95,10 +95,10 @@ TEST(IntraNodeFromProfile, MissingFitIsAnInputErrorAtTheClusterSection) {
 }
 
 TEST(IntraNodeFromProfile, GivenIntraNodeWinsAndOneGpuNodesNeedNone) {
-  auto s = gw::parse_scenario(gw::yaml::load_string(
-      "cluster:\n  nodes: 2\n  gpus_per_node: 1\n  gpu: h100\n"
-      "  nics: {count: 1, bandwidth: 100Gbps, latency: 3us}\n  fabric: {topology: switch}\n",
-      "one.yaml"));
+  auto s = gw::parse_scenario(
+      gw::yaml::load_string("cluster:\n  nodes: 2\n  gpus_per_node: 1\n  gpu: h100\n"
+                            "  nics: {count: 1, bandwidth: 100Gbps, latency: 3us}\n  fabric: {topology: switch}\n",
+                            "one.yaml"));
   EXPECT_FALSE(s.cluster.intra_node_from_profile);
   EXPECT_NO_THROW(gw::resolve_cluster(s, gw::Profile{}));
 }

@@ -276,7 +276,7 @@ std::string memo_run(bool intruder) {
     if (intruder)
       sim.add_actor("intruder", 1, [&] {
         while (ended1 < 0) engine::Simulation::sleep_for(1e-4);  // the first one has ended
-        sim.run_collective(ring_of(1e6));  // other traffic, not through the memo
+        sim.run_collective(ring_of(1e6));                        // other traffic, not through the memo
       });
     sim.run();
     return std::to_string(memo.exact()) + ' ' + std::to_string(memo.simulated()) + ' ' +
@@ -285,13 +285,9 @@ std::string memo_run(bool intruder) {
 }
 
 // 2 nodes x 2 GPUs: a ring all-reduce is 4 flows (one per ring edge).
-TEST(ReplayMemo, TheEngineCountsEndedFlowsAndTheMemoReplaysOnAnIdleNetwork) {
-  EXPECT_EQ(memo_run(false), "1 1 1 4 4");
-}
+TEST(ReplayMemo, TheEngineCountsEndedFlowsAndTheMemoReplaysOnAnIdleNetwork) { EXPECT_EQ(memo_run(false), "1 1 1 4 4"); }
 
-TEST(ReplayMemo, TrafficDuringAReplayedCollectiveMakesTheMemoInexact) {
-  EXPECT_EQ(memo_run(true), "0 1 1 4 8");
-}
+TEST(ReplayMemo, TrafficDuringAReplayedCollectiveMakesTheMemoInexact) { EXPECT_EQ(memo_run(true), "0 1 1 4 8"); }
 
 TEST(ReplayMemo, ACollectiveThatSharedTheNetworkIsNotRecorded) {
   const std::string out = engine::run_in_child([] {

@@ -151,8 +151,8 @@ TEST(ReplayDdpOverheads, CopyOutAfterTheLastCollectiveDelaysTheOptimizer) {
   expect_rel(r.buckets[0].steps.at(0).start - r.buckets[0].start, kKernelLaunchSeconds);
   expect_rel(r.total, closed.total);
   expect_rel(r.optimizer_start, closed.optimizer_start);
-  expect_rel(r.forward + r.backward + r.bucket_copy_in + r.exposed_communication + r.bucket_copy_out +
-                 r.optimizer + r.fixed_work,
+  expect_rel(r.forward + r.backward + r.bucket_copy_in + r.exposed_communication + r.bucket_copy_out + r.optimizer +
+                 r.fixed_work,
              r.total);
   // JSON carries the terms.
   const auto back = result_from_json(result_to_json(r, -1));
@@ -194,7 +194,13 @@ TEST(Replay, AccumulationWithoutNoSyncRepeatsTheSynchronizingMicroStep) {
     const auto plan = plan_iteration(w, c, m, slow_costs());
     const auto r = simulate_plan(c, plan);
     expect_rel(r.total, evaluate_closed_form(plan, coll).total);
-    const auto p1 = plan_iteration([&] { auto v = w; v.accumulation = 1; return v; }(), c, m, slow_costs());
+    const auto p1 = plan_iteration(
+        [&] {
+          auto v = w;
+          v.accumulation = 1;
+          return v;
+        }(),
+        c, m, slow_costs());
     const auto r1 = simulate_plan(c, p1);
     const double ow = r1.optimizer + r1.fixed_work;
     expect_rel(r.total, k * (r1.total - ow) + ow);
@@ -246,7 +252,7 @@ TEST(Replay, WireBytesPerGpuOfEveryCompressor) {
   for (const auto& [kind, bytes] : expected) {
     SCOPED_TRACE(kind);
     auto w = workload(true, 1, kind);
-    w.compression.implementation = "gradwire";   // the wire sizes of docs/model.md's table
+    w.compression.implementation = "gradwire";  // the wire sizes of docs/model.md's table
     w.compression.ratio = 0.01;
     w.compression.rank = 4;
     w.bucket_size = w.first_bucket_size = 1e12;
@@ -333,7 +339,8 @@ TEST(ReplayPytorchHooks, PowerSgdHookBlocksTheBackwardAsInTheClosedForm) {
       for (std::size_t b = 0; b < r.buckets.size(); ++b) {
         expect_rel(r.buckets[b].end, closed.buckets[b].end);
         if (b + 1 < r.buckets.size()) EXPECT_GE(r.buckets[b + 1].start, r.buckets[b].end * (1 - 1e-12));
-        if (overlap && b + 1 < r.buckets.size()) expect_rel(r.tensor_end[plan.buckets[b].last_tensor], r.buckets[b].end);
+        if (overlap && b + 1 < r.buckets.size())
+          expect_rel(r.tensor_end[plan.buckets[b].last_tensor], r.buckets[b].end);
       }
     }
   }
@@ -587,12 +594,9 @@ TEST(ReplayProfile, BothEvaluatorsSharePrepareIteration) {
   }
   Profile no_topk = p;
   no_topk.codecs.erase("topk");
-  for (auto evaluate : {+[](const Scenario& sc, const ModelDesc& md, const Profile& pr) {
-                          return simulate_iteration(sc, md, pr);
-                        },
-                        +[](const Scenario& sc, const ModelDesc& md, const Profile& pr) {
-                          return closed_form_iteration(sc, md, pr);
-                        }}) {
+  for (auto evaluate :
+       {+[](const Scenario&sc, const ModelDesc&md, const Profile&pr) { return simulate_iteration(sc, md, pr); },
+        +[](const Scenario&sc, const ModelDesc&md, const Profile&pr) { return closed_form_iteration(sc, md, pr); }}) {
     try {
       evaluate(scenario_for("topk"), m, no_topk);
       FAIL() << "no error";
@@ -634,7 +638,7 @@ TEST(ReplayProfile, AFitMeasuredOnTheClusterReplacesTheNetworkModel) {
   fit.op = CollectiveOp::AllReduce;
   fit.gpus = 4;
   fit.nodes = 4;
-  fit.fit = {80e-6, 2e9, 0};   // far slower than the h100 cluster's network model
+  fit.fit = {80e-6, 2e9, 0};  // far slower than the h100 cluster's network model
   p.collectives.push_back(fit);
   const auto m = tiny_convnet();
   Scenario s = scenario_for("none");
@@ -727,7 +731,7 @@ TEST(ReplayMeasured, PlanTakesForwardReadyTimesAndOptimizerFromTheDocument) {
   EXPECT_DOUBLE_EQ(plan.forward, 1.5e-3);
   EXPECT_NEAR(plan.backward(), 2.5e-3, 1e-15);
   EXPECT_DOUBLE_EQ(plan.optimizer, 0.4e-3);
-  const std::vector<std::string> order{"fc.bias",    "fc.weight",    "conv3.weight", "conv3.bias",
+  const std::vector<std::string> order{"fc.bias",      "fc.weight",  "conv3.weight", "conv3.bias",
                                        "conv2.weight", "conv2.bias", "conv1.weight", "conv1.bias"};
   EXPECT_EQ(plan.tensor_names, order);
   ASSERT_EQ(plan.buckets.size(), 3u);
@@ -747,7 +751,7 @@ TEST(ReplayMeasured, PlanTakesForwardReadyTimesAndOptimizerFromTheDocument) {
 TEST(ReplayMeasured, NoOverlapAndOneBucketEqualTheClosedFormOfTheDocument) {
   const double F = 1.5e-3, B = 2.5e-3, O = 0.4e-3;
   Scenario s = measured_scenario();
-  s.workload->overlap = false;  // T = k (F + B) + sum of the collectives + O
+  s.workload->overlap = false;        // T = k (F + B) + sum of the collectives + O
   s.workload->ddp_overheads = false;  // the plain closed form
   const Profile p = load_profile("h100");
   auto prep = prepare_iteration(s, tiny_convnet(), p);

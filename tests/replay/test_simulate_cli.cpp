@@ -72,8 +72,8 @@ TEST(SimulateCli, JsonBreakdownAddsUpAndNamesTheProfile) {
 }
 
 TEST(SimulateCli, TableShowsTheProfileKindAndTraceIsWritten) {
-  const auto trace = (std::filesystem::temp_directory_path() /
-                      ("gw-sim-cli-" + std::to_string(::getpid()) + ".json")).string();
+  const auto trace =
+      (std::filesystem::temp_directory_path() / ("gw-sim-cli-" + std::to_string(::getpid()) + ".json")).string();
   const auto r = run(kData + "/tiny-8gpu.yaml --trace " + trace);
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("profile: h100 (datasheet-derived)"), std::string::npos) << r.out;
@@ -115,11 +115,15 @@ TEST(SimulateCli, MeasuredComputeIsNamedAndAMismatchExitsTwo) {
   EXPECT_EQ(r.out.find("compute efficiency"), std::string::npos) << r.out;
   std::ifstream in(kData + "/tiny-measured.yaml");
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const auto set = [&](const std::string& from, const std::string& to) { text.replace(text.find(from), from.size(), to); };
+  const auto set = [&](const std::string& from, const std::string& to) {
+    text.replace(text.find(from), from.size(), to);
+  };
   set("micro_batch: 32", "micro_batch: 16");
   set("model: tiny-convnet.yaml", "model: " + kData + "/tiny-convnet.yaml");
   set("compute: tiny-convnet-measured.yaml", "compute: " + kData + "/tiny-convnet-measured.yaml");
-  const auto path = (std::filesystem::temp_directory_path() / ("gw-measured-mismatch-" + std::to_string(::getpid()) + ".yaml")).string();
+  const auto path =
+      (std::filesystem::temp_directory_path() / ("gw-measured-mismatch-" + std::to_string(::getpid()) + ".yaml"))
+          .string();
   std::ofstream(path) << text;
   r = run_stdout(path);
   EXPECT_EQ(r.code, 2);
@@ -136,7 +140,9 @@ TEST(SimulateCli, MeasuredComputeIsNamedAndAMismatchExitsTwo) {
 TEST(SimulateCli, ComputePrecisionTheProfileLacksExitsTwoAtTheField) {
   std::ifstream in(kData + "/tiny-8gpu.yaml");
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const auto set = [&](const std::string& from, const std::string& to) { text.replace(text.find(from), from.size(), to); };
+  const auto set = [&](const std::string& from, const std::string& to) {
+    text.replace(text.find(from), from.size(), to);
+  };
   set("gpu: h100", "gpu: v100");
   set("model: tiny-convnet.yaml", "model: " + kData + "/tiny-convnet.yaml");
   set("  precision: fp32\n", "  precision: fp32\n  compute_precision: tf32\n");  // line 16
@@ -147,12 +153,14 @@ TEST(SimulateCli, ComputePrecisionTheProfileLacksExitsTwoAtTheField) {
   EXPECT_EQ(r.code, 2);
   EXPECT_TRUE(r.out.empty()) << r.out;
   const auto all = run(path);
-  EXPECT_EQ(all.out, "gradwire simulate: " + path + ":16:22: workload.compute_precision: profile 'v100' has no tf32 GEMM rate "
-                            "(gemm_flops.tf32); it has fp16, fp32\n");
+  EXPECT_EQ(all.out, "gradwire simulate: " + path +
+                         ":16:22: workload.compute_precision: profile 'v100' has no tf32 GEMM rate "
+                         "(gemm_flops.tf32); it has fp16, fp32\n");
   const auto check = gw::test::run(gw::test::argv_of(GW_GRADWIRE_BIN, "check " + path));  // the same place
   EXPECT_EQ(check.exit_code, 2);
   EXPECT_NE(check.all().find(path + ":16:22: workload.compute_precision: profile 'v100' has no tf32"),
-            std::string::npos) << check.all();
+            std::string::npos)
+      << check.all();
   set("compute_precision: tf32", "compute_precision: fp16");
   std::ofstream(path) << text;
   r = run_stdout(path);

@@ -79,7 +79,7 @@ TEST(IterationCase, BadInputNamesFileLineColumnAndField) {
   };
   expect_error(case_text("published: 1\ncolour: red\n"), "colour", 15);
   expect_error(case_text("published: -1\n"), "published", 14);
-  expect_error(case_text(""), "", 1);  // neither published nor unscored
+  expect_error(case_text(""), "", 1);                                          // neither published nor unscored
   expect_error(case_text("published: 1\n", "iteration_time"), "quantity", 6);  // a baseline it does not use
   std::string no_base = case_text("published: 1\n");
   no_base.erase(no_base.find("baseline:"), no_base.find("published:") - no_base.find("baseline:"));
@@ -123,11 +123,11 @@ TEST(IterationCase, QuantitiesFollowTheirClosedForms) {
   EXPECT_DOUBLE_EQ(*r.error, 4.0 / 2.5 - 1);
   EXPECT_TRUE(*r.same_sign);
   EXPECT_FALSE(*score_iteration_case(c, 2.0, 0.1).same_sign);  // 0.4 against 2.5
-  c.quantity = "scaling_efficiency";  // (64 / 0.2) / (16 / 0.1) = 2
+  c.quantity = "scaling_efficiency";                           // (64 / 0.2) / (16 / 0.1) = 2
   EXPECT_DOUBLE_EQ(iteration_quantity(c, 0.2, 0.1), 2.0);
   c.quantity = "per_gpu_throughput";  // 64 / 0.2
   EXPECT_DOUBLE_EQ(iteration_quantity(c, 0.2, std::nullopt), 320.0);
-  c.quantity = "iteration_time";      // per micro-step: 0.2 / 2
+  c.quantity = "iteration_time";  // per micro-step: 0.2 / 2
   EXPECT_DOUBLE_EQ(iteration_quantity(c, 0.2, std::nullopt), 0.1);
   c.unscored = "a reason";
   EXPECT_FALSE(score_iteration_case(c, 0.2, 0.1).error);
@@ -145,8 +145,8 @@ TEST(IterationCase, SummaryCountsTheTargets) {
     return r;
   };
   const std::vector<IterationCaseResult> rs{
-      result("ddp", 0.1, std::nullopt),  result("ddp", -0.3, std::nullopt),     result("ddp", 0.2, std::nullopt),
-      result("compression", 0.2, true),  result("accumulation", 0.5, true),     result("compression", -0.1, false),
+      result("ddp", 0.1, std::nullopt),         result("ddp", -0.3, std::nullopt), result("ddp", 0.2, std::nullopt),
+      result("compression", 0.2, true),         result("accumulation", 0.5, true), result("compression", -0.1, false),
       result("ddp", std::nullopt, std::nullopt)};
   const auto s = summarise(rs);
   EXPECT_EQ(s.ddp_scored, 3);
@@ -210,7 +210,8 @@ TEST(IterationBundled, ResidualsFileHoldsTheCurrentQuantiles) {
   for (const auto& c : load_iteration_cases(kRepo + "/validation/iterations")) results.push_back(run_iteration_case(c));
   EXPECT_EQ(test::read_text(kRepo + "/validation/residuals.yaml"), render_iterations_residuals(results))
       << "regenerate validation/residuals.yaml (scripts/validation_docs.sh)";
-  const auto r = gradwire({"validate", "iterations", "--cases", kRepo + "/validation/iterations", "--format", "residuals"});
+  const auto r =
+      gradwire({"validate", "iterations", "--cases", kRepo + "/validation/iterations", "--format", "residuals"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, render_iterations_residuals(results));
 }
@@ -226,8 +227,8 @@ TEST(IterationCase, ResidualsAreTimeErrorQuantilesOfTheScoredDdpCases) {
   // Time errors: +0.1, -0.2, 1 / 1.25 - 1 = -0.2 ... over 11 DDP cases 0 .. 1 in steps of 0.1.
   std::vector<IterationCaseResult> rs;
   for (int i = 0; i <= 10; ++i) rs.push_back(result("ddp", "iteration_time", 0.1 * i));
-  rs.push_back(result("compression", "speedup", 5.0));             // not a DDP case
-  rs.push_back(result("ddp", "iteration_time", std::nullopt));     // unscored
+  rs.push_back(result("compression", "speedup", 5.0));          // not a DDP case
+  rs.push_back(result("ddp", "iteration_time", std::nullopt));  // unscored
   auto m = iteration_residuals(rs);
   EXPECT_EQ(m.cases, 11);
   EXPECT_NEAR(m.low, 0.1, 1e-12);

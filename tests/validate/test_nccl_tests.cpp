@@ -1,7 +1,8 @@
 // nccl-tests logs in and out: the parser on the committed real logs
 // (tests/data/nccl-tests/) and on malformed ones, the layout round trip of
 // `gradwire collective`, `--compare` on a real log and `gradwire calibrate
-// --from-nccl-tests` into a profile that `simulate` loads.
+// --from-nccl-tests` into a profile that `simulate` loads, or into a cluster
+// that `collective --compare` gives the log back on.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -14,6 +15,7 @@
 #include "gradwire/core/error.hpp"
 #include "gradwire/model/nccl_tests_log.hpp"
 #include "gradwire/model/profile.hpp"
+#include "gradwire/model/scenario.hpp"
 #include "run_util.hpp"
 
 namespace fs = std::filesystem;
@@ -46,7 +48,7 @@ TEST(NcclTestsLog, MultiNodeMultiProcessLog) {
   const auto log = nccl_tests::load_log(kA3);
   EXPECT_EQ(log.world_size(), 16);  // 16 "# Rank" lines, nGpus 1 per process
   EXPECT_EQ(log.gpus_per_thread, 1);
-  EXPECT_EQ(log.nodes(), 2);        // two hosts
+  EXPECT_EQ(log.nodes(), 2);  // two hosts
   EXPECT_EQ(log.gpu(), "NVIDIA H100 80GB HBM3");
   EXPECT_EQ(log.iters, 20);
   ASSERT_TRUE(log.op);
@@ -80,9 +82,13 @@ TEST(NcclTestsLog, SingleProcessLogs) {
 }
 
 TEST(NcclTestsLog, OpFromTheBinaryLineOrTheRows) {
-  const std::string row = "        1024           256     float     sum      -1    16.38    0.06    0.11      0    15.71    0.07    0.11      0\n";
+  const std::string row =
+      "        1024           256     float     sum      -1    16.38    0.06    0.11      0    15.71    0.07    0.11   "
+      "   0\n";
   EXPECT_EQ(nccl_tests::parse_log(row, "x.log").op, CollectiveOp::AllReduce);  // count x 4 B = size
-  const std::string rs = "        1024            32     float     sum      -1    16.38    0.06    0.11      0    15.71    0.07    0.11      0\n";
+  const std::string rs =
+      "        1024            32     float     sum      -1    16.38    0.06    0.11      0    15.71    0.07    0.11   "
+      "   0\n";
   EXPECT_FALSE(nccl_tests::parse_log(rs, "x.log").op);  // a reducescatter-like row: not guessed
   const auto named = nccl_tests::parse_log("# Collective test starting: reduce_scatter_perf\n" + rs, "x.log");
   EXPECT_EQ(named.op, CollectiveOp::ReduceScatter);
@@ -138,7 +144,8 @@ TEST(CollectiveCli, LayoutRoundTrip) {
   const std::string scenario = std::string(GW_SOURCE_DIR) + "/scenarios/default.yaml";
   const auto table = gradwire({"collective", "--scenario", scenario, "-b", "8", "-e", "64M", "-f", "8"});
   ASSERT_EQ(table.exit_code, 0) << table.err;
-  const auto json = gradwire({"collective", "--scenario", scenario, "-b", "8", "-e", "64M", "-f", "8", "--format", "json"});
+  const auto json =
+      gradwire({"collective", "--scenario", scenario, "-b", "8", "-e", "64M", "-f", "8", "--format", "json"});
   ASSERT_EQ(json.exit_code, 0) << json.err;
   const auto log = nccl_tests::parse_log(table.out, "collective.out");
   const auto doc = nlohmann::json::parse(json.out);
@@ -186,8 +193,8 @@ TEST(CollectiveCli, TheChosenPairPerSizeAndItsPins) {
   EXPECT_NE(r.out.find("#   8 B .. 8.00 KiB: ring/LL\n#   8.00 MiB .. 8.00 GiB: nvls/Simple"), std::string::npos)
       << r.out;
   EXPECT_EQ(nccl_tests::parse_log(r.out, "auto.out").rows.size(), 4u);  // still nccl-tests' layout
-  const auto csv = gradwire({"collective", node, "--sizes", "1GiB", "--algo", "ring", "--proto", "ll128",
-                             "--format", "csv"});
+  const auto csv =
+      gradwire({"collective", node, "--sizes", "1GiB", "--algo", "ring", "--proto", "ll128", "--format", "csv"});
   ASSERT_EQ(csv.exit_code, 0) << csv.err;
   EXPECT_NE(csv.out.find(",ring,LL128\n"), std::string::npos) << csv.out;
   // NCCL_ALGO / NCCL_PROTO stand in for the options (one name each).
@@ -241,14 +248,15 @@ TEST(CalibrateFromNcclTests, FitsLoadAndSimulate) {
   const fs::path dir = fs::temp_directory_path() / ("gw-nccl-tests-" + std::to_string(::getpid()));
   fs::create_directories(dir);
   const std::string out = (dir / "fitted.yaml").string();
-  const auto r = gradwire({"calibrate", "--from-nccl-tests", kA3, k2080Reduce, k2080Gather, "--profile", "h100", "--out", out});
+  const auto r =
+      gradwire({"calibrate", "--from-nccl-tests", kA3, k2080Reduce, k2080Gather, "--profile", "h100", "--out", out});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const Profile p = load_profile_file(out);
   const CollectiveCost* multi = p.collective(CollectiveOp::AllReduce, 16, 2);
   ASSERT_NE(multi, nullptr);
   EXPECT_EQ(multi->points.size(), 31u);
-  EXPECT_GT(multi->fit.alpha, 50e-6);   // the log's ~120 us floor
-  EXPECT_GT(multi->fit.beta, 100e9);    // ~180 GB/s algbw at 8 GiB
+  EXPECT_GT(multi->fit.alpha, 50e-6);  // the log's ~120 us floor
+  EXPECT_GT(multi->fit.beta, 100e9);   // ~180 GB/s algbw at 8 GiB
   EXPECT_GT(multi->fit.max_rel_residual, 0);
   ASSERT_NE(p.collective(CollectiveOp::AllReduce, 2), nullptr);
   ASSERT_NE(p.collective(CollectiveOp::AllGather, 2), nullptr);
@@ -311,7 +319,8 @@ TEST(CalibrateFromNcclTests, FitsLoadAndSimulate) {
   {
     std::ofstream f(reduce);
     f << "# Collective test starting: reduce_perf\n"
-         "           8             2     float     sum       0    10.39    0.00    0.00      0     9.88    0.00    0.00      0\n";
+         "           8             2     float     sum       0    10.39    0.00    0.00      0     9.88    0.00    "
+         "0.00      0\n";
   }
   const auto refused = gradwire({"calibrate", "--from-nccl-tests", reduce, "--profile", "h100", "--out", out + "2"});
   EXPECT_EQ(refused.exit_code, 2);
@@ -328,8 +337,8 @@ TEST(CalibrateFromNcclTests, AFitTheLoaderWouldRefuseIsNotWritten) {
   const fs::path dir = fs::temp_directory_path() / ("gw-nccl-flat-" + std::to_string(::getpid()));
   fs::create_directories(dir);
   const std::string out = (dir / "flat.yaml").string();
-  const auto r = gradwire({"calibrate", "--from-nccl-tests", kData + "bad/flat-times.log", "--profile", "a100-80gb",
-                           "--out", out});
+  const auto r = gradwire(
+      {"calibrate", "--from-nccl-tests", kData + "bad/flat-times.log", "--profile", "a100-80gb", "--out", out});
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_NE(r.err.find("would not load, so nothing is written"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find(".beta: "), std::string::npos) << r.err;
@@ -345,21 +354,152 @@ TEST(CollectiveCli, CompareTakesOneRunOfAnAppendedLog) {
   const std::string named = kData + "good/appended-named-runs.log";
   const auto both = gradwire({"collective", "--scenario", small, "--compare", named});
   EXPECT_EQ(both.exit_code, 2) << both.err;
-  EXPECT_NE(both.err.find("appended-named-runs.log:42:1: a second run to compare (line 1: all_reduce_perf, 2 ranks on 1 "
-                          "node; line 42: all_gather_perf, 2 ranks on 1 node): choose one with --op OP"),
-            std::string::npos)
+  EXPECT_NE(
+      both.err.find("appended-named-runs.log:42:1: a second run to compare (line 1: all_reduce_perf, 2 ranks on 1 "
+                    "node; line 42: all_gather_perf, 2 ranks on 1 node): choose one with --op OP"),
+      std::string::npos)
       << both.err;
-  const auto ag = gradwire({"collective", "--scenario", small, "--compare", named, "--op", "allgather", "--format", "json"});
+  const auto ag =
+      gradwire({"collective", "--scenario", small, "--compare", named, "--op", "allgather", "--format", "json"});
   ASSERT_EQ(ag.exit_code, 0) << ag.err;
-  EXPECT_EQ(nlohmann::json::parse(ag.out)["case"]["points"].size(), 26u);   // the all_gather run's sizes above 0 B
+  EXPECT_EQ(nlohmann::json::parse(ag.out)["case"]["points"].size(), 26u);  // the all_gather run's sizes above 0 B
+  // The run compared and the one left out are said (the latter was dropped silently).
+  EXPECT_EQ(ag.err, "gradwire collective: note: " + named +
+                        ":1:1: run left out: all_reduce_perf, 2 ranks on 1 node, "
+                        "not the collective asked for; using the run at line 42: all_gather_perf, 2 ranks on 1 node\n");
   // The issue's log: the all_gather run names no op; --op allgather takes it.
-  const auto unnamed = gradwire({"collective", "--scenario", small, "--compare", kData + "good/appended-ops.log",
-                                 "--op", "allgather"});
+  const auto unnamed =
+      gradwire({"collective", "--scenario", small, "--compare", kData + "good/appended-ops.log", "--op", "allgather"});
   EXPECT_EQ(unnamed.exit_code, 0) << unnamed.err;
   EXPECT_NE(unnamed.out.find("allgather on 2 GPUs"), std::string::npos) << unnamed.out;
-  const auto wrong = gradwire({"collective", "--scenario", small, "--compare", kData + "good/wrong-rows.log",
-                               "--format", "json"});
+  const auto wrong =
+      gradwire({"collective", "--scenario", small, "--compare", kData + "good/wrong-rows.log", "--format", "json"});
   ASSERT_EQ(wrong.exit_code, 0) << wrong.err;
-  EXPECT_EQ(nlohmann::json::parse(wrong.out)["case"]["points"].size(), 26u);   // 28 rows, 2 left out
-  EXPECT_NE(wrong.err.find("gradwire collective: note: " + kData + "good/wrong-rows.log:23:"), std::string::npos) << wrong.err;
+  EXPECT_EQ(nlohmann::json::parse(wrong.out)["case"]["points"].size(), 26u);  // 28 rows, 2 left out
+  EXPECT_NE(wrong.err.find("gradwire collective: note: " + kData + "good/wrong-rows.log:23:"), std::string::npos)
+      << wrong.err;
+}
+
+// `calibrate --from-nccl-tests LOG --write-cluster FILE` (issue 31, item 5),
+// a measurement and back: the engine prints a log on a cluster of known NICs
+// (4 x 8 A100, 4 x 200 Gbps InfiniBand of 30 us per node), the cluster fitted
+// to that log has those NICs (rate within 0.1%, latency within 1%), loads
+// with `check`, and `collective --compare` of the log on it gives every size
+// back within 1% (the log prints 4 to 6 digits; closed forms and the engine
+// agree within 0.1% on ring and tree, the pairs NCCL's rule picks here).
+TEST(CalibrateFromNcclTests, AClusterFittedToALogGivesItBack) {
+  const fs::path dir = fs::temp_directory_path() / ("gw-write-cluster-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string truth = (dir / "truth.yaml").string(), log = (dir / "truth.log").string();
+  {
+    std::ofstream f(truth);  // intra_node from the a100-40gb profile, as the fitted cluster takes it
+    f << "cluster:\n  nodes: 4\n  gpus_per_node: 8\n  gpu: a100-40gb\n"
+         "  nics: {count: 4, bandwidth: 200Gbps, latency: 30us, transport: ib}\n  fabric: {topology: switch}\n";
+  }
+  const auto printed = gradwire({"collective", truth, "-b", "8", "-e", "1G", "-f", "2"});
+  ASSERT_EQ(printed.exit_code, 0) << printed.err;
+  std::ofstream(log) << printed.out;
+  const std::string out = (dir / "fitted.yaml").string();
+  const auto r = gradwire({"calibrate", "--from-nccl-tests", log, "--write-cluster", out, "--nics", "4",
+                           "--nic-transport", "ib", "--name", "my cluster"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(
+      r.err.find("gradwire calibrate: wrote " + out + " (4 x 8 a100-40gb; 4 NICs of 200.00 Gbps, latency 30.00 us;"),
+      std::string::npos)
+      << r.err;
+  const auto check = gradwire({"check", out});
+  EXPECT_EQ(check.exit_code, 0) << check.out << check.err;
+  const Scenario s = load_scenario(out);
+  EXPECT_EQ(s.name, "my cluster");
+  EXPECT_EQ(s.cluster.nodes, 4);
+  EXPECT_EQ(s.cluster.gpus_per_node, 8);
+  EXPECT_EQ(s.cluster.gpu, "a100-40gb");
+  EXPECT_EQ(s.cluster.nic_count, 4);
+  EXPECT_EQ(s.cluster.nic.transport, Transport::IB);
+  EXPECT_NEAR(s.cluster.nic.bandwidth / 25e9, 1.0, 1e-3);
+  EXPECT_NEAR(s.cluster.nic.latency / 30e-6, 1.0, 1e-2);
+  const auto cmp = gradwire({"collective", out, "--compare", log, "--format", "json"});
+  ASSERT_EQ(cmp.exit_code, 0) << cmp.err;
+  const auto points = nlohmann::json::parse(cmp.out)["case"]["points"];
+  ASSERT_EQ(points.size(), 28u);  // 8 B .. 1 GiB
+  for (const auto& p : points) {
+    EXPECT_NEAR(p["predicted_busbw_bytes_per_s"].get<double>() / p["published_busbw_bytes_per_s"].get<double>(), 1.0,
+                0.01)
+        << p["size_bytes"];
+  }
+  fs::remove_all(dir);
+}
+
+// The bundled A3 Mega log (2 x 8 H100; the fit's figures against the model:
+// tests/model/test_cluster_fit.cpp): the defaults (8 NICs, one per GPU;
+// transport network; intra_node from the h100 profile) and a file `check` and
+// `collective` load.
+TEST(CalibrateFromNcclTests, AClusterFromTheA3MegaLog) {
+  const fs::path dir = fs::temp_directory_path() / ("gw-write-cluster-a3-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string out = (dir / "a3mega.yaml").string();
+  const auto r = gradwire({"calibrate", "--from-nccl-tests", kA3, "--write-cluster", out});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("gradwire calibrate: wrote " + out + " (2 x 8 h100; 8 NICs of "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("allreduce busbw at 8.00 GiB: 338.09 GB/s measured, 338.09 GB/s modelled)"), std::string::npos)
+      << r.err;
+  EXPECT_EQ(gradwire({"check", out}).exit_code, 0);
+  const Scenario s = load_scenario(out);
+  EXPECT_EQ(s.cluster.nic_count, 8);
+  EXPECT_EQ(s.cluster.nic.transport, Transport::Network);
+  // The h100 profile's 8-GPU all-reduce fit: beta x 2(G-1)/G.
+  EXPECT_NEAR(
+      s.cluster.intra_node.bandwidth / (load_profile("h100").collective(CollectiveOp::AllReduce, 8)->fit.beta * 14 / 8),
+      1.0, 1e-8);
+  EXPECT_EQ(gradwire({"collective", out, "--compare", kA3}).exit_code, 0);
+  fs::remove_all(dir);
+}
+
+TEST(CalibrateFromNcclTests, AClusterIsNotFittedWithoutANetwork) {
+  const fs::path dir = fs::temp_directory_path() / ("gw-write-cluster-bad-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string out = (dir / "c.yaml").string();
+  // One node: no network to fit; one line naming the log, exit 2, nothing written.
+  const auto one = gradwire({"calibrate", "--from-nccl-tests", k2080Reduce, "--write-cluster", out});
+  EXPECT_EQ(one.exit_code, 2);
+  EXPECT_EQ(one.err, "gradwire calibrate: " + k2080Reduce +
+                         ":1:1: all_reduce_perf, 2 ranks on 1 node: no network to fit; a cluster is fitted to a log "
+                         "across nodes\n");
+  // A multi-process log without "#  Rank" lines: its hosts are not known.
+  const std::string bare = (dir / "bare.log").string();
+  {
+    std::ofstream f(bare);
+    f << "# nThread 1 nGpus 16 minBytes 8 maxBytes 1048576 step: 1024(factor) warmup iters: 5 iters: 20\n"
+         "           8             2     float     sum      -1    123.5    0.00    0.00      0    123.5    0.00    "
+         "0.00      0\n"
+         "        8192          2048     float     sum      -1    131.6    0.06    0.12      0    130.6    0.06    "
+         "0.12      0\n"
+         "     1048576        262144     float     sum      -1    203.2    5.16    9.68      0    207.2    5.06    "
+         "9.49      0\n";
+  }
+  const auto no_hosts = gradwire({"calibrate", "--from-nccl-tests", bare, "--write-cluster", out});
+  EXPECT_EQ(no_hosts.exit_code, 2);
+  EXPECT_NE(no_hosts.err.find(bare + ":1:1: all_reduce_perf, 16 ranks on 1 node (no \"#  Rank\" lines name the hosts): "
+                                     "no network to fit"),
+            std::string::npos)
+      << no_hosts.err;
+  EXPECT_FALSE(fs::exists(out));
+  // Never over the log; not with --out; not without a log; options in range.
+  EXPECT_EQ(gradwire({"calibrate", "--from-nccl-tests", kA3, "--write-cluster", kA3}).exit_code, 2);
+  EXPECT_EQ(nccl_tests::load_log(kA3).rows.size(), 31u);
+  EXPECT_EQ(gradwire({"calibrate", "--from-nccl-tests", kA3, "--write-cluster", out, "--out", out + "2"}).exit_code, 2);
+  EXPECT_EQ(gradwire({"calibrate", "--write-cluster", out}).exit_code, 2);
+  EXPECT_EQ(gradwire({"calibrate", "--from-nccl-tests", kA3, "--write-cluster", out, "--nics", "0"}).exit_code, 2);
+  const auto transport =
+      gradwire({"calibrate", "--from-nccl-tests", kA3, "--write-cluster", out, "--nic-transport", "nvlink"});
+  EXPECT_EQ(transport.exit_code, 2);
+  EXPECT_NE(transport.err.find("--nic-transport must be one of network, ib, roce, efa, socket, tcpx"),
+            std::string::npos)
+      << transport.err;
+  EXPECT_EQ(
+      gradwire({"calibrate", "--from-nccl-tests", kA3, "--profile", "h100", "--out", out, "--nics", "4"}).exit_code, 2);
+  // A directory as the output.
+  EXPECT_EQ(gradwire({"calibrate", "--from-nccl-tests", kA3, "--write-cluster", dir.string()}).exit_code, 2);
+  EXPECT_FALSE(fs::exists(out));
+  fs::remove_all(dir);
 }

@@ -96,8 +96,8 @@ TEST(ValidateCase, ScoresAgainstTheClosedForm) {
   const ClusterSpec c = load_scenario(d.write("one-node.yaml", kCluster)).cluster;
   std::string exact, half;
   for (double s = 1024; s <= 256.0 * 1024 * 1024; s *= 16) {
-    const double t = choose_collective(CollectiveOp::AllReduce, Algorithm::Ring, Protocol::Auto, c,
-                                       collective_shape(c, 8), s).time;
+    const double t =
+        choose_collective(CollectiveOp::AllReduce, Algorithm::Ring, Protocol::Auto, c, collective_shape(c, 8), s).time;
     const double busbw = s / t * collective::allreduce_busbw_factor(8);
     exact += "  - [" + std::to_string(static_cast<long long>(s)) + ", " + std::to_string(busbw / 1e9) + "]\n";
     half += "  - [" + std::to_string(static_cast<long long>(s)) + ", " + std::to_string(busbw / 2e9) + "]\n";
@@ -127,17 +127,16 @@ TEST(ValidateCase, RoundedZerosAreShownNotScored) {
 TEST(ValidateCase, TheSummaryEndsWithOneLineOverAllCases) {
   TempDir d;
   d.write("one-node.yaml", kCluster);
-  const auto c = load_collective_case(
-      d.write("cases/s.yaml", case_text("  - [8, 1]\n  - [2097152, 10]\n  - [4194304, 10]\n")));
+  const auto c =
+      load_collective_case(d.write("cases/s.yaml", case_text("  - [8, 1]\n  - [2097152, 10]\n  - [4194304, 10]\n")));
   // Predicted times giving the relative busbw error e at each point (8 GPUs: busbw = size / t x 1.75).
   const auto times = [&](std::vector<double> e) {
     std::vector<double> t;
-    for (std::size_t i = 0; i < e.size(); ++i)
-      t.push_back(c.points[i].bytes * 1.75 / (c.points[i].busbw * (1 + e[i])));
+    for (std::size_t i = 0; i < e.size(); ++i) t.push_back(c.points[i].bytes * 1.75 / (c.points[i].busbw * (1 + e[i])));
     return t;
   };
-  const CaseResult within = score_case(c, 8, times({0.1, 0.05, -0.05}));   // medians 10% and 5%
-  const CaseResult outside = score_case(c, 8, times({-0.5, 0.2, 0.3}));    // medians 50% and 25%
+  const CaseResult within = score_case(c, 8, times({0.1, 0.05, -0.05}));  // medians 10% and 5%
+  const CaseResult outside = score_case(c, 8, times({-0.5, 0.2, 0.3}));   // medians 50% and 25%
   ASSERT_EQ(within.points.size(), 3u);
   const std::string line = summary_line({within, outside});
   EXPECT_EQ(line,

@@ -112,7 +112,8 @@ std::string read_input_file(const std::string& path, std::size_t max_bytes) {
 }
 
 bool same_file(const std::string& a, const std::string& b) {
-  struct stat sa {}, sb {};
+  struct stat sa {
+  }, sb{};
   if (::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0)
     return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
   std::error_code ea, eb;
@@ -122,10 +123,10 @@ bool same_file(const std::string& a, const std::string& b) {
 
 std::string checked_output_path(const std::string& path, const std::vector<std::string>& inputs) {
   if (path.empty()) throw refused(path, "an empty output path");
-  if (path == "-")
-    throw refused(path, "this output cannot go to standard output; give a file name");
+  if (path == "-") throw refused(path, "this output cannot go to standard output; give a file name");
   std::string target = path;
-  struct stat lst {}, st {};
+  struct stat lst {
+  }, st{};
   if (::lstat(path.c_str(), &lst) != 0) {
     if (errno != ENOENT) throw refused(path, "cannot examine the output: " + errno_text());
     fs::path parent = fs::path(path).parent_path();
@@ -134,8 +135,9 @@ std::string checked_output_path(const std::string& path, const std::vector<std::
     if (::stat(parent.c_str(), &pst) != 0 || !S_ISDIR(pst.st_mode))
       throw refused(path, "the directory " + parent.string() + " does not exist");
   } else if (::stat(path.c_str(), &st) != 0) {
-    throw refused(path, S_ISLNK(lst.st_mode) ? "is a symbolic link to a file that does not exist; refusing to write through it"
-                                             : "cannot examine the output: " + errno_text());
+    throw refused(path, S_ISLNK(lst.st_mode)
+                            ? "is a symbolic link to a file that does not exist; refusing to write through it"
+                            : "cannot examine the output: " + errno_text());
   } else if (!S_ISREG(st.st_mode)) {
     std::string why = "is " + kind_of(st.st_mode) + "; an output may only replace a regular file";
     if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))

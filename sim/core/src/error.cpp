@@ -19,6 +19,11 @@ TextUnit text_unit_at(std::string_view text, std::size_t at) {
   return {1, c >= 0x80 && c <= 0x9F};
 }
 
+std::string out_of_memory_words(const std::exception& e) {
+  const std::string what = e.what();
+  return what.rfind("out of memory", 0) == 0 ? what : "out of memory (" + what + ")";
+}
+
 namespace {
 
 /// `text` with its control characters spelled out (\n, \r, \t, \xHH, and
@@ -52,8 +57,8 @@ std::string escape_controls(const std::string& text) {
 
 }  // namespace
 
-std::string format_input_error(const std::string& file, int line, int column,
-                               const std::string& key, const std::string& reason) {
+std::string format_input_error(const std::string& file, int line, int column, const std::string& key,
+                               const std::string& reason) {
   std::string out = file.empty() ? std::string("<input>") : escape_controls(file);
   if (line > 0) {
     out.append(":").append(std::to_string(line));

@@ -40,9 +40,9 @@ void unlink_regular_files(int fd) {
       const auto* e = reinterpret_cast<const Entry*>(buf + at);
       at += e->reclen;
       struct stat st {};
-      const bool regular = e->type == DT_REG || (e->type == DT_UNKNOWN &&
-                                                 ::fstatat(fd, e->name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-                                                 S_ISREG(st.st_mode));
+      const bool regular =
+          e->type == DT_REG ||
+          (e->type == DT_UNKNOWN && ::fstatat(fd, e->name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode));
       if (regular) ::unlinkat(fd, e->name, 0);
     }
   }
@@ -58,7 +58,7 @@ extern "C" void remove_dir_then_die(int sig) {
       unlink_regular_files(fd);
       ::close(fd);
       if (::rmdir(g_dir) == 0 || errno != ENOTEMPTY) break;
-      const struct timespec pause {0, 2000000};  // 2 ms
+      const struct timespec pause { 0, 2000000 };  // 2 ms
       ::nanosleep(&pause, nullptr);
     }
   }

@@ -20,28 +20,49 @@ struct UnitFactor {
 };
 
 constexpr std::array kBandwidthUnits = {
-    UnitFactor{"bps", 1.0 / 8},          UnitFactor{"Kbps", 1e3 / 8},   UnitFactor{"Mbps", 1e6 / 8},
-    UnitFactor{"Gbps", 1e9 / 8},         UnitFactor{"Tbps", 1e12 / 8},  UnitFactor{"b/s", 1.0 / 8},
-    UnitFactor{"Kb/s", 1e3 / 8},         UnitFactor{"Mb/s", 1e6 / 8},   UnitFactor{"Gb/s", 1e9 / 8},
-    UnitFactor{"Tb/s", 1e12 / 8},        UnitFactor{"B/s", 1.0},        UnitFactor{"KB/s", 1e3},
-    UnitFactor{"MB/s", 1e6},             UnitFactor{"GB/s", 1e9},       UnitFactor{"TB/s", 1e12},
-    UnitFactor{"KiB/s", 1024.0},         UnitFactor{"MiB/s", 1048576.0},
-    UnitFactor{"GiB/s", 1073741824.0},   UnitFactor{"TiB/s", 1099511627776.0},
-    UnitFactor{"Bps", 1.0},              UnitFactor{"KBps", 1e3},       UnitFactor{"MBps", 1e6},
-    UnitFactor{"GBps", 1e9},             UnitFactor{"TBps", 1e12},
+    UnitFactor{"bps", 1.0 / 8},
+    UnitFactor{"Kbps", 1e3 / 8},
+    UnitFactor{"Mbps", 1e6 / 8},
+    UnitFactor{"Gbps", 1e9 / 8},
+    UnitFactor{"Tbps", 1e12 / 8},
+    UnitFactor{"b/s", 1.0 / 8},
+    UnitFactor{"Kb/s", 1e3 / 8},
+    UnitFactor{"Mb/s", 1e6 / 8},
+    UnitFactor{"Gb/s", 1e9 / 8},
+    UnitFactor{"Tb/s", 1e12 / 8},
+    UnitFactor{"B/s", 1.0},
+    UnitFactor{"KB/s", 1e3},
+    UnitFactor{"MB/s", 1e6},
+    UnitFactor{"GB/s", 1e9},
+    UnitFactor{"TB/s", 1e12},
+    UnitFactor{"KiB/s", 1024.0},
+    UnitFactor{"MiB/s", 1048576.0},
+    UnitFactor{"GiB/s", 1073741824.0},
+    UnitFactor{"TiB/s", 1099511627776.0},
+    UnitFactor{"Bps", 1.0},
+    UnitFactor{"KBps", 1e3},
+    UnitFactor{"MBps", 1e6},
+    UnitFactor{"GBps", 1e9},
+    UnitFactor{"TBps", 1e12},
 };
 
 constexpr std::array kTimeUnits = {
-    UnitFactor{"ns", 1e-9}, UnitFactor{"us", 1e-6}, UnitFactor{"\xC2\xB5s", 1e-6},
-    UnitFactor{"ms", 1e-3}, UnitFactor{"s", 1.0},   UnitFactor{"min", 60.0},
-    UnitFactor{"h", 3600.0}, UnitFactor{"d", 86400.0},
+    UnitFactor{"ns", 1e-9}, UnitFactor{"us", 1e-6},  UnitFactor{"\xC2\xB5s", 1e-6}, UnitFactor{"ms", 1e-3},
+    UnitFactor{"s", 1.0},   UnitFactor{"min", 60.0}, UnitFactor{"h", 3600.0},       UnitFactor{"d", 86400.0},
 };
 
 constexpr std::array kSizeUnits = {
-    UnitFactor{"B", 1.0},        UnitFactor{"KB", 1e3},           UnitFactor{"MB", 1e6},
-    UnitFactor{"GB", 1e9},       UnitFactor{"TB", 1e12},          UnitFactor{"PB", 1e15},
-    UnitFactor{"KiB", 1024.0},   UnitFactor{"MiB", 1048576.0},    UnitFactor{"GiB", 1073741824.0},
-    UnitFactor{"TiB", 1099511627776.0}, UnitFactor{"PiB", 1125899906842624.0},
+    UnitFactor{"B", 1.0},
+    UnitFactor{"KB", 1e3},
+    UnitFactor{"MB", 1e6},
+    UnitFactor{"GB", 1e9},
+    UnitFactor{"TB", 1e12},
+    UnitFactor{"PB", 1e15},
+    UnitFactor{"KiB", 1024.0},
+    UnitFactor{"MiB", 1048576.0},
+    UnitFactor{"GiB", 1073741824.0},
+    UnitFactor{"TiB", 1099511627776.0},
+    UnitFactor{"PiB", 1125899906842624.0},
 };
 
 template <std::size_t N>
@@ -57,14 +78,14 @@ std::string unit_list(const std::array<UnitFactor, N>& units) {
 // Splits "12.5GB/s" into the number and the unit; one optional space between.
 template <std::size_t N>
 std::optional<double> parse_quantity(std::string_view text, const std::array<UnitFactor, N>& units,
-                                     std::string_view what, std::string_view example,
-                                     std::string* why) {
+                                     std::string_view what, std::string_view example, std::string* why) {
   auto fail = [&](std::string reason) -> std::optional<double> {
     if (why) *why = std::move(reason);
     return std::nullopt;
   };
   std::string_view s = trim(text);
-  if (s.empty()) return fail("expected a " + std::string(what) + " such as " + std::string(example) + ", got an empty value");
+  if (s.empty())
+    return fail("expected a " + std::string(what) + " such as " + std::string(example) + ", got an empty value");
   std::size_t i = 0;
   auto is_num_char = [](char c) {
     return (c >= '0' && c <= '9') || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-';
@@ -72,8 +93,8 @@ std::optional<double> parse_quantity(std::string_view text, const std::array<Uni
   // The number part ends at the first character that cannot belong to it. An 'e'
   // or 'E' counts only when followed by a digit or sign (so "5EB" is not eaten).
   while (i < s.size() && is_num_char(s[i])) {
-    if ((s[i] == 'e' || s[i] == 'E') &&
-        !(i + 1 < s.size() && (std::isdigit(static_cast<unsigned char>(s[i + 1])) || s[i + 1] == '+' || s[i + 1] == '-')))
+    if ((s[i] == 'e' || s[i] == 'E') && !(i + 1 < s.size() && (std::isdigit(static_cast<unsigned char>(s[i + 1])) ||
+                                                               s[i + 1] == '+' || s[i + 1] == '-')))
       break;
     ++i;
   }
@@ -81,7 +102,8 @@ std::optional<double> parse_quantity(std::string_view text, const std::array<Uni
   std::string_view unit = trim(s.substr(i));
   auto value = parse_number(num);
   if (!value) {
-    return fail("expected a " + std::string(what) + " such as " + std::string(example) + ", got \"" + std::string(s) + "\"");
+    return fail("expected a " + std::string(what) + " such as " + std::string(example) + ", got \"" + std::string(s) +
+                "\"");
   }
   if (unit.empty()) {
     std::string msg = "\"";
@@ -177,7 +199,8 @@ std::optional<double> range_size(std::string_view text, std::string* why) {
   const std::string_view t = trim(text);
   if (t.find('^') != std::string_view::npos) {
     if (why) {
-      *why = "'" + std::string(t) + "': sizes are bytes with a unit, such as 1KiB (2^10 B) or 4KiB (2^10 fp32 elements)";
+      *why =
+          "'" + std::string(t) + "': sizes are bytes with a unit, such as 1KiB (2^10 B) or 4KiB (2^10 fp32 elements)";
     }
     return std::nullopt;
   }
@@ -224,7 +247,8 @@ std::optional<std::vector<double>> parse_size_range(std::string_view text, std::
     return out;
   }
   const auto parts = split(text, ':');
-  if (parts.size() > 3) return fail("expected MIN:MAX[:FACTOR], a size or a comma list, got '" + std::string(text) + "'");
+  if (parts.size() > 3)
+    return fail("expected MIN:MAX[:FACTOR], a size or a comma list, got '" + std::string(text) + "'");
   const auto min = range_size(parts[0], why);
   if (!min) return std::nullopt;
   const auto max = parts.size() > 1 ? range_size(parts[1], why) : min;

@@ -24,12 +24,11 @@ std::string seal(std::string_view kind, std::uint32_t version, std::string_view 
   return out;
 }
 
-std::string_view open(std::string_view message, std::string_view kind, std::uint32_t version,
-                      const std::string& what) {
+std::string_view open(std::string_view message, std::string_view kind, std::uint32_t version, const std::string& what) {
   Reader header(message.substr(0, std::min(message.size(), kHeader)), what);
   if (message.size() < kHeader)
-    header.fail("truncated (" + std::to_string(message.size()) + " bytes, shorter than its " +
-                std::to_string(kHeader) + "-byte header)");
+    header.fail("truncated (" + std::to_string(message.size()) + " bytes, shorter than its " + std::to_string(kHeader) +
+                "-byte header)");
   if (message.substr(0, 2) != kMagic || message.substr(2, 4) != kind)
     header.fail("not a " + std::string(kind) + " message");
   char skip[6];

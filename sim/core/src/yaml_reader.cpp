@@ -19,10 +19,10 @@
 namespace gw::yaml {
 namespace {
 
-
 std::string kind_name(const YAML::Node& n) {
   switch (n.Type()) {
-    case YAML::NodeType::Null: return "nothing (null)";
+    case YAML::NodeType::Null:
+      return "nothing (null)";
     case YAML::NodeType::Scalar: {
       // A whole non-YAML file can parse as one scalar: show its start only.
       std::string v = n.Scalar();
@@ -33,9 +33,12 @@ std::string kind_name(const YAML::Node& n) {
       }
       return "a scalar \"" + v + "\"";
     }
-    case YAML::NodeType::Sequence: return "a list";
-    case YAML::NodeType::Map: return "a mapping";
-    default: return "an undefined value";
+    case YAML::NodeType::Sequence:
+      return "a list";
+    case YAML::NodeType::Map:
+      return "a mapping";
+    default:
+      return "an undefined value";
   }
 }
 
@@ -62,9 +65,8 @@ struct Utf8Lead {
   unsigned second_lo, second_hi;
 };
 constexpr Utf8Lead kUtf8Leads[] = {
-    {0xC2, 0xDF, 2, 0x80, 0xBF}, {0xE0, 0xE0, 3, 0xA0, 0xBF}, {0xE1, 0xEC, 3, 0x80, 0xBF},
-    {0xED, 0xED, 3, 0x80, 0x9F}, {0xEE, 0xEF, 3, 0x80, 0xBF}, {0xF0, 0xF0, 4, 0x90, 0xBF},
-    {0xF1, 0xF3, 4, 0x80, 0xBF}, {0xF4, 0xF4, 4, 0x80, 0x8F},
+    {0xC2, 0xDF, 2, 0x80, 0xBF}, {0xE0, 0xE0, 3, 0xA0, 0xBF}, {0xE1, 0xEC, 3, 0x80, 0xBF}, {0xED, 0xED, 3, 0x80, 0x9F},
+    {0xEE, 0xEF, 3, 0x80, 0xBF}, {0xF0, 0xF0, 4, 0x90, 0xBF}, {0xF1, 0xF3, 4, 0x80, 0xBF}, {0xF4, 0xF4, 4, 0x80, 0x8F},
 };
 
 // The length of the well-formed UTF-8 sequence at text[i] (RFC 3629: no
@@ -103,8 +105,7 @@ void check_text(const std::string& text, const std::string& name) {
       const auto [line, col] = position_of(text, i);
       char hex[8];
       std::snprintf(hex, sizeof hex, "%02X", c);
-      throw InputError(name, line, col, "",
-                       std::string("invalid UTF-8 (byte 0x") + hex + "); save the file as UTF-8");
+      throw InputError(name, line, col, "", std::string("invalid UTF-8 (byte 0x") + hex + "); save the file as UTF-8");
     }
     i += n;
   }
@@ -163,12 +164,17 @@ void check_flow_depth(const std::string& text, const std::string& name) {
     if (c == '\n') comment = false;
     if (comment) continue;
     if (quote) {
-      if (c == '\\' && quote == '"') ++i;
-      else if (c == quote) quote = 0;
+      if (c == '\\' && quote == '"')
+        ++i;
+      else if (c == quote)
+        quote = 0;
       continue;
     }
-    if (c == '#' && (i == 0 || text[i - 1] == ' ' || text[i - 1] == '\t' || text[i - 1] == '\n')) comment = true;
-    else if ((c == '"' || c == '\'') && (i == 0 || std::string_view(" \t\n[{,:").find(text[i - 1]) != std::string_view::npos)) quote = c;
+    if (c == '#' && (i == 0 || text[i - 1] == ' ' || text[i - 1] == '\t' || text[i - 1] == '\n'))
+      comment = true;
+    else if ((c == '"' || c == '\'') &&
+             (i == 0 || std::string_view(" \t\n[{,:").find(text[i - 1]) != std::string_view::npos))
+      quote = c;
     else if (c == '[' || c == '{') {
       if (++depth > kMaxFlowDepth) {
         const auto [line, col] = position_of(text, i);
@@ -275,8 +281,7 @@ class AliasCheck : public YAML::EventHandler {
                        YAML::EmitterStyle::value) override {
     open_.push_back({anchor, 1, m});
   }
-  void OnMapStart(const YAML::Mark& m, const std::string&, YAML::anchor_t anchor,
-                  YAML::EmitterStyle::value) override {
+  void OnMapStart(const YAML::Mark& m, const std::string&, YAML::anchor_t anchor, YAML::EmitterStyle::value) override {
     open_.push_back({anchor, 1, m});
   }
   void OnSequenceEnd() override { close(); }
@@ -326,7 +331,8 @@ class AliasCheck : public YAML::EventHandler {
     std::size_t at = std::min(text_.size(), static_cast<std::size_t>(std::max(0, m.pos)));
     if (at < text_.size() && text_[at] == '*') ++at;
     std::size_t end = at;
-    while (end < text_.size() && end - at < 64 && std::string_view(" \t\r\n,[]{}").find(text_[end]) == std::string_view::npos)
+    while (end < text_.size() && end - at < 64 &&
+           std::string_view(" \t\r\n,[]{}").find(text_[end]) == std::string_view::npos)
       ++end;
     return text_.substr(at, end - at);
   }
@@ -520,7 +526,7 @@ std::string Node::as_enum(const std::vector<std::string>& choices) const {
     if (c == s) return s;
     list += (list.empty() ? "" : ", ") + c;
   }
-  fail("\"" + s + "\" is not one of: " + list);
+  fail("\"" + s + "\" is not one of: " + list + did_you_mean(s, choices));
 }
 
 std::int64_t Node::as_int(std::int64_t min, std::int64_t max) const {
@@ -576,19 +582,22 @@ const char* fmt_size(double v, std::string& out) { return (out = units::format_s
 
 double Node::as_bandwidth(double min, double max) const {
   std::string s = scalar("a bandwidth such as 100Gbps");
-  double v = quantity(*this, s, [](std::string_view t, std::string* w) { return units::parse_bandwidth(t, w); }, min, max, fmt_bw);
+  double v = quantity(
+      *this, s, [](std::string_view t, std::string* w) { return units::parse_bandwidth(t, w); }, min, max, fmt_bw);
   if (v <= 0) fail("a bandwidth must be positive, got \"" + s + "\"");
   return v;
 }
 
 double Node::as_time(double min, double max) const {
   std::string s = scalar("a time such as 2us");
-  return quantity(*this, s, [](std::string_view t, std::string* w) { return units::parse_time(t, w); }, min, max, fmt_time);
+  return quantity(
+      *this, s, [](std::string_view t, std::string* w) { return units::parse_time(t, w); }, min, max, fmt_time);
 }
 
 double Node::as_size(double min, double max) const {
   std::string s = scalar("a size such as 25MiB");
-  return quantity(*this, s, [](std::string_view t, std::string* w) { return units::parse_size(t, w); }, min, max, fmt_size);
+  return quantity(
+      *this, s, [](std::string_view t, std::string* w) { return units::parse_size(t, w); }, min, max, fmt_size);
 }
 
 Node Document::root() const { return Node(root_, file_, "", root_.Mark()); }

@@ -32,7 +32,7 @@ gw::ClusterSpec dgx_cluster(int gpus) {
   c.gpu = "h100";
   c.intra_node = {450e9, 1e-6};  // NVLink 4 through NVSwitch, per GPU
   c.nic_count = 8;
-  c.nic = {50e9, 2e-6};          // 8 x 400 Gbps
+  c.nic = {50e9, 2e-6};  // 8 x 400 Gbps
   c.fabric.latency = 1e-6;
   return c;
 }
@@ -74,17 +74,16 @@ Figures measure(int gpus, double bytes) {
     getrusage(RUSAGE_SELF, &ru);
     std::ostringstream out;
     out.precision(17);
-    out << std::chrono::duration<double>(t1 - t0).count() << ' '
-        << std::chrono::duration<double>(t2 - t1).count() << ' ' << simulated << ' '
-        << static_cast<double>(ru.ru_maxrss) / 1024.0 << ' ' << alpha << ' ' << bw << ' ' << c1 - c0
-        << ' ' << c2 - c1 << ' ' << sim.phase_stats().by_classes << ' ' << sim.phase_stats().in_full << ' '
+    out << std::chrono::duration<double>(t1 - t0).count() << ' ' << std::chrono::duration<double>(t2 - t1).count()
+        << ' ' << simulated << ' ' << static_cast<double>(ru.ru_maxrss) / 1024.0 << ' ' << alpha << ' ' << bw << ' '
+        << c1 - c0 << ' ' << c2 - c1 << ' ' << sim.phase_stats().by_classes << ' ' << sim.phase_stats().in_full << ' '
         << sim.phase_stats().last_flow_classes;
     return out.str();
   });
   Figures f;
   std::istringstream in(text);
-  in >> f.build_s >> f.run_s >> f.simulated_s >> f.rss_mb >> f.alpha >> f.bandwidth >>
-      f.build_cpu >> f.run_cpu >> f.by_classes >> f.in_full >> f.flow_classes;
+  in >> f.build_s >> f.run_s >> f.simulated_s >> f.rss_mb >> f.alpha >> f.bandwidth >> f.build_cpu >> f.run_cpu >>
+      f.by_classes >> f.in_full >> f.flow_classes;
   return f;
 }
 
@@ -94,9 +93,8 @@ int main(int argc, char** argv) {
   namespace po = boost::program_options;
   std::vector<int> sizes = {512, 4096, 32768};
   po::options_description opts("usage: bench_collective [GPUS...]");
-  opts.add_options()("help,h", "this help")(
-      "gpus", po::value<std::vector<int>>(&sizes)->multitoken(),
-      "simulated GPU counts, positive multiples of 8 (default 512 4096 32768)");
+  opts.add_options()("help,h", "this help")("gpus", po::value<std::vector<int>>(&sizes)->multitoken(),
+                                            "simulated GPU counts, positive multiples of 8 (default 512 4096 32768)");
   po::positional_options_description pos;
   pos.add("gpus", -1);
   try {
@@ -106,11 +104,11 @@ int main(int argc, char** argv) {
     return 2;
   }
   const double bytes = 100e6;
-  std::printf("# aggregated all-reduce of 100 MB, algorithm and protocol auto (NCCL's rule), 8 GPUs per node, "
-              "one switch\n");
-  std::printf("# %8s %10s %10s %10s %10s %14s %14s %9s %9s\n", "GPUs", "build wall",
-              "build cpu", "run wall", "run cpu", "simulated (s)", "closed form (s)", "ratio",
-              "RSS (MB)");
+  std::printf(
+      "# aggregated all-reduce of 100 MB, algorithm and protocol auto (NCCL's rule), 8 GPUs per node, "
+      "one switch\n");
+  std::printf("# %8s %10s %10s %10s %10s %14s %14s %9s %9s\n", "GPUs", "build wall", "build cpu", "run wall", "run cpu",
+              "simulated (s)", "closed form (s)", "ratio", "RSS (MB)");
   bool goal_checked = false, goal_met = false;
   for (int gpus : sizes) {
     if (gpus < 8 || gpus % 8 != 0) {
@@ -125,16 +123,14 @@ int main(int argc, char** argv) {
     std::printf("# %d GPUs: %s/%s, phases by symmetry classes %ld (last: %ld flow classes), in full %ld\n", gpus,
                 gw::to_string(pick.algorithm).c_str(), gw::to_string(pick.protocol).c_str(), f.by_classes,
                 f.flow_classes, f.in_full);
-    std::printf("  %8d %10.4f %10.4f %10.4f %10.4f %14.6f %14.6f %9.6f %9.1f\n", gpus, f.build_s,
-                f.build_cpu, f.run_s, f.run_cpu, f.simulated_s, form, f.simulated_s / form,
-                f.rss_mb);
+    std::printf("  %8d %10.4f %10.4f %10.4f %10.4f %14.6f %14.6f %9.6f %9.1f\n", gpus, f.build_s, f.build_cpu, f.run_s,
+                f.run_cpu, f.simulated_s, form, f.simulated_s / form, f.rss_mb);
     if (gpus == 4096) {
       goal_checked = true;
       goal_met = f.run_cpu <= 0.1;
     }
   }
   if (goal_checked)
-    std::printf("# goal (4096 GPUs simulated in <= 0.1 s on one core, run cpu): %s\n",
-                goal_met ? "met" : "NOT met");
+    std::printf("# goal (4096 GPUs simulated in <= 0.1 s on one core, run cpu): %s\n", goal_met ? "met" : "NOT met");
   return 0;
 }

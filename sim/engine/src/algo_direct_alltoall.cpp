@@ -1,6 +1,8 @@
 // Direct (pairwise) all-to-all: n-1 steps; in step k rank i sends its block of
 // S/n bytes to rank i+k (ring order). Aggregated: all n(n-1) blocks at once,
 // n-2 latency steps added. Closed form: direct_alltoall_time().
+#include <span>
+
 #include "collective.hpp"
 
 namespace gw::engine::detail {
@@ -30,7 +32,11 @@ void schedule(const ScheduleInput& in, const EmitPhase& emit) {
 
 }  // namespace
 
-const AlgorithmDescriptor kDirectAllToAll{CollectiveOp::AllToAll, Algorithm::Direct,
-                                          &schedule};
+std::span<const AlgorithmDescriptor> algo_direct_alltoall() {
+  static constexpr AlgorithmDescriptor kDescriptors[] = {
+      {CollectiveOp::AllToAll, Algorithm::Direct, &schedule},
+  };
+  return kDescriptors;
+}
 
 }  // namespace gw::engine::detail

@@ -4,6 +4,7 @@
 // S inside every node. Ranks are grouped by node in the order they appear;
 // every node must hold the same number g of participating ranks.
 // Closed form: collective::hierarchical_allreduce_time().
+#include <span>
 #include <stdexcept>
 
 #include "collective.hpp"
@@ -16,8 +17,7 @@ void schedule(const ScheduleInput& in, const EmitPhase& emit) {
   const int g = static_cast<int>(intra.front().size());
   for (const auto& ranks : intra)
     if (static_cast<int>(ranks.size()) != g)
-      throw std::invalid_argument(
-          "hierarchical all-reduce needs the same number of ranks on every node");
+      throw std::invalid_argument("hierarchical all-reduce needs the same number of ranks on every node");
   const int nodes = static_cast<int>(intra.size());
   std::vector<std::vector<int>> inter(g);
   for (int l = 0; l < g; ++l)
@@ -30,7 +30,11 @@ void schedule(const ScheduleInput& in, const EmitPhase& emit) {
 
 }  // namespace
 
-const AlgorithmDescriptor kHierarchicalAllReduce{CollectiveOp::AllReduce,
-                                                 Algorithm::Hierarchical, &schedule};
+std::span<const AlgorithmDescriptor> algo_hierarchical_allreduce() {
+  static constexpr AlgorithmDescriptor kDescriptors[] = {
+      {CollectiveOp::AllReduce, Algorithm::Hierarchical, &schedule},
+  };
+  return kDescriptors;
+}
 
 }  // namespace gw::engine::detail

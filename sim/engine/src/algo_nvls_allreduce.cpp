@@ -5,6 +5,7 @@
 // GPU's link in each direction. One phase at both granularities; NCCL's NVLS
 // latency and its 5/6 algorithm-bandwidth ratio are applied by the driver.
 // Closed form: collective::nvls_allreduce_time().
+#include <span>
 #include <stdexcept>
 
 #include "collective.hpp"
@@ -32,6 +33,11 @@ void schedule(const ScheduleInput& in, const EmitPhase& emit) {
 
 }  // namespace
 
-const AlgorithmDescriptor kNvlsAllReduce{CollectiveOp::AllReduce, Algorithm::NVLS, &schedule};
+std::span<const AlgorithmDescriptor> algo_nvls_allreduce() {
+  static constexpr AlgorithmDescriptor kDescriptors[] = {
+      {CollectiveOp::AllReduce, Algorithm::NVLS, &schedule},
+  };
+  return kDescriptors;
+}
 
 }  // namespace gw::engine::detail

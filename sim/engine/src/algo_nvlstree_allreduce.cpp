@@ -13,6 +13,7 @@
 // node (collective::nvlstree_node_degree), each direction:
 //   max(L, alpha_inter) + max((2g + D) c / B_gpu, D c / B_conn, g D c / B_node) / e
 // Closed form: collective::nvlstree_allreduce_time(nodes, g, S, tree_links, cost).
+#include <span>
 #include <stdexcept>
 
 #include "collective.hpp"
@@ -55,6 +56,11 @@ void schedule(const ScheduleInput& in, const EmitPhase& emit) {
 
 }  // namespace
 
-const AlgorithmDescriptor kNvlsTreeAllReduce{CollectiveOp::AllReduce, Algorithm::NvlsTree, &schedule};
+std::span<const AlgorithmDescriptor> algo_nvlstree_allreduce() {
+  static constexpr AlgorithmDescriptor kDescriptors[] = {
+      {CollectiveOp::AllReduce, Algorithm::NvlsTree, &schedule},
+  };
+  return kDescriptors;
+}
 
 }  // namespace gw::engine::detail

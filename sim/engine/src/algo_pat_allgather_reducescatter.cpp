@@ -11,6 +11,7 @@
 // the steps. On a switch each GPU's link carries (n-1)/n S each way:
 //   max(L, w) + (n-1)/n S / (B e),  w = alpha (Aggregated), D alpha (PerStep)
 // Closed form: collective::pat_time(n, S, ab, cost, per_step).
+#include <span>
 #include <utility>
 
 #include "collective.hpp"
@@ -49,7 +50,12 @@ void reducescatter(const ScheduleInput& in, const EmitPhase& emit) { schedule(in
 
 }  // namespace
 
-const AlgorithmDescriptor kPatAllGather{CollectiveOp::AllGather, Algorithm::Pat, &allgather};
-const AlgorithmDescriptor kPatReduceScatter{CollectiveOp::ReduceScatter, Algorithm::Pat, &reducescatter};
+std::span<const AlgorithmDescriptor> algo_pat_allgather_reducescatter() {
+  static constexpr AlgorithmDescriptor kDescriptors[] = {
+      {CollectiveOp::AllGather, Algorithm::Pat, &allgather},
+      {CollectiveOp::ReduceScatter, Algorithm::Pat, &reducescatter},
+  };
+  return kDescriptors;
+}
 
 }  // namespace gw::engine::detail

@@ -4,6 +4,8 @@
 // hop at once in one flow of (K+n-2) chunks -- what the busiest link costs in
 // the per-step schedule, pipeline fill included -- plus K+n-3 latency steps.
 // Closed form (both): pipeline_broadcast_time().
+#include <span>
+
 #include "collective.hpp"
 
 #include "gradwire/model/collective_model.hpp"
@@ -39,7 +41,11 @@ void schedule(const ScheduleInput& in, const EmitPhase& emit) {
 
 }  // namespace
 
-const AlgorithmDescriptor kPipelineBroadcast{CollectiveOp::Broadcast, Algorithm::Ring,
-                                             &schedule};
+std::span<const AlgorithmDescriptor> algo_pipeline_broadcast() {
+  static constexpr AlgorithmDescriptor kDescriptors[] = {
+      {CollectiveOp::Broadcast, Algorithm::Ring, &schedule},
+  };
+  return kDescriptors;
+}
 
 }  // namespace gw::engine::detail

@@ -1,6 +1,8 @@
 // Ring all-gather: n-1 steps, each rank forwards one block of S/n bytes
 // (S = gathered total). Aggregated: one phase, NCCL's latency applied by the
 // driver. Closed form: ring_allgather_time(n, S, ab, cost, per_step).
+#include <span>
+
 #include "collective.hpp"
 
 namespace gw::engine::detail {
@@ -13,7 +15,11 @@ void schedule(const ScheduleInput& in, const EmitPhase& emit) {
 
 }  // namespace
 
-const AlgorithmDescriptor kRingAllGather{CollectiveOp::AllGather, Algorithm::Ring,
-                                         &schedule};
+std::span<const AlgorithmDescriptor> algo_ring_allgather() {
+  static constexpr AlgorithmDescriptor kDescriptors[] = {
+      {CollectiveOp::AllGather, Algorithm::Ring, &schedule},
+  };
+  return kDescriptors;
+}
 
 }  // namespace gw::engine::detail

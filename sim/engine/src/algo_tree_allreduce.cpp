@@ -11,6 +11,8 @@
 // tuning model): one flow per tree edge and direction, all at once, each
 // carrying its tree's S/2; no latency steps.
 // Closed form: collective::tree_allreduce_time(node_sizes, S, links, cost, per_step).
+#include <span>
+
 #include "collective.hpp"
 #include "gradwire/model/closed_form.hpp"
 #include "gradwire/model/collective_model.hpp"
@@ -38,7 +40,7 @@ void schedule(const ScheduleInput& in, const EmitPhase& emit) {
         for (int v = 0; v < n; ++v) {
           if (t.parent[v] < 0) continue;
           const int d = t.depth[v];
-          const int up = round - (h - d);        // chunk going up this round
+          const int up = round - (h - d);  // chunk going up this round
           if (up >= 0 && up < k) p.flows.push_back({r[v], r[t.parent[v]], chunk});
           const int down = round - (h + d - 1);  // chunk coming down this round
           if (down >= 0 && down < k) p.flows.push_back({r[t.parent[v]], r[v], chunk});
@@ -63,7 +65,11 @@ void schedule(const ScheduleInput& in, const EmitPhase& emit) {
 
 }  // namespace
 
-const AlgorithmDescriptor kTreeAllReduce{CollectiveOp::AllReduce, Algorithm::Tree,
-                                         &schedule};
+std::span<const AlgorithmDescriptor> algo_tree_allreduce() {
+  static constexpr AlgorithmDescriptor kDescriptors[] = {
+      {CollectiveOp::AllReduce, Algorithm::Tree, &schedule},
+  };
+  return kDescriptors;
+}
 
 }  // namespace gw::engine::detail

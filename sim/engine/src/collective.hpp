@@ -25,8 +25,8 @@
 namespace gw::engine::detail {
 
 struct Flow {
-  int src = 0;       ///< rank
-  int dst = 0;       ///< rank
+  int src = 0;  ///< rank
+  int dst = 0;  ///< rank
   double bytes = 0;
 };
 
@@ -37,7 +37,7 @@ struct Phase {
 
 struct ScheduleInput {
   const ClusterSpec* cluster = nullptr;
-  std::vector<int> ranks;       ///< participating ranks in ring order (never empty)
+  std::vector<int> ranks;  ///< participating ranks in ring order (never empty)
   double bytes = 0;
   Granularity granularity = Granularity::Aggregated;
 };
@@ -52,17 +52,13 @@ struct AlgorithmDescriptor {
   void (*schedule)(const ScheduleInput& in, const EmitPhase& emit);
 };
 
-extern const AlgorithmDescriptor kRingAllReduce;
-extern const AlgorithmDescriptor kRingAllGather;
-extern const AlgorithmDescriptor kRingReduceScatter;
-extern const AlgorithmDescriptor kHierarchicalAllReduce;
-extern const AlgorithmDescriptor kTreeAllReduce;
-extern const AlgorithmDescriptor kNvlsAllReduce;
-extern const AlgorithmDescriptor kNvlsTreeAllReduce;
-extern const AlgorithmDescriptor kPatAllGather;
-extern const AlgorithmDescriptor kPatReduceScatter;
-extern const AlgorithmDescriptor kPipelineBroadcast;
-extern const AlgorithmDescriptor kDirectAllToAll;
+/// The engine's schedules, one per row of the algorithm table
+/// (collective_algorithms.hpp). Each sim/engine/src/algo_<name>.cpp defines
+/// `std::span<const AlgorithmDescriptor> algo_<name>()`, the descriptors of the
+/// rows it schedules; sim/engine/CMakeLists.txt finds those files and
+/// generates this list from them (algorithms.cpp.in), so a new algorithm's
+/// file needs no other edit. tests/engine checks one descriptor per row.
+const std::vector<const AlgorithmDescriptor*>& engine_algorithms();
 
 /// The participating ranks grouped by node (rank / gpus_per_node), nodes in
 /// the order their first rank appears, ranks in their order (the
@@ -75,8 +71,8 @@ std::vector<std::vector<int>> ranks_by_node(const ScheduleInput& in);
 /// edge, steps - 1 latency steps when `fold_latency` (none for NCCL's ring,
 /// whose latency is NCCL's model). Emits nothing for fewer than two ranks.
 /// Several rings (`rings`) run side by side in the same phases.
-void emit_ring_steps(const std::vector<std::vector<int>>& rings, int steps, double chunk,
-                     Granularity granularity, const EmitPhase& emit, bool fold_latency);
+void emit_ring_steps(const std::vector<std::vector<int>>& rings, int steps, double chunk, Granularity granularity,
+                     const EmitPhase& emit, bool fold_latency);
 
 /// Phases with more flows than this run through mailboxes instead of
 /// host-to-host sends from the driver, when they can (flow_runner.cpp;

@@ -1,4 +1,5 @@
-// The one driver of every collective algorithm: looks the algorithm up, lets it
+// The one driver of every collective algorithm: looks the algorithm up (its
+// schedule among engine_algorithms(), one per row of the algorithm table), lets it
 // emit its phases and runs each phase as simulated flows from the calling
 // actor (see collective.hpp).
 #include <algorithm>
@@ -18,49 +19,11 @@ namespace s4u = simgrid::s4u;
 
 namespace {
 
-constexpr const detail::AlgorithmDescriptor* kAlgorithms[] = {
-    &detail::kRingAllReduce,     &detail::kRingAllGather,      &detail::kRingReduceScatter,
-    &detail::kTreeAllReduce,     &detail::kNvlsAllReduce,      &detail::kNvlsTreeAllReduce,
-    &detail::kPatAllGather,      &detail::kPatReduceScatter,
-    &detail::kHierarchicalAllReduce, &detail::kPipelineBroadcast, &detail::kDirectAllToAll,
-};
-
-// "a, b and c" (or "a" alone).
-std::string listed(const std::vector<std::string>& items) {
-  std::string out;
-  for (std::size_t i = 0; i < items.size(); ++i)
-    out += (i == 0 ? "" : i + 1 == items.size() ? " and " : ", ") + items[i];
-  return out;
-}
-
-// What kAlgorithms holds, in its order: algorithms that serve the same ops
-// together ("ring for allreduce, allgather, reducescatter and broadcast;
-// tree, nvls, nvlstree and hierarchical for allreduce; ...").
-std::string available_algorithms() {
-  std::vector<std::pair<std::vector<std::string>, std::vector<std::string>>> groups;  // ops, algorithms
-  std::vector<std::string> seen;
-  for (const auto* d : kAlgorithms) {
-    const std::string name = to_string(d->algorithm);
-    if (std::find(seen.begin(), seen.end(), name) != seen.end()) continue;
-    seen.push_back(name);
-    std::vector<std::string> ops;
-    for (const auto* e : kAlgorithms)
-      if (e->algorithm == d->algorithm) ops.push_back(to_string(e->op));
-    auto g = std::find_if(groups.begin(), groups.end(), [&](const auto& x) { return x.first == ops; });
-    if (g == groups.end()) groups.push_back({ops, {name}});
-    else g->second.push_back(name);
-  }
-  std::string out;
-  for (const auto& [ops, algorithms] : groups)
-    out += (out.empty() ? "" : "; ") + listed(algorithms) + " for " + listed(ops);
-  return out;
-}
-
 const detail::AlgorithmDescriptor& find_algorithm(CollectiveOp op, Algorithm a) {
-  for (const auto* d : kAlgorithms)
+  for (const auto* d : detail::engine_algorithms())
     if (d->op == op && d->algorithm == a) return *d;
-  throw std::invalid_argument("no " + to_string(a) + " algorithm for " + to_string(op) + " (available: " +
-                              available_algorithms() + ")");
+  throw std::invalid_argument("no " + to_string(a) + " algorithm for " + to_string(op) +
+                              " (available: " + algorithms_by_ops() + ")");
 }
 
 // The nodes the ranks span (ranks are numbered node by node).
@@ -68,8 +31,7 @@ NcclShape shape_of(const std::vector<int>& ranks, int gpus_per_node) {
   std::vector<int> nodes;
   for (int r : ranks) nodes.push_back(r / gpus_per_node);
   std::sort(nodes.begin(), nodes.end());
-  return {static_cast<int>(ranks.size()),
-          static_cast<int>(std::unique(nodes.begin(), nodes.end()) - nodes.begin())};
+  return {static_cast<int>(ranks.size()), static_cast<int>(std::unique(nodes.begin(), nodes.end()) - nodes.begin())};
 }
 
 std::vector<int> checked_ranks(const std::vector<int>& requested, int world) {

@@ -66,8 +66,9 @@ std::optional<double> simulation_memory_bound() {
   std::string why;
   const auto bytes = units::parse_size(env, &why);
   if (!bytes || *bytes <= 0)
-    throw InputError("GRADWIRE_MAX_MEMORY", 0, 0, "",
-                     "\"" + std::string(env) + "\" is not a size of memory (e.g. 8GiB)" + (why.empty() ? "" : ": " + why));
+    throw InputError(
+        "GRADWIRE_MAX_MEMORY", 0, 0, "",
+        "\"" + std::string(env) + "\" is not a size of memory (e.g. 8GiB)" + (why.empty() ? "" : ": " + why));
   return bytes;
 }
 
@@ -76,16 +77,17 @@ void check_simulation_memory(const ClusterSpec& cluster) {
   const auto bound = simulation_memory_bound();
   if (!bound || need <= *bound) return;
   const bool set = std::getenv("GRADWIRE_MAX_MEMORY") != nullptr && *std::getenv("GRADWIRE_MAX_MEMORY") != '\0';
-  throw std::runtime_error("simulating " + std::to_string(cluster.world_size()) + " GPUs needs about " +
-                           units::format_size(need) + " of memory (estimate; docs/engine.md, \"Scale\"), more than the " +
-                           units::format_size(*bound) +
-                           (set ? " GRADWIRE_MAX_MEMORY allows" : " available (set GRADWIRE_MAX_MEMORY to try anyway)"));
+  throw std::runtime_error(
+      "simulating " + std::to_string(cluster.world_size()) + " GPUs needs about " + units::format_size(need) +
+      " of memory (estimate; docs/engine.md, \"Scale\"), more than the " + units::format_size(*bound) +
+      (set ? " GRADWIRE_MAX_MEMORY allows" : " available (set GRADWIRE_MAX_MEMORY to try anyway)"));
 }
 
 void announce_simulation_memory(const std::string& label, const ClusterSpec& cluster) {
   const double need = simulation_memory_estimate(cluster);
   if (need >= kAnnounceBytes)
-    std::cerr << label << ": about " << units::format_size(need) << " of memory (estimate; docs/engine.md, \"Scale\")\n";
+    std::cerr << label << ": about " << units::format_size(need)
+              << " of memory (estimate; docs/engine.md, \"Scale\")\n";
 }
 
 }  // namespace gw::engine

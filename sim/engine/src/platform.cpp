@@ -44,8 +44,7 @@ s4u::Link* duplex(s4u::NetZone* zone, const std::string& name, double bw, double
   return zone->create_split_duplex_link(name, bw)->set_latency(lat)->seal();
 }
 
-void attach(s4u::NetZone* parent, s4u::NetZone* child, s4u::Link* link,
-            simgrid::kernel::routing::NetPoint* gateway) {
+void attach(s4u::NetZone* parent, s4u::NetZone* child, s4u::Link* link, simgrid::kernel::routing::NetPoint* gateway) {
   parent->add_route(child->get_netpoint(), nullptr, gateway, nullptr,
                     {s4u::LinkInRoute(link, s4u::LinkInRoute::Direction::UP)}, true);
 }
@@ -56,8 +55,7 @@ void attach(s4u::NetZone* parent, s4u::NetZone* child, s4u::Link* link,
 // two intra-node links. (One SimGrid zone per node would be the natural shape,
 // but SimGrid 3.32 checks every new host and link name by a search through all
 // zones, which made building 32,768 GPUs in 4,096 node zones take minutes.)
-void build_node(const ClusterSpec& c, int node, s4u::NetZone* zone, s4u::Link* nic,
-                std::vector<s4u::Host*>& hosts) {
+void build_node(const ClusterSpec& c, int node, s4u::NetZone* zone, s4u::Link* nic, std::vector<s4u::Host*>& hosts) {
   const int g = c.gpus_per_node;
   const double intra_bw = c.intra_node.usable_bandwidth();
   const double conn_cap = c.nic.connection_limit();
@@ -89,8 +87,8 @@ void build_node(const ClusterSpec& c, int node, s4u::NetZone* zone, s4u::Link* n
       std::vector<s4u::LinkInRoute> route{s4u::LinkInRoute(intra[a], s4u::LinkInRoute::Direction::UP)};
       if (staging != nullptr) route.emplace_back(staging);
       route.emplace_back(intra[b], s4u::LinkInRoute::Direction::DOWN);
-      zone->add_bypass_route(hosts[node * g + a]->get_netpoint(), hosts[node * g + b]->get_netpoint(), nullptr,
-                             nullptr, route);
+      zone->add_bypass_route(hosts[node * g + a]->get_netpoint(), hosts[node * g + b]->get_netpoint(), nullptr, nullptr,
+                             route);
     }
 }
 
@@ -157,8 +155,7 @@ std::vector<s4u::Host*> build_platform(const ClusterSpec& c) {
   }
   for (int l = 0; l < leaves; ++l) {
     leaf[l]->seal();
-    attach(spine, leaf[l], duplex(spine, leaf[l]->get_name() + "-up", uplink_bw, c.fabric.latency),
-           leaf_gw[l]);
+    attach(spine, leaf[l], duplex(spine, leaf[l]->get_name() + "-up", uplink_bw, c.fabric.latency), leaf_gw[l]);
   }
   spine->seal();
   return hosts;

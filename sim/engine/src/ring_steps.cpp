@@ -18,8 +18,8 @@ std::vector<std::vector<int>> ranks_by_node(const ScheduleInput& in) {
   return groups;
 }
 
-void emit_ring_steps(const std::vector<std::vector<int>>& rings, int steps, double chunk,
-                     Granularity granularity, const EmitPhase& emit, bool fold_latency) {
+void emit_ring_steps(const std::vector<std::vector<int>>& rings, int steps, double chunk, Granularity granularity,
+                     const EmitPhase& emit, bool fold_latency) {
   std::size_t edges = 0;
   for (const auto& ring : rings)
     if (ring.size() >= 2) edges += ring.size();

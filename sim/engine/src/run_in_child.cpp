@@ -39,9 +39,7 @@
 
 namespace gw::engine {
 
-const char* ChildOutOfMemory::what() const noexcept {
-  return "out of memory in the simulation child (std::bad_alloc)";
-}
+const char* ChildOutOfMemory::what() const noexcept { return "out of memory in the simulation child (std::bad_alloc)"; }
 
 namespace {
 
@@ -108,7 +106,7 @@ void child_abort(int) {
     out.put(e.key());
     out.put(e.reason());
   } catch (const std::bad_alloc&) {
-    out.take();  // frees what was written
+    out.take();             // frees what was written
     write_all(fd, "M", 1);  // nothing to allocate
     child_exit(fd);
   } catch (const std::exception& e) {
@@ -152,7 +150,7 @@ std::string read_result(int fd) {
   const auto t0 = clock::now();
   const double first = g_progress_label.empty() ? -1 : progress_after();
   double next = first;  // seconds since t0 of the next progress line
-  if (next == 0) {        // GRADWIRE_PROGRESS_AFTER=0: the first line at once
+  if (next == 0) {      // GRADWIRE_PROGRESS_AFTER=0: the first line at once
     print_progress(0);
     next = kProgressEvery;
   }
@@ -195,7 +193,9 @@ std::string take_result(const std::string& in) {
   wire::Reader r(in, "simulation child's result");
   std::string out;
   switch (r.get<char>()) {
-    case 'R': out = r.get<std::string>(); break;
+    case 'R':
+      out = r.get<std::string>();
+      break;
     case 'I': {
       auto file = r.get<std::string>();
       const int line = r.get<int>();
@@ -210,8 +210,10 @@ std::string take_result(const std::string& in) {
       r.finish();
       throw std::runtime_error(message);
     }
-    case 'M': throw ChildOutOfMemory();
-    default: r.fail("unknown tag");
+    case 'M':
+      throw ChildOutOfMemory();
+    default:
+      r.fail("unknown tag");
   }
   r.finish();
   return out;

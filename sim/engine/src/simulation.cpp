@@ -52,8 +52,7 @@ Simulation::Simulation(const ClusterSpec& cluster) : impl_(std::make_unique<Impl
   detail::validate_cluster(cluster);
   check_simulation_memory(cluster);  // before the platform takes it (docs/engine.md, "Scale")
   if (g_engine_created.exchange(true))
-    throw std::logic_error(
-        "gw::engine::Simulation: one simulation per process (run it in run_in_child)");
+    throw std::logic_error("gw::engine::Simulation: one simulation per process (run it in run_in_child)");
   impl_->cluster = cluster;
   // SimGrid's own messages are silenced below the critical level; gradwire
   // reports its errors itself.

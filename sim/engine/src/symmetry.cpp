@@ -93,9 +93,9 @@ int initial_colors(const PhaseNetwork& net, const Csr& by_link, std::vector<int>
   std::map<std::array<double, 3>, int> fids;
   fc.resize(net.flows());
   for (std::size_t f = 0; f < net.flows(); ++f)
-    fc[f] = fids.emplace(std::array<double, 3>{net.bytes[f], net.latency[f], net.bound[f]},
-                         static_cast<int>(fids.size()))
-                .first->second;
+    fc[f] =
+        fids.emplace(std::array<double, 3>{net.bytes[f], net.latency[f], net.bound[f]}, static_cast<int>(fids.size()))
+            .first->second;
   std::map<double, int> lids;
   lc.assign(net.capacity.size(), -1);
   for (std::size_t l = 0; l < net.capacity.size(); ++l)
@@ -164,14 +164,13 @@ PhaseClasses refine_classes(const PhaseNetwork& net, bool* equitable) {
   out.link_class = std::move(lc);
   out.flow_classes = nf;
   out.link_classes = nl;
-  *equitable =
-      rows_agree(net.route_begin, net.route_links, out.flow_class, out.link_class, nf,
-                 [&](std::size_t x, std::size_t y) {
-                   return net.bytes[x] == net.bytes[y] && net.latency[x] == net.latency[y] &&
-                          net.bound[x] == net.bound[y];
-                 }) &&
-      rows_agree(by_link.begin, by_link.items, out.link_class, out.flow_class, nl,
-                 [&](std::size_t x, std::size_t y) { return net.capacity[x] == net.capacity[y]; });
+  *equitable = rows_agree(net.route_begin, net.route_links, out.flow_class, out.link_class, nf,
+                          [&](std::size_t x, std::size_t y) {
+                            return net.bytes[x] == net.bytes[y] && net.latency[x] == net.latency[y] &&
+                                   net.bound[x] == net.bound[y];
+                          }) &&
+               rows_agree(by_link.begin, by_link.items, out.link_class, out.flow_class, nl,
+                          [&](std::size_t x, std::size_t y) { return net.capacity[x] == net.capacity[y]; });
   return out;
 }
 
@@ -180,10 +179,10 @@ namespace {
 // The quotient system: one variable per flow class, one constraint per link
 // class, a(Y, X) flows of class X on each link of class Y.
 struct Quotient {
-  std::vector<double> bytes, penalty, bound, start;            // per flow class
-  std::vector<double> capacity;                                // per link class
-  std::vector<std::vector<std::pair<int, int>>> on_link;       // Y -> (X, a)
-  std::vector<std::vector<std::pair<int, int>>> links_of;      // X -> (Y, a)
+  std::vector<double> bytes, penalty, bound, start;        // per flow class
+  std::vector<double> capacity;                            // per link class
+  std::vector<std::vector<std::pair<int, int>>> on_link;   // Y -> (X, a)
+  std::vector<std::vector<std::pair<int, int>>> links_of;  // X -> (Y, a)
 };
 
 Quotient build_quotient(const PhaseNetwork& net, const PhaseClasses& pc) {
@@ -236,8 +235,7 @@ void snap_update(double& v, double delta, double precision) {
 // unfixed variables get level / penalty, the others' remaining and usage
 // drop, until no constraint is left. `level` receives each active class's
 // saturation level (its value times its penalty).
-void solve(const Quotient& q, const std::vector<char>& active, std::vector<double>& value,
-           std::vector<double>& level) {
+void solve(const Quotient& q, const std::vector<char>& active, std::vector<double>& value, std::vector<double>& level) {
   const std::size_t nl = q.capacity.size();
   std::vector<double> remaining(q.capacity), usage(nl, 0.0);
   std::vector<char> light(nl, 0), fixed(q.bytes.size(), 0);
@@ -379,8 +377,8 @@ const PartitionStore::Known& PartitionStore::classes_of(const PhaseNetwork& net)
   for (const std::vector<int>* v : parts)
     for (int x : *v) h = (h ^ static_cast<std::uint32_t>(x)) * 0x100000001b3ULL;
   for (const auto& old : entries_[h])
-    if (old.route_begin == net.route_begin && old.route_links == net.route_links &&
-        old.flow_colors == e.flow_colors && old.link_colors == e.link_colors) {
+    if (old.route_begin == net.route_begin && old.route_links == net.route_links && old.flow_colors == e.flow_colors &&
+        old.link_colors == e.link_colors) {
       ++reused_;
       return old.known;
     }

@@ -40,10 +40,10 @@ namespace gw::engine::detail {
 
 /// A phase of flows on the links they cross.
 struct PhaseNetwork {
-  std::vector<double> capacity;  ///< per link (bytes/s)
-  std::vector<double> bytes;     ///< per flow
-  std::vector<double> latency;   ///< per flow: its route latency (s)
-  std::vector<double> bound;     ///< per flow: SimGrid's rate bound (bytes/s); <= 0: none
+  std::vector<double> capacity;             ///< per link (bytes/s)
+  std::vector<double> bytes;                ///< per flow
+  std::vector<double> latency;              ///< per flow: its route latency (s)
+  std::vector<double> bound;                ///< per flow: SimGrid's rate bound (bytes/s); <= 0: none
   std::vector<std::size_t> route_begin{0};  ///< flow i crosses route_links[route_begin[i] .. route_begin[i+1])
   std::vector<int> route_links;
 
@@ -65,11 +65,11 @@ struct PhaseClasses {
 PhaseClasses refine_classes(const PhaseNetwork& net, bool* equitable);
 
 struct SymmetricPhase {
-  bool exact = false;      ///< false: the caller must simulate the phase in full
-  double duration = 0;     ///< s, from the phase's start to its last flow's end
+  bool exact = false;   ///< false: the caller must simulate the phase in full
+  double duration = 0;  ///< s, from the phase's start to its last flow's end
   int flow_classes = 0;
   int link_classes = 0;
-  std::string why_not;     ///< when not exact: which condition failed
+  std::string why_not;  ///< when not exact: which condition failed
 };
 
 /// Evaluates the phase by classes. Not exact (and no duration) when the

@@ -4,8 +4,8 @@
 
 namespace gw {
 
-std::vector<Bucket> assign_buckets(const ModelDesc& model, double element_bytes,
-                                   double first_bucket_size, double bucket_size) {
+std::vector<Bucket> assign_buckets(const ModelDesc& model, double element_bytes, double first_bucket_size,
+                                   double bucket_size) {
   if (model.tensors.empty()) throw std::invalid_argument("model '" + model.name + "' has no tensors");
   if (!(element_bytes > 0) || !(first_bucket_size > 0) || !(bucket_size > 0))
     throw std::invalid_argument("bucket caps and element size must be positive");

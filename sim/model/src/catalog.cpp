@@ -74,14 +74,14 @@ void read_price(const yaml::Node& e, InstanceType& t) {
 }
 
 InstanceType read_instance(const yaml::Node& e, const BillingSpec& defaults) {
-  e.allow_keys({"name", "cloud", "region", "gpu", "gpus", "gpu_memory", "intra_node", "nics", "fabric_latency",
-                "price", "billing", "source", "as_of", "refreshed", "note"});
+  e.allow_keys({"name", "cloud", "region", "gpu", "gpus", "gpu_memory", "intra_node", "nics", "fabric_latency", "price",
+                "billing", "source", "as_of", "refreshed", "note"});
   InstanceType t;
   t.line = e.line();
   t.name = e.required("name").as_name();
   t.cloud = parse_cloud_name(e.required("cloud"));
   t.region = e.required("region").as_name();
-  t.gpu = e.required("gpu").as_enum({"v100", "a100-40gb", "a100-80gb", "h100", "h200", "a10g", "l4"});
+  t.gpu = e.required("gpu").as_enum(gpu_classes());
   t.gpus = static_cast<int>(e.required("gpus").as_int(1, 64));
   t.gpu_memory = e.required("gpu_memory").as_size(1e9, 1e13);
   t.intra_node = parse_link(e.required("intra_node"), TransportPlace::IntraNode);
@@ -96,6 +96,11 @@ InstanceType read_instance(const yaml::Node& e, const BillingSpec& defaults) {
 }
 
 }  // namespace
+
+const std::vector<std::string>& gpu_classes() {
+  static const std::vector<std::string> classes = {"v100", "a100-40gb", "a100-80gb", "h100", "h200", "a10g", "l4"};
+  return classes;
+}
 
 const InstanceType* Catalog::find(std::string_view name) const {
   for (const auto& i : instances) {
@@ -123,7 +128,8 @@ Catalog load_catalog_file(const std::string& path) {
   if (version == kCatalogSchemaV1) {
     schema.fail(std::string("schema ") + kCatalogSchemaV1 + " dated the whole file; " + kCatalogSchema +
                 " dates every price: give each entry `as_of: YYYY-MM-DD` (when its price was read) and `source` "
-                "(the page it was read from), drop the top-level as_of, and say schema: " + kCatalogSchema);
+                "(the page it was read from), drop the top-level as_of, and say schema: " +
+                kCatalogSchema);
   }
   if (version != kCatalogSchema) {
     schema.fail("unsupported catalog schema \"" + version + "\" (expected " + kCatalogSchema + ")");
@@ -153,9 +159,9 @@ std::string user_catalog_path() {
 
 Catalog merge_catalogs(Catalog base, const Catalog& added) {
   if (added.currency != base.currency) {
-    throw InputError(added.path, 0, 0, "currency",
-                     "is " + added.currency + ", the bundled catalog's is " + base.currency +
-                         " (one currency for both)");
+    throw InputError(
+        added.path, 0, 0, "currency",
+        "is " + added.currency + ", the bundled catalog's is " + base.currency + " (one currency for both)");
   }
   for (const InstanceType& t : added.instances) {
     auto same = std::find_if(base.instances.begin(), base.instances.end(),

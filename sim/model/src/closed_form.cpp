@@ -41,80 +41,34 @@ collective::TreeLinks tree_links(const ClusterSpec& c) {
           c.intra_node.host_staged() ? c.intra_node.staged_bandwidth() : none};
 }
 
-std::optional<NcclCost> collective_cost(CollectiveOp op, Algorithm a, Protocol p, const ClusterSpec& c,
-                                        NcclShape shape, double bytes) {
+std::optional<NcclCost> collective_cost(CollectiveOp op, Algorithm a, Protocol p, const ClusterSpec& c, NcclShape shape,
+                                        double bytes) {
   return nccl_cost(op, a, p, c, shape, bytes, collective_link(c, shape).bandwidth);
 }
 
 namespace {
 
-// gradwire's own alpha-beta schedules (no NCCL latency model).
-double alpha_beta_time(CollectiveOp op, Algorithm a, const ClusterSpec& c, NcclShape shape, double bytes) {
-  const int n = shape.ranks;
-  const collective::AlphaBeta flat = collective_link(c, shape);
-  if (a == Algorithm::Direct) return collective::direct_alltoall_time(n, bytes, flat);
-  if (op == CollectiveOp::Broadcast) return collective::pipeline_broadcast_time(n, bytes, flat);
-  const int g = std::min(n, c.gpus_per_node), m = shape.nodes;
-  const double out_cap = std::min(c.intra_node.usable_bandwidth(), connection_limit(c));
-  const collective::AlphaBeta intra{route_latency(c, false), intra_flow_bandwidth(c, g)};
-  const collective::AlphaBeta inter{route_latency(c, true), std::min(out_cap, node_fabric_bandwidth(c) / g)};
-  return collective::hierarchical_allreduce_time(m, g, bytes, intra, inter);
-}
-
-// The tree's links as NCCL's tuning model sees them: the collective link for
-// every flow (its bandwidth already holds the connection cap and a host path's
-// share).
-collective::TreeLinks graph_links(collective::AlphaBeta flat) {
-  const double none = std::numeric_limits<double>::infinity();
-  return {flat, flat, none, none};
-}
-
-// NVLS+tree: the engine's flows on the platform's link classes (tree_links),
-// or, as NCCL's tuning model prices it, the GPU's NVLS bandwidth (the one-node
-// NVLS link) against the node's NICs (capped by its GPUs' connections).
-double nvlstree_time(const ClusterSpec& c, NcclShape shape, double bytes, NcclCost cost, bool tuning) {
-  const int g = shape.ranks / shape.nodes;
-  const collective::TreeLinks links = tree_links(c);
-  if (!tuning) return collective::nvlstree_allreduce_time(shape.nodes, g, bytes, links, cost);
-  const double inter = std::min(links.inter.bandwidth, g * links.connection);
-  return collective::nvlstree_tuning_time(shape.nodes, bytes, intra_flow_bandwidth(c, g), inter, links.inter.alpha,
-                                          cost);
-}
-
-// The Aggregated schedule's time of (op, a) under `cost`. `tuning`: as NCCL's
-// tuning model compares it, every algorithm on the one bandwidth of NCCL's
-// graph (the collective link; tuning.cc gives tree and ring the same
-// nChannels x bw), so the tree's flows all get the collective link rather than
-// the platform's link classes (tree_links).
+// The Aggregated schedule's time of (op, a) under `cost`: its row's closed
+// form (collective_algorithms.hpp). `tuning`: as NCCL's tuning model compares
+// it (the row's tuning form where it has one).
 double time_under(CollectiveOp op, Algorithm a, const ClusterSpec& c, NcclShape shape, double bytes, NcclCost cost,
                   bool tuning = false) {
-  const int n = shape.ranks;
-  if (n <= 1) return 0.0;
-  const collective::AlphaBeta flat = collective_link(c, shape);
-  if (a == Algorithm::Tree)
-    return collective::tree_allreduce_time(collective_node_sizes(c, n), bytes, tuning ? graph_links(flat) : tree_links(c),
-                                           cost);
-  if (a == Algorithm::NVLS) return collective::nvls_allreduce_time(n, bytes, flat, cost);
-  if (a == Algorithm::NvlsTree) return nvlstree_time(c, shape, bytes, cost, tuning);
-  if (a == Algorithm::Pat)
-    return tuning ? collective::pat_tuning_time(bytes, flat, cost) : collective::pat_time(n, bytes, flat, cost);
-  if (a == Algorithm::Ring && op == CollectiveOp::AllReduce) return collective::ring_allreduce_time(n, bytes, flat, cost);
-  if (a == Algorithm::Ring && (op == CollectiveOp::AllGather || op == CollectiveOp::ReduceScatter))
-    return collective::ring_allgather_time(n, bytes, flat, cost);
-  return alpha_beta_time(op, a, c, shape, bytes);
+  if (shape.ranks <= 1) return 0.0;
+  const AlgorithmRow& row = *find_algorithm_row(op, a);
+  return (tuning && row.tuning_form ? row.tuning_form : row.closed_form)(c, shape, bytes, cost);
 }
 
 }  // namespace
 
-std::optional<double> collective_time(CollectiveOp op, Algorithm a, Protocol p, const ClusterSpec& c,
-                                      NcclShape shape, double bytes) {
+std::optional<double> collective_time(CollectiveOp op, Algorithm a, Protocol p, const ClusterSpec& c, NcclShape shape,
+                                      double bytes) {
   const auto cost = collective_cost(op, a, p, c, shape, bytes);
   if (!cost) return std::nullopt;
   return time_under(op, a, c, shape, bytes, *cost);
 }
 
-CollectiveChoice choose_collective(CollectiveOp op, Algorithm a, Protocol p, const ClusterSpec& c,
-                                   NcclShape shape, double bytes) {
+CollectiveChoice choose_collective(CollectiveOp op, Algorithm a, Protocol p, const ClusterSpec& c, NcclShape shape,
+                                   double bytes) {
   std::vector<Algorithm> algos = nccl_algorithms(op);
   if (a != Algorithm::Auto) algos = {a};
   // NCCL compares its tuning model's times (every channel), then runs the

@@ -32,8 +32,8 @@ ClusterSpec resolve_cluster(const Scenario& scenario, const Profile& profile) {
   const CollectiveCost* fit = profile.collective(CollectiveOp::AllReduce, g);
   if (fit == nullptr || !(fit->fit.beta > 0) || !std::isfinite(fit->fit.alpha) || fit->fit.alpha < 0) {
     std::ostringstream os;
-    os << "not given, and profile '" << profile.name << "' (" << profile.path << ") has no all-reduce fit for "
-       << g << " GPUs to derive it from; give cluster.intra_node: {bandwidth, latency}";
+    os << "not given, and profile '" << profile.name << "' (" << profile.path << ") has no all-reduce fit for " << g
+       << " GPUs to derive it from; give cluster.intra_node: {bandwidth, latency}";
     throw InputError(scenario.file, c.line, c.column, "cluster.intra_node", os.str());
   }
   const double steps = 2.0 * (g - 1);

@@ -17,11 +17,26 @@ double frac(int n) { return static_cast<double>(n - 1) / n; }
 
 }  // namespace
 
-double allreduce_busbw_factor(int n) { require_ranks(n); return 2.0 * frac(n); }
-double allgather_busbw_factor(int n) { require_ranks(n); return frac(n); }
-double reducescatter_busbw_factor(int n) { require_ranks(n); return frac(n); }
-double alltoall_busbw_factor(int n) { require_ranks(n); return frac(n); }
-double broadcast_busbw_factor(int n) { require_ranks(n); return 1.0; }
+double allreduce_busbw_factor(int n) {
+  require_ranks(n);
+  return 2.0 * frac(n);
+}
+double allgather_busbw_factor(int n) {
+  require_ranks(n);
+  return frac(n);
+}
+double reducescatter_busbw_factor(int n) {
+  require_ranks(n);
+  return frac(n);
+}
+double alltoall_busbw_factor(int n) {
+  require_ranks(n);
+  return frac(n);
+}
+double broadcast_busbw_factor(int n) {
+  require_ranks(n);
+  return 1.0;
+}
 
 double ring_allreduce_time(int n, double bytes, AlphaBeta ab) {
   require_ranks(n);
@@ -35,9 +50,7 @@ double ring_allgather_time(int n, double bytes, AlphaBeta ab) {
   return (n - 1) * ab.alpha + frac(n) * bytes / ab.bandwidth;
 }
 
-double ring_reducescatter_time(int n, double bytes, AlphaBeta ab) {
-  return ring_allgather_time(n, bytes, ab);
-}
+double ring_reducescatter_time(int n, double bytes, AlphaBeta ab) { return ring_allgather_time(n, bytes, ab); }
 
 double nccl_time(double wire_latency, double bandwidth_time, NcclCost cost) {
   return std::max(cost.latency, wire_latency) + bandwidth_time / cost.efficiency;
@@ -88,12 +101,10 @@ double pat_tuning_time(double bytes, AlphaBeta ab, NcclCost cost) {
   return nccl_time(ab.alpha, bytes / ab.bandwidth, cost);
 }
 
-double hierarchical_allreduce_time(int nodes, int gpus, double bytes, AlphaBeta intra,
-                                   AlphaBeta inter) {
+double hierarchical_allreduce_time(int nodes, int gpus, double bytes, AlphaBeta intra, AlphaBeta inter) {
   require_ranks(nodes);
   require_ranks(gpus);
-  return ring_reducescatter_time(gpus, bytes, intra) +
-         ring_allreduce_time(nodes, bytes / gpus, inter) +
+  return ring_reducescatter_time(gpus, bytes, intra) + ring_allreduce_time(nodes, bytes / gpus, inter) +
          ring_allgather_time(gpus, bytes, intra);
 }
 
@@ -115,9 +126,7 @@ double pipeline_broadcast_time(int n, double bytes, AlphaBeta ab) {
   return (k + n - 2) * (ab.alpha + bytes / k / ab.bandwidth);
 }
 
-int BinaryTree::height() const {
-  return depth.empty() ? 0 : *std::max_element(depth.begin(), depth.end());
-}
+int BinaryTree::height() const { return depth.empty() ? 0 : *std::max_element(depth.begin(), depth.end()); }
 
 namespace {
 
@@ -276,8 +285,7 @@ struct RoundLoads {
   int rank_edges = 0, conn_edges = 0, node_edges = 0, staging_edges = 0;
 };
 
-RoundLoads tree_round_loads(const std::array<BinaryTree, 2>& trees, const std::vector<int>& node_sizes, int h,
-                            int k) {
+RoundLoads tree_round_loads(const std::array<BinaryTree, 2>& trees, const std::vector<int>& node_sizes, int h, int k) {
   const int rounds = k + 2 * h - 1;
   RoundLoads L;
   L.rank.assign(rounds, 0);
@@ -328,8 +336,8 @@ RoundLoads tree_round_loads(const std::array<BinaryTree, 2>& trees, const std::v
 // tuning and its run) and the closed form ask for the same trees and chunk
 // count over and over (O(ranks x H) each: 1.3 M rank-rounds at 4,096 GPUs).
 // The last few results, per thread; a pure function's cache.
-const RoundLoads& cached_round_loads(const std::array<BinaryTree, 2>& trees, const std::vector<int>& node_sizes,
-                                     int h, int k) {
+const RoundLoads& cached_round_loads(const std::array<BinaryTree, 2>& trees, const std::vector<int>& node_sizes, int h,
+                                     int k) {
   struct Entry {
     std::vector<int> sizes;
     int k;
@@ -374,9 +382,9 @@ TreeSchedule tree_allreduce_schedule(const std::vector<int>& node_sizes, double 
   const int k0 = std::min(s.chunks, 2 * h + 1);
   const RoundLoads L = cached_round_loads(trees, node_sizes, h, k0);
   s.max_load = L.rank_edges;
-  s.peak = std::max({per_bandwidth(L.rank_edges, links.intra.bandwidth), per_bandwidth(L.conn_edges, links.connection),
-                     per_bandwidth(L.node_edges, links.inter.bandwidth),
-                     per_bandwidth(L.staging_edges, links.staging)});
+  s.peak =
+      std::max({per_bandwidth(L.rank_edges, links.intra.bandwidth), per_bandwidth(L.conn_edges, links.connection),
+                per_bandwidth(L.node_edges, links.inter.bandwidth), per_bandwidth(L.staging_edges, links.staging)});
   const int steady = s.chunks - k0;
   s.load_sum = static_cast<double>(steady) * s.max_load;
   s.cost_sum = steady * s.peak;
@@ -433,9 +441,9 @@ double nvlstree_allreduce_time(int nodes, int gpus, double bytes, const TreeLink
   const int d = nvlstree_node_degree(nodes);
   const double c = bytes / (2.0 * gpus);
   const double intra_flows = gpus > 1 ? 2.0 * gpus : 0.0;
-  const double per_byte = std::max({per_bandwidth(static_cast<int>(intra_flows) + d, links.intra.bandwidth),
-                                    per_bandwidth(d, links.connection),
-                                    per_bandwidth(gpus * d, links.inter.bandwidth)});
+  const double per_byte =
+      std::max({per_bandwidth(static_cast<int>(intra_flows) + d, links.intra.bandwidth),
+                per_bandwidth(d, links.connection), per_bandwidth(gpus * d, links.inter.bandwidth)});
   const double alpha = nodes > 1 ? links.inter.alpha : links.intra.alpha;
   return nccl_time(alpha, per_byte * c, cost);
 }

@@ -18,8 +18,8 @@ const std::vector<CollectiveInfo>& collective_ops() {
        "reduce_scatter_perf", "sum", -1},
       {CollectiveOp::Broadcast, "broadcast", SizeConvention::PerRank, &collective::broadcast_busbw_factor,
        "broadcast_perf", "none", 0},
-      {CollectiveOp::AllToAll, "alltoall", SizeConvention::Total, &collective::alltoall_busbw_factor,
-       "alltoall_perf", "none", -1},
+      {CollectiveOp::AllToAll, "alltoall", SizeConvention::Total, &collective::alltoall_busbw_factor, "alltoall_perf",
+       "none", -1},
   };
   return ops;
 }

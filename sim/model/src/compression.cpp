@@ -4,6 +4,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "gradwire/model/collective_algorithms.hpp"
 #include "gradwire/model/compressors.hpp"
 
 namespace gw {
@@ -23,9 +24,12 @@ std::string to_string(CommOp op) { return op == CommOp::AllReduce ? "all-reduce"
 
 std::string to_string(CommStep::Kind kind) {
   switch (kind) {
-    case CommStep::Kind::Encode: return "encode";
-    case CommStep::Kind::Decode: return "decode";
-    case CommStep::Kind::Collective: break;
+    case CommStep::Kind::Encode:
+      return "encode";
+    case CommStep::Kind::Decode:
+      return "decode";
+    case CommStep::Kind::Collective:
+      break;
   }
   return "collective";
 }
@@ -51,8 +55,7 @@ PowerSgdShape powersgd_shape(const TensorDesc& tensor, int rank, double min_comp
   const std::int64_t n = m > 0 ? tensor.numel / m : 0;  // (out, in*kh*kw)
   const int r = static_cast<int>(std::min<std::int64_t>({static_cast<std::int64_t>(rank), m, n}));
   if (r <= 0) return s;
-  if (static_cast<double>(m + n) * r * min_compression_rate >=
-      static_cast<double>(m) * static_cast<double>(n))
+  if (static_cast<double>(m + n) * r * min_compression_rate >= static_cast<double>(m) * static_cast<double>(n))
     return s;  // not worth compressing (torch's test)
   s.compressed = true;
   s.m = m;
@@ -63,13 +66,15 @@ PowerSgdShape powersgd_shape(const TensorDesc& tensor, int rank, double min_comp
 
 std::string resolve_allreduce_algorithm(const std::string& requested, const ClusterSpec& cluster) {
   (void)cluster;  // auto: NCCL's choice per bucket size (closed_form.hpp choose_collective)
-  if (requested == "auto" || requested == "ring" || requested == "tree" || requested == "hierarchical") return requested;
-  throw std::invalid_argument("unknown all-reduce algorithm '" + requested +
-                              "' (expected auto, ring, tree or hierarchical)");
+  const std::vector<std::string> names = scenario_algorithm_names();
+  if (std::find(names.begin(), names.end(), requested) != names.end()) return requested;
+  std::string expected;
+  for (std::size_t i = 0; i < names.size(); ++i)
+    expected += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
+  throw std::invalid_argument("unknown all-reduce algorithm '" + requested + "' (expected " + expected + ")");
 }
 
-double sent_bytes_per_gpu(CommOp op, const std::string& algorithm, double bytes,
-                          const ClusterSpec& cluster) {
+double sent_bytes_per_gpu(CommOp op, const std::string& algorithm, double bytes, const ClusterSpec& cluster) {
   const double n = cluster.world_size();
   if (n <= 1) return 0;
   if (op == CommOp::AllGather) return (n - 1) / n * bytes;
@@ -85,17 +90,18 @@ std::string gradwire_codec_of(const CompressionSpec& c) {
   return runs_pytorch_plan(c, row) || row.codecs.empty() ? std::string() : row.codecs.front();
 }
 
-BucketComm plan_bucket_comm(const CompressionSpec& c, const ModelDesc& model, const Bucket& bucket,
-                            double e, const ClusterSpec& cluster, const std::string& ar_algorithm,
-                            const CodecTimeFn& codec_time, const HookCosts& hook) {
+BucketComm plan_bucket_comm(const CompressionSpec& c, const ModelDesc& model, const Bucket& bucket, double e,
+                            const ClusterSpec& cluster, const std::string& ar_algorithm, const CodecTimeFn& codec_time,
+                            const HookCosts& hook) {
   const Compressor& row = compressor(c.kind);
   if (c.implementation != "pytorch" && c.implementation != "gradwire")
     throw std::invalid_argument("unknown compression implementation '" + c.implementation +
                                 "' (expected pytorch or gradwire)");
   const bool pytorch = runs_pytorch_plan(c, row);
   if (pytorch && !(hook.copy_bandwidth > 0))
-    throw std::invalid_argument("compression.implementation pytorch needs the profile's copy bandwidth (the hooks' "
-                                "kernels are costed from it)");
+    throw std::invalid_argument(
+        "compression.implementation pytorch needs the profile's copy bandwidth (the hooks' "
+        "kernels are costed from it)");
   BucketPlanner b(c, model, bucket, e, cluster, ar_algorithm, codec_time,
                   row.codecs.empty() ? std::string() : row.codecs.front(), hook);
   if (row.error_feedback && c.error_feedback) b.out().error_feedback_bytes = b.dn * e;

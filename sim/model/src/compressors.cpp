@@ -30,8 +30,7 @@ CommStep codec_step(CommStep::Kind kind, std::string label, double seconds) {
   return s;
 }
 
-CommStep collective_step(CommOp op, std::string label, const std::string& algorithm, double bytes,
-                         double contributed) {
+CommStep collective_step(CommOp op, std::string label, const std::string& algorithm, double bytes, double contributed) {
   CommStep s;
   s.kind = CommStep::Kind::Collective;
   s.label = std::move(label);
@@ -272,12 +271,12 @@ void plan_topk_open(BucketPlanner& b) {
   const double k = static_cast<double>(sparse_k(b.n, b.spec.ratio));
   const double n = b.dn, e = b.e;
   const bool ef = b.spec.error_feedback;
-  double enc = ef ? b.kernels(1, 3 * e * n) : 0.0;   // x += residual
-  enc += b.kernels(1, 2 * e * n);                      // |x|
+  double enc = ef ? b.kernels(1, 3 * e * n) : 0.0;               // x += residual
+  enc += b.kernels(1, 2 * e * n);                                // |x|
   enc += b.kernels(1, kTorchTopkPasses * e * n + k * (e + 8));   // torch.topk
-  enc += b.kernels(1, k * (2 * e + 8));                // x[indices]
-  const double scatter = b.kernels(2, e * n + k * (2 * e + 8));   // zeros, scatter_
-  if (ef) enc += scatter + b.kernels(1, 3 * e * n);    // own decompression, residual = x - it
+  enc += b.kernels(1, k * (2 * e + 8));                          // x[indices]
+  const double scatter = b.kernels(2, e * n + k * (2 * e + 8));  // zeros, scatter_
+  if (ef) enc += scatter + b.kernels(1, 3 * e * n);              // own decompression, residual = x - it
   b.encode(enc, "torch.topk(|x|), gather values");
   b.all_gather("all-gather values", k * e);
   b.all_gather("all-gather indices (int64)", 8 * k);
@@ -345,16 +344,43 @@ std::deque<Compressor> builtin_rows() {
       {"bf16", CommOp::AllReduce, {"bf16"}, false, {}, 0, label_kind, plan_half, plan_half_hook},
       {"int8", CommOp::AllReduce, {"int8"}, true, {P::Chunk}, 0, label_kind, plan_int8, plan_int8_open},
       {"sign", CommOp::AllGather, {"sign"}, true, {P::Chunk}, 0, fixed("signSGD"), plan_sign, plan_sign_open},
-      {"majority_vote", CommOp::AllGather, {"majority_vote"}, true, {P::Chunk}, 0, fixed("majority vote"),
-       plan_majority_vote, plan_majority_vote_open},
-      {"topk", CommOp::AllGather, {"topk"}, true, {P::Ratio}, 0,
-       [](const CompressionSpec& c) { return "Top-K " + percent(c.ratio) + "%"; }, plan_topk, plan_topk_open},
+      {"majority_vote",
+       CommOp::AllGather,
+       {"majority_vote"},
+       true,
+       {P::Chunk},
+       0,
+       fixed("majority vote"),
+       plan_majority_vote,
+       plan_majority_vote_open},
+      {"topk",
+       CommOp::AllGather,
+       {"topk"},
+       true,
+       {P::Ratio},
+       0,
+       [](const CompressionSpec& c) { return "Top-K " + percent(c.ratio) + "%"; },
+       plan_topk,
+       plan_topk_open},
       // No PyTorch hook and no common open implementation modelled: gradwire's plan under both.
-      {"randomk", CommOp::AllReduce, {"randomk"}, true, {P::Ratio}, 0,
-       [](const CompressionSpec& c) { return "Random-K " + percent(c.ratio) + "%"; }, plan_randomk, {}},
+      {"randomk",
+       CommOp::AllReduce,
+       {"randomk"},
+       true,
+       {P::Ratio},
+       0,
+       [](const CompressionSpec& c) { return "Random-K " + percent(c.ratio) + "%"; },
+       plan_randomk,
+       {}},
       // GPU kernel vs CPU twin: 1e-3 of max |x| (GEMM summation order differs).
-      {"powersgd", CommOp::AllReduce, {"powersgd"}, true, {P::Rank, P::MinCompressionRate}, 1e-3,
-       [](const CompressionSpec& c) { return "PowerSGD rank " + std::to_string(c.rank); }, plan_powersgd,
+      {"powersgd",
+       CommOp::AllReduce,
+       {"powersgd"},
+       true,
+       {P::Rank, P::MinCompressionRate},
+       1e-3,
+       [](const CompressionSpec& c) { return "PowerSGD rank " + std::to_string(c.rank); },
+       plan_powersgd,
        plan_powersgd_hook},
   };
 }
@@ -390,11 +416,21 @@ const std::vector<CompressorParamInfo>& compressor_params() {
 
 void set_compressor_param(CompressionSpec& spec, CompressorParam p, double value) {
   switch (p) {
-    case P::Ratio: spec.ratio = value; return;
-    case P::Rank: spec.rank = static_cast<int>(value); return;
-    case P::Chunk: spec.chunk = static_cast<std::int64_t>(value); return;
-    case P::ErrorFeedback: spec.error_feedback = value != 0; return;
-    case P::MinCompressionRate: spec.min_compression_rate = value; return;
+    case P::Ratio:
+      spec.ratio = value;
+      return;
+    case P::Rank:
+      spec.rank = static_cast<int>(value);
+      return;
+    case P::Chunk:
+      spec.chunk = static_cast<std::int64_t>(value);
+      return;
+    case P::ErrorFeedback:
+      spec.error_feedback = value != 0;
+      return;
+    case P::MinCompressionRate:
+      spec.min_compression_rate = value;
+      return;
   }
 }
 
@@ -461,7 +497,8 @@ void register_compressor(Compressor row) {
   if (row.name.empty() || find_compressor(row.name) != nullptr) {
     throw std::invalid_argument("register_compressor: the name '" + row.name + "' is empty or taken");
   }
-  if (!row.plan || !row.label) throw std::invalid_argument("register_compressor: '" + row.name + "' needs a plan and a label");
+  if (!row.plan || !row.label)
+    throw std::invalid_argument("register_compressor: '" + row.name + "' needs a plan and a label");
   table().rows.push_back(std::move(row));
   table().refresh();
 }

@@ -23,8 +23,8 @@ Summary summarize(std::vector<double> samples) {
 
 std::vector<CurvePoint> normalize_points(std::vector<CurvePoint> points) {
   for (const auto& p : points) {
-    if (!std::isfinite(p.x) || !std::isfinite(p.seconds) || !std::isfinite(p.spread) || p.x <= 0 ||
-        p.seconds <= 0 || p.spread < 0) {
+    if (!std::isfinite(p.x) || !std::isfinite(p.seconds) || !std::isfinite(p.spread) || p.x <= 0 || p.seconds <= 0 ||
+        p.spread < 0) {
       throw std::invalid_argument("a curve point has a size or time that is not positive and finite");
     }
   }

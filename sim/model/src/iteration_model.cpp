@@ -24,14 +24,12 @@ double optimizer_bytes_per_parameter(const std::string& kind, double e) {
     states = 2;
     norms = true;
   } else {
-    throw std::invalid_argument("unknown optimizer '" + kind +
-                                "' (expected sgd, momentum, adam, adamw, lamb or lars)");
+    throw std::invalid_argument("unknown optimizer '" + kind + "' (expected sgd, momentum, adam, adamw, lamb or lars)");
   }
   return 3 * e + 8.0 * states + (norms ? e + 8 : 0);
 }
 
-double optimizer_step_time(const OptimizerSpec& optimizer, std::int64_t parameters, double e,
-                           double copy_bandwidth) {
+double optimizer_step_time(const OptimizerSpec& optimizer, std::int64_t parameters, double e, double copy_bandwidth) {
   if (optimizer.step_time) return *optimizer.step_time;
   const double bytes = static_cast<double>(parameters) * optimizer_bytes_per_parameter(optimizer.kind, e);
   if (!(copy_bandwidth > 0))
@@ -201,8 +199,7 @@ void plan_stragglers(IterationPlan& p, const WorkloadSpec& w, const DeviceCosts&
 IterationPlan plan_iteration(const WorkloadSpec& w, const ClusterSpec& cluster, const ModelDesc& model,
                              const DeviceCosts& costs, const MeasuredCompute* measured) {
   if (!(costs.flops > 0)) throw std::invalid_argument("compute rate must be positive");
-  if (w.micro_batch < 1 || w.accumulation < 1)
-    throw std::invalid_argument("micro_batch and accumulation must be >= 1");
+  if (w.micro_batch < 1 || w.accumulation < 1) throw std::invalid_argument("micro_batch and accumulation must be >= 1");
   IterationPlan p;
   p.model = model.name;
   p.compression = w.compression.kind;
@@ -550,7 +547,7 @@ class ClosedFormPass {
       t += d;
     }
     bt.end = t;
-    if (bc.blocks_host) host_free_ = t;   // the host calls the next hook after this one returns
+    if (bc.blocks_host) host_free_ = t;  // the host calls the next hook after this one returns
     ++scheduled_;
   }
 
@@ -558,8 +555,8 @@ class ClosedFormPass {
   const CollectiveTimeFn& collective_time_;
   double compute_until_;
   IterationResult r_;
-  double comm_free_ = 0;      // end of the previous bucket on the comm stream
-  double host_free_ = 0;      // end of the previous bucket whose hook blocked the host
+  double comm_free_ = 0;  // end of the previous bucket on the comm stream
+  double host_free_ = 0;  // end of the previous bucket whose hook blocked the host
   std::size_t scheduled_ = 0;
 };
 

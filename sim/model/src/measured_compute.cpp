@@ -38,9 +38,27 @@ void read_header(const yaml::Node& root, MeasuredCompute& m) {
   yaml::Node schema = root.required("schema");
   if (std::string s = schema.as_string(); s != kComputeSchema)
     schema.fail("unsupported schema \"" + s + "\" (this gradwire reads " + std::string(kComputeSchema) + ")");
-  root.allow_keys({"schema", "device", "date", "host", "tool", "versions", "timer", "model", "parameters",
-                   "sequence_length", "micro_batch", "compute_precision", "gradient_precision", "repeats", "warmup", "forward",
-                   "backward", "optimizer", "ddp_overheads", "comm_hooks", "tensors"});
+  root.allow_keys({"schema",
+                   "device",
+                   "date",
+                   "host",
+                   "tool",
+                   "versions",
+                   "timer",
+                   "model",
+                   "parameters",
+                   "sequence_length",
+                   "micro_batch",
+                   "compute_precision",
+                   "gradient_precision",
+                   "repeats",
+                   "warmup",
+                   "forward",
+                   "backward",
+                   "optimizer",
+                   "ddp_overheads",
+                   "comm_hooks",
+                   "tensors"});
   m.device = root.required("device").as_name();
   m.date = root.required("date").as_name();
   if (auto h = root.optional("host")) m.host = h->as_name();
@@ -145,8 +163,8 @@ std::string measured_compute_yaml(const MeasuredCompute& m) {
   o += "}\ntimer: " + m.timer + "\nmodel: " + quoted(m.model) + "\n";
   o += "parameters: " + std::to_string(m.parameters) + "\n";
   if (m.sequence_length > 0) o += "sequence_length: " + std::to_string(m.sequence_length) + "\n";
-  o += "micro_batch: " + std::to_string(m.micro_batch) +
-       "\ncompute_precision: " + m.compute_precision + "\ngradient_precision: " + m.gradient_precision + "\n";
+  o += "micro_batch: " + std::to_string(m.micro_batch) + "\ncompute_precision: " + m.compute_precision +
+       "\ngradient_precision: " + m.gradient_precision + "\n";
   o += "repeats: " + std::to_string(m.repeats) + "\nwarmup: " + std::to_string(m.warmup) + "\n";
   o += "forward: " + timing_text(m.forward) + "\nbackward: " + timing_text(m.backward) + "\n";
   if (!m.optimizer.empty())
@@ -159,14 +177,15 @@ std::string measured_compute_yaml(const MeasuredCompute& m) {
   for (const auto& [name, t] : m.comm_hooks) o += "  " + quoted(name) + ": " + timing_text(t) + "\n";
   o += "tensors:\n";
   for (const auto& t : m.tensors)
-    o += "  - {name: " + quoted(t.name) + ", ready: " + time_text(t.ready.median) + ", spread: " +
-         time_text(t.ready.spread) + "}\n";
+    o += "  - {name: " + quoted(t.name) + ", ready: " + time_text(t.ready.median) +
+         ", spread: " + time_text(t.ready.spread) + "}\n";
   return o;
 }
 
 void check_measured_matches(const MeasuredCompute& m, const ModelDesc& model, const WorkloadSpec& w) {
   const auto mismatch = [&](const std::string& what) {
-    throw std::invalid_argument(m.path + " was measured for " + what + "; measure again for this workload "
+    throw std::invalid_argument(m.path + " was measured for " + what +
+                                "; measure again for this workload "
                                 "(gradwire model measure) or remove workload.compute");
   };
   if (m.model != model.name || m.parameters != model.parameters)

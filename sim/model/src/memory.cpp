@@ -23,8 +23,7 @@ CompressorMemory compressor_memory(const IterationPlan& plan) {
   return m;
 }
 
-CompressorMemory compressor_memory(const WorkloadSpec& w, const ClusterSpec& c, const ModelDesc& m,
-                                   const Profile& p) {
+CompressorMemory compressor_memory(const WorkloadSpec& w, const ClusterSpec& c, const ModelDesc& m, const Profile& p) {
   return compressor_memory(plan_iteration(w, c, m, device_costs(p, w.precision, w.compute_precision)));
 }
 
@@ -46,10 +45,9 @@ MemoryBreakdown scenario_memory(const Scenario& s, const ModelDesc& m, const Pro
 
 double activation_bytes_per_sample(const ModelDesc& model, const WorkloadSpec& w) {
   if (model.activation_dtype.empty()) return model.activation_bytes_per_sample;
-  const double e = w.compute_precision.empty() ? bytes_per_element(w.precision)
-                                               : activation_element_bytes(w.compute_precision);
-  return model.activation_bytes_per_sample * e /
-         static_cast<double>(dtype_bytes(model.activation_dtype));
+  const double e =
+      w.compute_precision.empty() ? bytes_per_element(w.precision) : activation_element_bytes(w.compute_precision);
+  return model.activation_bytes_per_sample * e / static_cast<double>(dtype_bytes(model.activation_dtype));
 }
 
 int optimizer_state_count(const std::string& kind) {
@@ -80,13 +78,12 @@ MemoryBreakdown memory_per_gpu(const ModelDesc& model, const WorkloadSpec& w, co
 }
 
 FitChoice smallest_fitting_accumulation(const ModelDesc& model, WorkloadSpec w, const CompressorMemory& c,
-                                        double capacity, long long global_batch, int world,
-                                        const MemoryOptions& o) {
+                                        double capacity, long long global_batch, int world, const MemoryOptions& o) {
   FitChoice f;
   if (world < 1 || global_batch < 1) throw std::invalid_argument("global batch and world size must be positive");
   if (global_batch % world != 0) {
-    f.reason = "global batch " + std::to_string(global_batch) + " is not a multiple of the " +
-               std::to_string(world) + " GPUs";
+    f.reason =
+        "global batch " + std::to_string(global_batch) + " is not a multiple of the " + std::to_string(world) + " GPUs";
     return f;
   }
   const long long per_gpu = global_batch / world;
@@ -147,8 +144,8 @@ void split_as_given(const WorkloadSpec& w, int world, BatchSplit& b) {
   const char* what = w.accumulation_given ? "accumulation" : "micro_batch";
   const long long split = static_cast<long long>(world) * given;
   if (g % split != 0) {
-    b.reason = "training.global_batch " + gs + " is not a multiple of " + ws + " GPUs x " + what + " " +
-               std::to_string(given);
+    b.reason =
+        "training.global_batch " + gs + " is not a multiple of " + ws + " GPUs x " + what + " " + std::to_string(given);
     return;
   }
   const long long other = g / split;

@@ -121,8 +121,8 @@ void read_header(const yaml::Node& root, ModelDesc& m) {
   yaml::Node name = root.required("name");
   m.name = name.as_string();
   for (char c : m.name) {
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_' ||
-              c == '.';
+    bool ok =
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.';
     if (!ok) name.fail("a model name may hold only letters, digits, '-', '_' and '.', got \"" + m.name + "\"");
   }
   m.source = root.required("source").as_string();
@@ -263,8 +263,8 @@ ModelDesc load_model(const std::string& name_or_path, const std::vector<std::str
     for (const auto& n : list_models(dir)) available += (available.empty() ? "" : ", ") + n;
   }
   throw InputError("", 0, 0, "model",
-                   "no model named \"" + name_or_path + "\" (searched " + searched + "; available: " +
-                       (available.empty() ? std::string("none") : available) +
+                   "no model named \"" + name_or_path + "\" (searched " + searched +
+                       "; available: " + (available.empty() ? std::string("none") : available) +
                        "); give a name from that list or a path to a .yaml file");
 }
 

@@ -63,9 +63,10 @@ std::vector<CollectiveCost> collective_fits(const std::vector<Log>& logs) {
 void add_collective_fits(Profile& profile, const std::vector<CollectiveCost>& fits, const std::vector<Log>& logs) {
   for (const auto& f : fits) {
     auto& list = profile.collectives;
-    list.erase(std::remove_if(list.begin(), list.end(),
-                              [&](const CollectiveCost& c) { return c.op == f.op && c.gpus == f.gpus && c.nodes == f.nodes; }),
-               list.end());
+    list.erase(
+        std::remove_if(list.begin(), list.end(),
+                       [&](const CollectiveCost& c) { return c.op == f.op && c.gpus == f.gpus && c.nodes == f.nodes; }),
+        list.end());
     list.push_back(f);
     std::string files;
     for (const auto& log : logs) {

@@ -34,9 +34,7 @@ std::vector<Token> split(std::string_view line) {
 class Reader {
  public:
   Reader(std::string file, int line) : file_(std::move(file)), line_(line) {}
-  [[noreturn]] void fail(int column, const std::string& why) const {
-    throw InputError(file_, line_, column, "", why);
-  }
+  [[noreturn]] void fail(int column, const std::string& why) const { throw InputError(file_, line_, column, "", why); }
   double number(const Token& t, const char* what) const {
     const auto v = units::parse_number(t.text);
     if (!v || *v < 0) fail(t.column, std::string(what) + " '" + std::string(t.text) + "' is not a number >= 0");
@@ -44,8 +42,9 @@ class Reader {
   }
   long long integer(const Token& t, const char* what, long long min) const {
     const auto v = units::parse_integer(t.text);
-    if (!v || *v < min) fail(t.column, std::string(what) + " '" + std::string(t.text) + "' is not a whole number >= " +
-                                           std::to_string(min));
+    if (!v || *v < min)
+      fail(t.column,
+           std::string(what) + " '" + std::string(t.text) + "' is not a whole number >= " + std::to_string(min));
     return *v;
   }
 
@@ -71,8 +70,10 @@ bool is_integer(std::string_view s) { return units::parse_integer(s).has_value()
 // size count type [redop] [root] + two groups of four.
 Row read_row(const Reader& r, const std::vector<Token>& t) {
   if (t.size() < 11 || t.size() > 13)
-    r.fail(t.front().column, "a result row has 11 to 13 columns (size count type [redop] [root], then time algbw "
-                             "busbw #wrong out-of-place and in-place), not " + std::to_string(t.size()));
+    r.fail(t.front().column,
+           "a result row has 11 to 13 columns (size count type [redop] [root], then time algbw "
+           "busbw #wrong out-of-place and in-place), not " +
+               std::to_string(t.size()));
   Row row;
   row.bytes = static_cast<double>(r.integer(t[0], "size", 0));
   row.count = static_cast<double>(r.integer(t[1], "count", 0));
@@ -99,7 +100,8 @@ RankLine read_rank(const Reader& r, const std::vector<Token>& t) {
   std::size_t i = 3;
   while (i + 1 < t.size() && t[i].text != "on") ++i;
   std::size_t d = i + 2;
-  if (d + 2 >= t.size() || t[d].text != "device") r.fail(t[1].column, "a Rank line reads '# Rank R ... on HOST device D [BUS] NAME'");
+  if (d + 2 >= t.size() || t[d].text != "device")
+    r.fail(t[1].column, "a Rank line reads '# Rank R ... on HOST device D [BUS] NAME'");
   out.host = std::string(t[i + 1].text);
   out.device = static_cast<int>(r.integer(t[d + 1], "device", 0));
   for (std::size_t k = d + 3; k < t.size(); ++k) out.gpu += (out.gpu.empty() ? "" : " ") + std::string(t[k].text);
@@ -123,7 +125,8 @@ void read_comment(const Reader& r, const std::vector<Token>& t, Log& log) {
   const std::string_view k = t[1].text;
   if (k == "nThread") read_threads(r, t, log);
   if (k == "Rank" && t.size() > 2) log.ranks.push_back(read_rank(r, t));
-  if (k == "Collective" && t.size() >= 5 && t[2].text == "test" && t[3].text == "starting:") log.binary = std::string(t[4].text);
+  if (k == "Collective" && t.size() >= 5 && t[2].text == "test" && t[3].text == "starting:")
+    log.binary = std::string(t[4].text);
   if (k == "Avg" && t.size() >= 6 && t[2].text == "bus") log.avg_busbw = r.number(t[5], "average bus bandwidth") * 1e9;
 }
 
@@ -167,20 +170,24 @@ std::optional<Note> implausible(const Row& row, const std::vector<Token>& t) {
     const Token& wrong = t[group + 4 * g + 3];
     const auto count = units::parse_integer(wrong.text);
     if (count && *count > 0)
-      return Note{row.line, wrong.column, "row skipped: #wrong is " + std::string(wrong.text) +
-                                              " (nccl-tests found wrong results: the row is not a valid measurement)"};
+      return Note{row.line, wrong.column,
+                  "row skipped: #wrong is " + std::string(wrong.text) +
+                      " (nccl-tests found wrong results: the row is not a valid measurement)"};
     const Token& time = t[group + 4 * g];
     if (!std::isfinite(res.algbw) || !std::isfinite(res.busbw) || res.time > kMaxRowSeconds)
-      return Note{row.line, time.column, "row skipped: a time of " + std::string(time.text) +
-                                             " us (or its bandwidths) is out of range, over an hour per call"};
+      return Note{row.line, time.column,
+                  "row skipped: a time of " + std::string(time.text) +
+                      " us (or its bandwidths) is out of range, over an hour per call"};
     if (row.bytes > 0 && !(res.time > 0))
-      return Note{row.line, time.column, "row skipped: a time of " + std::string(time.text) + " us for " +
-                                             std::string(t[0].text) + " B cannot be measured"};
+      return Note{row.line, time.column,
+                  "row skipped: a time of " + std::string(time.text) + " us for " + std::string(t[0].text) +
+                      " B cannot be measured"};
     if (row.bytes > 0 && row.bytes / res.time > kMaxCollectiveBeta) {
       char rate[128];
       std::snprintf(rate, sizeof rate, " us is %.3g B/s, faster than any link (the plausible maximum is %.0e B/s)",
                     row.bytes / res.time, kMaxCollectiveBeta);
-      return Note{row.line, time.column, "row skipped: " + std::string(t[0].text) + " B in " + std::string(time.text) + rate};
+      return Note{row.line, time.column,
+                  "row skipped: " + std::string(t[0].text) + " B in " + std::string(time.text) + rate};
     }
   }
   return std::nullopt;
@@ -217,7 +224,7 @@ class RunSplitter {
 
   std::vector<Log> finish(int last_line) {
     std::vector<Log> out;
-    std::vector<Note> pending;   // notes of runs without rows, for the next run
+    std::vector<Note> pending;  // notes of runs without rows, for the next run
     for (auto& run : runs_) {
       if (run.row_lines == 0) {
         pending.push_back({run.log.line, 0, "a run without result rows (its header only) skipped"});
@@ -240,8 +247,8 @@ class RunSplitter {
   struct Run {
     Log log;
     bool binary = false, threads = false;
-    int row_lines = 0;   ///< rows read, kept or not
-    int footer = 0;      ///< line of the footer, once read
+    int row_lines = 0;  ///< rows read, kept or not
+    int footer = 0;     ///< line of the footer, once read
   };
 
   void start(int number) {
@@ -253,7 +260,7 @@ class RunSplitter {
   void comment(const Reader& r, int number, const std::vector<Token>& t) {
     const Line h = header_of(t);
     if (h != Line::None && h != Line::Footer && (runs_.empty() || next_run(runs_.back(), h))) start(number);
-    if (runs_.empty()) return;   // a comment before any run
+    if (runs_.empty()) return;  // a comment before any run
     Run& run = runs_.back();
     if (h == Line::Binary) run.binary = true;
     if (h == Line::Threads) run.threads = true;
@@ -319,7 +326,8 @@ void name_op(Log& log, const std::string& from_name) {
 
 std::string list_runs(const std::vector<Log>& runs) {
   std::string out;
-  for (const auto& r : runs) out += (out.empty() ? "" : "; ") + ("line " + std::to_string(r.line) + ": " + r.describe());
+  for (const auto& r : runs)
+    out += (out.empty() ? "" : "; ") + ("line " + std::to_string(r.line) + ": " + r.describe());
   return out;
 }
 
@@ -352,9 +360,7 @@ std::string format_note(const Log& log, const Note& note) {
   return format_input_error(log.file, note.line, note.column, "", note.text);
 }
 
-int Log::world_size() const {
-  return ranks.empty() ? threads * gpus_per_thread : static_cast<int>(ranks.size());
-}
+int Log::world_size() const { return ranks.empty() ? threads * gpus_per_thread : static_cast<int>(ranks.size()); }
 
 int Log::nodes() const {
   std::set<std::string> hosts;
@@ -399,21 +405,42 @@ Log parse_log(std::string_view text, const std::string& file) { return only_run(
 
 Log load_log(const std::string& path) { return only_run(load_runs(path)); }
 
-std::vector<Log> select_runs(std::vector<Log> runs, const std::vector<CollectiveOp>& ops, const std::string& pick) {
-  if (runs.empty()) return runs;   // parse_runs never returns none
-  const auto wanted = [&](CollectiveOp op) { return ops.empty() || std::find(ops.begin(), ops.end(), op) != ops.end(); };
+namespace {
+/// "FILE:LINE:1: run left out: ..., not the collective asked for; using the
+/// run at line N (...)": one line per run of `left`, naming those `taken`.
+std::vector<std::string> left_out_lines(const std::vector<Log>& left, const std::vector<Log>& taken) {
+  std::string used;
+  for (const auto& t : taken)
+    used += (used.empty() ? "" : "; ") + ("line " + std::to_string(t.line) + ": " + t.describe());
+  std::vector<std::string> lines;
+  for (const auto& l : left)
+    lines.push_back(l.file + ":" + std::to_string(l.line) + ":1: run left out: " + l.describe() +
+                    ", not the collective asked for; using the run" + (taken.size() == 1 ? "" : "s") + " at " + used);
+  return lines;
+}
+}  // namespace
+
+std::vector<Log> select_runs(std::vector<Log> runs, const std::vector<CollectiveOp>& ops, const std::string& pick,
+                             std::vector<std::string>* left_out) {
+  if (runs.empty()) return runs;  // parse_runs never returns none
+  const auto wanted = [&](CollectiveOp op) {
+    return ops.empty() || std::find(ops.begin(), ops.end(), op) != ops.end();
+  };
   const std::string found = "the log holds " + std::to_string(runs.size()) + " run" + (runs.size() == 1 ? "" : "s") +
                             " (" + list_runs(runs) + ")";
   const std::string file = runs.front().file;
   const int first_line = runs.front().line;
-  std::vector<Log> out;
+  std::vector<Log> out, left;
   for (auto& log : runs) {
     if (!log.op && !ops.empty()) {
       // A run that does not name a simulated op: not one asked for when
       // it names another binary or its rows fit none of `ops`; the one op
       // asked for when its rows fit it.
       const auto fits = [&](CollectiveOp op) { return rows_agree(log, op); };
-      if (!log.binary.empty() || std::none_of(ops.begin(), ops.end(), fits)) continue;
+      if (!log.binary.empty() || std::none_of(ops.begin(), ops.end(), fits)) {
+        left.push_back(std::move(log));
+        continue;
+      }
       if (ops.size() == 1) {
         log.op = ops.front();
         log.binary = collective_info(ops.front()).nccl_tests_binary;
@@ -429,7 +456,7 @@ std::vector<Log> select_runs(std::vector<Log> runs, const std::vector<Collective
                                            : log.binary + " is not a collective gradwire simulates") +
                            "; " + found + ": " + pick);
     }
-    if (wanted(*log.op)) out.push_back(std::move(log));
+    (wanted(*log.op) ? out : left).push_back(std::move(log));
   }
   if (out.empty())
     throw InputError(file, first_line, 1, "", "no run of the collectives asked for; " + found + ": " + pick);
@@ -438,11 +465,12 @@ std::vector<Log> select_runs(std::vector<Log> runs, const std::vector<Collective
       if (out[j].op != out[i].op || (out[j].world_size() == out[i].world_size() && out[j].nodes() == out[i].nodes()))
         continue;
       throw InputError(out[i].file, out[i].line, 1, "",
-                       "the runs disagree: " + out[i].describe() + ", but the run at line " + std::to_string(out[j].line) +
-                           " measured the same collective as " + out[j].describe() +
+                       "the runs disagree: " + out[i].describe() + ", but the run at line " +
+                           std::to_string(out[j].line) + " measured the same collective as " + out[j].describe() +
                            "; give each configuration a file of its own");
     }
   }
+  if (left_out != nullptr) *left_out = left_out_lines(left, out);
   return out;
 }
 
@@ -451,10 +479,20 @@ std::optional<double> parse_size(std::string_view text) {
   if (text.empty()) return std::nullopt;
   double scale = 1;
   switch (text.back()) {
-    case 'K': case 'k': scale = 1024.0; break;
-    case 'M': case 'm': scale = 1024.0 * 1024; break;
-    case 'G': case 'g': scale = 1024.0 * 1024 * 1024; break;
-    default: break;
+    case 'K':
+    case 'k':
+      scale = 1024.0;
+      break;
+    case 'M':
+    case 'm':
+      scale = 1024.0 * 1024;
+      break;
+    case 'G':
+    case 'g':
+      scale = 1024.0 * 1024 * 1024;
+      break;
+    default:
+      break;
   }
   if (scale > 1) text.remove_suffix(1);
   const auto v = units::parse_number(text);
@@ -483,8 +521,9 @@ std::string format_header(const Header& h) {
     out += buf;
   }
   out += "#\n";
-  std::snprintf(buf, sizeof buf, "# %10s  %12s  %8s  %6s  %6s           out-of-place                       in-place          \n",
-                "", "", "", "", "");
+  std::snprintf(buf, sizeof buf,
+                "# %10s  %12s  %8s  %6s  %6s           out-of-place                       in-place          \n", "", "",
+                "", "", "");
   out += buf;
   std::snprintf(buf, sizeof buf, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s %6s  %7s  %6s  %6s %6s\n", "size", "count",
                 "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong");

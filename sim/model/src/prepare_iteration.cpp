@@ -32,8 +32,8 @@ DeviceCosts scenario_device_costs(const Scenario& scenario, const Profile& profi
     return device_costs(profile, w.precision, w.compute_precision);
   } catch (const std::invalid_argument& e) {
     if (w.compute_precision.empty()) throw InputError(profile.path, 0, 0, "gemm_flops", e.what());
-    throw InputError(scenario.file, w.compute_precision_line, w.compute_precision_column,
-                     "workload.compute_precision", e.what());
+    throw InputError(scenario.file, w.compute_precision_line, w.compute_precision_column, "workload.compute_precision",
+                     e.what());
   }
 }
 
@@ -55,8 +55,9 @@ PreparedIteration prepare_iteration(const Scenario& scenario, const ModelDesc& m
   PreparedIteration prepared{resolve_cluster(scenario, profile), {}};
   const std::optional<MeasuredCompute> measured = resolve_measured_compute(scenario, model);
   try {
-    prepared.plan = measured ? plan_iteration(w, prepared.cluster, in_measured_order(model, *measured), costs, &*measured)
-                             : plan_iteration(w, prepared.cluster, model, costs);
+    prepared.plan = measured
+                        ? plan_iteration(w, prepared.cluster, in_measured_order(model, *measured), costs, &*measured)
+                        : plan_iteration(w, prepared.cluster, model, costs);
   } catch (const std::invalid_argument& e) {
     throw InputError(scenario.file, 0, 0, "workload", e.what());
   }

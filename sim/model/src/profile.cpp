@@ -39,16 +39,16 @@ constexpr double kBig = 1e30;
 
 // Plausible ranges (docs/profiles.md, docs/hardening.md): anything outside is
 // a typo, a unit slip or a broken measurement, refused at its field.
-constexpr double kMinFlops = 1e8;             // FLOP/s: 0.1 GFLOP/s (a slow CPU twin)
-constexpr double kMaxFlops = 1e17;            // FLOP/s: 100 PFLOP/s
-constexpr double kMinCopyBandwidth = 1e8;     // B/s
-constexpr double kMaxCopyBandwidth = 1e14;    // B/s
-constexpr double kMinMemory = 1073741824.0;   // B: 1 GiB
+constexpr double kMinFlops = 1e8;                // FLOP/s: 0.1 GFLOP/s (a slow CPU twin)
+constexpr double kMaxFlops = 1e17;               // FLOP/s: 100 PFLOP/s
+constexpr double kMinCopyBandwidth = 1e8;        // B/s
+constexpr double kMaxCopyBandwidth = 1e14;       // B/s
+constexpr double kMinMemory = 1073741824.0;      // B: 1 GiB
 constexpr double kMaxMemory = 17592186044416.0;  // B: 16 TiB
-constexpr double kMinPointSize = 1;           // elements, FLOPs or bytes
+constexpr double kMinPointSize = 1;              // elements, FLOPs or bytes
 constexpr double kMaxPointSize = 1e18;
-constexpr double kMinSeconds = 1e-9;          // a measured or fitted time: 1 ns ..
-constexpr double kMaxSeconds = 3600;          // .. 1 h
+constexpr double kMinSeconds = 1e-9;  // a measured or fitted time: 1 ns ..
+constexpr double kMaxSeconds = 3600;  // .. 1 h
 constexpr int kMaxProfileGpus = 65536;
 
 std::string num(double v);
@@ -76,7 +76,8 @@ std::vector<CurvePoint> read_points(const yaml::Node& n) {
   std::vector<CurvePoint> out;
   for (const auto& row : n.elements()) {
     row.expect_seq();
-    if (row.size() != 4) row.fail("expected [size, seconds, spread, repeats] (4 numbers), got " + std::to_string(row.size()));
+    if (row.size() != 4)
+      row.fail("expected [size, seconds, spread, repeats] (4 numbers), got " + std::to_string(row.size()));
     auto e = row.elements();
     CurvePoint p;
     p.x = plausible(e[0], kMinPointSize, kMaxPointSize);
@@ -163,39 +164,17 @@ std::vector<std::string> read_string_list(const yaml::Node& n) {
   return out;
 }
 
-std::string opt_string(const yaml::Node& root, std::string_view key) {
-  auto n = root.optional(key);
-  if (!n || n->is_null()) return {};
-  if (!n->is_scalar()) n->fail("expected a string");
-  return n->raw().Scalar();
+/// A string field: null reads as "" (an unknown version).
+std::string text_of(const yaml::Node& n) {
+  if (n.is_null()) return {};
+  if (!n.is_scalar()) n.fail("expected a string");
+  return n.raw().Scalar();
 }
 
-void read_schema(const yaml::Node& root) {
-  yaml::Node s = root.required("schema");
+void read_schema(const yaml::Node& s) {
   std::string v = s.is_scalar() ? s.raw().Scalar() : std::string();
   if (v != "1" && v != "gradwire-profile/1") {
     s.fail("unsupported profile schema \"" + v + "\"; this gradwire reads schema 1 (gradwire-profile/1)");
-  }
-}
-
-// source, name, device and the other facts about the run.
-void read_identity(const yaml::Document& doc, const yaml::Node& root, Profile& p) {
-  p.source = root.required("source").as_enum({"measured", "datasheet"});
-  p.name = root.required("name").as_name();
-  p.device = root.required("device").as_name();
-  if (auto n = root.optional("sm_count")) p.sm_count = static_cast<int>(n->as_int(0, 1'000'000));
-  if (auto n = root.optional("memory")) p.memory_bytes = plausible(*n, kMinMemory, kMaxMemory);
-  p.driver = opt_string(root, "driver");
-  p.cuda = opt_string(root, "cuda");
-  p.nccl = opt_string(root, "nccl");
-  p.date = opt_string(root, "date");
-  p.host = opt_string(root, "host");
-  p.command = opt_string(root, "command");
-  if (auto n = root.optional("references")) p.references = read_string_list(*n);
-  if (auto n = root.optional("notes")) p.notes = read_string_list(*n);
-  if (p.source == "datasheet" && p.references.empty()) {
-    throw InputError(doc.file(), root.line(), root.column(), "references",
-                     "a datasheet profile must name its references (missing or empty)");
   }
 }
 
@@ -237,8 +216,10 @@ void read_codecs(const yaml::Node& codecs, Profile& p) {
     yaml::Node c = codecs.required(name);
     if (!seen.insert(name).second) c.fail("duplicate codec");
     if (!known_codec(name)) {
+      std::vector<std::string> known = compressor_codec_names();
+      for (std::size_t i = 0, n = known.size(); i < n; ++i) known.push_back(known[i] + "_ef");
       c.fail("unknown codec \"" + name + "\" (known: " + join_names(compressor_codec_names()) +
-             ", each also with suffix _ef)");
+             ", each also with suffix _ef)" + did_you_mean(name, known));
     }
     p.codecs[name] = read_codec(c);
   }
@@ -308,22 +289,36 @@ InterferenceFigures read_interference(const yaml::Node& n) {
   return f;
 }
 
+/// One top-level key of a profile, in the order written (docs/profiles.md,
+/// "Fields"): whether the loader needs it, how it is read (from its node,
+/// when present) and written (its lines; profile_to_yaml). The loader's known
+/// keys are the rows' (profile_rows, below the writers).
+struct ProfileRow {
+  const char* key;
+  bool required;
+  void (*read)(const yaml::Node& n, Profile& p);
+  void (*write)(std::ostream& os, const ProfileRow& row, const Profile& p);
+};
+const std::vector<ProfileRow>& profile_rows();
+
 Profile read_profile(const yaml::Document& doc) {
   const yaml::Node root = doc.root();
-  root.allow_keys({"schema", "source", "name", "device", "sm_count", "memory", "driver", "cuda", "nccl", "date",
-                   "host", "command", "references", "notes", "nccl_env", "transports", "compute", "codecs",
-                   "collectives", "interference"});
+  std::vector<std::string> keys;
+  for (const auto& row : profile_rows()) keys.emplace_back(row.key);
+  root.allow_keys(keys);
   Profile p;
   p.path = doc.file();
-  read_schema(root);
-  p.schema_version = 1;
-  read_identity(doc, root, p);
-  if (auto n = root.optional("nccl_env")) p.nccl_env = read_nccl_env(*n);
-  if (auto n = root.optional("transports")) p.transports = read_transports(*n);
-  if (auto n = root.optional("interference")) p.interference = read_interference(*n);
-  read_compute(root.required("compute"), p);
-  read_codecs(root.required("codecs"), p);
-  if (auto cols = root.optional("collectives")) read_collectives(*cols, p);
+  for (const auto& row : profile_rows()) {
+    if (row.required) {
+      row.read(root.required(row.key), p);
+    } else if (auto n = root.optional(row.key)) {
+      row.read(*n, p);
+    }
+  }
+  if (p.source == "datasheet" && p.references.empty()) {
+    throw InputError(doc.file(), root.line(), root.column(), "references",
+                     "a datasheet profile must name its references (missing or empty)");
+  }
   return p;
 }
 
@@ -339,11 +334,21 @@ std::string quote(const std::string& s) {
   std::string out = "\"";
   for (unsigned char c : s) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      case '\r': out += "\\r"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
       default:
         if (c < 0x20 || c == 0x7f) {
           static const char* hex = "0123456789abcdef";
@@ -358,7 +363,7 @@ std::string quote(const std::string& s) {
   return out + "\"";
 }
 
-void write_points(std::ostringstream& os, const std::string& indent, const std::string& key,
+void write_points(std::ostream& os, const std::string& indent, const std::string& key,
                   const std::vector<CurvePoint>& pts) {
   if (pts.empty()) return;
   os << indent << key << ":\n";
@@ -368,7 +373,7 @@ void write_points(std::ostringstream& os, const std::string& indent, const std::
   }
 }
 
-void write_curve(std::ostringstream& os, const std::string& key, const std::vector<CurvePoint>& pts,
+void write_curve(std::ostream& os, const std::string& key, const std::vector<CurvePoint>& pts,
                  const PiecewiseLogFit& fit) {
   os << "    " << key << ":\n";
   write_points(os, "      ", "points", pts);
@@ -432,9 +437,7 @@ double Profile::flops(const std::string& precision) const {
   return it->second;
 }
 
-const CollectiveCost* Profile::collective(CollectiveOp op, int gpus) const {
-  return collective(op, gpus, 1);
-}
+const CollectiveCost* Profile::collective(CollectiveOp op, int gpus) const { return collective(op, gpus, 1); }
 
 const CollectiveCost* Profile::collective(CollectiveOp op, int gpus, int nodes) const {
   for (const auto& c : collectives) {
@@ -443,9 +446,7 @@ const CollectiveCost* Profile::collective(CollectiveOp op, int gpus, int nodes) 
   return nullptr;
 }
 
-Profile load_profile_file(const std::string& path) {
-  return read_profile(yaml::load_file(path));
-}
+Profile load_profile_file(const std::string& path) { return read_profile(yaml::load_file(path)); }
 
 Profile parse_profile_text(const std::string& text, const std::string& name) {
   return read_profile(yaml::load_string(text, name));
@@ -511,9 +512,9 @@ Profile load_profile(const std::string& name_or_path) {
   for (const auto& d : dirs) dl += (dl.empty() ? "" : ", ") + d;
   const std::vector<std::string> available = list_profiles();
   for (const auto& a : available) al += (al.empty() ? "" : ", ") + a;
-  throw InputError(name_or_path, 0, 0, "", "no profile named \"" + name_or_path + "\" in " + dl +
-                                               did_you_mean(name_or_path, available) +
-                                               " (available: " + (al.empty() ? "none" : al) + ")");
+  throw InputError(name_or_path, 0, 0, "",
+                   "no profile named \"" + name_or_path + "\" in " + dl + did_you_mean(name_or_path, available) +
+                       " (available: " + (al.empty() ? "none" : al) + ")");
 }
 
 namespace {
@@ -549,61 +550,70 @@ void write_interference(std::ostream& os, const InterferenceFigures& f) {
   }
 }
 
-}  // namespace
+// The values of the rows' readers and writers.
 
-std::string profile_to_yaml(const Profile& p) {
-  std::ostringstream os;
-  os << "# gradwire calibration profile (schema gradwire-profile/1, docs/profiles.md).\n";
-  os << "# Units: seconds, bytes, bytes/s, FLOP/s; points are [size, seconds, spread, repeats].\n";
-  os << "schema: 1\n";
-  os << "source: " << quote(p.source) << "\n";
-  os << "name: " << quote(p.name) << "\n";
-  os << "device: " << quote(p.device) << "\n";
-  os << "sm_count: " << p.sm_count << "\n";
-  if (p.memory_bytes > 0) os << "memory: " << num(p.memory_bytes) << "\n";  // 0: unknown, left out
-  os << "driver: " << quote(p.driver) << "\n";
-  os << "cuda: " << quote(p.cuda) << "\n";
-  os << "nccl: " << quote(p.nccl) << "\n";
-  os << "date: " << quote(p.date) << "\n";
-  os << "host: " << quote(p.host) << "\n";
-  os << "command: " << quote(p.command) << "\n";
-  os << "references:" << (p.references.empty() ? " []" : "") << "\n";
-  for (const auto& r : p.references) os << "  - " << quote(r) << "\n";
-  os << "notes:" << (p.notes.empty() ? " []" : "") << "\n";
-  for (const auto& r : p.notes) os << "  - " << quote(r) << "\n";
-  if (!p.nccl_env.empty()) {
-    os << "nccl_env:\n";
-    for (const auto& [k, v] : p.nccl_env) os << "  " << k << ": " << quote(v) << "\n";
+template <std::string Profile::*M>
+void read_text(const yaml::Node& n, Profile& p) {
+  p.*M = text_of(n);
+}
+
+template <std::string Profile::*M>
+void read_name(const yaml::Node& n, Profile& p) {
+  p.*M = n.as_name();
+}
+
+template <std::vector<std::string> Profile::*M>
+void read_list(const yaml::Node& n, Profile& p) {
+  p.*M = read_string_list(n);
+}
+
+template <std::string Profile::*M>
+void write_text(std::ostream& os, const ProfileRow& row, const Profile& p) {
+  os << row.key << ": " << quote(p.*M) << "\n";
+}
+
+template <std::vector<std::string> Profile::*M>
+void write_list(std::ostream& os, const ProfileRow& row, const Profile& p) {
+  os << row.key << ":" << ((p.*M).empty() ? " []" : "") << "\n";
+  for (const auto& r : p.*M) os << "  - " << quote(r) << "\n";
+}
+
+void write_transports(std::ostream& os, const ProfileRow&, const Profile& p) {
+  if (p.transports.empty()) return;
+  os << "transports:\n";
+  for (const auto& [name, f] : p.transports) {
+    os << "  " << name << ":" << (f.fraction || f.latency || f.per_connection ? "" : " {}") << "\n";
+    if (f.fraction) os << "    fraction: " << num(*f.fraction) << "\n";
+    if (f.latency) os << "    latency: " << num(*f.latency) << "s\n";
+    if (f.per_connection) os << "    per_connection: " << num(*f.per_connection) << "B/s\n";
   }
-  if (!p.transports.empty()) {
-    os << "transports:\n";
-    for (const auto& [name, f] : p.transports) {
-      os << "  " << name << ":" << (f.fraction || f.latency || f.per_connection ? "" : " {}") << "\n";
-      if (f.fraction) os << "    fraction: " << num(*f.fraction) << "\n";
-      if (f.latency) os << "    latency: " << num(*f.latency) << "s\n";
-      if (f.per_connection) os << "    per_connection: " << num(*f.per_connection) << "B/s\n";
-    }
-  }
-  write_interference(os, p.interference);
+}
+
+void write_compute(std::ostream& os, const ProfileRow&, const Profile& p) {
   os << "compute:\n";
   for (const auto& [prec, f] : p.gemm_flops) os << "  " << prec << "_flops: " << num(f) << "\n";
   os << "  copy_bandwidth: " << num(p.copy_bandwidth) << "\n";
-  if (!p.gemm_points.empty()) {
-    os << "  gemm_points:\n";
-    for (const auto& [prec, pts] : p.gemm_points) {
-      if (pts.empty()) {
-        os << "    " << prec << ": []\n";
-      } else {
-        write_points(os, "    ", prec, pts);
-      }
+  if (p.gemm_points.empty()) return;
+  os << "  gemm_points:\n";
+  for (const auto& [prec, pts] : p.gemm_points) {
+    if (pts.empty()) {
+      os << "    " << prec << ": []\n";
+    } else {
+      write_points(os, "    ", prec, pts);
     }
   }
+}
+
+void write_codecs(std::ostream& os, const ProfileRow&, const Profile& p) {
   os << "codecs:" << (p.codecs.empty() ? " {}" : "") << "\n";
   for (const auto& [name, c] : p.codecs) {
     os << "  " << name << ":\n";
     write_curve(os, "encode", c.encode_points, c.encode);
     write_curve(os, "decode", c.decode_points, c.decode);
   }
+}
+
+void write_collectives(std::ostream& os, const ProfileRow&, const Profile& p) {
   os << "collectives:" << (p.collectives.empty() ? " []" : "") << "\n";
   for (const auto& c : p.collectives) {
     os << "  - op: " << to_string(c.op) << "\n";
@@ -614,6 +624,62 @@ std::string profile_to_yaml(const Profile& p) {
     os << "    beta: " << num(c.fit.beta) << "\n";
     os << "    max_rel_residual: " << num(c.fit.max_rel_residual) << "\n";
   }
+}
+
+const std::vector<ProfileRow>& profile_rows() {
+  using P = Profile;
+  static const std::vector<ProfileRow> rows{
+      {"schema", true, [](const yaml::Node& n, P& p) { read_schema(n), p.schema_version = 1; },
+       [](std::ostream& os, const ProfileRow&, const P&) { os << "schema: 1\n"; }},
+      {"source", true,
+       [](const yaml::Node& n, P& p) {
+         p.source = n.as_enum({"measured", "datasheet"});
+       },
+       write_text<&P::source>},
+      {"name", true, read_name<&P::name>, write_text<&P::name>},
+      {"device", true, read_name<&P::device>, write_text<&P::device>},
+      {"sm_count", false, [](const yaml::Node& n, P& p) { p.sm_count = static_cast<int>(n.as_int(0, 1'000'000)); },
+       [](std::ostream& os, const ProfileRow&, const P& p) { os << "sm_count: " << p.sm_count << "\n"; }},
+      {"memory", false, [](const yaml::Node& n, P& p) { p.memory_bytes = plausible(n, kMinMemory, kMaxMemory); },
+       [](std::ostream& os, const ProfileRow&, const P& p) {
+         if (p.memory_bytes > 0) os << "memory: " << num(p.memory_bytes) << "\n";  // 0: unknown, left out
+       }},
+      {"driver", false, read_text<&P::driver>, write_text<&P::driver>},
+      {"cuda", false, read_text<&P::cuda>, write_text<&P::cuda>},
+      {"nccl", false, read_text<&P::nccl>, write_text<&P::nccl>},
+      {"date", false, read_text<&P::date>, write_text<&P::date>},
+      {"host", false, read_text<&P::host>, write_text<&P::host>},
+      {"command", false, read_text<&P::command>, write_text<&P::command>},
+      {"references", false, read_list<&P::references>, write_list<&P::references>},
+      {"notes", false, read_list<&P::notes>, write_list<&P::notes>},
+      {"nccl_env", false, [](const yaml::Node& n, P& p) { p.nccl_env = read_nccl_env(n); },
+       [](std::ostream& os, const ProfileRow&, const P& p) {
+         if (!p.nccl_env.empty()) os << "nccl_env:\n";
+         for (const auto& [k, v] : p.nccl_env) os << "  " << k << ": " << quote(v) << "\n";
+       }},
+      {"transports", false, [](const yaml::Node& n, P& p) { p.transports = read_transports(n); }, write_transports},
+      {"interference", false, [](const yaml::Node& n, P& p) { p.interference = read_interference(n); },
+       [](std::ostream& os, const ProfileRow&, const P& p) { write_interference(os, p.interference); }},
+      {"compute", true, read_compute, write_compute},
+      {"codecs", true, read_codecs, write_codecs},
+      {"collectives", false, read_collectives, write_collectives},
+  };
+  return rows;
+}
+
+}  // namespace
+
+std::vector<ProfileKey> profile_keys() {
+  std::vector<ProfileKey> out;
+  for (const auto& row : profile_rows()) out.push_back({row.key, row.required});
+  return out;
+}
+
+std::string profile_to_yaml(const Profile& p) {
+  std::ostringstream os;
+  os << "# gradwire calibration profile (schema gradwire-profile/1, docs/profiles.md).\n";
+  os << "# Units: seconds, bytes, bytes/s, FLOP/s; points are [size, seconds, spread, repeats].\n";
+  for (const auto& row : profile_rows()) row.write(os, row, p);
   return os.str();
 }
 

@@ -9,9 +9,12 @@ namespace gw {
 
 std::string compute_precision_for(Precision gradient_precision, const Profile& profile) {
   switch (gradient_precision) {
-    case Precision::BF16: return "bf16";
-    case Precision::FP16: return "fp16";
-    case Precision::FP32: break;
+    case Precision::BF16:
+      return "bf16";
+    case Precision::FP16:
+      return "fp16";
+    case Precision::FP32:
+      break;
   }
   const auto tf32 = profile.gemm_flops.find("tf32");
   return tf32 != profile.gemm_flops.end() && tf32->second > 0 ? "tf32" : "fp32";

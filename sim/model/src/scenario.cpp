@@ -6,6 +6,7 @@
 
 #include "gradwire/core/suggest.hpp"
 #include "gradwire/model/catalog.hpp"
+#include "gradwire/model/collective_algorithms.hpp"
 #include "gradwire/model/compressors.hpp"
 #include "gradwire/model/scenario_yaml.hpp"
 
@@ -76,7 +77,6 @@ void override_link(const yaml::Node& n, TransportPlace place, std::vector<std::s
 }
 
 namespace {
-
 
 // nodes x gpus_per_node within the simulated GPUs; reported at gpus_per_node.
 void check_world_size(const ClusterSpec& c, const yaml::Node& gpus_per_node) {
@@ -161,8 +161,8 @@ ClusterSpec parse_instance_cluster(const yaml::Node& n) {
   ClusterSpec c = cluster_from_instance(*type, static_cast<int>(n.required("nodes").as_int(1, kMaxWorldSize)));
   // Too many GPUs is reported at gpus_per_node, which the instance sets: no
   // position in the file.
-  check_world_size(c, yaml::Node(YAML::Node(), n.file(), yaml::join(n.path(), "gpus_per_node"),
-                                 YAML::Mark::null_mark()));
+  check_world_size(c,
+                   yaml::Node(YAML::Node(), n.file(), yaml::join(n.path(), "gpus_per_node"), YAML::Mark::null_mark()));
   c.line = n.line();
   c.column = n.column();
   if (auto fabric = n.optional("fabric")) parse_fabric(*fabric, c);  // fabric.latency: as given (0 if left out)
@@ -185,11 +185,15 @@ void parse_compressor_param(const yaml::Node& comp, const CompressorParamInfo& p
   }
   double v = 0;
   switch (p.type) {
-    case CompressorParamInfo::Boolean: v = x->as_bool() ? 1 : 0; break;
+    case CompressorParamInfo::Boolean:
+      v = x->as_bool() ? 1 : 0;
+      break;
     case CompressorParamInfo::Integer:
       v = static_cast<double>(x->as_int(static_cast<std::int64_t>(p.min), static_cast<std::int64_t>(p.max)));
       break;
-    case CompressorParamInfo::Number: v = x->as_double(p.min, p.max); break;
+    case CompressorParamInfo::Number:
+      v = x->as_double(p.min, p.max);
+      break;
   }
   set_compressor_param(c, p.id, v);
 }
@@ -216,9 +220,12 @@ CompressionSpec parse_compression(const yaml::Node& comp) {
 
 std::string to_string(Precision p) {
   switch (p) {
-    case Precision::FP32: return "fp32";
-    case Precision::BF16: return "bf16";
-    case Precision::FP16: return "fp16";
+    case Precision::FP32:
+      return "fp32";
+    case Precision::BF16:
+      return "bf16";
+    case Precision::FP16:
+      return "fp16";
   }
   return "fp32";
 }
@@ -252,7 +259,9 @@ std::string parse_cloud_name(const yaml::Node& n) {
   const bool ok = !s.empty() && s.size() <= 64 && std::all_of(s.begin(), s.end(), [](unsigned char c) {
     return std::isalnum(c) != 0 || c == '-' || c == '_' || c == '.';
   });
-  if (!ok) n.fail("\"" + s + "\" is not a cloud name (aws, gcp, azure, onprem or a name of yours: 1-64 letters, digits, -, _ or .)");
+  if (!ok)
+    n.fail("\"" + s +
+           "\" is not a cloud name (aws, gcp, azure, onprem or a name of yours: 1-64 letters, digits, -, _ or .)");
   return s;
 }
 
@@ -288,8 +297,8 @@ ClusterSpec parse_cluster(const yaml::Node& n) {
 WorkloadSpec parse_workload(const yaml::Node& n) {
   n.allow_keys({"model", "micro_batch", "accumulation", "no_sync", "precision", "bucket_size", "first_bucket_size",
                 "overlap", "optimizer", "compression", "interference", "allreduce_algorithm", "compute_efficiency",
-                "compute", "compute_precision", "ddp_overheads", "gradient_as_bucket_view",
-                "input_rate", "compute_jitter"});
+                "compute", "compute_precision", "ddp_overheads", "gradient_as_bucket_view", "input_rate",
+                "compute_jitter"});
   WorkloadSpec w;
   w.model = n.required("model").as_string();
   // micro_batch may be left out when training.global_batch sets it (parse_scenario checks).
@@ -325,10 +334,11 @@ WorkloadSpec parse_workload(const yaml::Node& n) {
       c->fail("give either compute (a measured-compute file) or compute_efficiency, not both");
     w.compute = c->as_string();
   }
-  if (auto a = n.optional("allreduce_algorithm")) w.allreduce_algorithm = a->as_enum({"auto", "ring", "tree", "hierarchical"});
+  if (auto a = n.optional("allreduce_algorithm")) w.allreduce_algorithm = a->as_enum(scenario_algorithm_names());
   if (auto opt = n.optional("optimizer")) {
     opt->allow_keys({"kind", "step_time"});
-    if (auto k = opt->optional("kind")) w.optimizer.kind = k->as_enum({"sgd", "momentum", "adam", "adamw", "lamb", "lars"});
+    if (auto k = opt->optional("kind"))
+      w.optimizer.kind = k->as_enum({"sgd", "momentum", "adam", "adamw", "lamb", "lars"});
     if (auto t = opt->optional("step_time")) w.optimizer.step_time = t->as_time(0, kMaxOptimizerStep);
   }
   if (auto comp = n.optional("compression")) w.compression = parse_compression(*comp);
@@ -336,8 +346,8 @@ WorkloadSpec parse_workload(const yaml::Node& n) {
 }
 
 TrainingSpec parse_training(const yaml::Node& n) {
-  n.allow_keys({"samples", "tokens", "epochs", "dataset_size", "convergence_factor", "global_batch",
-                "critical_batch", "reference_batch"});
+  n.allow_keys({"samples", "tokens", "epochs", "dataset_size", "convergence_factor", "global_batch", "critical_batch",
+                "reference_batch"});
   TrainingSpec t;
   if (auto x = n.optional("samples")) t.samples = x->as_double(1, 1e18);
   if (auto x = n.optional("tokens")) t.tokens = x->as_double(1, 1e18);

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <filesystem>
 
+#include "gradwire/model/catalog.hpp"
 #include "gradwire/model/key_path.hpp"
 #include "gradwire/model/reference.hpp"
 #include "gradwire/core/yaml_reader.hpp"
@@ -18,8 +19,8 @@ struct DeviceWord {
   const char* word;
   const char* gpu_class;
 };
-constexpr DeviceWord kDeviceWords[] = {{"H200", "h200"}, {"H100", "h100"}, {"V100", "v100"}, {"A10G", "a10g"},
-                                       {"L4", "l4"},     {"A100", "a100"}};
+constexpr DeviceWord kDeviceWords[] = {{"H200", "h200"}, {"H100", "h100"}, {"V100", "v100"},
+                                       {"A10G", "a10g"}, {"L4", "l4"},     {"A100", "a100"}};
 
 std::vector<std::string> upper_words(const std::string& s) {
   std::vector<std::string> words(1);
@@ -33,18 +34,15 @@ std::vector<std::string> upper_words(const std::string& s) {
   return words;
 }
 
-/// The class of a cluster.gpu value: itself, or a known class it starts with
-/// followed by '-' ("h200-measured": h200); "" for a name of the user's.
+}  // namespace
+
 std::string gpu_class_of_name(const std::string& gpu) {
   std::string best;
-  for (const char* known : {"v100", "a100-40gb", "a100-80gb", "h100", "h200", "a10g", "l4"}) {
-    const std::string k = known;
+  for (const std::string& k : gpu_classes()) {
     if ((gpu == k || gpu.rfind(k + "-", 0) == 0) && k.size() > best.size()) best = k;
   }
   return best;
 }
-
-}  // namespace
 
 std::string gpu_class_of_device(const std::string& device, double memory_bytes) {
   const auto words = upper_words(device);
@@ -70,9 +68,9 @@ std::vector<std::string> reference_warnings(const Scenario& s, const ScenarioRef
                   "): its GEMM, codec and copy rates are the CPU's, not a " + cluster +
                   "'s; calibrate on the GPU, or use a profile of " + cluster + " (gradwire list profiles)");
   } else if (!device.empty() && device != cluster) {
-    out.push_back("profile \"" + p.name + "\" is of another GPU (" + p.device + ", " + device +
-                  ") than cluster.gpu " + cluster + ": the compute and codec times are those of " + device +
-                  "; use a profile of " + cluster + ", or set cluster.gpu: " + device);
+    out.push_back("profile \"" + p.name + "\" is of another GPU (" + p.device + ", " + device + ") than cluster.gpu " +
+                  cluster + ": the compute and codec times are those of " + device + "; use a profile of " + cluster +
+                  ", or set cluster.gpu: " + device);
   }
   if (refs.compute && refs.compute->cuda_version.empty()) {
     out.push_back("workload.compute " + refs.compute->path + " was timed on a CPU (" + refs.compute->device +
@@ -138,14 +136,20 @@ std::string default_profile_name(const Scenario& s, std::string* why) {
   return gpu;
 }
 
+std::string profile_reference(const Scenario& s, std::string* why) {
+  return s.profile.empty() ? default_profile_name(s, why) : s.profile;
+}
+
 Profile resolve_scenario_profile(const Scenario& s, const std::string& file,
                                  const std::optional<std::string>& profile_override, std::string* choice) {
-  std::string name = s.profile.empty() ? default_profile_name(s, choice) : beside_scenario(file, s.profile);
+  std::string name = profile_reference(s, choice);
+  if (!s.profile.empty()) name = beside_scenario(file, name);
   if (profile_override) {
     if (profile_override->empty()) throw InputError("--profile", 0, 0, "", "an empty profile name or path");
     name = *profile_override;
   }
-  if (name.empty()) throw InputError(file, 0, 0, "cluster.gpu", "no profile: set cluster.gpu, profile, or pass --profile");
+  if (name.empty())
+    throw InputError(file, 0, 0, "cluster.gpu", "no profile: set cluster.gpu, profile, or pass --profile");
   try {
     return load_profile(name);
   } catch (const InputError& e) {
@@ -171,10 +175,23 @@ ScenarioRefs resolve_scenario_references(const Scenario& s, const std::string& p
     located.file = file;
     refs.compute = resolve_measured_compute(located, *refs.model);
   }
-  // A cluster without intra_node takes it from the profile: check it can.
-  if (s.cluster.intra_node_from_profile) (void)resolve_cluster(s, refs.profile);
+  // A cluster without intra_node takes it from the profile (an error when it cannot).
+  refs.cluster = resolve_cluster(s, refs.profile);
   refs.warnings = reference_warnings(s, refs);
   return refs;
+}
+
+ClusterSpec resolve_scenario_cluster(const Scenario& s, const std::string& path,
+                                     const std::optional<std::string>& profile_override) {
+  const std::string file = s.file.empty() ? path : s.file;
+  // A cluster that needs nothing of a profile, names none and has no
+  // bundled profile for its GPU (a validation cluster's own GPU) has no
+  // measured figures to take: as written.
+  if (!s.cluster.intra_node_from_profile && s.profile.empty() && !profile_override) {
+    const auto names = list_profiles();
+    if (std::find(names.begin(), names.end(), default_profile_name(s)) == names.end()) return s.cluster;
+  }
+  return resolve_cluster(s, resolve_scenario_profile(s, file, profile_override));
 }
 
 }  // namespace gw

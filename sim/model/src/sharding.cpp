@@ -17,7 +17,7 @@ namespace {
 struct SchemeName {
   const char* name;
   ShardingScheme scheme;
-  ShardingFramework framework;   ///< the default for this name
+  ShardingFramework framework;  ///< the default for this name
 };
 
 // One row per accepted name: FSDP1's ShardingStrategy names default to FSDP1,
@@ -73,8 +73,10 @@ double read_dtype_bytes(const yaml::Node& node) {
 /// Which frameworks run a scheme.
 bool framework_runs(ShardingFramework f, ShardingScheme s) {
   switch (f) {
-    case ShardingFramework::PyTorchDdp: return s == ShardingScheme::Ddp;
-    case ShardingFramework::DeepSpeed: return s != ShardingScheme::Ddp && s != ShardingScheme::Hsdp;
+    case ShardingFramework::PyTorchDdp:
+      return s == ShardingScheme::Ddp;
+    case ShardingFramework::DeepSpeed:
+      return s != ShardingScheme::Ddp && s != ShardingScheme::Hsdp;
     case ShardingFramework::Fsdp1:
     case ShardingFramework::Fsdp2:
       return s == ShardingScheme::Zero2 || s == ShardingScheme::Zero3 || s == ShardingScheme::Hsdp;
@@ -101,8 +103,7 @@ void read_framework(const yaml::Node& node, ShardingSpec& s) {
   for (const auto& [n, f] : framework_names()) {
     if (name == n) s.framework = f;
   }
-  if (!framework_runs(s.framework, s.scheme))
-    node.fail(name + " does not run " + to_string(s.scheme));
+  if (!framework_runs(s.framework, s.scheme)) node.fail(name + " does not run " + to_string(s.scheme));
 }
 
 /// The parameter life cycle and gradient sync a framework gives a scheme
@@ -114,8 +115,8 @@ void apply_defaults(ShardingSpec& s) {
   s.gradient_sync = (s.scheme == ShardingScheme::Ddp || (deepspeed && s.scheme == ShardingScheme::Zero1))
                         ? GradientSync::LastMicroStep
                         : GradientSync::EveryMicroStep;
-  const bool keeps = s.scheme == ShardingScheme::Zero2 || s.scheme == ShardingScheme::Zero1 ||
-                     s.scheme == ShardingScheme::Ddp;
+  const bool keeps =
+      s.scheme == ShardingScheme::Zero2 || s.scheme == ShardingScheme::Zero1 || s.scheme == ShardingScheme::Ddp;
   s.reshard_after_forward = keeps ? kReshardNone : kReshardFull;
   if (s.scheme == ShardingScheme::ZeroPP) s.qwz = s.hpz = s.qgz = true;
 }
@@ -169,7 +170,8 @@ void read_options(const yaml::Node& root, ShardingSpec& s) {
   }
   if (auto n = root.optional("reshard_after_forward")) read_reshard_after_forward(*n, s);
   if (auto n = root.optional("reshard_after_backward")) {
-    if (s.framework != ShardingFramework::Fsdp2) n->fail("reshard_after_backward is FSDP2's (set_reshard_after_backward)");
+    if (s.framework != ShardingFramework::Fsdp2)
+      n->fail("reshard_after_backward is FSDP2's (set_reshard_after_backward)");
     s.reshard_after_backward = n->as_bool();
   }
   if (auto n = root.optional("prefetch")) s.prefetch = static_cast<int>(n->as_int(0, 16));
@@ -182,7 +184,7 @@ void read_options(const yaml::Node& root, ShardingSpec& s) {
 
 std::string to_string(ShardingScheme s) {
   for (const auto& n : scheme_names()) {
-    if (n.scheme == s) return n.name;   // the first row of each scheme is its canonical name
+    if (n.scheme == s) return n.name;  // the first row of each scheme is its canonical name
   }
   return "?";
 }
@@ -206,7 +208,7 @@ std::string to_string(ActivationCheckpointing a) {
 ShardingSpec sharding_defaults(ShardingScheme scheme) {
   ShardingSpec s;
   for (auto it = scheme_names().rbegin(); it != scheme_names().rend(); ++it) {
-    if (it->scheme == scheme) s.framework = it->framework;   // ends at the scheme's first row
+    if (it->scheme == scheme) s.framework = it->framework;  // ends at the scheme's first row
   }
   s.scheme = scheme;
   apply_defaults(s);
@@ -220,8 +222,8 @@ ShardingSpec parse_sharding(const yaml::Node& node) {
     apply_defaults(s);
     return s;
   }
-  node.allow_keys({"scheme", "framework", "gradient_sync", "group", "reshard_after_forward",
-                   "reshard_after_backward", "prefetch", "qwz", "hpz", "qgz", "reduce_dtype", "param_dtype"});
+  node.allow_keys({"scheme", "framework", "gradient_sync", "group", "reshard_after_forward", "reshard_after_backward",
+                   "prefetch", "qwz", "hpz", "qgz", "reduce_dtype", "param_dtype"});
   read_scheme(node.required("scheme"), s);
   read_options(node, s);
   return s;

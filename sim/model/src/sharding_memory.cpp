@@ -37,7 +37,9 @@ std::string unit_key(const std::string& name, bool& repeated) {
   return last == std::string::npos ? name : name.substr(0, last);
 }
 
-bool sixteen_bit(const WorkloadSpec& w, const MemoryOptions& o) { return bytes_per_element(w.precision) < o.master_bytes; }
+bool sixteen_bit(const WorkloadSpec& w, const MemoryOptions& o) {
+  return bytes_per_element(w.precision) < o.master_bytes;
+}
 
 /// ZeRO stage of a scheme: 1 shards optimizer states (and master weights),
 /// 2 also gradients, 3 also parameters.
@@ -122,12 +124,12 @@ double checkpointed_activation_bytes(const ModelDesc& model, const WorkloadSpec&
   if (ac == ActivationCheckpointing::None) return a;
   const BlockShape b = block_shape(model);
   if (b.layers == 0 || model.sequence_length == 0)
-    throw std::invalid_argument("activation checkpointing needs a sequence model with numbered blocks; " +
-                                model.name + " has none");
+    throw std::invalid_argument("activation checkpointing needs a sequence model with numbered blocks; " + model.name +
+                                " has none");
   const double s = static_cast<double>(model.sequence_length), h = static_cast<double>(b.hidden);
   if (ac == ActivationCheckpointing::Full) {
-    const double e = w.compute_precision.empty() ? bytes_per_element(w.precision)
-                                                 : activation_element_bytes(w.compute_precision);
+    const double e =
+        w.compute_precision.empty() ? bytes_per_element(w.precision) : activation_element_bytes(w.compute_precision);
     return b.layers * s * h * e + a / b.layers;
   }
   if (heads < 1) throw std::invalid_argument("selective checkpointing needs the model's attention heads");
@@ -150,7 +152,7 @@ ShardedMemory sharded_memory(const ModelDesc& model, const WorkloadSpec& w, cons
   m.capacity = capacity;
   m.reserve = base.reserve;
   m.activations = checkpointed_activation_bytes(model, w, ac, heads) * w.micro_batch;
-  if (spec.scheme == ShardingScheme::Ddp) {   // today's model, as is
+  if (spec.scheme == ShardingScheme::Ddp) {  // today's model, as is
     m.parameters = base.parameters;
     m.gradients = base.gradients;
     m.optimizer_states = base.optimizer_states;

@@ -86,15 +86,15 @@ void add(ShardingPlan& p, ShardCollective c) {
 void add_gathers(ShardingPlan& p, const ShardTopology& t, const Tally& n, const Sizes& z) {
   const ShardingSpec& s = p.spec;
   const auto group = p.degree == t.world ? ShardGroupKind::World : ShardGroupKind::Shard;
-  const double primary = s.qwz ? z.parameters : z.gather;   // qwZ: int8 over the primary group
+  const double primary = s.qwz ? z.parameters : z.gather;  // qwZ: int8 over the primary group
   const int g = in_node(p.degree, t);
   add(p, {"forward all-gather", CollectiveOp::AllGather, ShardPhase::Forward, group, p.degree, g, primary,
           n.forward_gather});
   add(p, {"backward all-gather", CollectiveOp::AllGather, ShardPhase::Backward, group, p.degree, g, primary,
           n.backward_gather});
   const int r = reshard_ranks(s);
-  add(p, {"backward all-gather (resharded)", CollectiveOp::AllGather, ShardPhase::Backward, ShardGroupKind::Reshard,
-          r, in_node(r, t), z.gather, n.backward_regather});
+  add(p, {"backward all-gather (resharded)", CollectiveOp::AllGather, ShardPhase::Backward, ShardGroupKind::Reshard, r,
+          in_node(r, t), z.gather, n.backward_regather});
   if (replicated_parameters(s) && s.scheme != ShardingScheme::Ddp)
     add(p, {"parameter all-gather", CollectiveOp::AllGather, ShardPhase::Step, ShardGroupKind::World, t.world,
             in_node(t.world, t), z.gather, 1});
@@ -110,8 +110,8 @@ void add_reductions(ShardingPlan& p, const ShardTopology& t, long long count, co
     const int g = p.degree, replicas = t.world / p.degree;
     add(p, {"gradient reduce-scatter", CollectiveOp::ReduceScatter, ShardPhase::Backward, ShardGroupKind::Shard, g,
             in_node(g, t), z.reduce, count});
-    add(p, {"gradient all-reduce (replicas)", CollectiveOp::AllReduce, ShardPhase::Backward,
-            ShardGroupKind::Replicas, replicas, g >= t.gpus_per_node ? 1 : t.gpus_per_node / g, z.reduce / g, count});
+    add(p, {"gradient all-reduce (replicas)", CollectiveOp::AllReduce, ShardPhase::Backward, ShardGroupKind::Replicas,
+            replicas, g >= t.gpus_per_node ? 1 : t.gpus_per_node / g, z.reduce / g, count});
   } else if (s.scheme == ShardingScheme::ZeroPP && s.qgz) {
     // qgZ (coalesced_collectives.py, all_to_all_quant_reduce): int4 gradients,
     // all-to-all inside the node, reduce, then all-to-all of the node's 1/g
@@ -145,8 +145,8 @@ int shard_degree(const ShardingSpec& s, const ShardTopology& t) {
   if (s.scheme == ShardingScheme::Ddp) d = 1;
   if (s.scheme == ShardingScheme::Hsdp) d = s.group > 0 ? s.group : std::min(t.world, t.gpus_per_node);
   if (t.world % d != 0)
-    throw std::invalid_argument("hsdp group " + std::to_string(d) + " does not divide the " +
-                                std::to_string(t.world) + " GPUs");
+    throw std::invalid_argument("hsdp group " + std::to_string(d) + " does not divide the " + std::to_string(t.world) +
+                                " GPUs");
   if (s.reshard_after_forward > 0 && (d % s.reshard_after_forward != 0 || s.reshard_after_forward >= d))
     throw std::invalid_argument("reshard_after_forward " + std::to_string(s.reshard_after_forward) +
                                 " is not a divisor of the shard group of " + std::to_string(d) +
@@ -159,7 +159,7 @@ double ShardCollective::wire_bytes_per_gpu() const {
 }
 
 double ShardCollective::cross_node_bytes_per_node(int gpus_per_node) const {
-  if (ranks <= 1 || gpus_per_node_in_group >= ranks) return 0;   // inside one node
+  if (ranks <= 1 || gpus_per_node_in_group >= ranks) return 0;  // inside one node
   return static_cast<double>(gpus_per_node / gpus_per_node_in_group) * wire_bytes_per_gpu();
 }
 
@@ -181,8 +181,8 @@ long long ShardingPlan::count(CollectiveOp op, ShardPhase phase) const {
   return n;
 }
 
-ShardingPlan sharding_plan(const ShardingSpec& s, const ShardTopology& t, std::int64_t parameters,
-                           double element_bytes, int accumulation) {
+ShardingPlan sharding_plan(const ShardingSpec& s, const ShardTopology& t, std::int64_t parameters, double element_bytes,
+                           int accumulation) {
   if (accumulation < 1) throw std::invalid_argument("accumulation must be at least 1");
   ShardingPlan p;
   p.spec = effective_spec(s, t);

@@ -51,8 +51,7 @@ std::vector<double> straggler_delays(double cv, int ranks, int accumulation, dou
   if (!(cv > 0) || ranks <= 1) return d;
   const double mu = expected_max_normal(ranks);
   const double folded = (accumulation - 1) * step * step;
-  for (std::size_t b = 0; b < d.size(); ++b)
-    d[b] = cv * mu * std::sqrt(folded + ready_compute[b] * ready_compute[b]);
+  for (std::size_t b = 0; b < d.size(); ++b) d[b] = cv * mu * std::sqrt(folded + ready_compute[b] * ready_compute[b]);
   return d;
 }
 
@@ -89,8 +88,8 @@ std::string model_residuals_yaml(const ModelResiduals& r) {
          numbers;
 }
 
-BandTerms band_terms(double total, double compute, double spread, double cv, int ranks, int accumulation,
-                     double step, const ModelResiduals& residuals) {
+BandTerms band_terms(double total, double compute, double spread, double cv, int ranks, int accumulation, double step,
+                     const ModelResiduals& residuals) {
   BandTerms t;
   t.spread_low = t.spread_high = compute * spread / 2;
   if (cv > 0) {

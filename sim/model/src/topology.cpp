@@ -34,8 +34,6 @@ double intra_flow_bandwidth(const ClusterSpec& c, int flows) {
   return l.host_staged() ? l.staged_bandwidth() / std::max(1, flows) : l.usable_bandwidth();
 }
 
-int ring_intra_flows(const ClusterSpec& c) { return c.nodes > 1 ? c.gpus_per_node - 1 : c.gpus_per_node; }
-
 double connection_limit(const ClusterSpec& c) {
   const double cap = c.nic.connection_limit();
   return cap > 0 ? cap : std::numeric_limits<double>::infinity();
@@ -79,8 +77,7 @@ std::string describe_fabric(const ClusterSpec& c) {
     char ratio[32];
     std::snprintf(ratio, sizeof ratio, "%g", c.fabric.oversubscription);
     s = " on a fat-tree (" + std::to_string(c.fabric.nodes_per_leaf) + " nodes per leaf, " + ratio +
-        ":1 oversubscribed, " +
-        (c.placement == Placement::Interleaved ? "interleaved" : "linear") + " placement)";
+        ":1 oversubscribed, " + (c.placement == Placement::Interleaved ? "interleaved" : "linear") + " placement)";
   } else {
     s = " on one switch";
   }

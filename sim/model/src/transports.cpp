@@ -65,7 +65,8 @@ const std::vector<TransportInfo> kTable = {
     {Transport::NVLink, "nvlink", "NVLink", C::NVLink, P::IntraNode, kNvlinkFraction, 0, 1, false, 1.0, kNvl},
     {Transport::NVSwitch, "nvswitch", "NVSwitch", C::NVLink, P::IntraNode, kNvlinkFraction, 0, 1, false, 1.0, kNvl},
     {Transport::PcieP2P, "pcie", "PCIe P2P", C::PCI, P::IntraNode, kPcieFraction, 0, 1, false, 1.0, kPci},
-    {Transport::PcieHost, "pcie-host", "PCIe via host memory", C::PCI, P::IntraNode, kPcieFraction, 0, 1, true, kShmThroughCpu,
+    {Transport::PcieHost, "pcie-host", "PCIe via host memory", C::PCI, P::IntraNode, kPcieFraction, 0, 1, true,
+     kShmThroughCpu,
      "fraction: NCCL topo.h PCI_BW; staging: NCCL shm.cc; host path 9 of 12 GB/s: NVIDIA/nccl#406, #384"},
     {Transport::IB, "ib", "InfiniBand", C::Net, P::Network, kNetFraction, 0, 1, false, 1.0, kNet},
     {Transport::RoCE, "roce", "RoCE", C::Net, P::Network, kNetFraction, 0, 1, false, 1.0, kNet},
@@ -79,9 +80,12 @@ const std::vector<TransportInfo> kTable = {
 
 std::string to_string(NcclLinkClass c) {
   switch (c) {
-    case NcclLinkClass::NVLink: return "NVLink";
-    case NcclLinkClass::PCI: return "PCI";
-    case NcclLinkClass::Net: return "Net";
+    case NcclLinkClass::NVLink:
+      return "NVLink";
+    case NcclLinkClass::PCI:
+      return "PCI";
+    case NcclLinkClass::Net:
+      return "Net";
   }
   return "Net";
 }

@@ -27,7 +27,9 @@ std::string sweep_text(const std::string& model) {
   return "name: bench-1000\n"
          "base:\n"
          "  cluster: {instance: p4d.24xlarge, nodes: 8}\n"
-         "  workload: {model: " + model + ", micro_batch: 8, optimizer: {kind: adamw}}\n"
+         "  workload: {model: " +
+         model +
+         ", micro_batch: 8, optimizer: {kind: adamw}}\n"
          "  training: {samples: 10000000}\n"
          "axes:\n"
          "  workload.compression:\n"
@@ -84,8 +86,7 @@ int main(int argc, char** argv) {
   std::string evaluator = "simulation";
   namespace po = boost::program_options;
   po::options_description opts("usage: bench_sweep [-j N] [--model NAME] [--evaluator simulation|closed-form]");
-  opts.add_options()("help,h", "this help")("jobs,j", po::value<int>(&jobs)->default_value(jobs),
-                                             "worker processes")(
+  opts.add_options()("help,h", "this help")("jobs,j", po::value<int>(&jobs)->default_value(jobs), "worker processes")(
       "model", po::value<std::string>(&model)->default_value(model), "model of the model zoo")(
       "evaluator", po::value<std::string>(&evaluator)->default_value(evaluator),
       "simulation (SimGrid replay) or closed-form");
@@ -109,7 +110,10 @@ int main(int argc, char** argv) {
 
   char dir_template[] = "/tmp/gw-bench-sweep-XXXXXX";
   const char* dir = ::mkdtemp(dir_template);
-  if (dir == nullptr) { std::perror("mkdtemp"); return 1; }
+  if (dir == nullptr) {
+    std::perror("mkdtemp");
+    return 1;
+  }
   gw::plan::RunOptions o;
   o.jobs = jobs;
   o.out = std::string(dir) + "/results.jsonl";

@@ -18,8 +18,7 @@ double target_samples(const TrainingSpec& t, const ModelDesc& model) {
   throw std::invalid_argument("the training section gives no target");
 }
 
-TimeToTrain time_to_train(double samples, double global_batch, double iteration_seconds,
-                          double convergence_factor) {
+TimeToTrain time_to_train(double samples, double global_batch, double iteration_seconds, double convergence_factor) {
   if (!(global_batch > 0)) throw std::invalid_argument("global batch must be positive");
   if (!(iteration_seconds > 0) || !std::isfinite(iteration_seconds))
     throw std::invalid_argument("iteration time must be positive and finite");

@@ -11,17 +11,6 @@
 #include "gradwire/plan/cost.hpp"
 
 namespace gw::plan {
-namespace {
-
-std::string num(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g", v);
-  return buf;
-}
-
-std::string profile_name(const Scenario& s) { return s.profile.empty() ? default_profile_name(s) : s.profile; }
-
-}  // namespace
 
 PointEvaluator::PointEvaluator(PointOptions options, Evaluator evaluator, std::string evaluator_name)
     : options_(std::move(options)), evaluator_(std::move(evaluator)), evaluator_name_(std::move(evaluator_name)) {}
@@ -40,7 +29,7 @@ const Profile& PointEvaluator::profile(const std::string& name) {
 
 void PointEvaluator::preload(const Scenario& s) {
   if (s.workload) model(s.workload->model);
-  profile(profile_name(s));
+  profile(profile_reference(s));
 }
 
 namespace {
@@ -62,58 +51,14 @@ void describe_cluster(const ClusterSpec& c, ResultRecord& r) {
                 c.gpus_per_node, c.gpu.c_str(), c.node_bandwidth(), c.intra_node.bandwidth);
   std::string key = buf;
   if (!c.ideal_transports()) {  // clusters that differ only by transport stay apart
-    key += std::string("|") + transport_info(c.intra_node.transport).name + "/" +
-                     transport_info(c.nic.transport).name + "x" + std::to_string(c.nic.connections);
+    key += std::string("|") + transport_info(c.intra_node.transport).name + "/" + transport_info(c.nic.transport).name +
+           "x" + std::to_string(c.nic.connections);
     if (c.nic.per_connection != transport_info(c.nic.transport).per_connection) {  // the cluster's own per-flow rate
       std::snprintf(buf, sizeof buf, "@%.6g", c.nic.per_connection);
       key += buf;
     }
   }
   r.cluster_key = key;
-}
-
-/// What the point needs besides the scenario: its model and profile, the
-/// GPU memory, the instance type and the compressor's memory.
-struct PointContext {
-  const ModelDesc& model;
-  const Profile& profile;
-  double capacity;
-  CompressorMemory compressor;
-  int world;
-};
-
-/// The global batch split into micro_batch x accumulation x world (`w`
-/// updated). False when the point ends here (record finished as invalid or no_fit).
-bool split_global_batch(const PointOptions& o, const PointContext& p, WorkloadSpec& w, ResultRecord& r) {
-  const long long gb = *o.global_batch;
-  if (o.fit_accumulation) {
-    auto f = smallest_fitting_accumulation(p.model, w, p.compressor, p.capacity, gb, p.world, o.memory);
-    if (!f.found) {
-      r.micro_batch = f.micro_batch;
-      r.accumulation = f.accumulation;
-      r.memory = f.memory;
-      finish(r, f.micro_batch > 0 ? "no_fit" : "invalid", f.reason);
-      return false;
-    }
-    w.micro_batch = f.micro_batch;
-    w.accumulation = f.accumulation;
-    return true;
-  }
-  const long long split = static_cast<long long>(p.world) * w.accumulation;
-  std::string why;
-  if (gb % split != 0) {
-    why = "global batch " + std::to_string(gb) + " is not a multiple of " + std::to_string(p.world) +
-          " GPUs x accumulation " + std::to_string(w.accumulation);
-  } else if (gb / split > kMaxMicroBatch) {
-    why = "global batch " + std::to_string(gb) + " gives a micro-batch of " + std::to_string(gb / split) +
-          " per GPU, above the " + std::to_string(kMaxMicroBatch) + " a scenario allows";
-  } else {
-    w.micro_batch = static_cast<int>(gb / split);
-    return true;
-  }
-  r.accumulation = w.accumulation;
-  finish(r, "invalid", why);
-  return false;
 }
 
 void put_iteration(const IterationResult& it, ResultRecord& r) {
@@ -133,73 +78,57 @@ void put_iteration(const IterationResult& it, ResultRecord& r) {
   r.band->straggler_wait = it.straggler_wait;
 }
 
-/// Time-to-train (a training target) and cost (an instance or a price of the cluster's own).
-void put_training(const PointOptions& o, const Scenario& s, const PointContext& p, const IterationResult& it,
-                  ResultRecord& r) {
-  std::optional<double> cf;
-  if (auto f = o.convergence_factors.find(s.workload->compression.kind); f != o.convergence_factors.end())
-    cf = f->second;
-  const TrainingEstimate e = estimate_training(s, p.model, it.total, it.global_batch, cf, o.billing);
-  r.training = TrainingFigures{e.time.samples, e.time.convergence_factor, e.time.iterations, e.time.hours(),
-                               e.critical_batch};
-  // The band carries through: time-to-train and cost at its low and high.
-  const TrainingEstimate low = estimate_training(s, p.model, it.band_low, it.global_batch, cf, o.billing);
-  const TrainingEstimate high = estimate_training(s, p.model, it.band_high, it.global_batch, cf, o.billing);
-  r.band->hours_low = low.time.hours();
-  r.band->hours_high = high.time.hours();
+/// Time-to-train, and with a price the cost; the band carries through to
+/// both (time-to-train and cost at its low and high).
+void put_training(const ScenarioOutcome& o, ResultRecord& r) {
+  const TrainingEstimate& e = *o.training;
+  r.training =
+      TrainingFigures{e.time.samples, e.time.convergence_factor, e.time.iterations, e.time.hours(), e.critical_batch};
+  if (!o.training_low || !o.training_high) return;
+  r.band->hours_low = o.training_low->time.hours();
+  r.band->hours_high = o.training_high->time.hours();
   if (!e.cost) return;
   r.cost = CostFigures{e.cost->on_demand, e.cost->spot, e.cost->billed_seconds, e.usd_per_hour};
-  r.band->on_demand_low = low.cost->on_demand;
-  r.band->on_demand_high = high.cost->on_demand;
+  r.band->on_demand_low = o.training_low->cost->on_demand;
+  r.band->on_demand_high = o.training_high->cost->on_demand;
 }
 
-/// A fixed training.global_batch: micro-batch and k follow (resolve_global_batch).
-bool split_training_batch(const PointOptions& o, const Scenario& s, const PointContext& p, WorkloadSpec& w,
-                          ResultRecord& r) {
-  const BatchSplit b = resolve_global_batch(s, p.model, p.compressor, p.capacity, o.memory);
-  if (!b.found) {
-    if (b.micro_batch > 0) {
-      r.micro_batch = b.micro_batch;
-      r.accumulation = b.accumulation;
-      r.global_batch = static_cast<double>(b.global_batch);
-      r.memory = b.memory;
-    }
-    finish(r, b.no_fit ? "no_fit" : "invalid", b.reason);
-    return false;
+/// The record's fields from a point's outcome, as far as it went.
+void put_outcome(const ScenarioOutcome& o, ResultRecord& r) {
+  r.micro_batch = o.micro_batch;
+  r.accumulation = o.accumulation;
+  r.global_batch = o.global_batch;
+  if (o.split.found) r.batch_split = o.split.how;
+  r.memory = o.memory;
+  if (o.iteration) put_iteration(*o.iteration, r);
+  if (o.training) put_training(o, r);
+}
+
+const char* status_name(OutcomeStatus s) {
+  switch (s) {
+    case OutcomeStatus::Invalid:
+      return "invalid";
+    case OutcomeStatus::NoFit:
+      return "no_fit";
+    case OutcomeStatus::Ok:
+      break;
   }
-  w.micro_batch = b.micro_batch;
-  w.accumulation = b.accumulation;
-  r.batch_split = b.how;
-  return true;
+  return "ok";
 }
 
 }  // namespace
 
-void PointEvaluator::evaluate_workload(Scenario& s, ResultRecord& r) {
-  const ClusterSpec& c = s.cluster;
-  WorkloadSpec& w = *s.workload;
-  const ModelDesc& m = model(w.model);
-  const Profile& p = profile(profile_name(s));
-  // Compressor memory does not depend on the batch split.
-  const PointContext ctx{m, p, gpu_capacity(c, p), compressor_memory(s, m, p), c.world_size()};
-  if (options_.global_batch) {
-    if (!split_global_batch(options_, ctx, w, r)) return;
-  } else if (s.training && s.training->global_batch && !split_training_batch(options_, s, ctx, w, r)) {
-    return;
+void PointEvaluator::evaluate_workload(const Scenario& s, ResultRecord& r) {
+  const ScenarioInputs in{model(s.workload->model), profile(profile_reference(s))};
+  ScenarioOutcome out;
+  try {
+    evaluate_scenario(s, in, evaluator_, options_, out);
+  } catch (const std::exception& e) {
+    put_outcome(out, r);  // the fields filled before the point ended
+    return finish(r, "error", e.what());
   }
-  r.micro_batch = w.micro_batch;
-  r.accumulation = w.accumulation;
-  r.global_batch = static_cast<double>(w.micro_batch) * w.accumulation * ctx.world;
-  const auto mem = memory_per_gpu(m, w, ctx.compressor, ctx.capacity, options_.memory);
-  r.memory = mem;
-  if (!mem.fits()) {
-    return finish(r, "no_fit", "needs " + num(mem.total / (1024.0 * 1024 * 1024)) + " GiB per GPU, " +
-                                   num(ctx.capacity / (1024.0 * 1024 * 1024)) + " GiB available");
-  }
-  const IterationResult it = evaluator_(s, m, p);
-  put_iteration(it, r);
-  if (s.training) put_training(options_, s, ctx, it, r);
-  finish(r, "ok", "");
+  put_outcome(out, r);
+  finish(r, status_name(out.status), out.reason);
 }
 
 ResultRecord PointEvaluator::evaluate(std::size_t index, std::size_t total, const std::string& sweep_id,
@@ -214,7 +143,7 @@ ResultRecord PointEvaluator::evaluate(std::size_t index, std::size_t total, cons
   r.inputs = inputs_;
   r.params = params;
   r.status = "ok";
-  Scenario s = scenario_in;
+  const Scenario& s = scenario_in;
   describe_cluster(s.cluster, r);
   if (!s.workload) {
     finish(r, "invalid", "the scenario has no workload");

@@ -49,10 +49,12 @@ PlanRequest read_plan_input(const std::string& input) {
     return req;
   }
   if (root.is_map() && (root.has("cluster") || root.has("workload")) && !root.has("sweep") && !root.has("results")) {
-    root.fail("is a scenario; plan reads sweep results (.jsonl from gradwire sweep), a sweep file or a plan file: "
-              "sweep this scenario (a sweep file with `base: " + std::filesystem::path(input).filename().string() +
-              "`, docs/planning.md) and run gradwire sweep SWEEP.yaml first, or gradwire simulate " + input +
-              " for this one configuration");
+    root.fail(
+        "is a scenario; plan reads sweep results (.jsonl from gradwire sweep), a sweep file or a plan file: "
+        "sweep this scenario (a sweep file with `base: " +
+        std::filesystem::path(input).filename().string() +
+        "`, docs/planning.md) and run gradwire sweep SWEEP.yaml first, or gradwire simulate " + input +
+        " for this one configuration");
   }
   root.allow_keys({"sweep", "results", "budget", "deadline", "pricing"});
   const auto dir = std::filesystem::path(input).parent_path();

@@ -12,9 +12,14 @@ using ojson = nlohmann::ordered_json;
 ojson number_or_null(std::optional<double> v) { return v ? ojson(*v) : ojson(nullptr); }
 
 ojson exclusions_json(const Exclusions& e) {
-  return {{"no_fit", e.no_fit},           {"failed", e.failed},           {"invalid", e.invalid},
-          {"no_cost", e.no_cost},         {"over_deadline", e.over_deadline}, {"over_budget", e.over_budget},
-          {"total", e.total()},           {"text", describe(e)}};
+  return {{"no_fit", e.no_fit},
+          {"failed", e.failed},
+          {"invalid", e.invalid},
+          {"no_cost", e.no_cost},
+          {"over_deadline", e.over_deadline},
+          {"over_budget", e.over_budget},
+          {"total", e.total()},
+          {"text", describe(e)}};
 }
 
 ojson point_json(const PlanPoint& p) {
@@ -48,8 +53,8 @@ ojson group_json(const std::vector<PlanPoint>& group, const PlanJsonRequest& req
   ojson front = ojson::array();
   for (std::size_t i : pareto_front(group)) front.push_back(point_json(group[i]));
   const auto rec = recommend(group, req.budget, req.deadline_hours, excluded);
-  ojson j{{"global_batch", !group.empty() && group.front().global_batch > 0 ? ojson(group.front().global_batch)
-                                                                            : ojson(nullptr)},
+  ojson j{{"global_batch",
+           !group.empty() && group.front().global_batch > 0 ? ojson(group.front().global_batch) : ojson(nullptr)},
           {"points", group.size()},
           {"pareto_front", front},
           {"rule", rec.rule},
@@ -58,8 +63,7 @@ ojson group_json(const std::vector<PlanPoint>& group, const PlanJsonRequest& req
           {"reason", rec.reason}};
   j["recommendation"] = rec.found ? point_json(rec.choice) : ojson(nullptr);
   j["baseline"] = rec.found && rec.baseline ? point_json(*rec.baseline) : ojson(nullptr);
-  j["band_verdict"] =
-      rec.found ? ojson(band_verdict(rec, group, req.budget, req.deadline_hours)) : ojson(nullptr);
+  j["band_verdict"] = rec.found ? ojson(band_verdict(rec, group, req.budget, req.deadline_hours)) : ojson(nullptr);
   *found = *found || rec.found;
   return j;
 }

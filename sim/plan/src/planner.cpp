@@ -115,8 +115,9 @@ std::string describe(const Exclusions& e) {
   add(e.over_budget, "cost more than the budget");
   add(e.failed, "failed");
   add(e.invalid, "are invalid");
-  add(e.no_cost, "have no time-to-train and cost (a training target is needed, and a price: a catalog instance or "
-                 "the cluster's own price_per_gpu_hour / price_per_node_hour)");
+  add(e.no_cost,
+      "have no time-to-train and cost (a training target is needed, and a price: a catalog instance or "
+      "the cluster's own price_per_gpu_hour / price_per_node_hour)");
   return out;
 }
 
@@ -203,8 +204,7 @@ std::string describe(const PlanPoint& p) {
   for (const auto& [key, value] : p.params) {
     // "cluster": a whole cluster per value, named by its instance (or "own cluster") and size.
     const bool named = is_compression_key(key) || key == "workload.accumulation" || key == "cluster.nodes" ||
-                       key == "cluster" ||
-                       (key == "cluster.instance" && !p.instance.empty()) ||
+                       key == "cluster" || (key == "cluster.instance" && !p.instance.empty()) ||
                        (key == "workload.micro_batch" && p.global_batch > 0);
     if (!named) rest += (rest.empty() ? "; " : ", ") + key + "=" + value;
   }
@@ -217,9 +217,10 @@ std::string rule_of(bool priced, std::optional<double> budget, std::optional<dou
   const char* best = priced ? "the cheapest" : "the fastest";
   const std::string unpriced = priced ? "" : " (no price is known: ranked by time)";
   if (deadline && budget)
-    return std::string(best) + " configuration that finishes within " + units::format_hours(*deadline) + " and costs at most $" +
-           fmt("%.2f", *budget) + unpriced;
-  if (deadline) return std::string(best) + " configuration that finishes within " + units::format_hours(*deadline) + unpriced;
+    return std::string(best) + " configuration that finishes within " + units::format_hours(*deadline) +
+           " and costs at most $" + fmt("%.2f", *budget) + unpriced;
+  if (deadline)
+    return std::string(best) + " configuration that finishes within " + units::format_hours(*deadline) + unpriced;
   if (budget) return "the fastest configuration that costs at most $" + fmt("%.2f", *budget) + unpriced;
   return priced ? "the cheapest configuration (no deadline or budget given)"
                 : "the fastest configuration (no price is known: ranked by time)";
@@ -244,8 +245,7 @@ std::optional<PlanPoint> baseline_of(const std::vector<PlanPoint>& points, const
     if (p.cluster_key != best.cluster_key || p.model != best.model || p.compression_kind != "none" ||
         p.global_batch != best.global_batch || held_fixed(p) != fixed)
       continue;
-    if (!base || p.accumulation < base->accumulation ||
-        (p.accumulation == base->accumulation && p.index < base->index))
+    if (!base || p.accumulation < base->accumulation || (p.accumulation == base->accumulation && p.index < base->index))
       base = p;
   }
   return base;
@@ -256,13 +256,13 @@ std::string summary(const PlanPoint& p) {
 }
 
 std::string nothing_meets(const std::vector<PlanPoint>& points, const Exclusions& excluded) {
-  const auto fastest = *std::min_element(points.begin(), points.end(),
-                                         [](const auto& a, const auto& b) { return better(a, b, false); });
+  const auto fastest =
+      *std::min_element(points.begin(), points.end(), [](const auto& a, const auto& b) { return better(a, b, false); });
   std::string s = "nothing meets the constraints (" + nothing_qualifies(excluded) + "): the fastest configuration (" +
                   describe(fastest) + ") takes " + units::format_hours(fastest.hours);
   if (!fastest.priced) return s;
-  const auto cheapest = *std::min_element(points.begin(), points.end(),
-                                          [](const auto& a, const auto& b) { return better(a, b, true); });
+  const auto cheapest =
+      *std::min_element(points.begin(), points.end(), [](const auto& a, const auto& b) { return better(a, b, true); });
   return s + " for $" + fmt("%.2f", fastest.cost) + ", the cheapest (" + describe(cheapest) + ") costs $" +
          fmt("%.2f", cheapest.cost) + " in " + units::format_hours(cheapest.hours);
 }
@@ -303,8 +303,9 @@ Recommendation recommend(const std::vector<PlanPoint>& points, std::optional<dou
   const bool by_cost = priced && (deadline.has_value() || !budget.has_value());
   r.rule = rule_of(priced, budget, deadline);
   if (!priced && budget) {
-    r.reason = "no price is known (no catalog instance, no price_per_gpu_hour / price_per_node_hour on the "
-               "cluster): no point can be held to a budget";
+    r.reason =
+        "no price is known (no catalog instance, no price_per_gpu_hour / price_per_node_hour on the "
+        "cluster): no point can be held to a budget";
     return r;
   }
   const PlanPoint* best = nullptr;
@@ -347,8 +348,8 @@ Recommendation recommend(const std::vector<PlanPoint>& points, std::optional<dou
   return r;
 }
 
-std::string band_verdict(const Recommendation& rec, const std::vector<PlanPoint>& points,
-                         std::optional<double> budget, std::optional<double> deadline) {
+std::string band_verdict(const Recommendation& rec, const std::vector<PlanPoint>& points, std::optional<double> budget,
+                         std::optional<double> deadline) {
   if (!rec.found) return "";
   const bool by_cost = deadline.has_value() || !budget.has_value();
   const PlanPoint* runner = nullptr;
@@ -363,8 +364,7 @@ std::string band_verdict(const Recommendation& rec, const std::vector<PlanPoint>
   const std::string figures = by_cost ? "$" + fmt("%.2f", high) + " vs $" + fmt("%.2f", low)
                                       : units::format_hours(high) + " vs " + units::format_hours(low);
   return std::string("band: the recommendation ") + (high <= low ? "holds" : "does not hold") +
-         " across the band (its high " + what + " vs the runner-up's low, " + describe(*runner) + ": " + figures +
-         ")";
+         " across the band (its high " + what + " vs the runner-up's low, " + describe(*runner) + ": " + figures + ")";
 }
 
 }  // namespace gw::plan

@@ -37,11 +37,20 @@ std::string html_escape(const std::string& s) {
   std::string o;
   for (char c : s) {
     switch (c) {
-      case '&': o += "&amp;"; break;
-      case '<': o += "&lt;"; break;
-      case '>': o += "&gt;"; break;
-      case '"': o += "&quot;"; break;
-      default: o += c;
+      case '&':
+        o += "&amp;";
+        break;
+      case '<':
+        o += "&lt;";
+        break;
+      case '>':
+        o += "&gt;";
+        break;
+      case '"':
+        o += "&quot;";
+        break;
+      default:
+        o += c;
     }
   }
   return o;
@@ -114,7 +123,8 @@ fs::path report_target(const std::string& out_dir, const std::string& results) {
     return true;
   };
   if (same_file(target.string(), results)) throw refuse("is the results file; a report is a new directory");
-  if (contains(canon_target, res)) throw refuse("holds the results file " + results + "; choose another output directory");
+  if (contains(canon_target, res))
+    throw refuse("holds the results file " + results + "; choose another output directory");
   struct stat st {};
   if (::lstat(target.c_str(), &st) != 0) return target;  // new: fine
   if (S_ISLNK(st.st_mode)) throw refuse("is a symbolic link; give the report directory itself");
@@ -233,8 +243,8 @@ std::string point_row(const ResultRecord& r, const std::vector<std::string>& key
 std::string points_table(const std::vector<ResultRecord>& recs) {
   const auto keys = swept_keys(recs);
   std::ostringstream h;
-  h << "<h2 id=\"all-points\">All points</h2>\n" << table_tools("all")
-    << "<div class=\"scroll\"><table id=\"all\"><thead><tr><th>#</th>";
+  h << "<h2 id=\"all-points\">All points</h2>\n"
+    << table_tools("all") << "<div class=\"scroll\"><table id=\"all\"><thead><tr><th>#</th>";
   for (const auto& key : keys) h << "<th class=\"l\">" << html_escape(key) << "</th>";
   h << "<th class=\"l\" title=\"cluster.instance\">instance / GPU</th><th>GPUs</th><th class=\"l\" "
        "title=\"workload.compression\">compressor</th><th title=\"workload.micro_batch\">micro-batch</th><th "
@@ -252,15 +262,16 @@ std::string points_table(const std::vector<ResultRecord>& recs) {
 /// The Pareto front's table.
 std::string front_table(const std::vector<PlanPoint>& points, const std::vector<std::size_t>& front) {
   std::ostringstream h;
-  h << "<h2 id=\"pareto-front\">Pareto front</h2>\n" << table_tools("front")
+  h << "<h2 id=\"pareto-front\">Pareto front</h2>\n"
+    << table_tools("front")
     << "<div class=\"scroll\"><table id=\"front\"><thead><tr><th>#</th><th class=\"l w\">configuration (every swept "
        "key)</th><th>iteration (ms)</th><th>time to train (h:mm:ss)</th><th>cost on demand (USD)</th></tr></thead>"
        "<tbody>\n";
   for (std::size_t i : front) {
     const auto& p = points[i];
     h << "<tr><td>" << p.index << "</td><td class=\"l w\">" << html_escape(describe(p)) << "</td><td>"
-      << num(p.iteration * 1e3) << "</td><td>" << units::format_hours(p.hours) << "</td><td>" << (p.priced ? num(p.cost, "%.2f") : "&ndash;")
-      << "</td></tr>\n";
+      << num(p.iteration * 1e3) << "</td><td>" << units::format_hours(p.hours) << "</td><td>"
+      << (p.priced ? num(p.cost, "%.2f") : "&ndash;") << "</td></tr>\n";
   }
   h << "</tbody></table></div>\n";
   return h.str();
@@ -285,8 +296,8 @@ struct Page {
   const report_detail::Figures& figures;
   const std::vector<PlanPoint>& points;
   const std::vector<std::size_t>& front;
-  const std::vector<Recommendation>& recommendations;   ///< one per group of comparable points
-  const std::string& note;                              ///< why there are several ("" when one)
+  const std::vector<Recommendation>& recommendations;  ///< one per group of comparable points
+  const std::string& note;                             ///< why there are several ("" when one)
   const ReportOptions& opt;
 };
 
@@ -301,17 +312,18 @@ std::string html_page(const Page& pg) {
        ".scroll{overflow:auto;max-height:80vh;border:1px solid #ddd}img{max-width:100%;border:1px solid #ddd}"
        ".rec{background:#eef6ee;padding:0.8em;border-left:4px solid #2ca02c}.note{color:#555}"
        ".tools{margin:0.5em 0;font-size:13px}.tools input{width:32em;padding:3px}</style></head><body>\n";
-  h << "<h1>gradwire report</h1>\n<p>Results: <code>" << html_escape(pg.results) << "</code> &mdash; "
-    << pg.sum.points << " points: " << pg.sum.ok << " predicted, " << pg.sum.no_fit
-    << " do not fit in GPU memory, " << pg.sum.invalid << " invalid, " << pg.sum.errors << " failed.</p>\n";
+  h << "<h1>gradwire report</h1>\n<p>Results: <code>" << html_escape(pg.results) << "</code> &mdash; " << pg.sum.points
+    << " points: " << pg.sum.ok << " predicted, " << pg.sum.no_fit << " do not fit in GPU memory, " << pg.sum.invalid
+    << " invalid, " << pg.sum.errors << " failed.</p>\n";
   if (pg.sum.duplicates > 0)
     h << "<p class=\"note\">" << html_escape(duplicates_note(pg.results, pg.sum.duplicates)) << ".</p>\n";
   if (!pg.note.empty()) h << "<p>" << html_escape(pg.note) << "</p>\n";
   for (const auto& rec : pg.recommendations) h << recommendation_html(rec, pg.opt);
   for (const auto& n : pg.figures.notes) h << "<p class=\"note\">" << html_escape(n) << "</p>\n";
   for (const auto& f : pg.figures.figures) {
-    h << "<h2 id=\"" << f.name << "\">" << html_escape(f.title) << "</h2>\n<p>" << html_escape(f.caption) << "</p>\n<img src=\"" << f.name
-      << ".svg\" alt=\"" << html_escape(f.title) << "\"><p><a href=\"" << f.name << ".png\">PNG</a></p>\n";
+    h << "<h2 id=\"" << f.name << "\">" << html_escape(f.title) << "</h2>\n<p>" << html_escape(f.caption)
+      << "</p>\n<img src=\"" << f.name << ".svg\" alt=\"" << html_escape(f.title) << "\"><p><a href=\"" << f.name
+      << ".png\">PNG</a></p>\n";
   }
   if (!pg.front.empty()) h << front_table(pg.points, pg.front);
   h << points_table(pg.recs);
@@ -336,7 +348,7 @@ void write_report(const std::string& tmp, const ReportOptions& opt, const std::s
     in.priced = in.points.front().priced;
     for (const auto& group : comparable_groups(in.points, &note))
       recommendations.push_back(recommend(group, opt.budget, opt.deadline_hours));
-    if (recommendations.size() == 1) {   // the figures mark one recommendation and its baseline
+    if (recommendations.size() == 1) {  // the figures mark one recommendation and its baseline
       if (recommendations[0].found) in.recommended = recommendations[0].choice;
       in.baseline = recommendations[0].baseline;
     }
@@ -350,7 +362,8 @@ void write_report(const std::string& tmp, const ReportOptions& opt, const std::s
                             ") did not start; install it (./setup.sh does) and run the report again. The tables "
                             "below are complete.");
   }
-  write_file_atomic(tmp + "/index.html", html_page({results, sum, recs, figures, in.points, in.front, recommendations, note, opt}));
+  write_file_atomic(tmp + "/index.html",
+                    html_page({results, sum, recs, figures, in.points, in.front, recommendations, note, opt}));
   // The marker: this directory is a report, and these are its files (the
   // only ones a later report may remove when it replaces this one).
   std::string listing = std::string(kMarkerHeader) + "\n";
@@ -412,10 +425,14 @@ ReportSummary render_report(const std::string& results, const std::string& out_d
     recs.push_back(l.record);
     const std::string& st = l.record.status;
     ++sum.points;
-    if (st == "ok") ++sum.ok;
-    else if (st == "no_fit") ++sum.no_fit;
-    else if (st == "invalid") ++sum.invalid;
-    else ++sum.errors;
+    if (st == "ok")
+      ++sum.ok;
+    else if (st == "no_fit")
+      ++sum.no_fit;
+    else if (st == "invalid")
+      ++sum.invalid;
+    else
+      ++sum.errors;
   }
   std::sort(recs.begin(), recs.end(), [](const ResultRecord& a, const ResultRecord& b) { return a.index < b.index; });
   const fs::path target = report_target(out_dir, results);

@@ -31,7 +31,7 @@ bool natural_less(const std::string& a, const std::string& b) {
       std::size_t ie = i, je = j;
       while (ie < a.size() && digit(a[ie])) ++ie;
       while (je < b.size() && digit(b[je])) ++je;
-      while (i + 1 < ie && a[i] == '0') ++i;   // leading zeros do not count
+      while (i + 1 < ie && a[i] == '0') ++i;  // leading zeros do not count
       while (j + 1 < je && b[j] == '0') ++j;
       if (ie - i != je - j) return ie - i < je - j;
       const int c = a.compare(i, ie - i, b, j, je - j);
@@ -46,7 +46,7 @@ bool natural_less(const std::string& a, const std::string& b) {
     }
   }
   if (a.size() - i != b.size() - j) return a.size() - i < b.size() - j;
-  return a < b;   // equal but for case or leading zeros: a fixed order all the same
+  return a < b;  // equal but for case or leading zeros: a fixed order all the same
 }
 
 std::string num(double v, const char* f) {
@@ -84,9 +84,9 @@ std::string compressor_colour(const std::string& kind, const std::string& label)
     int common;
   };
   static const Hue kHues[] = {
-      {"none", 0x4d4d4d, false, 0},  {"fp16", 0x1f77b4, false, 0},          {"bf16", 0x17becf, false, 0},
-      {"int8", 0x9467bd, false, 0},  {"sign", 0xff7f0e, false, 0},          {"majority_vote", 0x8c564b, false, 0},
-      {"topk", 0x2ca02c, true, 0},   {"randomk", 0xbcbd22, true, 0},        {"powersgd", 0xd62728, true, 2}};
+      {"none", 0x4d4d4d, false, 0}, {"fp16", 0x1f77b4, false, 0},   {"bf16", 0x17becf, false, 0},
+      {"int8", 0x9467bd, false, 0}, {"sign", 0xff7f0e, false, 0},   {"majority_vote", 0x8c564b, false, 0},
+      {"topk", 0x2ca02c, true, 0},  {"randomk", 0xbcbd22, true, 0}, {"powersgd", 0xd62728, true, 2}};
   Hue hue{"", 0xe377c2, false, 0};
   for (const auto& h : kHues)
     if (kind == h.kind) hue = h;
@@ -124,9 +124,12 @@ std::string data_label(const std::string& s) {
   std::string o = "\"";
   for (char c : s) {
     const auto u = static_cast<unsigned char>(c);
-    if (u < 0x20 || u == 0x7f) o += '?';
-    else if (c == '"') o += '\'';
-    else o += c;
+    if (u < 0x20 || u == 0x7f)
+      o += '?';
+    else if (c == '"')
+      o += '\'';
+    else
+      o += c;
   }
   return o + "\"";
 }
@@ -182,7 +185,7 @@ const char* kStyle = "set grid lc rgb '#dddddd'\nset key outside right top noenh
 /// warn about an empty range).
 std::string log_if_wide(const char* axis, double lo, double hi) {
   std::string s = lo > 0 && hi / lo >= 10 ? std::string("set logscale ") + axis + " 10\n"
-                                           : std::string("unset logscale ") + axis + "\n";
+                                          : std::string("unset logscale ") + axis + "\n";
   if (lo > 0 && lo == hi)
     s += std::string("set ") + axis + "range [" + num(lo * 0.9, "%.6g") + ":" + num(hi * 1.1, "%.6g") + "]\n";
   return s;
@@ -196,7 +199,7 @@ std::string log_if_wide(const char* axis, double lo, double hi) {
 struct Dim {
   enum Kind { Model, Instance, Gpus, K, Bandwidth, Param };
   Kind kind = Model;
-  std::string key;   ///< Param: the swept key
+  std::string key;                                                         ///< Param: the swept key
   Dim(Kind k, std::string param = {}) : kind(k), key(std::move(param)) {}  // NOLINT: Dim::K reads as a Dim
   bool operator==(const Dim& o) const { return kind == o.kind && key == o.key; }
   bool operator<(const Dim& o) const { return kind != o.kind ? kind < o.kind : key < o.key; }
@@ -212,30 +215,42 @@ std::string param_value(const ResultRecord& r, const std::string& key) {
 
 std::string value_of(const Dim& d, const ResultRecord& r) {
   switch (d.kind) {
-    case Dim::Model: return r.model.value_or("");
-    case Dim::Instance: return r.instance_name().empty() ? std::string("own cluster") : r.instance_name();
-    case Dim::Gpus: return std::to_string(r.world.value_or(0)) + " GPUs";
-    case Dim::K: return "k=" + std::to_string(r.accumulation.value_or(0));
-    case Dim::Bandwidth: return num(r.node_bandwidth.value_or(0) * 8 / 1e9, "%g") + " Gbps";
-    case Dim::Param: return short_key(d.key) + "=" + param_value(r, d.key);
+    case Dim::Model:
+      return r.model.value_or("");
+    case Dim::Instance:
+      return r.instance_name().empty() ? std::string("own cluster") : r.instance_name();
+    case Dim::Gpus:
+      return std::to_string(r.world.value_or(0)) + " GPUs";
+    case Dim::K:
+      return "k=" + std::to_string(r.accumulation.value_or(0));
+    case Dim::Bandwidth:
+      return num(r.node_bandwidth.value_or(0) * 8 / 1e9, "%g") + " Gbps";
+    case Dim::Param:
+      return short_key(d.key) + "=" + param_value(r, d.key);
   }
   return {};
 }
 
 std::string dim_name(const Dim& d) {
   switch (d.kind) {
-    case Dim::Model: return "model";
-    case Dim::Instance: return "instance";
-    case Dim::Gpus: return "GPU count";
-    case Dim::K: return "accumulation k";
-    case Dim::Bandwidth: return "bandwidth";
-    case Dim::Param: return d.key;
+    case Dim::Model:
+      return "model";
+    case Dim::Instance:
+      return "instance";
+    case Dim::Gpus:
+      return "GPU count";
+    case Dim::K:
+      return "accumulation k";
+    case Dim::Bandwidth:
+      return "bandwidth";
+    case Dim::Param:
+      return d.key;
   }
   return {};
 }
 
 struct Dimensions {
-  std::vector<Dim> all;   ///< the fixed dimensions, then the other swept keys in the records' order
+  std::vector<Dim> all;  ///< the fixed dimensions, then the other swept keys in the records' order
   std::map<Dim, NaturalSet> values;
   NaturalSet compressors;
 
@@ -248,7 +263,7 @@ struct Dimensions {
       for (const Dim& d : all) values[d].insert(value_of(d, *r));
     }
   }
-  bool varies(const Dim& d) const {   // no values at all (no point predicted): nothing varies
+  bool varies(const Dim& d) const {  // no values at all (no point predicted): nothing varies
     const auto it = values.find(d);
     return it != values.end() && it->second.size() > 1;
   }
@@ -285,12 +300,10 @@ class Palette {
     const auto it = kind_.find(compressor);
     return compressor_colour(it == kind_.end() ? std::string() : it->second, compressor);
   }
-  int dash(const std::string& rest) {
-    return dash_.emplace(rest, static_cast<int>(dash_.size())).first->second;
-  }
+  int dash(const std::string& rest) { return dash_.emplace(rest, static_cast<int>(dash_.size())).first->second; }
 
  private:
-  std::map<std::string, std::string> kind_;   ///< compressor label -> kind
+  std::map<std::string, std::string> kind_;  ///< compressor label -> kind
   std::map<std::string, int, NaturalLess> dash_;
 };
 
@@ -298,7 +311,7 @@ class Palette {
 
 struct Axis {
   Dim dim;
-  std::string name, title, xlabel;   ///< name: [a-z0-9-] only; title and xlabel: safe in a gnuplot '...' string
+  std::string name, title, xlabel;  ///< name: [a-z0-9-] only; title and xlabel: safe in a gnuplot '...' string
   std::function<double(const ResultRecord&)> x;
 };
 
@@ -409,7 +422,7 @@ Layout layout_for(const std::vector<const ResultRecord*>& ok, const Dimensions& 
     std::vector<Dim> drawn = l.lines;
     drawn.push_back(x);
     if (l.facet) drawn.push_back(*l.facet);
-    if (follows(ok, d, drawn)) continue;   // shown already: the bandwidth of the instances drawn
+    if (follows(ok, d, drawn)) continue;  // shown already: the bandwidth of the instances drawn
     if (series * dims.count(d) <= kMaxSeries) {
       l.lines.push_back(d);
       series *= dims.count(d);
@@ -419,7 +432,7 @@ Layout layout_for(const std::vector<const ResultRecord*>& ok, const Dimensions& 
       l.held.push_back(d);
     }
   }
-  if (!l.facet && !l.held.empty()) {   // every other one has more values than panels: its first ones are drawn
+  if (!l.facet && !l.held.empty()) {  // every other one has more values than panels: its first ones are drawn
     l.facet = l.held.front();
     l.held.erase(l.held.begin());
   }
@@ -505,7 +518,7 @@ class IterationFigure {
         for (const auto& r : p.rests) header(dat, r, true);
       }
       for (const auto& [name, s] : p.series) {
-        header(dat, name, false);   // the series' title (columnheader)
+        header(dat, name, false);  // the series' title (columnheader)
         for (const auto& [x, y] : s.xy) dat << num(x, "%.6g") << " " << num(y, "%.6g") << "\n";
         dat << "\n\n";
       }
@@ -517,10 +530,13 @@ class IterationFigure {
   std::string panel_plot(const Panel& p, bool faceted, int& idx) {
     const std::string file = "'" + axis_.name + ".dat' index ";
     std::vector<std::string> parts;
-    auto entry = [&](const std::string& style) { parts.push_back(file + std::to_string(idx++) + " using 1:2 " + style); };
+    auto entry = [&](const std::string& style) {
+      parts.push_back(file + std::to_string(idx++) + " using 1:2 " + style);
+    };
     if (faceted) entry("with dots lc rgb 'white' title columnheader(1)");
     if (p.factored()) {
-      for (const auto& c : p.compressors) entry("with lines lw 3 lc rgb '#" + palette_.colour(c) + "' title columnheader(1)");
+      for (const auto& c : p.compressors)
+        entry("with lines lw 3 lc rgb '#" + palette_.colour(c) + "' title columnheader(1)");
       for (const auto& r : p.rests) {
         const int dt = palette_.dash(r);
         entry("with linespoints lw 2 lc rgb '#444444' dt " + std::to_string(dt % 5 + 1) + " pt " +
@@ -574,12 +590,14 @@ class FigureWriter {
   Figures run() {
     iteration();
     speedup_map();
-    if (!in_.points.empty() && in_.priced) cost_vs_time();
+    if (!in_.points.empty() && in_.priced)
+      cost_vs_time();
     else if (in_.points.empty())
       out_.notes.push_back("No cost figure: no point has a time-to-train (a training target).");
     else
-      out_.notes.push_back("No cost figure: no point has a price (a catalog instance or a price of your own); "
-                           "the points are ranked by time.");
+      out_.notes.push_back(
+          "No cost figure: no point has a price (a catalog instance or a price of your own); "
+          "the points are ranked by time.");
     const auto pick = breakdown_points();
     if (!pick.empty()) breakdown(pick);
     return out_;
@@ -670,7 +688,7 @@ std::optional<StringPairs> params_without_compression(const ResultRecord& r) {
 /// Drawn when the sweep has uncompressed points and compressed twins, and
 /// the bandwidth or the GPU count varies.
 void FigureWriter::speedup_map() {
-  std::map<StringPairs, double> none;   // params without compression -> uncompressed iteration
+  std::map<StringPairs, double> none;  // params without compression -> uncompressed iteration
   for (const auto* r : in_.ok) {
     const auto twin = params_without_compression(*r);
     if (twin && r->compression_kind.value_or("") == "none") none[*twin] = r->iteration.value_or(0);
@@ -695,17 +713,18 @@ void FigureWriter::speedup_map() {
   };
   std::ostringstream dat, plot;
   const std::size_t cols = std::min<std::size_t>(3, cells.size()), rows = (cells.size() + cols - 1) / cols;
-  plot << "set key tmargin center noenhanced samplen 0 font ',14'\nset tmargin 3\nset xlabel 'node network bandwidth'\nset ylabel 'GPUs'\n"
-       << "set xrange [-0.5:" << static_cast<double>(xs.size()) - 0.5 << "]\nset yrange [-0.5:"
-       << static_cast<double>(ys.size()) - 0.5 << "]\n"
+  plot << "set key tmargin center noenhanced samplen 0 font ',14'\nset tmargin 3\nset xlabel 'node network "
+          "bandwidth'\nset ylabel 'GPUs'\n"
+       << "set xrange [-0.5:" << static_cast<double>(xs.size()) - 0.5
+       << "]\nset yrange [-0.5:" << static_cast<double>(ys.size()) - 0.5 << "]\n"
        << "set palette defined (-3 '#b2182b', -1 '#f4a582', 0 '#f7f7f7', 1 '#a6dba0', 3 '#1b7837')\n"
        << "set cbrange [-3:3]\nset cbtics ('1/8x' -3, '1/4x' -2, '1/2x' -1, '1x' 0, '2x' 1, '4x' 2, '8x' 3)\n"
-       << "set tics nomirror\n" << (xs.size() > 4 ? "set xtics rotate by 45 right\n" : "")
-       << "set multiplot layout " << rows << "," << cols
+       << "set tics nomirror\n"
+       << (xs.size() > 4 ? "set xtics rotate by 45 right\n" : "") << "set multiplot layout " << rows << "," << cols
        << " title 'Speedup over uncompressed (green pays, red loses)'\n";
   int idx = 0;
   for (const auto& [compressor, grid] : cells) {
-    dat << data_label(compressor) << " " << data_label(compressor) << "\nNaN NaN\n\n\n";   // the panel's name
+    dat << data_label(compressor) << " " << data_label(compressor) << "\nNaN NaN\n\n\n";  // the panel's name
     dat << "# x y log2(speedup) label xtic ytic\n";
     for (const auto& [xy, v] : grid) {
       std::vector<double> sorted = v;
@@ -767,7 +786,7 @@ struct AxisRange {
 /// so dominated), with the recommendation and its baseline in it.
 std::pair<AxisRange, AxisRange> cost_region(const FigureInputs& in) {
   AxisRange x, y;
-  std::vector<bool> on_front(in.points.size(), in.front.size() <= 1);   // one Pareto point: every point's region
+  std::vector<bool> on_front(in.points.size(), in.front.size() <= 1);  // one Pareto point: every point's region
   for (std::size_t i : in.front) on_front[i] = true;
   for (std::size_t i = 0; i < in.points.size(); ++i) {
     if (!on_front[i]) continue;
@@ -818,7 +837,8 @@ void FigureWriter::cost_vs_time() {
   }
   std::ostringstream dat, plot;
   plot << kStyle << "set title 'Cost against time-to-train (on-demand prices)'\n"
-       << "set xlabel 'time to train (hours)'\nset ylabel 'cost (USD)'\n" << x.commands("x") << y.commands("y")
+       << "set xlabel 'time to train (hours)'\nset ylabel 'cost (USD)'\n"
+       << x.commands("x") << y.commands("y")
        << "set style textbox opaque noborder margins 1,1\nset key spacing 1.6\nplot ";
   int idx = 0;
   auto block = [&](const std::string& title, const std::vector<const PlanPoint*>& pts, const std::string& style) {
@@ -842,10 +862,12 @@ void FigureWriter::cost_vs_time() {
   dat << "\n\n";
   plot << ", 'cost-vs-time.dat' index " << idx
        << " using 1:2 with linespoints lc rgb 'black' lw 1.5 dt 2 pt 1 ps 1.2 title columnheader(1)"
-       << ", 'cost-vs-time.dat' index " << idx << " using 1:2:3 with labels boxed left offset char 1,1 font ',10' notitle";
+       << ", 'cost-vs-time.dat' index " << idx
+       << " using 1:2:3 with labels boxed left offset char 1,1 font ',10' notitle";
   ++idx;
   auto mark = [&](const std::optional<PlanPoint>& p, const char* title, int pt) {
-    if (p) block(title, {&*p}, "with points pt " + std::to_string(pt) + " ps 3 lw 2 lc rgb 'black' title columnheader(1)");
+    if (p)
+      block(title, {&*p}, "with points pt " + std::to_string(pt) + " ps 3 lw 2 lc rgb 'black' title columnheader(1)");
   };
   mark(in_.recommended, "recommended", 3);
   if (in_.baseline && in_.recommended && in_.baseline->index != in_.recommended->index)
@@ -861,9 +883,11 @@ void FigureWriter::cost_vs_time() {
           ". Colours: one per compressor, the same in every report; a ring marks a cluster of one's own (an "
           "on-prem price, no catalog instance). The dashed staircase is the Pareto front (nothing is both faster "
           "and cheaper), its points labelled with their index in the tables" +
-          (unlabelled ? " (" + std::to_string(unlabelled) + " labels left out where they would overlap)" : std::string()) +
+          (unlabelled ? " (" + std::to_string(unlabelled) + " labels left out where they would overlap)"
+                      : std::string()) +
           "; the star is the recommendation, the square its uncompressed baseline (the same on every other swept "
-          "key)." + (x.log || y.log ? " Logarithmic axes where the values span a decade or more." : ""));
+          "key)." +
+          (x.log || y.log ? " Logarithmic axes where the values span a decade or more." : ""));
 }
 
 /// The bars to draw: the recommendation and its baseline first, then the
@@ -913,7 +937,8 @@ void FigureWriter::breakdown(const std::vector<std::pair<std::string, const Resu
       "set style data histograms\nset style histogram rowstacked\nset style fill solid 0.85 border -1\n"
       "set boxwidth 0.7\nset xtics rotate by -40 left noenhanced font ',10'\nset bmargin " +
       std::to_string(margin) + "\nset rmargin " + std::to_string(std::max(10, margin)) + "\n";
-  plot << kStyle << "set title 'Where an iteration goes'\nset ylabel 'time (ms)'\n" << bars
+  plot << kStyle << "set title 'Where an iteration goes'\nset ylabel 'time (ms)'\n"
+       << bars
        << "plot 'breakdown.dat' using 2:xtic(1) title 'forward' lc rgb '#1f77b4', "
           "'' using 3 title 'backward' lc rgb '#2ca02c', '' using 4 title 'exposed communication' lc rgb "
           "'#d62728', '' using 5 title 'optimizer' lc rgb '#9467bd'\n";
@@ -923,15 +948,17 @@ void FigureWriter::breakdown(const std::vector<std::pair<std::string, const Resu
                                       "configurations"
                                     : "The configurations of the largest cluster";
   add("breakdown", plot.str(), "Iteration breakdown",
-      which + ": forward and backward compute (all micro-steps), communication not hidden behind "
-              "the backward pass, and the optimizer step.",
+      which +
+          ": forward and backward compute (all micro-steps), communication not hidden behind "
+          "the backward pass, and the optimizer step.",
       1100, height);
   // The same bars as shares of each iteration, so that a small phase stays
   // visible beside a large one (at 1 Gbps exposed communication can be
   // 100x the compute).
   std::ostringstream share;
   share << kStyle << "set title 'Where an iteration goes (share of each iteration)'\nset ylabel 'share (%)'\n"
-        << "set yrange [0:100]\n" << bars << "total(a, b, c, d) = (a + b + c + d > 0) ? a + b + c + d : 1\n"
+        << "set yrange [0:100]\n"
+        << bars << "total(a, b, c, d) = (a + b + c + d > 0) ? a + b + c + d : 1\n"
         << "plot 'breakdown.dat' using (100*$2/total($2,$3,$4,$5)):xtic(1) title 'forward' lc rgb '#1f77b4', "
            "'' using (100*$3/total($2,$3,$4,$5)) title 'backward' lc rgb '#2ca02c', "
            "'' using (100*$4/total($2,$3,$4,$5)) title 'exposed communication' lc rgb '#d62728', "

@@ -57,16 +57,16 @@ inline constexpr std::size_t kMaxSeries = 10;
 inline constexpr std::size_t kMaxPanels = 12;
 
 struct FigureInputs {
-  std::vector<const ResultRecord*> ok;    ///< the points with status ok
-  std::vector<PlanPoint> points;          ///< priced points (time-to-train and cost)
-  std::vector<std::size_t> front;         ///< Pareto front (indices into points)
-  bool priced = true;                     ///< false: the points have no price (no cost axis)
+  std::vector<const ResultRecord*> ok;  ///< the points with status ok
+  std::vector<PlanPoint> points;        ///< priced points (time-to-train and cost)
+  std::vector<std::size_t> front;       ///< Pareto front (indices into points)
+  bool priced = true;                   ///< false: the points have no price (no cost axis)
   std::optional<PlanPoint> recommended, baseline;
 };
 
 struct Figures {
   std::vector<Figure> figures;
-  std::vector<std::string> notes;   ///< sentences for the page: figures left out, and why
+  std::vector<std::string> notes;  ///< sentences for the page: figures left out, and why
 };
 
 /// Writes the data, the scripts and the figures into `dir` (gnuplot runs

@@ -20,49 +20,30 @@
 #include "gradwire/core/atomic_file.hpp"
 #include "gradwire/core/error.hpp"
 #include "gradwire/core/output_schema.hpp"
+#include "gradwire/plan/result_fields.hpp"
+#include "result_access.hpp"
 
 namespace gw::plan {
 namespace {
 
-using ojson = nlohmann::ordered_json;
-
 // --- gradwire-result/1 ------------------------------------------------------------
 
-/// The fields gradwire-result/2 renamed to carry their unit (docs/outputs.md,
-/// "Units"): (gradwire-result/1 name, gradwire-result/2 name), by the object
-/// that holds them ("" for the record itself). Every other field keeps its
-/// name; the values are the same. Records are typed with the /2 names; a /1
-/// record is renamed on its way in and out.
-using Renames = std::vector<std::pair<std::string, std::string>>;
-const std::vector<std::pair<std::string, Renames>>& v1_renames() {
-  static const std::vector<std::pair<std::string, Renames>> table{
-      {"",
-       {{"node_bandwidth", "node_bandwidth_bytes_per_s"}, {"iteration", "iteration_s"}, {"forward", "forward_s"},
-        {"backward", "backward_s"}, {"exposed_communication", "exposed_communication_s"}, {"encode", "encode_s"},
-        {"decode", "decode_s"}, {"optimizer", "optimizer_s"}, {"samples_per_second", "samples_per_s"},
-        {"wire_bytes_per_gpu", "wire_per_gpu_bytes"}}},
-      {"memory",
-       {{"total", "total_bytes"}, {"capacity", "capacity_bytes"}, {"parameters", "parameters_bytes"},
-        {"gradients", "gradients_bytes"}, {"optimizer_states", "optimizer_states_bytes"},
-        {"error_feedback", "error_feedback_bytes"}, {"buckets", "buckets_bytes"},
-        {"compressor_state", "compressor_state_bytes"}, {"gather_buffer", "gather_buffer_bytes"},
-        {"activations", "activations_bytes"}, {"reserve", "reserve_bytes"}}},
-      {"cost", {{"on_demand", "on_demand_usd"}, {"spot", "spot_usd"}, {"billed_seconds", "billed_s"}}},
-      {"band",
-       {{"iteration_low", "iteration_low_s"}, {"iteration_high", "iteration_high_s"},
-        {"straggler_wait", "straggler_wait_s"}, {"hours_low", "low_hours"}, {"hours_high", "high_hours"},
-        {"on_demand_low", "on_demand_low_usd"}, {"on_demand_high", "on_demand_high_usd"}}}};
-  return table;
+/// The rows of object `scope` ("" for the record itself), nullptr for a
+/// field that is not an object of the table.
+const std::vector<RecordField>* rows_of(const std::string& scope) {
+  if (scope.empty()) return &result_fields();
+  for (const auto& row : result_fields())
+    if (row.type == FieldType::Object && (scope == row.name || scope == row.v1_name)) return &row.fields;
+  return nullptr;
 }
 
-/// `name` in object `scope` renamed from /1 to /2 (`to_v2`) or back; a name
-/// the table does not hold is kept.
+/// `name` in object `scope` renamed from /1 to /2 (`to_v2`) or back: the
+/// fields gradwire-result/2 renamed to carry their unit (docs/outputs.md,
+/// "Units"; the table's v1_name). A name the table does not hold is kept.
 std::string renamed(const std::string& scope, const std::string& name, bool to_v2) {
-  for (const auto& [object, renames] : v1_renames()) {
-    if (object != scope) continue;
-    for (const auto& [v1, v2] : renames) {
-      if (name == (to_v2 ? v1 : v2)) return to_v2 ? v2 : v1;
-    }
+  if (const auto* rows = rows_of(scope)) {
+    for (const auto& row : *rows)
+      if (name == (to_v2 ? row.v1_name : row.name)) return to_v2 ? row.name : row.v1_name;
   }
   return name;
 }
@@ -75,7 +56,8 @@ Json renamed_record(const Json& j, bool to_v2) {
   Json out = Json::object();
   for (auto it = j.begin(); it != j.end(); ++it) {
     Json value = it.value();
-    if (value.is_object() && it.key() != "params" && it.key() != "inputs") {
+    const auto* rows = rows_of(it.key());
+    if (value.is_object() && rows != nullptr && rows != &result_fields()) {
       Json inner = Json::object();
       for (auto f = value.begin(); f != value.end(); ++f) inner[renamed(it.key(), f.key(), to_v2)] = f.value();
       value = std::move(inner);
@@ -102,95 +84,7 @@ int schema_version(const nlohmann::json& j) {
   return 0;
 }
 
-// --- Writing -------------------------------------------------------------------
-
-ojson pairs_json(const StringPairs& pairs) {
-  ojson j = ojson::object();
-  for (const auto& [k, v] : pairs) j[k] = v;
-  return j;
-}
-
-// A record's memory block, in the order records write it (part of their
-// byte-exact form; simulate's table and JSON list the terms in their own
-// order, memory_terms in report.hpp).
-constexpr std::array<std::pair<const char*, double MemoryBreakdown::*>, 11> kRecordMemory{{
-    {"total_bytes", &MemoryBreakdown::total},
-    {"capacity_bytes", &MemoryBreakdown::capacity},
-    {"parameters_bytes", &MemoryBreakdown::parameters},
-    {"gradients_bytes", &MemoryBreakdown::gradients},
-    {"optimizer_states_bytes", &MemoryBreakdown::optimizer_states},
-    {"error_feedback_bytes", &MemoryBreakdown::error_feedback},
-    {"buckets_bytes", &MemoryBreakdown::buckets},
-    {"compressor_state_bytes", &MemoryBreakdown::compressor_state},
-    {"gather_buffer_bytes", &MemoryBreakdown::gather_buffer},
-    {"activations_bytes", &MemoryBreakdown::activations},
-    {"reserve_bytes", &MemoryBreakdown::reserve},
-}};
-
-ojson memory_json(const MemoryBreakdown& m) {
-  ojson j = ojson::object();
-  for (const auto& [name, member] : kRecordMemory) j[name] = m.*member;
-  return j;
-}
-
-template <class T>
-void put(ojson& j, const char* key, const std::optional<T>& v) {
-  if (v) j[key] = *v;
-}
-
-void put_cluster(ojson& j, const ResultRecord& r) {
-  if (r.instance) j["instance"] = *r.instance ? ojson(**r.instance) : ojson(nullptr);
-  put(j, "nodes", r.nodes);
-  put(j, "gpus_per_node", r.gpus_per_node);
-  put(j, "world", r.world);
-  put(j, "gpu", r.gpu);
-  put(j, "node_bandwidth_bytes_per_s", r.node_bandwidth);
-  put(j, "cluster_key", r.cluster_key);
-  put(j, "model", r.model);
-  put(j, "compression", r.compression);
-  put(j, "compression_kind", r.compression_kind);
-  put(j, "evaluator", r.evaluator);
-}
-
-void put_figures(ojson& j, const ResultRecord& r) {
-  put(j, "micro_batch", r.micro_batch);
-  put(j, "accumulation", r.accumulation);
-  put(j, "global_batch", r.global_batch);
-  put(j, "batch_split", r.batch_split);
-  if (r.memory) j["memory"] = memory_json(*r.memory);
-  put(j, "iteration_s", r.iteration);
-  put(j, "forward_s", r.forward);
-  put(j, "backward_s", r.backward);
-  put(j, "exposed_communication_s", r.exposed_communication);
-  put(j, "encode_s", r.encode);
-  put(j, "decode_s", r.decode);
-  put(j, "optimizer_s", r.optimizer);
-  put(j, "samples_per_s", r.samples_per_second);
-  put(j, "wire_per_gpu_bytes", r.wire_bytes_per_gpu);
-  if (r.measured_collectives) j["measured_collectives"] = *r.measured_collectives;
-  if (const auto& t = r.training)
-    j["training"] = ojson{
-        {"samples", t->samples}, {"convergence_factor", t->convergence_factor}, {"iterations", t->iterations},
-        {"hours", t->hours}};
-  if (r.training && r.training->critical_batch) j["training"]["critical_batch"] = *r.training->critical_batch;
-  if (const auto& c = r.cost)
-    j["cost"] = ojson{{"on_demand_usd", c->on_demand},
-                      {"spot_usd", c->spot ? ojson(*c->spot) : ojson(nullptr)},
-                      {"billed_s", c->billed_seconds},
-                      {"usd_per_hour", c->usd_per_hour}};
-  if (const auto& b = r.band) {
-    ojson band{{"iteration_low_s", b->iteration_low},
-               {"iteration_high_s", b->iteration_high},
-               {"straggler_wait_s", b->straggler_wait}};
-    put(band, "low_hours", b->hours_low);
-    put(band, "high_hours", b->hours_high);
-    put(band, "on_demand_low_usd", b->on_demand_low);
-    put(band, "on_demand_high_usd", b->on_demand_high);
-    j["band"] = band;
-  }
-}
-
-// --- Reading -------------------------------------------------------------------
+// --- Checking ------------------------------------------------------------------
 
 const std::set<std::string> kStatuses{"ok", "error", "invalid", "no_fit"};
 
@@ -209,7 +103,9 @@ void check_numbers(const nlohmann::json& j, const std::string& at, const std::st
   }
 }
 
-/// The checks of one record, first failure thrown as InputError(file, line).
+/// The checks of one record, first failure thrown as InputError(file, line):
+/// the schema, every row of the field table (result_fields.hpp) in its
+/// order, the rules between fields, then the names.
 class RecordChecker {
  public:
   RecordChecker(const nlohmann::json& j, const std::string& file, int line) : j_(j), file_(file), line_(line) {}
@@ -217,11 +113,11 @@ class RecordChecker {
   void check() const {
     if (!j_.is_object()) fail("", "not a sweep results record (expected a JSON object)");
     check_numbers(j_, "", file_, line_);
-    const std::string status =
-        j_.contains("status") && j_["status"].is_string() ? j_["status"].get<std::string>() : "";
+    const std::string status = j_.contains("status") && j_["status"].is_string() ? j_["status"].get<std::string>() : "";
     schema();
-    identity(status);
-    point(status == "ok");
+    fields(j_, "", result_fields(), status);
+    rules(status);
+    names();
   }
 
  private:
@@ -229,103 +125,71 @@ class RecordChecker {
     throw InputError(file_, line_, 1, key, why);
   }
 
-  const nlohmann::json* field(const char* key, bool required) const {
-    if (!j_.contains(key)) {
-      static const std::set<std::string> always{"index", "of", "sweep", "key", "status", "reason"};
-      if (required) fail(key, std::string("missing") + (always.count(key) ? "" : " (a record of status ok needs it)"));
-      return nullptr;
-    }
-    return &j_[key];
-  }
-
-  void count(const char* key, bool required, unsigned long long max) const {
-    const auto* v = field(key, required);
-    if (v == nullptr) return;
-    if (!v->is_number_unsigned()) fail(key, "expected a whole number, got " + std::string(v->type_name()));
-    if (v->get<unsigned long long>() > max) fail(key, v->dump() + " is out of range [0, " + std::to_string(max) + "]");
-  }
-
-  void string(const char* key, bool required, bool nullable = false) const {
-    const auto* v = field(key, required);
-    if (v == nullptr || v->is_string() || (nullable && v->is_null())) return;
-    fail(key, std::string("expected a string") + (nullable ? " or null" : "") + ", got " + v->type_name());
-  }
-
-  void number(const nlohmann::json& parent, const std::string& at, const char* key, bool required,
-              bool nullable = false) const {
-    if (!parent.contains(key)) {
-      if (required) fail(at + key, "missing");
-      return;
-    }
-    const auto& v = parent[key];
-    if (v.is_number() || (nullable && v.is_null())) return;
-    fail(at + key, std::string("expected a number") + (nullable ? " or null" : "") + ", got " + v.type_name());
-  }
-
-  const nlohmann::json* object(const char* key, bool required) const {
-    const auto* v = field(key, required);
-    if (v != nullptr && !v->is_object()) fail(key, std::string("expected an object, got ") + v->type_name());
-    return v;
-  }
-
   /// A record written before records had a schema field has none: read as
   /// gradwire-result/1.
   void schema() const {
-    string("schema", false);
+    if (j_.contains("schema") && !j_["schema"].is_string())
+      fail("schema", std::string("expected a string, got ") + j_["schema"].type_name());
     if (schema_version(j_) == 0)
-      fail("schema", "unsupported record schema " + j_["schema"].dump() + "; this gradwire reads " +
-                         kResultSchema + " and " + kResultSchemaV1);
+      fail("schema", "unsupported record schema " + j_["schema"].dump() + "; this gradwire reads " + kResultSchema +
+                         " and " + kResultSchemaV1);
   }
 
-  /// index, of, sweep, key, status and reason.
-  void identity(const std::string& status) const {
-    count("index", true, kMaxSweepPoints - 1);
-    count("of", true, kMaxSweepPoints);
+  void fields(const nlohmann::json& obj, const std::string& at, const std::vector<RecordField>& rows,
+              const std::string& status) const {
+    for (const auto& row : rows) {
+      const std::string key = at + row.name;
+      if (!obj.contains(row.name)) {
+        const bool needed = row.need == FieldNeed::Always || (row.need == FieldNeed::IfOk && status == "ok") ||
+                            (row.need == FieldNeed::IfError && status == "error");
+        // (A figure says "missing" alone: the message records have always given.)
+        if (needed)
+          fail(key, std::string("missing") + (row.need == FieldNeed::IfOk && row.type != FieldType::Number
+                                                  ? " (a record of status ok needs it)"
+                                                  : ""));
+        continue;
+      }
+      if (row.need != FieldNeed::Lenient) value(obj[row.name], key, row, status);
+    }
+  }
+
+  void value(const nlohmann::json& v, const std::string& key, const RecordField& row, const std::string& status) const {
+    const std::string or_null = row.nullable ? " or null" : "";
+    if (row.nullable && v.is_null()) return;
+    switch (row.type) {
+      case FieldType::Count:
+        if (!v.is_number_unsigned()) fail(key, "expected a whole number, got " + std::string(v.type_name()));
+        if (v.get<unsigned long long>() > row.max)
+          fail(key, v.dump() + " is out of range [0, " + std::to_string(row.max) + "]");
+        return;
+      case FieldType::Number:
+        if (!v.is_number()) fail(key, "expected a number" + or_null + ", got " + v.type_name());
+        return;
+      case FieldType::String:
+        if (!v.is_string()) fail(key, "expected a string" + or_null + ", got " + v.type_name());
+        return;
+      case FieldType::StringList:
+        if (!v.is_array() || v.empty()) fail(key, "expected a list of one string or more");
+        for (const auto& e : v)
+          if (!e.is_string()) fail(key, "expected a list of strings");
+        return;
+      case FieldType::StringMap:
+      case FieldType::Object:
+        if (!v.is_object()) fail(key, std::string("expected an object, got ") + v.type_name());
+        if (row.type == FieldType::Object) return fields(v, key + ".", row.fields, status);
+        for (auto it = v.begin(); it != v.end(); ++it)
+          if (!it.value().is_string()) fail(key + "." + it.key(), "expected a string");
+        return;
+    }
+  }
+
+  /// What the rows cannot say alone: a sweep has a point, the index is below
+  /// it, a status is one of four.
+  void rules(const std::string& status) const {
     if (j_["of"].get<unsigned long long>() == 0) fail("of", "a sweep has at least one point");
     if (j_["index"].get<unsigned long long>() >= j_["of"].get<unsigned long long>())
       fail("index", j_["index"].dump() + " is not below of (" + j_["of"].dump() + ")");
-    string("sweep", true);
-    string("key", true);
-    string("status", true);
     if (!kStatuses.count(status)) fail("status", "\"" + status + "\" is not ok, error, invalid or no_fit");
-    string("reason", status == "error");
-  }
-
-  /// The point's fields: those an ok record needs, and the types of the rest.
-  void point(bool ok) const {
-    for (const char* k : {"model", "compression", "compression_kind", "cluster_key"}) string(k, ok);
-    for (const char* k : {"gpu", "evaluator", "batch_split"}) string(k, false);
-    string("instance", ok, true);
-    for (const char* k : {"nodes", "gpus_per_node", "world", "micro_batch", "accumulation"})
-      count(k, ok, static_cast<unsigned long long>(INT_MAX));
-    for (const char* k : {"node_bandwidth_bytes_per_s", "iteration_s", "forward_s", "backward_s",
-                          "exposed_communication_s", "optimizer_s"})
-      number(j_, "", k, ok);
-    for (const char* k : {"encode_s", "decode_s", "samples_per_s", "wire_per_gpu_bytes", "global_batch"})
-      number(j_, "", k, false);
-    if (const auto* m = field("measured_collectives", false)) {
-      if (!m->is_array() || m->empty()) fail("measured_collectives", "expected a list of one string or more");
-      for (const auto& e : *m)
-        if (!e.is_string()) fail("measured_collectives", "expected a list of strings");
-    }
-    for (const char* k : {"params", "inputs"}) {
-      if (const auto* o = object(k, false)) {
-        for (auto it = o->begin(); it != o->end(); ++it)
-          if (!it.value().is_string()) fail(std::string(k) + "." + it.key(), "expected a string");
-      }
-    }
-    if (const auto* m = object("memory", false)) number(*m, "memory.", "total_bytes", true);
-    if (const auto* t = object("training", false)) number(*t, "training.", "hours", true);
-    if (const auto* b = object("band", false)) {
-      for (const char* k : {"iteration_low_s", "iteration_high_s", "straggler_wait_s"}) number(*b, "band.", k, true);
-      for (const char* k : {"low_hours", "high_hours", "on_demand_low_usd", "on_demand_high_usd"})
-        number(*b, "band.", k, false);
-    }
-    if (const auto* c = object("cost", false)) {
-      number(*c, "cost.", "on_demand_usd", true);
-      number(*c, "cost.", "spot_usd", true, true);
-    }
-    names();
   }
 
   /// The names plan and report print (an instance "x\nrecommendation: FAKE"
@@ -341,14 +205,14 @@ class RecordChecker {
         i += u.length;
       }
     };
-    for (const char* k : {"sweep", "key", "instance", "gpu", "model", "compression", "compression_kind",
-                          "cluster_key", "evaluator", "batch_split"})
-      if (j_.contains(k)) one_line(k, j_[k]);
-    for (const char* k : {"params", "inputs"}) {
-      if (!j_.contains(k) || !j_[k].is_object()) continue;
-      for (auto it = j_[k].begin(); it != j_[k].end(); ++it) {
-        one_line(k, it.key());
-        one_line(std::string(k) + "." + it.key(), it.value());
+    for (const auto& row : result_fields()) {
+      if (!row.one_line || !j_.contains(row.name)) continue;
+      const auto& v = j_[row.name];
+      if (row.type == FieldType::String) one_line(row.name, v);
+      if (row.type != FieldType::StringMap || !v.is_object()) continue;
+      for (auto it = v.begin(); it != v.end(); ++it) {
+        one_line(row.name, it.key());
+        one_line(std::string(row.name) + "." + it.key(), it.value());
       }
     }
   }
@@ -357,90 +221,6 @@ class RecordChecker {
   const std::string& file_;
   int line_;
 };
-
-// Readers of a checked record: a field the checks leave untyped (memory.capacity,
-// training.samples, ...) reads as absent (0) when it is not of its type.
-
-template <class T>
-std::optional<T> opt(const ojson& j, const char* key) {
-  const auto it = j.find(key);
-  if (it == j.end()) return std::nullopt;
-  if constexpr (std::is_same_v<T, std::string>) {
-    if (!it->is_string()) return std::nullopt;
-  } else {
-    if (!it->is_number()) return std::nullopt;
-  }
-  return it->get<T>();
-}
-
-double figure(const ojson& j, const char* key) { return opt<double>(j, key).value_or(0.0); }
-
-StringPairs pairs_of(const ojson& j) {
-  StringPairs out;
-  // A non-string value (the checks leave `inputs` untyped) keeps its JSON text.
-  for (auto it = j.begin(); it != j.end(); ++it)
-    out.emplace_back(it.key(), it->is_string() ? it->get<std::string>() : it->dump());
-  return out;
-}
-
-void read_cluster(const ojson& j, ResultRecord& r) {
-  if (j.contains("instance"))
-    r.instance = j["instance"].is_string() ? std::optional<std::string>(j["instance"].get<std::string>())
-                                           : std::optional<std::string>();
-  r.nodes = opt<int>(j, "nodes");
-  r.gpus_per_node = opt<int>(j, "gpus_per_node");
-  r.world = opt<int>(j, "world");
-  r.gpu = opt<std::string>(j, "gpu");
-  r.node_bandwidth = opt<double>(j, "node_bandwidth_bytes_per_s");
-  r.cluster_key = opt<std::string>(j, "cluster_key");
-  r.model = opt<std::string>(j, "model");
-  r.compression = opt<std::string>(j, "compression");
-  r.compression_kind = opt<std::string>(j, "compression_kind");
-  r.evaluator = opt<std::string>(j, "evaluator");
-}
-
-void read_objects(const ojson& j, ResultRecord& r) {
-  if (j.contains("memory")) {
-    const auto& m = j["memory"];
-    MemoryBreakdown mem;
-    for (const auto& [name, member] : kRecordMemory) mem.*member = figure(m, name);
-    r.memory = mem;
-  }
-  if (j.contains("training")) {
-    const auto& t = j["training"];
-    r.training = TrainingFigures{figure(t, "samples"), figure(t, "convergence_factor"), figure(t, "iterations"),
-                                 figure(t, "hours"), opt<double>(t, "critical_batch")};
-  }
-  if (j.contains("cost")) {
-    const auto& c = j["cost"];
-    r.cost = CostFigures{figure(c, "on_demand_usd"), opt<double>(c, "spot_usd"), figure(c, "billed_s"),
-                         figure(c, "usd_per_hour")};
-  }
-  if (j.contains("band")) {
-    const auto& b = j["band"];
-    r.band = BandFigures{figure(b, "iteration_low_s"), figure(b, "iteration_high_s"), figure(b, "straggler_wait_s"),
-                         opt<double>(b, "low_hours"), opt<double>(b, "high_hours"),
-                         opt<double>(b, "on_demand_low_usd"), opt<double>(b, "on_demand_high_usd")};
-  }
-}
-
-void read_figures(const ojson& j, ResultRecord& r) {
-  r.micro_batch = opt<int>(j, "micro_batch");
-  r.accumulation = opt<int>(j, "accumulation");
-  r.global_batch = opt<double>(j, "global_batch");
-  r.batch_split = opt<std::string>(j, "batch_split");
-  r.iteration = opt<double>(j, "iteration_s");
-  r.forward = opt<double>(j, "forward_s");
-  r.backward = opt<double>(j, "backward_s");
-  r.exposed_communication = opt<double>(j, "exposed_communication_s");
-  r.encode = opt<double>(j, "encode_s");
-  r.decode = opt<double>(j, "decode_s");
-  r.optimizer = opt<double>(j, "optimizer_s");
-  r.samples_per_second = opt<double>(j, "samples_per_s");
-  r.wire_bytes_per_gpu = opt<double>(j, "wire_per_gpu_bytes");
-  if (j.contains("measured_collectives")) r.measured_collectives = j["measured_collectives"].get<std::vector<std::string>>();
-  read_objects(j, r);
-}
 
 /// The library's parse error without its "[json.exception...] " prefix.
 [[noreturn]] void rethrow_parse_error(const std::exception& e, const std::string& file, int line) {
@@ -454,13 +234,8 @@ void read_figures(const ojson& j, ResultRecord& r) {
 
 std::string to_json(const ResultRecord& r, int version) {
   if (version != 1 && version != 2) throw std::invalid_argument("no gradwire-result/" + std::to_string(version));
-  ojson j{{"schema", kResultSchema}, {"index", r.index}, {"of", r.of}, {"sweep", r.sweep}, {"key", r.key}};
-  if (!r.inputs.empty()) j["inputs"] = pairs_json(r.inputs);
-  if (r.params) j["params"] = pairs_json(*r.params);
-  j["status"] = r.status;
-  put_cluster(j, r);
-  put_figures(j, r);
-  put(j, "reason", r.reason);
+  ojson j{{"schema", kResultSchema}};
+  put_fields(j, result_fields(), &r);
   if (version == 1) {
     j = renamed_record(j, false);
     j["schema"] = kResultSchemaV1;
@@ -488,16 +263,7 @@ ResultRecord from_json(const std::string& text, const std::string& file, int lin
   ojson j = ojson::parse(text);  // in the file's key order (params, inputs)
   if (v == 1) j = renamed_record(j, true);
   ResultRecord r;
-  r.index = j["index"].get<std::size_t>();
-  r.of = j["of"].get<std::size_t>();
-  r.sweep = j["sweep"].get<std::string>();
-  r.key = j["key"].get<std::string>();
-  if (j.contains("inputs") && j["inputs"].is_object()) r.inputs = pairs_of(j["inputs"]);
-  if (j.contains("params")) r.params = pairs_of(j["params"]);
-  r.status = j["status"].get<std::string>();
-  read_cluster(j, r);
-  read_figures(j, r);
-  r.reason = opt<std::string>(j, "reason");
+  read_fields(j, result_fields(), &r);
   return r;
 }
 
@@ -540,11 +306,11 @@ std::string schema_name(int version) { return version == 1 ? kResultSchemaV1 : k
 void check_same_version(const ResultLine& first, const ResultLine& l) {
   if (l.version == first.version) return;
   throw InputError(l.file, l.line, 1, "schema",
-                   "a " + schema_name(l.version) + " record, while " + first.file + ":" +
-                       std::to_string(first.line) + " holds " + schema_name(first.version) +
-                       " ones; records of one results file or merge share one version: sweep the " +
-                       schema_name(1) + " shards again into new files with this gradwire (it writes " +
-                       schema_name(2) + "), then merge those");
+                   "a " + schema_name(l.version) + " record, while " + first.file + ":" + std::to_string(first.line) +
+                       " holds " + schema_name(first.version) +
+                       " ones; records of one results file or merge share one version: sweep the " + schema_name(1) +
+                       " shards again into new files with this gradwire (it writes " + schema_name(2) +
+                       "), then merge those");
 }
 
 }  // namespace
@@ -587,9 +353,9 @@ bool PointRecords::add(const ResultLine& l, const std::string& shown) {
                      "a record of another sweep (" + r.sweep + ") than the one at " + first_at + " (" + sweep_ +
                          "); a results file or a merge holds one sweep");
   if (r.of != of_)
-    throw InputError(file, l.line, 1, "of",
-                     "a sweep of " + std::to_string(r.of) + " points, the record at " + first_at + " has " +
-                         std::to_string(of_));
+    throw InputError(
+        file, l.line, 1, "of",
+        "a sweep of " + std::to_string(r.of) + " points, the record at " + first_at + " has " + std::to_string(of_));
   const auto [it, inserted] = by_index_.emplace(r.index, l);
   if (inserted) return true;
   if (!same_record(it->second, l))

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdio>
 #include <map>
+#include <new>
 #include <regex>
 #include <set>
 #include <stdexcept>
@@ -32,8 +33,8 @@ struct RunContext {
   const RunOptions& opt;
   std::vector<SweepInput> inputs;
   std::string id;
-  std::vector<std::string> input_paths;   ///< the sweep file, the base, every input
-  std::string out;                        ///< the results file (checked, links resolved)
+  std::vector<std::string> input_paths;  ///< the sweep file, the base, every input
+  std::string out;                       ///< the results file (checked, links resolved)
   /// The version of the records written: kResultVersion, or the version of
   /// the records of the file resumed (a file holds one version, so that a
   /// resumed sweep ends byte for byte as one run without a stop would).
@@ -63,8 +64,8 @@ std::string foreign_record_reason(const RunContext& run, const ResultRecord& r) 
   const SweepSpec& spec = run.spec;
   if (r.sweep != run.id && r.of == spec.points && r.key == point_key(spec, r.index)) {
     for (const auto& in : run.inputs) {
-      const auto was = std::find_if(r.inputs.begin(), r.inputs.end(),
-                                    [&](const auto& p) { return p.first == in.role; });
+      const auto was =
+          std::find_if(r.inputs.begin(), r.inputs.end(), [&](const auto& p) { return p.first == in.role; });
       if (was != r.inputs.end() && was->second != in.hash)
         return "was made with another version of " + in.path + " (" + in.role +
                "): it changed since, and resuming would mix old and new figures; use another --out, or "
@@ -130,8 +131,7 @@ class ProgressReport {
  public:
   ProgressReport(const SweepSpec& spec, const RunOptions& opt, std::size_t total, Clock::time_point t0)
       : name_(spec.name.empty() ? spec.file : spec.name),
-        bar_(opt.progress == RunOptions::Progress::Bar ||
-             (opt.progress == RunOptions::Progress::Auto && ::isatty(2))),
+        bar_(opt.progress == RunOptions::Progress::Bar || (opt.progress == RunOptions::Progress::Auto && ::isatty(2))),
         lines_(opt.progress == RunOptions::Progress::Lines),
         total_(total),
         t0_(t0),
@@ -148,8 +148,8 @@ class ProgressReport {
     const double done = static_cast<double>(ran), todo = static_cast<double>(total_);
     const double rate = done / std::max(el, 1e-9);
     char msg[200];
-    std::snprintf(msg, sizeof msg, "\rsweep %s: %zu/%zu points (%.0f%%), %.1f points/s, ETA %s   ", name_.c_str(),
-                  ran, total_, 100.0 * done / std::max(todo, 1.0), rate,
+    std::snprintf(msg, sizeof msg, "\rsweep %s: %zu/%zu points (%.0f%%), %.1f points/s, ETA %s   ", name_.c_str(), ran,
+                  total_, 100.0 * done / std::max(todo, 1.0), rate,
                   units::format_duration((todo - done) / std::max(rate, 1e-9)).c_str());
     write_all_stderr(msg);
   }
@@ -223,8 +223,8 @@ class PointQueues {
 /// Runs `todo` in the pool, `jobs` at a time, appending the records durably
 /// (those that arrived together with one write and one fsync, after the
 /// freed workers got their next points), until all are done or a stop is requested.
-void run_points(const RunContext& run, WorkerPool& pool, const std::vector<std::size_t>& todo,
-                ProgressReport& progress, RunSummary& sum) {
+void run_points(const RunContext& run, WorkerPool& pool, const std::vector<std::size_t>& todo, ProgressReport& progress,
+                RunSummary& sum) {
   const auto jobs = static_cast<std::size_t>(run.opt.jobs);
   PointQueues queues(todo, jobs);
   auto hand_out = [&] {
@@ -260,14 +260,47 @@ void run_points(const RunContext& run, WorkerPool& pool, const std::vector<std::
   }
 }
 
+/// `text` as one line for a terminal: each control character or line break
+/// (text_unit_at) shown as '?' (a reason may quote anything an exception said).
+std::string one_line(const std::string& text) {
+  std::string out;
+  for (std::size_t i = 0; i < text.size();) {
+    const TextUnit u = text_unit_at(text, i);
+    out += u.control ? std::string("?") : text.substr(i, u.length);
+    i += u.length;
+  }
+  return out;
+}
+
 /// Complete: the file rewritten in canonical order (sorted by index).
 void finish_file(const RunContext& run, RunSummary& sum) {
   if (!exists(run.out)) write_file_atomic(run.out, "", run.input_paths);  // nothing was to run
   auto lines = read_results(run.out);
-  // Error records left in the file (this run's failures; another shard's too).
-  for (const auto& l : lines)
-    if (l.record.status == "error") ++sum.errors_left;
+  // Error records left in the file (this run's failures; another shard's too),
+  // the first of them said in full.
+  const ResultRecord* first = nullptr;
+  for (const auto& l : lines) {
+    if (l.record.status != "error") continue;
+    ++sum.errors_left;
+    if (first == nullptr || l.record.index < first->index) first = &l.record;
+  }
+  if (first != nullptr) {
+    sum.first_error = one_line("sweep point " + std::to_string(first->index) + " (" + first->key +
+                               "): " + first->reason.value_or("no reason given"));
+  }
   write_file_atomic(run.out, canonical_results(std::move(lines)), run.input_paths);
+}
+
+/// `evaluator` with running out of memory said in words: what ran out and
+/// what to do, in the point's error record (a std::bad_alloc says neither).
+Evaluator out_of_memory_in_words(const Evaluator& evaluator) {
+  return [evaluator](const Scenario& s, const ModelDesc& m, const Profile& p) {
+    try {
+      return evaluator(s, m, p);
+    } catch (const std::bad_alloc& e) {
+      throw std::runtime_error(out_of_memory_words(e) + ": " + kWorkerMemoryHint);
+    }
+  };
 }
 
 /// Nothing half-written: a file this run created without one whole record in
@@ -299,7 +332,7 @@ RunSummary run_sweep(const SweepSpec& spec, const RunOptions& opt, const Evaluat
   ResultsLock lock(run.out, opt.out);
   const std::vector<std::size_t> todo = points_to_run(run, resume(run, sum), sum);
 
-  PointEvaluator pe(spec.options, evaluator, evaluator_name);
+  PointEvaluator pe(spec.options, out_of_memory_in_words(evaluator), evaluator_name);
   {
     StringPairs hashes;
     for (const auto& in : run.inputs) hashes.emplace_back(in.role, in.hash);
@@ -319,6 +352,8 @@ RunSummary run_sweep(const SweepSpec& spec, const RunOptions& opt, const Evaluat
         try {
           r = pe.evaluate(index, spec.points, run.id, point_key(spec, index), point_params(spec, index),
                           point_scenario(spec, index));
+        } catch (const std::bad_alloc& e) {
+          r = run.error_record(index, out_of_memory_words(e) + ": " + kWorkerMemoryHint);
         } catch (const std::exception& e) {
           r = run.error_record(index, e.what());
         } catch (...) {

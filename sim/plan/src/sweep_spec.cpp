@@ -17,6 +17,7 @@
 #include "gradwire/model/profile.hpp"
 #include "gradwire/model/scenario_refs.hpp"
 #include "gradwire/model/scenario_yaml.hpp"
+#include "gradwire/core/suggest.hpp"
 #include "gradwire/core/units.hpp"
 #include "gradwire/core/yaml_reader.hpp"
 
@@ -151,9 +152,9 @@ void parse_all_axes(const yaml::Node& root, SweepSpec& spec) {
   long double points = 1;
   for (const auto& a : spec.axes) points *= static_cast<long double>(a.size());
   if (points > static_cast<long double>(kMaxSweepPoints)) {
-    (axes_node ? *axes_node : root).fail("the axes make " + std::to_string(static_cast<double>(points)) +
-                                         " points, more than the " + std::to_string(kMaxSweepPoints) +
-                                         " a sweep may have; split it or thin the axes");
+    (axes_node ? *axes_node : root)
+        .fail("the axes make " + std::to_string(static_cast<double>(points)) + " points, more than the " +
+              std::to_string(kMaxSweepPoints) + " a sweep may have; split it or thin the axes");
   }
   spec.points = static_cast<std::size_t>(points);
 }
@@ -179,7 +180,7 @@ void parse_point_options(const yaml::Node& root, SweepSpec& spec) {
     for (const auto& k : c->keys()) {
       auto v = c->required(k);
       if (std::find(compressor_names().begin(), compressor_names().end(), k) == compressor_names().end())
-        v.fail("unknown compression kind \"" + k + "\"");
+        v.fail("unknown compression kind \"" + k + "\"" + did_you_mean(k, compressor_names()));
       spec.options.convergence_factors[k] = v.as_double(0.01, 100);
     }
   }
@@ -275,8 +276,8 @@ SweepSpec parse_sweep(const std::string& text, const std::string& name, const st
                       const ValidationProgress& progress) {
   auto doc = yaml::load_string(text, name);
   auto root = doc.root();
-  root.allow_keys({"name", "base", "axes", "zip", "global_batch", "fit_accumulation", "convergence_factors",
-                   "memory", "billing", "evaluator"});
+  root.allow_keys({"name", "base", "axes", "zip", "global_batch", "fit_accumulation", "convergence_factors", "memory",
+                   "billing", "evaluator"});
   SweepSpec spec;
   spec.file = name;
   if (auto n = root.optional("name")) spec.name = n->as_string();
@@ -327,7 +328,7 @@ std::vector<SweepInput> sweep_inputs(const SweepSpec& spec) {
     const Scenario s = point_scenario(spec, i);
     if (s.workload && !files.count("model " + s.workload->model))
       files["model " + s.workload->model] = load_model(s.workload->model).path;
-    const std::string profile = s.profile.empty() ? default_profile_name(s) : s.profile;
+    const std::string profile = profile_reference(s);
     if (!files.count("profile " + profile)) files["profile " + profile] = load_profile(profile).path;
     if (s.cluster.instance && !files.count("catalog")) {
       files["catalog"] = default_catalog().path;
@@ -418,9 +419,9 @@ std::pair<std::string, YAML::Mark> field_position(const SweepSpec& spec, std::si
                                        const std::string& key) {
   if (e.line() > 0) throw e;
   const auto [file, m] = field_position(spec, index, key);
-  throw InputError(file, m.is_null() ? 0 : m.line + 1, m.is_null() ? 0 : m.column + 1, key,
-                   reference_context(e) + " (sweep point " + std::to_string(index) + ": " + point_key(spec, index) +
-                       ")");
+  throw InputError(
+      file, m.is_null() ? 0 : m.line + 1, m.is_null() ? 0 : m.column + 1, key,
+      reference_context(e) + " (sweep point " + std::to_string(index) + ": " + point_key(spec, index) + ")");
 }
 
 }  // namespace
@@ -438,7 +439,7 @@ void resolve_sweep_references(const SweepSpec& spec) {
         rethrow_at_reference(e, spec, i, "workload.model");
       }
     }
-    const std::string profile = s.profile.empty() ? default_profile_name(s) : s.profile;
+    const std::string profile = profile_reference(s);
     if (profiles.insert(profile).second) {
       try {
         load_profile(profile);

@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <new>
 #include <stdexcept>
 
 #include "gradwire/core/child.hpp"
@@ -74,8 +75,12 @@ std::optional<std::string> WorkerPool::Finished::line() const {
 }
 
 std::string WorkerPool::Finished::failure() const {
-  return WIFSIGNALED(status) ? "the worker died with signal " + std::to_string(WTERMSIG(status))
-                             : "the worker failed (exit " + std::to_string(WEXITSTATUS(status)) + ")";
+  if (WIFSIGNALED(status))
+    return "the worker died with signal " + std::to_string(WTERMSIG(status)) +
+           (WTERMSIG(status) == SIGKILL ? " (SIGKILL: the kernel's out-of-memory killer, or another process)" : "");
+  if (WEXITSTATUS(status) == kWorkerOutOfMemory)
+    return std::string("the worker ran out of memory (std::bad_alloc): ") + kWorkerMemoryHint;
+  return "the worker failed (exit " + std::to_string(WEXITSTATUS(status)) + ")";
 }
 
 WorkerPool::WorkerPool(Job job, int close_in_child, bool one_point)
@@ -95,6 +100,8 @@ void WorkerPool::run_worker(int fd) {
     std::string line;
     try {
       line = job_(static_cast<std::size_t>(index));
+    } catch (const std::bad_alloc&) {
+      ::_exit(kWorkerOutOfMemory);  // said in words by Finished::failure()
     } catch (...) {
       ::_exit(4);  // not even an error record could be made: the parent records the failure
     }

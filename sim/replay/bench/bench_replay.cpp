@@ -95,9 +95,9 @@ int main(int argc, char** argv) {
         const auto t0 = std::chrono::steady_clock::now();
         const auto r = gw::simulate_iteration(s, model, profile, options);
         const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        std::printf("%-10s %-9s %6d %6d %8zu %8ld %9ld %9ld %13.3f %12.1f %10.3f\n", name.c_str(),
-                    compression.c_str(), n, k, r.buckets.size(), r.simulated_activities, stats.simulated,
-                    stats.replayed, r.total * 1e3, r.samples_per_second, wall);
+        std::printf("%-10s %-9s %6d %6d %8zu %8ld %9ld %9ld %13.3f %12.1f %10.3f\n", name.c_str(), compression.c_str(),
+                    n, k, r.buckets.size(), r.simulated_activities, stats.simulated, stats.replayed, r.total * 1e3,
+                    r.samples_per_second, wall);
         std::fflush(stdout);
       }
     }

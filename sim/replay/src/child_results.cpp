@@ -24,42 +24,39 @@ static_assert(sizeof(void*) != 8 || sizeof(BucketComm) == 96, "BucketComm change
 static_assert(sizeof(void*) != 8 || sizeof(StepTiming) == 72, "StepTiming changed: list the new field below");
 static_assert(sizeof(void*) != 8 || sizeof(BucketTiming) == 104, "BucketTiming changed: list the new field below");
 static_assert(sizeof(void*) != 8 || sizeof(BandTerms) == 56, "BandTerms changed: list the new field below");
-static_assert(sizeof(void*) != 8 || sizeof(IterationResult) == 896, "IterationResult changed: list the new field below");
+static_assert(sizeof(void*) != 8 || sizeof(IterationResult) == 896,
+              "IterationResult changed: list the new field below");
 
 template <class S, class F>
-  requires Is<S, Bucket>
-static void wire_fields(S& b, F&& f) {
-  f(b.index), f(b.first_tensor), f(b.last_tensor), f(b.elements), f(b.bytes);
-}
+requires Is<S, Bucket>
+static void wire_fields(S& b, F&& f) { f(b.index), f(b.first_tensor), f(b.last_tensor), f(b.elements), f(b.bytes); }
 
 template <class S, class F>
-  requires Is<S, CommStep>
+requires Is<S, CommStep>
 static void wire_fields(S& s, F&& f) {
   f(s.kind), f(s.label), f(s.seconds), f(s.op), f(s.algorithm), f(s.bytes), f(s.contributed), f(s.measured_seconds);
 }
 
 template <class S, class F>
-  requires Is<S, BucketComm>
+requires Is<S, BucketComm>
 static void wire_fields(S& c, F&& f) {
   f(c.steps), f(c.encode), f(c.decode), f(c.contributed), f(c.error_feedback_bytes), f(c.state_bytes);
   f(c.wire_bytes_per_gpu), f(c.on_compute_stream), f(c.on_side_stream), f(c.blocks_host);
 }
 
 template <class S, class F>
-  requires Is<S, StepTiming>
-static void wire_fields(S& s, F&& f) {
-  f(s.label), f(s.kind), f(s.start), f(s.end), f(s.bytes), f(s.side_stream);
-}
+requires Is<S, StepTiming>
+static void wire_fields(S& s, F&& f) { f(s.label), f(s.kind), f(s.start), f(s.end), f(s.bytes), f(s.side_stream); }
 
 template <class S, class F>
-  requires Is<S, BucketTiming>
+requires Is<S, BucketTiming>
 static void wire_fields(S& b, F&& f) {
   f(b.index), f(b.tensors), f(b.elements), f(b.bytes), f(b.wire_bytes_per_gpu), f(b.ready), f(b.start), f(b.end);
   f(b.encode), f(b.decode), f(b.communication), f(b.steps);
 }
 
 template <class S, class F>
-  requires Is<S, BandTerms>
+requires Is<S, BandTerms>
 static void wire_fields(S& t, F&& f) {
   f(t.spread_low), f(t.spread_high), f(t.jitter_low), f(t.jitter_high), f(t.residual_low), f(t.residual_high);
   f(t.interference_high);
@@ -67,7 +64,7 @@ static void wire_fields(S& t, F&& f) {
 
 // Every field of IterationResult, in the order it declares them.
 template <class S, class F>
-  requires Is<S, IterationResult>
+requires Is<S, IterationResult>
 static void wire_fields(S& r, F&& f) {
   f(r.scenario), f(r.model), f(r.compression), f(r.compute_precision), f(r.allreduce_algorithm);
   f(r.profile_name), f(r.profile_source), f(r.profile_detail), f(r.method);
@@ -88,10 +85,8 @@ namespace detail {
 
 // What the child sends: all of ChildOutcome but `reused` (the parent's own).
 template <class S, class F>
-  requires Is<S, ChildOutcome>
-static void wire_fields(S& o, F&& f) {
-  f(o.exact), f(o.simulated), f(o.replayed), f(o.durations), f(o.result);
-}
+requires Is<S, ChildOutcome>
+static void wire_fields(S& o, F&& f) { f(o.exact), f(o.simulated), f(o.replayed), f(o.durations), f(o.result); }
 
 namespace {
 

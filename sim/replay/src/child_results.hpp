@@ -54,8 +54,7 @@ IterationPlan child_plan(const IterationPlan& plan);
 
 /// Every field of child_plan(p), then the granularity, the memo switch and
 /// the seed, in one exact string (gw::wire).
-std::string child_key(const IterationPlan& child, int granularity, bool memo_on,
-                      const CollectiveMemo::Durations& seed);
+std::string child_key(const IterationPlan& child, int granularity, bool memo_on, const CollectiveMemo::Durations& seed);
 
 /// The outcome recorded for (cluster, key), or nullptr.
 const ChildOutcome* find_child_outcome(const ClusterSpec& cluster, const std::string& key);

@@ -7,9 +7,8 @@ namespace gw {
 
 std::string CollectiveMemo::key(const engine::CollectiveRequest& r) {
   // Exact bits of the size: equal keys are equal requests, nothing rounded.
-  std::string k = engine::to_string(r.op) + '/' + engine::to_string(r.algorithm) + '/' +
-                  engine::to_string(r.protocol) + '/' +
-                  (r.granularity == engine::Granularity::Aggregated ? "aggregated" : "per-step") + '/';
+  std::string k = engine::to_string(r.op) + '/' + engine::to_string(r.algorithm) + '/' + engine::to_string(r.protocol) +
+                  '/' + (r.granularity == engine::Granularity::Aggregated ? "aggregated" : "per-step") + '/';
   char bits[sizeof r.bytes];
   std::memcpy(bits, &r.bytes, sizeof bits);
   k.append(bits, sizeof bits);

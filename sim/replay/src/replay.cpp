@@ -28,7 +28,7 @@ StepTiming run_step(engine::Simulation& sim, CollectiveMemo& memo, const CommSte
   st.start = engine::Simulation::now();
   if (s.kind == CommStep::Kind::Collective) {
     if (s.measured_seconds > 0) {
-      sleep_if(s.measured_seconds);   // the profile's fit measured on this cluster (plan_measured_collectives)
+      sleep_if(s.measured_seconds);  // the profile's fit measured on this cluster (plan_measured_collectives)
     } else if (world_size > 1) {
       engine::CollectiveRequest req;
       req.op = engine_op(s.op);
@@ -57,8 +57,8 @@ void wait_for_slowest_rank(const IterationPlan& plan, const IterationResult& r, 
 
 // A PyTorch hook's work before its first collective: on the compute stream
 // after the bucket's last tensor (docs/model.md, "Where the hooks' kernels run").
-void run_on_compute_stream(engine::Simulation& sim, CollectiveMemo& memo, const IterationPlan& plan,
-                           std::size_t b, BucketTiming& bt, const ReplayOptions& options) {
+void run_on_compute_stream(engine::Simulation& sim, CollectiveMemo& memo, const IterationPlan& plan, std::size_t b,
+                           BucketTiming& bt, const ReplayOptions& options) {
   const auto& bc = plan.comm[b];
   for (std::size_t i = 0; i < bc.on_compute_stream; ++i)
     bt.steps.push_back(run_step(sim, memo, bc.steps[i], plan.world_size, options, bc.steps[i].seconds));
@@ -108,7 +108,7 @@ struct ChildReplay {
   const ReplayOptions& options;
   CollectiveMemo& memo;
   IterationResult r;
-  std::vector<int> bucket_of_last;         // tensor -> the bucket it completes, or -1
+  std::vector<int> bucket_of_last;  // tensor -> the bucket it completes, or -1
   engine::Signal ready;
   engine::Signal hook_returned;            // a blocking hook's bucket has its end (BucketComm::blocks_host)
   CommActivity comm = CommActivity::Idle;  // what the comm stream runs (interference)
@@ -258,8 +258,7 @@ bool full_simulation(const ReplayOptions& options) {
   return options.full_simulation || engine::full_simulation_requested();
 }
 
-IterationResult simulate_plan(const ClusterSpec& cluster, const IterationPlan& plan,
-                              const ReplayOptions& options) {
+IterationResult simulate_plan(const ClusterSpec& cluster, const IterationPlan& plan, const ReplayOptions& options) {
   ReplayOptions opts = options;
   opts.full_simulation = full_simulation(options);
   const IterationPlan child = detail::child_plan(plan);
@@ -284,8 +283,8 @@ IterationResult simulate_plan(const ClusterSpec& cluster, const IterationPlan& p
   return r;
 }
 
-IterationResult simulate_iteration(const Scenario& scenario, const ModelDesc& model,
-                                   const Profile& profile, const ReplayOptions& options) {
+IterationResult simulate_iteration(const Scenario& scenario, const ModelDesc& model, const Profile& profile,
+                                   const ReplayOptions& options) {
   const PreparedIteration prepared = prepare_iteration(scenario, model, profile);
   IterationResult r = simulate_plan(prepared.cluster, prepared.plan, options);
   label_result(r, scenario, profile);

@@ -4,7 +4,6 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
-#include <functional>
 
 #include <nlohmann/json.hpp>
 
@@ -53,16 +52,16 @@ std::string band_lines(const IterationResult& r) {
   o += fmt::format("  measured spread: {}\n",
                    r.compute_spread > 0 ? fmt::format("{:.3g} ({})", r.compute_spread, r.compute_spread_source)
                                         : std::string("none (the profile has no repeats for this rate)"));
-  o += fmt::format("  compute jitter:  {}\n",
-                   r.compute_jitter > 0
-                       ? fmt::format("cv {:.3g} ({}); slowest of {} ranks", r.compute_jitter, r.compute_jitter_source,
-                                     r.world_size)
-                       : std::string("0 (set workload.compute_jitter)"));
+  o += fmt::format("  compute jitter:  {}\n", r.compute_jitter > 0
+                                                  ? fmt::format("cv {:.3g} ({}); slowest of {} ranks", r.compute_jitter,
+                                                                r.compute_jitter_source, r.world_size)
+                                                  : std::string("0 (set workload.compute_jitter)"));
   o += fmt::format("  model residuals: {:+.1f}% .. {:+.1f}% (time error on {} validation cases)\n",
                    100 * r.residual_low, 100 * r.residual_high, r.residual_cases);
-  o += fmt::format("  interference:    compute {:g} under NCCL, {:g} under codecs ({}); {:.3f} ms of backward "
-                   "overlapped\n",
-                   r.interference, r.interference_codec, r.interference_source, r.overlapped_compute * 1e3);
+  o += fmt::format(
+      "  interference:    compute {:g} under NCCL, {:g} under codecs ({}); {:.3f} ms of backward "
+      "overlapped\n",
+      r.interference, r.interference_codec, r.interference_source, r.overlapped_compute * 1e3);
   return o;
 }
 
@@ -130,8 +129,8 @@ std::string format_table(const IterationResult& r, const MemoryBreakdown* memory
       "compression: {}   all-reduce: {}   overlap: {}   compute: {}   micro-batch: {}   "
       "accumulation: {}{}   global batch: {:g}   interference: {:g}\n",
       r.compression, r.allreduce_algorithm, r.overlap ? "on" : "off", r.compute_precision, r.micro_batch,
-      r.accumulation, r.sync_every_micro_step ? " (no_sync off: every micro-step synchronizes)" : "",
-      r.global_batch, r.interference);
+      r.accumulation, r.sync_every_micro_step ? " (no_sync off: every micro-step synchronizes)" : "", r.global_batch,
+      r.interference);
   if (!r.measured_collectives.empty()) {
     o += fmt::format("collectives measured on this cluster (the profile's fits, not the network model): {}\n",
                      fmt::join(r.measured_collectives, "; "));
@@ -174,8 +173,8 @@ std::string format_table(const IterationResult& r, const MemoryBreakdown* memory
   if (r.state_bytes > 0)
     o += fmt::format("compressor state per GPU:      {} (PowerSGD P and Q)\n", units::format_size(r.state_bytes));
   o += fmt::format("\nbuckets: {} (times in ms from the start of the iteration)\n", r.buckets.size());
-  o += fmt::format("{:>6}{:>8}{:>12}{:>12}{:>11}{:>11}{:>11}{:>10}{:>10}\n", "bucket", "tensors", "size",
-                   "wire/GPU", "ready", "start", "end", "encode", "decode");
+  o += fmt::format("{:>6}{:>8}{:>12}{:>12}{:>11}{:>11}{:>11}{:>10}{:>10}\n", "bucket", "tensors", "size", "wire/GPU",
+                   "ready", "start", "end", "encode", "decode");
   for (std::size_t i = 0; i < r.buckets.size() && i < kTableBuckets; ++i) {
     const auto& b = r.buckets[i];
     o += fmt::format("{:>6}{:>8}{:>12}{:>12}{:>11.3f}{:>11.3f}{:>11.3f}{:>10.3f}{:>10.3f}\n", b.index, b.tensors,
@@ -197,7 +196,8 @@ std::string csv_header(bool with_memory) {
   return "scenario,model,profile,profile_source,world_size,micro_batch,accumulation,global_batch,"
          "compression,allreduce_algorithm,overlap,forward_s,backward_s,encode_s,decode_s,"
          "exposed_communication_s,optimizer_s,total_s,samples_per_second,wire_bytes_per_gpu,"
-         "error_feedback_bytes_per_gpu,buckets" + memory +
+         "error_feedback_bytes_per_gpu,buckets" +
+         memory +
          ",ddp_bucket_copy_in_s,ddp_bucket_copy_out_s,ddp_collective_launch_s,ddp_fixed_work_s,input_wait_s"
          ",straggler_wait_s,compute_jitter,band_low_s,band_median_s,band_high_s\n";
 }
@@ -208,17 +208,19 @@ std::string csv_row(const IterationResult& r, const MemoryBreakdown* m) {
     for (const auto& term : memory_terms(*m)) memory += fmt::format(",{:.17g}", term.second);
     memory += fmt::format(",{:.17g},{:.17g},{}", m->total, m->capacity, m->fits() ? "true" : "false");
   }
-  return fmt::format("{},{},{},{},{},{},{},{:g},{},{},{},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{:.6g},{:.6g},{:.6g},{}",
-                     csv_quote(r.scenario), csv_quote(r.model), csv_quote(r.profile_name),
-                     csv_quote(r.profile_source), r.world_size, r.micro_batch, r.accumulation, r.global_batch,
-                     r.compression, r.allreduce_algorithm, r.overlap ? "true" : "false", r.forward, r.backward,
-                     r.encode, r.decode, r.exposed_communication, r.optimizer, r.total, r.samples_per_second,
-                     r.wire_bytes_per_gpu, r.error_feedback_bytes, r.buckets.size()) +
+  return fmt::format(
+             "{},{},{},{},{},{},{},{:g},{},{},{},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{:.6g},{:.6g},{:.6g},"
+             "{}",
+             csv_quote(r.scenario), csv_quote(r.model), csv_quote(r.profile_name), csv_quote(r.profile_source),
+             r.world_size, r.micro_batch, r.accumulation, r.global_batch, r.compression, r.allreduce_algorithm,
+             r.overlap ? "true" : "false", r.forward, r.backward, r.encode, r.decode, r.exposed_communication,
+             r.optimizer, r.total, r.samples_per_second, r.wire_bytes_per_gpu, r.error_feedback_bytes,
+             r.buckets.size()) +
          memory +
-         fmt::format(",{:.9g},{:.9g},{:.9g},{:.9g},{:.9g}", r.bucket_copy_in, r.bucket_copy_out,
-                     r.collective_launch, r.fixed_work, r.input_wait) +
-         fmt::format(",{:.9g},{:.6g},{:.9g},{:.9g},{:.9g}\n", r.straggler_wait, r.compute_jitter, r.band_low,
-                     r.total, r.band_high);
+         fmt::format(",{:.9g},{:.9g},{:.9g},{:.9g},{:.9g}", r.bucket_copy_in, r.bucket_copy_out, r.collective_launch,
+                     r.fixed_work, r.input_wait) +
+         fmt::format(",{:.9g},{:.6g},{:.9g},{:.9g},{:.9g}\n", r.straggler_wait, r.compute_jitter, r.band_low, r.total,
+                     r.band_high);
 }
 
 namespace {
@@ -247,15 +249,37 @@ int step_track(const BucketTiming& b, const StepTiming& s, nlohmann::json& args)
   return kCodec;
 }
 
-using SpanFn = std::function<void(int, const std::string&, double, double, nlohmann::json)>;
+using nlohmann::json;
+
+/// The trace's events as they are added: thread names, complete spans and
+/// instants, in the order of the file.
+struct TraceEvents {
+  json events = json::array();
+  void meta(const char* what, int tid, const std::string& name) {
+    events.push_back({{"ph", "M"}, {"pid", kPid}, {"tid", tid}, {"name", what}, {"args", {{"name", name}}}});
+  }
+  void span(int tid, const std::string& name, double start, double end, json args) {
+    if (!(end > start)) return;
+    events.push_back({{"ph", "X"},
+                      {"pid", kPid},
+                      {"tid", tid},
+                      {"name", name},
+                      {"cat", tid == kCompute ? "compute"
+                              : tid == kComm  ? "communication"
+                                              : "codec"},
+                      {"ts", start * 1e6},
+                      {"dur", (end - start) * 1e6},
+                      {"args", std::move(args)}});
+  }
+};
 
 // The backward's tensors on the compute track: each from the previous one's
 // end, marked when it started beside communication (interference, docs/
-// model.md section 7); where a blocking hook (PowerSGD's synchronize) held
-// the host, the wait from the bucket's ready time to the tensor's recorded
-// end is drawn apart (docs/model.md, "The PowerSGD hook blocks the backward").
-void backward_spans(const IterationResult& r, const SpanFn& span) {
-  using nlohmann::json;
+// model.md section 7: slowed by its figure); where a blocking hook
+// (PowerSGD's synchronize) held the host, the wait from the bucket's ready
+// time to the tensor's recorded end is drawn apart (docs/model.md, "The
+// PowerSGD hook blocks the backward").
+void backward_spans(const IterationResult& r, TraceEvents& tr) {
   // The bucket each tensor completes (buckets hold consecutive tensors).
   std::vector<const BucketTiming*> completes(r.tensor_end.size(), nullptr);
   std::size_t last = 0;
@@ -272,77 +296,87 @@ void backward_spans(const IterationResult& r, const SpanFn& span) {
     }
     const BucketTiming* b = completes[j];
     const double end = b != nullptr && b->ready >= t && b->ready < r.tensor_end[j] ? b->ready : r.tensor_end[j];
-    span(kCompute, "backward " + name, t, end, std::move(args));
+    tr.span(kCompute, "backward " + name, t, end, std::move(args));
     if (end < r.tensor_end[j])
-      span(kCompute, fmt::format("bucket {}: hook holds the host (torch.cuda.synchronize)", b->index), end,
-           r.tensor_end[j], {{"note", "the PowerSGD hook waits for its bucket's last step"}});
+      tr.span(kCompute, fmt::format("bucket {}: hook holds the host (torch.cuda.synchronize)", b->index), end,
+              r.tensor_end[j], {{"note", "the PowerSGD hook waits for its bucket's last step"}});
     t = r.tensor_end[j];
+  }
+}
+
+// The compute stream: folded micro-steps, forward, each tensor's backward
+// (with the interference it met), DDP's work, the optimizer and the waits.
+void compute_spans(const IterationResult& r, TraceEvents& tr) {
+  if (r.folded > 0 && r.sync_every_micro_step)
+    tr.span(kCompute, fmt::format("{} micro-steps, each synchronizing (folded; no_sync off)", r.accumulation - 1), 0,
+            r.folded, {{"note", "each runs as the micro-step below up to the optimizer, added analytically"}});
+  else if (r.folded > 0)
+    tr.span(kCompute, fmt::format("{} micro-steps under no_sync (folded)", r.accumulation - 1), 0, r.folded,
+            {{"note", "forward + backward without communication, added analytically"}});
+  tr.span(kCompute, "forward", r.forward_start, r.backward_start, json::object());
+  backward_spans(r, tr);
+  if (r.bucket_copy_out > 0)
+    tr.span(kCompute, "DDP bucket copy-out (exposed)", r.optimizer_start - r.bucket_copy_out, r.optimizer_start,
+            json::object());
+  tr.span(kCompute, "optimizer", r.optimizer_start, r.optimizer_start + r.optimizer, json::object());
+  if (r.fixed_work > 0)
+    tr.span(kCompute, "DDP fixed work (zero_grad, optimizer launches)", r.optimizer_start + r.optimizer,
+            r.optimizer_start + r.optimizer + r.fixed_work, json::object());
+  if (r.input_wait > 0)
+    tr.span(kCompute, "input pipeline wait", r.total - r.input_wait, r.total,
+            {{"note", "workload.input_rate: the loader delivers micro_batch x accumulation samples no faster"}});
+  if (r.straggler_wait > 0) {
+    tr.span(kCompute, fmt::format("waiting for the slowest of {} ranks", r.world_size), r.backward_end,
+            r.backward_end + r.straggler_wait,
+            {{"note", "stragglers: expected delay of the slowest rank's compute (docs/model.md)"},
+             {"compute_jitter", r.compute_jitter}});
+  }
+}
+
+// Each bucket's ready instant and its steps on their tracks.
+void bucket_spans(const IterationResult& r, TraceEvents& tr) {
+  for (const auto& b : r.buckets) {
+    if (b.ready > 0)
+      tr.events.push_back({{"ph", "i"},
+                           {"pid", kPid},
+                           {"tid", kComm},
+                           {"s", "t"},
+                           {"ts", b.ready * 1e6},
+                           {"name", fmt::format("bucket {} ready", b.index)}});
+    for (const auto& s : b.steps) {
+      json args = {{"bucket", b.index}, {"tensors", b.tensors}, {"bucket_bytes", b.bytes}};
+      const int track = step_track(b, s, args);
+      tr.span(track,
+              track == kComm ? fmt::format("bucket {}: {} ({})", b.index, s.label, units::format_size(s.bytes))
+                             : fmt::format("bucket {}: {}", b.index, s.label),
+              s.start, s.end, std::move(args));
+    }
   }
 }
 
 }  // namespace
 
 std::string chrome_trace(const IterationResult& r) {
-  using nlohmann::json;
-  json events = json::array();
-  const auto meta = [&](const char* what, int tid, const std::string& name) {
-    events.push_back({{"ph", "M"}, {"pid", kPid}, {"tid", tid}, {"name", what}, {"args", {{"name", name}}}});
-  };
-  meta("process_name", 0, "rank 0 (representative of " + std::to_string(r.world_size) + " identical ranks)");
-  meta("thread_name", kCompute, "compute stream");
-  meta("thread_name", kComm, "communication (NCCL)");
-  meta("thread_name", kCodec, "codecs (comm stream)");
+  TraceEvents tr;
+  tr.meta("process_name", 0, "rank 0 (representative of " + std::to_string(r.world_size) + " identical ranks)");
+  tr.meta("thread_name", kCompute, "compute stream");
+  tr.meta("thread_name", kComm, "communication (NCCL)");
+  tr.meta("thread_name", kCodec, "codecs (comm stream)");
   const CodecStreams streams = codec_streams(r);
   if (streams.compute.encode + streams.compute.decode > 0)
-    meta("thread_name", kHookCompute, "hook steps (compute stream)");
-  if (streams.side.encode + streams.side.decode > 0) meta("thread_name", kHookSide, "hook steps (side stream)");
-  const auto span = [&](int tid, const std::string& name, double start, double end, json args) {
-    if (!(end > start)) return;
-    events.push_back({{"ph", "X"}, {"pid", kPid}, {"tid", tid}, {"name", name}, {"cat", tid == kCompute ? "compute" : tid == kComm ? "communication" : "codec"},
-                      {"ts", start * 1e6}, {"dur", (end - start) * 1e6}, {"args", std::move(args)}});
-  };
-  if (r.folded > 0 && r.sync_every_micro_step)
-    span(kCompute, fmt::format("{} micro-steps, each synchronizing (folded; no_sync off)", r.accumulation - 1), 0,
-         r.folded, {{"note", "each runs as the micro-step below up to the optimizer, added analytically"}});
-  else if (r.folded > 0)
-    span(kCompute, fmt::format("{} micro-steps under no_sync (folded)", r.accumulation - 1), 0, r.folded,
-         {{"note", "forward + backward without communication, added analytically"}});
-  span(kCompute, "forward", r.forward_start, r.backward_start, json::object());
-  backward_spans(r, span);
-  if (r.bucket_copy_out > 0)
-    span(kCompute, "DDP bucket copy-out (exposed)", r.optimizer_start - r.bucket_copy_out, r.optimizer_start,
-         json::object());
-  span(kCompute, "optimizer", r.optimizer_start, r.optimizer_start + r.optimizer, json::object());
-  if (r.fixed_work > 0)
-    span(kCompute, "DDP fixed work (zero_grad, optimizer launches)", r.optimizer_start + r.optimizer,
-         r.optimizer_start + r.optimizer + r.fixed_work, json::object());
-  if (r.input_wait > 0)
-    span(kCompute, "input pipeline wait", r.total - r.input_wait, r.total,
-         {{"note", "workload.input_rate: the loader delivers micro_batch x accumulation samples no faster"}});
-  if (r.straggler_wait > 0) {
-    span(kCompute, fmt::format("waiting for the slowest of {} ranks", r.world_size), r.backward_end,
-         r.backward_end + r.straggler_wait,
-         {{"note", "stragglers: expected delay of the slowest rank's compute (docs/model.md)"},
-          {"compute_jitter", r.compute_jitter}});
-  }
-  for (const auto& b : r.buckets) {
-    if (b.ready > 0)
-      events.push_back({{"ph", "i"}, {"pid", kPid}, {"tid", kComm}, {"s", "t"}, {"ts", b.ready * 1e6},
-                        {"name", fmt::format("bucket {} ready", b.index)}});
-    for (const auto& s : b.steps) {
-      json args = {{"bucket", b.index}, {"tensors", b.tensors}, {"bucket_bytes", b.bytes}};
-      const int track = step_track(b, s, args);
-      span(track,
-           track == kComm ? fmt::format("bucket {}: {} ({})", b.index, s.label, units::format_size(s.bytes))
-                : fmt::format("bucket {}: {}", b.index, s.label),
-           s.start, s.end, std::move(args));
-    }
-  }
-  json doc = {{"traceEvents", events},
+    tr.meta("thread_name", kHookCompute, "hook steps (compute stream)");
+  if (streams.side.encode + streams.side.decode > 0) tr.meta("thread_name", kHookSide, "hook steps (side stream)");
+  compute_spans(r, tr);
+  bucket_spans(r, tr);
+  json doc = {{"traceEvents", tr.events},
               {"displayTimeUnit", "ms"},
               {"otherData",
-               {{"schema", kTraceSchema}, {"scenario", r.scenario}, {"model", r.model}, {"profile", r.profile_name},
-                {"profile_detail", r.profile_detail}, {"total_s", r.total}}}};
+               {{"schema", kTraceSchema},
+                {"scenario", r.scenario},
+                {"model", r.model},
+                {"profile", r.profile_name},
+                {"profile_detail", r.profile_detail},
+                {"total_s", r.total}}}};
   return doc.dump(1);
 }
 

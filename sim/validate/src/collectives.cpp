@@ -51,9 +51,7 @@ void label_pairs(CaseResult& r, const ClusterSpec& cluster, const engine::Collec
   }
 }
 
-std::string percent(const std::optional<double>& x) {
-  return x ? fmt::format("{:.1f}%", 100 * *x) : std::string("-");
-}
+std::string percent(const std::optional<double>& x) { return x ? fmt::format("{:.1f}%", 100 * *x) : std::string("-"); }
 
 std::string signed_percent(const std::optional<double>& x) {
   return x ? fmt::format("{:+.1f}%", 100 * *x) : std::string("(rounded to 0)");
@@ -71,7 +69,8 @@ std::string verdict(const CaseResult& r) {
 CollectiveCase load_collective_case(const std::string& path) {
   const auto doc = yaml::load_file(path);
   const auto root = doc.root();
-  root.allow_keys(case_header_keys({"cluster", "op", "algorithm", "protocol", "published_algorithm", "unit", "points"}));
+  root.allow_keys(
+      case_header_keys({"cluster", "op", "algorithm", "protocol", "published_algorithm", "unit", "points"}));
   CollectiveCase c;
   static_cast<CaseHeader&>(c) = read_case_header(root, path);
   const auto cluster = root.required("cluster");
@@ -157,15 +156,16 @@ std::string summary_line(const std::vector<CaseResult>& results) {
   const auto median = [](const std::vector<double>& v) {
     return v.empty() ? std::optional<double>() : std::optional<double>(fit::median(v));
   };
-  return fmt::format("Collective cases: {}, {} within target, {} outside; median |error| {} below 1 MiB (target <= "
-                     "{:.0f}%), {} from 1 MiB (target <= {:.0f}%), over {} scored points.\n",
-                     results.size(), within, outside, percent(median(small)), 100 * kTargetSmall,
-                     percent(median(large)), 100 * kTargetLarge, small.size() + large.size());
+  return fmt::format(
+      "Collective cases: {}, {} within target, {} outside; median |error| {} below 1 MiB (target <= "
+      "{:.0f}%), {} from 1 MiB (target <= {:.0f}%), over {} scored points.\n",
+      results.size(), within, outside, percent(median(small)), 100 * kTargetSmall, percent(median(large)),
+      100 * kTargetLarge, small.size() + large.size());
 }
 
 std::string render_summary(const std::vector<CaseResult>& results) {
-  std::string out = fmt::format("{:<5} {:<40} {:>5} {:>14} {:>14} {:>10}  {}\n", "id", "case", "GPUs",
-                                "median <1MiB", "median >=1MiB", "worst", "verdict");
+  std::string out = fmt::format("{:<5} {:<40} {:>5} {:>14} {:>14} {:>10}  {}\n", "id", "case", "GPUs", "median <1MiB",
+                                "median >=1MiB", "worst", "verdict");
   for (const auto& r : results)
     out += fmt::format("{:<5} {:<40} {:>5} {:>14} {:>14} {:>10}  {}\n", r.c.devset, r.c.name, r.gpus,
                        percent(r.median_small), percent(r.median_large), percent(r.worst), verdict(r));
@@ -174,21 +174,23 @@ std::string render_summary(const std::vector<CaseResult>& results) {
 
 std::string render_markdown(const std::vector<CaseResult>& results) {
   std::string out;
-  out += "| id | case | GPUs | op / gradwire algorithm | published algorithm | median abs error < 1 MiB "
-         "| median abs error >= 1 MiB | worst | verdict |\n|---|---|---|---|---|---|---|---|---|\n";
+  out +=
+      "| id | case | GPUs | op / gradwire algorithm | published algorithm | median abs error < 1 MiB "
+      "| median abs error >= 1 MiB | worst | verdict |\n|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& r : results)
-    out += fmt::format("| {} | {} | {} | {} / {} | {} | {} | {} | {} at {} | {} |\n", r.c.devset, r.c.name,
-                       r.gpus, r.c.op, algo_label(r.c),
-                       r.c.published_algorithm.empty() ? "not stated" : r.c.published_algorithm,
-                       percent(r.median_small), percent(r.median_large), percent(r.worst),
-                       units::format_size(r.worst_bytes), verdict(r));
+    out +=
+        fmt::format("| {} | {} | {} | {} / {} | {} | {} | {} | {} at {} | {} |\n", r.c.devset, r.c.name, r.gpus, r.c.op,
+                    algo_label(r.c), r.c.published_algorithm.empty() ? "not stated" : r.c.published_algorithm,
+                    percent(r.median_small), percent(r.median_large), percent(r.worst),
+                    units::format_size(r.worst_bytes), verdict(r));
   for (const auto& r : results) {
     out += fmt::format("\n### {} `{}`\n\n", r.c.devset, r.c.name);
-    out += fmt::format("{} GPUs, {} simulated as `{}` on `{}`; published: {} (confidence: {}).\n", r.gpus,
-                       r.c.op, algo_label(r.c), shown_path(r.c.cluster_file), r.c.source, r.c.confidence);
+    out += fmt::format("{} GPUs, {} simulated as `{}` on `{}`; published: {} (confidence: {}).\n", r.gpus, r.c.op,
+                       algo_label(r.c), shown_path(r.c.cluster_file), r.c.source, r.c.confidence);
     if (!r.c.gap.empty()) out += "\nMechanism gradwire lacks: " + r.c.gap + "\n";
-    out += "\n| size | published busbw (GB/s) | predicted busbw (GB/s) | predicted time (us) | error | "
-           "gradwire algorithm/protocol |\n|---|---|---|---|---|---|\n";
+    out +=
+        "\n| size | published busbw (GB/s) | predicted busbw (GB/s) | predicted time (us) | error | "
+        "gradwire algorithm/protocol |\n|---|---|---|---|---|---|\n";
     for (const auto& p : r.points)
       out += fmt::format("| {} | {:.2f} | {:.2f} | {:.2f} | {} | {} |\n", units::format_size(p.published.bytes),
                          p.published.busbw / 1e9, p.predicted_busbw / 1e9, p.predicted_time * 1e6,
@@ -198,10 +200,16 @@ std::string render_markdown(const std::vector<CaseResult>& results) {
 }
 
 nlohmann::ordered_json collective_case_json(const CaseResult& r) {
-  nlohmann::ordered_json c{{"case", r.c.name},      {"devset", r.c.devset}, {"file", r.c.file},
-                           {"source", r.c.source},  {"confidence", r.c.confidence},
-                           {"cluster", shown_path(r.c.cluster_file)}, {"gpus", r.gpus}, {"op", r.c.op},
-                           {"algorithm", r.c.algorithm}, {"protocol", r.c.protocol},
+  nlohmann::ordered_json c{{"case", r.c.name},
+                           {"devset", r.c.devset},
+                           {"file", r.c.file},
+                           {"source", r.c.source},
+                           {"confidence", r.c.confidence},
+                           {"cluster", shown_path(r.c.cluster_file)},
+                           {"gpus", r.gpus},
+                           {"op", r.c.op},
+                           {"algorithm", r.c.algorithm},
+                           {"protocol", r.c.protocol},
                            {"published_algorithm", r.c.published_algorithm},
                            {"gap", r.c.gap}};
   auto opt = [](const std::optional<double>& x) { return x ? nlohmann::ordered_json(*x) : nullptr; };

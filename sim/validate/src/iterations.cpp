@@ -191,8 +191,7 @@ std::string summary_lines(const IterationSummary& s) {
       "Compression and accumulation cases: {} scored, {} with the published sign, {} with it and within "
       "{:.0f}%.\nUnscored cases: {}.\n",
       s.ddp_scored, opt_percent(s.ddp_median, false), 100 * kTargetDdpMedian, opt_percent(s.ddp_worst, false),
-      100 * kTargetDdpWorst, s.speedup_scored, s.speedup_sign_ok, s.speedup_within, 100 * kTargetSpeedup,
-      s.unscored);
+      100 * kTargetDdpWorst, s.speedup_scored, s.speedup_sign_ok, s.speedup_within, 100 * kTargetSpeedup, s.unscored);
 }
 
 std::string published_text(const IterationCaseResult& r) {
@@ -202,8 +201,8 @@ std::string published_text(const IterationCaseResult& r) {
 }  // namespace
 
 std::string render_iterations_summary(const std::vector<IterationCaseResult>& results) {
-  std::string out = fmt::format("{:<5} {:<44} {:>5} {:<19} {:>10} {:>10} {:>8}  {}\n", "id", "case", "GPUs",
-                                "quantity", "published", "predicted", "error", "verdict");
+  std::string out = fmt::format("{:<5} {:<44} {:>5} {:<19} {:>10} {:>10} {:>8}  {}\n", "id", "case", "GPUs", "quantity",
+                                "published", "predicted", "error", "verdict");
   for (const auto& r : results)
     out += fmt::format("{:<5} {:<44} {:>5} {:<19} {:>10} {:>10} {:>8}  {}\n", r.c.devset, r.c.name,
                        r.c.scenario.cluster.world_size(), r.c.quantity, published_text(r),
@@ -213,16 +212,16 @@ std::string render_iterations_summary(const std::vector<IterationCaseResult>& re
 
 std::string render_iterations_markdown(const std::vector<IterationCaseResult>& results) {
   std::string out = summary_lines(summarise(results));
-  out += "\n| id | case | kind | GPUs | model | quantity | published | predicted | error | verdict |\n"
-         "|---|---|---|---|---|---|---|---|---|---|\n";
+  out +=
+      "\n| id | case | kind | GPUs | model | quantity | published | predicted | error | verdict |\n"
+      "|---|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& r : results)
     out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", r.c.devset, r.c.name, r.c.kind,
-                       r.c.scenario.cluster.world_size(), r.c.scenario.workload->model, r.c.quantity,
-                       published_text(r), figure(r.c.quantity, r.predicted), opt_percent(r.error, true),
-                       verdict(r));
+                       r.c.scenario.cluster.world_size(), r.c.scenario.workload->model, r.c.quantity, published_text(r),
+                       figure(r.c.quantity, r.predicted), opt_percent(r.error, true), verdict(r));
   for (const auto& r : results) {
-    out += fmt::format("\n#### {} `{}`\n\nSource: {} (confidence: {}). Setup: {}\n", r.c.devset, r.c.name,
-                       r.c.source, r.c.confidence, r.c.setup);
+    out += fmt::format("\n#### {} `{}`\n\nSource: {} (confidence: {}). Setup: {}\n", r.c.devset, r.c.name, r.c.source,
+                       r.c.confidence, r.c.setup);
     out += fmt::format("\nPredicted iteration time {:.4f} s", r.time);
     if (r.baseline_time) out += fmt::format(", baseline {:.4f} s", *r.baseline_time);
     out += ".\n";
@@ -237,17 +236,32 @@ nlohmann::ordered_json iterations_section_json(const std::vector<IterationCaseRe
   auto opt = [](const auto& x) { return x ? nlohmann::ordered_json(*x) : nlohmann::ordered_json(nullptr); };
   nlohmann::ordered_json cases = nlohmann::ordered_json::array();
   for (const auto& r : results)
-    cases.push_back({{"case", r.c.name},          {"devset", r.c.devset},       {"file", r.c.file},
-                     {"source", r.c.source},      {"confidence", r.c.confidence}, {"kind", r.c.kind},
-                     {"gpus", r.c.scenario.cluster.world_size()}, {"model", r.c.scenario.workload->model},
-                     {"quantity", r.c.quantity},  {"published", opt(r.c.published)}, {"predicted", r.predicted},
-                     {"time_s", r.time},          {"baseline_time_s", opt(r.baseline_time)},
-                     {"error", opt(r.error)},     {"same_sign", opt(r.same_sign)}, {"verdict", verdict(r)},
-                     {"assumed", r.c.assumed},    {"gap", r.c.gap},             {"unscored", r.c.unscored}});
+    cases.push_back({{"case", r.c.name},
+                     {"devset", r.c.devset},
+                     {"file", r.c.file},
+                     {"source", r.c.source},
+                     {"confidence", r.c.confidence},
+                     {"kind", r.c.kind},
+                     {"gpus", r.c.scenario.cluster.world_size()},
+                     {"model", r.c.scenario.workload->model},
+                     {"quantity", r.c.quantity},
+                     {"published", opt(r.c.published)},
+                     {"predicted", r.predicted},
+                     {"time_s", r.time},
+                     {"baseline_time_s", opt(r.baseline_time)},
+                     {"error", opt(r.error)},
+                     {"same_sign", opt(r.same_sign)},
+                     {"verdict", verdict(r)},
+                     {"assumed", r.c.assumed},
+                     {"gap", r.c.gap},
+                     {"unscored", r.c.unscored}});
   const IterationSummary s = summarise(results);
-  nlohmann::ordered_json summary{{"ddp_scored", s.ddp_scored},           {"ddp_median_abs_error", opt(s.ddp_median)},
-                                 {"ddp_worst_abs_error", opt(s.ddp_worst)}, {"speedup_scored", s.speedup_scored},
-                                 {"speedup_sign_ok", s.speedup_sign_ok},  {"speedup_within", s.speedup_within},
+  nlohmann::ordered_json summary{{"ddp_scored", s.ddp_scored},
+                                 {"ddp_median_abs_error", opt(s.ddp_median)},
+                                 {"ddp_worst_abs_error", opt(s.ddp_worst)},
+                                 {"speedup_scored", s.speedup_scored},
+                                 {"speedup_sign_ok", s.speedup_sign_ok},
+                                 {"speedup_within", s.speedup_within},
                                  {"unscored", s.unscored}};
   return nlohmann::ordered_json{{"cases", cases}, {"summary", summary}};
 }

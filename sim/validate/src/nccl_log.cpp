@@ -36,8 +36,8 @@ CollectiveCase case_from_log(const nccl_tests::Log& log, CollectiveOp op, int wo
 std::string render_comparison(const CaseResult& r) {
   std::string out = fmt::format("# {:>12} {:>12} {:>12} {:>10} {:>10} {:>8}\n", "size", "measured", "predicted",
                                 "measured", "predicted", "error");
-  out += fmt::format("# {:>12} {:>12} {:>12} {:>10} {:>10} {:>8}\n", "(B)", "time (us)", "time (us)",
-                     "busbw GB/s", "busbw GB/s", "(busbw)");
+  out += fmt::format("# {:>12} {:>12} {:>12} {:>10} {:>10} {:>8}\n", "(B)", "time (us)", "time (us)", "busbw GB/s",
+                     "busbw GB/s", "(busbw)");
   for (const auto& p : r.points)
     out += fmt::format("  {:>12.0f} {:>12.2f} {:>12.2f} {:>10.2f} {:>10.2f} {:>+7.1f}%\n", p.published.bytes,
                        p.published.time.value_or(0) * 1e6, p.predicted_time * 1e6, p.published.busbw / 1e9,

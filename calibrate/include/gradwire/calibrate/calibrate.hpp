@@ -15,20 +15,20 @@
 namespace gw::calibrate {
 
 struct Options {
-  std::string device = "cuda";          ///< "cuda" or "cpu"
-  std::string out;                      ///< profile path (written atomically)
-  std::string name;                     ///< profile name; default "<device>-measured-<date>"
-  std::vector<double> sizes;            ///< codec sizes in elements; empty = device default
-  std::vector<double> collective_sizes; ///< collective sizes in bytes (nccl-tests "size"); empty = default
-  std::vector<std::string> codecs;      ///< empty = every codec of the compressor table the backend has
+  std::string device = "cuda";            ///< "cuda" or "cpu"
+  std::string out;                        ///< profile path (written atomically)
+  std::string name;                       ///< profile name; default "<device>-measured-<date>"
+  std::vector<double> sizes;              ///< codec sizes in elements; empty = device default
+  std::vector<double> collective_sizes;   ///< collective sizes in bytes (nccl-tests "size"); empty = default
+  std::vector<std::string> codecs;        ///< empty = every codec of the compressor table the backend has
   std::vector<CollectiveOp> collectives;  ///< empty = all five
-  int repeats = 0;                      ///< 0 = device default
-  int warmup = -1;                      ///< -1 = device default
-  double max_seconds = 0;               ///< total budget; 0 = device default
+  int repeats = 0;                        ///< 0 = device default
+  int warmup = -1;                        ///< -1 = device default
+  double max_seconds = 0;                 ///< total budget; 0 = device default
   bool quick = false;
-  bool mpi = false;                     ///< --mpi: collectives across the ranks of an MPI job (cuda: NCCL; cpu: MPI's own)
-  bool interference = true;             ///< measure the slow-downs under concurrency (--no-interference: off)
-  std::string command;                  ///< the command line, recorded in the profile
+  bool mpi = false;          ///< --mpi: collectives across the ranks of an MPI job (cuda: NCCL; cpu: MPI's own)
+  bool interference = true;  ///< measure the slow-downs under concurrency (--no-interference: off)
+  std::string command;       ///< the command line, recorded in the profile
 };
 
 /// Facts about the measured device.
@@ -73,8 +73,7 @@ class Backend {
                           const std::function<void()>& ready) = 0;
   /// One GEMM C[m x n] = A[m x k] B[k x n] in a precision (fp32, tf32, bf16,
   /// fp16). Throws std::runtime_error when the precision is not available.
-  virtual std::vector<double> time_gemm(const std::string& precision, int m, int n, int k, int warmup,
-                                        int repeats) = 0;
+  virtual std::vector<double> time_gemm(const std::string& precision, int m, int n, int k, int warmup, int repeats) = 0;
   /// Starts `count` GEMMs C[m x n] = A[m x k] B[k x n] in `precision`
   /// beside whatever the caller runs next, and returns at once. Throws
   /// std::runtime_error when the precision is not available, or when the
@@ -96,8 +95,7 @@ class Backend {
   /// One collective over `gpus` GPUs; bytes as nccl-tests "size" (the whole
   /// buffer of one rank for allreduce/broadcast/alltoall, the gathered total
   /// for allgather/reducescatter).
-  virtual std::vector<double> time_collective(CollectiveOp op, int gpus, double bytes, int warmup,
-                                              int repeats) = 0;
+  virtual std::vector<double> time_collective(CollectiveOp op, int gpus, double bytes, int warmup, int repeats) = 0;
   /// NCCL_* variables in the environment (recorded in the profile).
   virtual std::map<std::string, std::string> nccl_env() { return {}; }
   /// Facts about the run for the profile's notes (MPI library, hosts, ...).
@@ -112,7 +110,7 @@ class Backend {
 /// collectives until finish().
 class MpiRun {
  public:
-  virtual ~MpiRun() = default;   ///< finalizes MPI
+  virtual ~MpiRun() = default;  ///< finalizes MPI
   virtual int rank() const = 0;
   virtual int world_size() const = 0;
   /// Rank 0: codecs, GEMM and copy on its own device; collectives over all ranks.

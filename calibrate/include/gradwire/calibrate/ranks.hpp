@@ -44,8 +44,8 @@ int local_device(int local_rank, int local_size, int visible_gpus, const std::st
 struct Command {
   enum Kind : int { kStopOk = 0, kStopFailed = 1, kCollective = 2 };
   Kind kind = kStopOk;
-  CollectiveOp op = CollectiveOp::AllReduce;   ///< sent as its index in gw::collective_ops()
-  double bytes = 0;       ///< nccl-tests "size"
+  CollectiveOp op = CollectiveOp::AllReduce;  ///< sent as its index in gw::collective_ops()
+  double bytes = 0;                           ///< nccl-tests "size"
   int warmup = 0;
   int repeats = 0;
 };

@@ -16,12 +16,11 @@ float half_bits_to_float(std::uint16_t h);
 float bf16_bits_to_float(std::uint16_t h);
 
 /// out[i] = cast(prescale * x[i]) (the product rounded to float first; skipped when prescale == 1).
-void cast_encode_cpu(CastKind kind, const float* x, std::size_t n, float prescale,
-                     std::uint16_t* out);
+void cast_encode_cpu(CastKind kind, const float* x, std::size_t n, float prescale, std::uint16_t* out);
 /// y[i] = float(in[i]).
 void cast_decode_cpu(CastKind kind, const std::uint16_t* in, std::size_t n, float* y);
 /// Fused encode + error feedback: out as cast_encode_cpu, residual[i] = fl(prescale*x[i]) - decode(out[i]).
-void cast_encode_ef_cpu(CastKind kind, const float* x, std::size_t n, float prescale,
-                        std::uint16_t* out, float* residual);
+void cast_encode_ef_cpu(CastKind kind, const float* x, std::size_t n, float prescale, std::uint16_t* out,
+                        float* residual);
 
 }  // namespace gw::kernels

@@ -12,9 +12,7 @@ inline constexpr int kChunkThreads = 256;
 inline constexpr int kChunkVector = 4;
 
 /// Number of chunks covering n values (0 for n == 0).
-inline std::size_t chunk_count(std::size_t n, std::size_t chunk) {
-  return chunk == 0 ? 0 : (n + chunk - 1) / chunk;
-}
+inline std::size_t chunk_count(std::size_t n, std::size_t chunk) { return chunk == 0 ? 0 : (n + chunk - 1) / chunk; }
 
 /// Throws std::invalid_argument unless chunk is a positive multiple of 32.
 void check_chunk(std::size_t chunk);

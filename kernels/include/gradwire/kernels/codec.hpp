@@ -70,8 +70,7 @@ std::vector<std::string> codec_names();
 
 /// Makes a CPU codec; throws std::invalid_argument for an unknown name or a
 /// bad configuration.
-std::unique_ptr<Codec> make_cpu_codec(const std::string& name, std::size_t n,
-                                      const CodecConfig& cfg);
+std::unique_ptr<Codec> make_cpu_codec(const std::string& name, std::size_t n, const CodecConfig& cfg);
 
 /// K = clamp(ceil(ratio * n), 1, n) for n > 0 (0 for n == 0); shared by topk and randomk.
 std::size_t sparse_count(std::size_t n, double ratio);

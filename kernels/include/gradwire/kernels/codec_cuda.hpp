@@ -17,8 +17,7 @@ namespace gw::kernels {
 bool cuda_device_available(std::string* why = nullptr);
 
 /// Factory signature of one CUDA codec (registered in kernels/cuda/registry.cpp).
-using CudaCodecFactory = std::unique_ptr<Codec> (*)(std::size_t n, const CodecConfig& cfg,
-                                                     cudaStream_t stream);
+using CudaCodecFactory = std::unique_ptr<Codec> (*)(std::size_t n, const CodecConfig& cfg, cudaStream_t stream);
 
 /// Names registered for the CUDA backend (same order and spelling as codec_names()).
 std::vector<std::string> cuda_codec_names();
@@ -27,7 +26,7 @@ std::vector<std::string> cuda_codec_names();
 /// buffers and workspaces are allocated here, never in encode()/decode().
 /// Throws std::invalid_argument for an unknown name, std::runtime_error on a
 /// CUDA error.
-std::unique_ptr<Codec> make_cuda_codec(const std::string& name, std::size_t n,
-                                       const CodecConfig& cfg, cudaStream_t stream);
+std::unique_ptr<Codec> make_cuda_codec(const std::string& name, std::size_t n, const CodecConfig& cfg,
+                                       cudaStream_t stream);
 
 }  // namespace gw::kernels

@@ -100,8 +100,7 @@ struct FeistelPermutation {
 };
 
 /// The permutation used by Random-K for (seed, step) over n elements.
-inline FeistelPermutation make_randomk_permutation(std::uint64_t n, std::uint64_t seed,
-                                                   std::uint64_t step) {
+inline FeistelPermutation make_randomk_permutation(std::uint64_t n, std::uint64_t seed, std::uint64_t step) {
   FeistelPermutation p;
   p.n = n;
   std::uint32_t bits = 2;

@@ -39,16 +39,14 @@ inline int powersgd_effective_rank(std::int64_t m, std::int64_t n, int rank) noe
 /// torch's test: compress only when (m + n) r * min_compression_rate < m n.
 inline bool powersgd_worth_compressing(std::int64_t m, std::int64_t n, int rank,
                                        double min_compression_rate = 2.0) noexcept {
-  return static_cast<double>(m + n) * rank * min_compression_rate <
-         static_cast<double>(m) * static_cast<double>(n);
+  return static_cast<double>(m + n) * rank * min_compression_rate < static_cast<double>(m) * static_cast<double>(n);
 }
 
 /// (rows, cols) of the matrix the "powersgd" codec makes of n values:
 /// rows x cols when both are non-zero (their product must be n), otherwise
 /// the most square factorization rows * cols = n with rows <= cols (a prime n
 /// gives 1 x n). Throws std::invalid_argument for n == 0 or a bad shape.
-std::pair<std::size_t, std::size_t> powersgd_matrix_shape(std::size_t n, std::size_t rows = 0,
-                                                          std::size_t cols = 0);
+std::pair<std::size_t, std::size_t> powersgd_matrix_shape(std::size_t n, std::size_t rows = 0, std::size_t cols = 0);
 
 /// Fills the n x r warm-start Q with N(0, 1) values from a fixed generator
 /// (mt19937_64 + Box-Muller), identical on every platform for a given seed.
@@ -67,14 +65,12 @@ void powersgd_orthogonalize_cpu(T* P, std::int64_t m, int r, double eps = 0.0);
 template <class T>
 void powersgd_compute_q_cpu(const T* M, std::int64_t m, std::int64_t n, const T* P, int r, T* Q);
 template <class T>
-void powersgd_decompress_cpu(const T* P, const T* Q, std::int64_t m, std::int64_t n, int r,
-                             T* out);
+void powersgd_decompress_cpu(const T* P, const T* Q, std::int64_t m, std::int64_t n, int r, T* out);
 
 /// All four steps back to back for one worker (no all-reduce): P, Q updated,
 /// out = P Q^T.
 template <class T>
-void powersgd_step_cpu(const T* M, std::int64_t m, std::int64_t n, int r, T* P, T* Q, T* out,
-                       double eps = 0.0);
+void powersgd_step_cpu(const T* M, std::int64_t m, std::int64_t n, int r, T* P, T* Q, T* out, double eps = 0.0);
 
 /// Bytes on the wire of one worker per iteration: (m + n) r fp32 (P and Q).
 inline std::size_t powersgd_wire_bytes(std::int64_t m, std::int64_t n, int r) noexcept {
@@ -103,8 +99,7 @@ inline int powersgd_ortho_blocks(std::int64_t m) noexcept {
 /// block does it): per-block partial sums of r doubles.
 inline std::size_t powersgd_workspace_bytes(std::int64_t m, int r) noexcept {
   if (m <= kPowersgdOrthoSmallRows || r <= 0) return 0;
-  return static_cast<std::size_t>(powersgd_ortho_blocks(m)) * static_cast<std::size_t>(r) *
-         sizeof(double);
+  return static_cast<std::size_t>(powersgd_ortho_blocks(m)) * static_cast<std::size_t>(r) * sizeof(double);
 }
 
 }  // namespace gw::kernels

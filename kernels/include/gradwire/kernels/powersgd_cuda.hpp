@@ -50,27 +50,23 @@ class PowerSgdBlas {
 };
 
 /// P = M Q (cuBLAS SGEMM).
-cudaError_t powersgd_compute_p_cuda(PowerSgdBlas& blas, const float* M, std::int64_t m,
-                                    std::int64_t n, const float* Q, int r, float* P,
-                                    cudaStream_t stream);
+cudaError_t powersgd_compute_p_cuda(PowerSgdBlas& blas, const float* M, std::int64_t m, std::int64_t n, const float* Q,
+                                    int r, float* P, cudaStream_t stream);
 
 /// Modified Gram-Schmidt over the r columns of P, in place. One fused block
 /// when m <= kPowersgdOrthoSmallRows (workspace may be null); otherwise two
 /// launches per column with per-block partial sums in `workspace`
 /// (powersgd_workspace_bytes(m, r)). Column sums are accumulated in double
 /// in a fixed order (deterministic run to run).
-cudaError_t powersgd_orthogonalize_p_cuda(float* P, std::int64_t m, int r, float eps,
-                                          void* workspace, std::size_t workspace_bytes,
-                                          cudaStream_t stream);
+cudaError_t powersgd_orthogonalize_p_cuda(float* P, std::int64_t m, int r, float eps, void* workspace,
+                                          std::size_t workspace_bytes, cudaStream_t stream);
 
 /// Q = M^T P (cuBLAS SGEMM); Q doubles as the warm start of the next call.
-cudaError_t powersgd_compute_q_cuda(PowerSgdBlas& blas, const float* M, std::int64_t m,
-                                    std::int64_t n, const float* P, int r, float* Q,
-                                    cudaStream_t stream);
+cudaError_t powersgd_compute_q_cuda(PowerSgdBlas& blas, const float* M, std::int64_t m, std::int64_t n, const float* P,
+                                    int r, float* Q, cudaStream_t stream);
 
 /// out = P Q^T, m x n row-major (cuBLAS SGEMM).
-cudaError_t powersgd_decompress_cuda(PowerSgdBlas& blas, const float* P, const float* Q,
-                                     std::int64_t m, std::int64_t n, int r, float* out,
-                                     cudaStream_t stream);
+cudaError_t powersgd_decompress_cuda(PowerSgdBlas& blas, const float* P, const float* Q, std::int64_t m, std::int64_t n,
+                                     int r, float* out, cudaStream_t stream);
 
 }  // namespace gw::kernels

@@ -24,7 +24,6 @@ void randomk_encode_cpu(const float* x, std::size_t n, const RandomKParams& p, f
 /// y = 0 except y[idx[j]] = values[j].
 void randomk_decode_cpu(const float* values, std::size_t n, const RandomKParams& p, float* y);
 /// Fused encode + residual: residual[i] = 0 where i is selected, x[i] elsewhere.
-void randomk_encode_ef_cpu(const float* x, std::size_t n, const RandomKParams& p, float* values,
-                           float* residual);
+void randomk_encode_ef_cpu(const float* x, std::size_t n, const RandomKParams& p, float* values, float* residual);
 
 }  // namespace gw::kernels

@@ -17,23 +17,20 @@ inline std::size_t sign_wire_bytes(std::size_t n, std::size_t chunk) {
 }
 
 /// words[sign_word_count(n)], scales[sign_scale_count]; bit = (x >= 0).
-void sign_encode_cpu(const float* x, std::size_t n, std::size_t chunk, std::uint32_t* words,
-                     float* scales);
+void sign_encode_cpu(const float* x, std::size_t n, std::size_t chunk, std::uint32_t* words, float* scales);
 /// y[i] = bit ? scale : -scale.
-void sign_decode_cpu(const std::uint32_t* words, const float* scales, std::size_t n,
-                     std::size_t chunk, float* y);
+void sign_decode_cpu(const std::uint32_t* words, const float* scales, std::size_t n, std::size_t chunk, float* y);
 /// Fused encode + residual[i] = x[i] - decode[i].
-void sign_encode_ef_cpu(const float* x, std::size_t n, std::size_t chunk, std::uint32_t* words,
-                        float* scales, float* residual);
+void sign_encode_ef_cpu(const float* x, std::size_t n, std::size_t chunk, std::uint32_t* words, float* scales,
+                        float* residual);
 /// Majority vote of `workers` messages stored worker-major (words: workers x
 /// sign_word_count(n); scales: workers x sign_scale_count). y[i] = sign of the
 /// vote (0 on a tie) times the workers' mean scale of the chunk.
-void majority_vote_decode_cpu(const std::uint32_t* words, const float* scales, int workers,
-                              std::size_t n, std::size_t chunk, float* y);
+void majority_vote_decode_cpu(const std::uint32_t* words, const float* scales, int workers, std::size_t n,
+                              std::size_t chunk, float* y);
 
 /// Synthetic peer `peer` (>= 1) of the majority_vote Codec: x with the sign of
 /// element i flipped when uniform01(stream_key(seed, kTagPeers), peer * n + i) < 0.25.
-void majority_vote_peer_input(const float* x, std::size_t n, std::uint64_t seed, int peer,
-                              float* out);
+void majority_vote_peer_input(const float* x, std::size_t n, std::uint64_t seed, int peer, float* out);
 
 }  // namespace gw::kernels

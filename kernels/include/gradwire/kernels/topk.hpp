@@ -32,32 +32,28 @@ inline std::uint32_t topk_key(float x) noexcept {
 void topk_check_sizes(std::size_t n, std::size_t k);
 
 /// CPU twin: the k largest-magnitude elements of x[0..n), indices ascending.
-void topk_encode_cpu(const float* x, std::size_t n, std::size_t k, float* values,
-                     std::int32_t* indices);
+void topk_encode_cpu(const float* x, std::size_t n, std::size_t k, float* values, std::int32_t* indices);
 
 /// Fused encode + error feedback: as topk_encode_cpu, and
 /// residual[i] = x[i] - y[i] (one float subtraction) with y = decode(message),
 /// i.e. fl(x - x) where selected (0 for finite x) and x elsewhere.
-void topk_encode_ef_cpu(const float* x, std::size_t n, std::size_t k, float* values,
-                        std::int32_t* indices, float* residual);
+void topk_encode_ef_cpu(const float* x, std::size_t n, std::size_t k, float* values, std::int32_t* indices,
+                        float* residual);
 
 /// Decode: y[0..n) = 0, then y[indices[i]] = values[i].
 /// Indices must be in [0, n) (checked, std::invalid_argument otherwise).
-void topk_decode_cpu(const float* values, const std::int32_t* indices, std::size_t k,
-                     std::size_t n, float* y);
+void topk_decode_cpu(const float* values, const std::int32_t* indices, std::size_t k, std::size_t n, float* y);
 
 /// All-gathered decode: `workers` blocks of k (values, indices) laid out one
 /// after the other (worker w at offset w*k, as an all-gather leaves them).
 /// y = 0, then for w = 0..workers-1 in order: y[idx] += value.
 /// The worker order is fixed so the float sum is reproducible; the CUDA twin
 /// adds in the same order and is bit-identical.
-void topk_decode_gathered_cpu(const float* values, const std::int32_t* indices,
-                              std::size_t workers, std::size_t k, std::size_t n, float* y);
+void topk_decode_gathered_cpu(const float* values, const std::int32_t* indices, std::size_t workers, std::size_t k,
+                              std::size_t n, float* y);
 
 /// Bytes of each wire message for one worker: k fp32 values + k int32 indices.
-inline std::size_t topk_wire_bytes(std::size_t k) noexcept {
-  return k * (sizeof(float) + sizeof(std::int32_t));
-}
+inline std::size_t topk_wire_bytes(std::size_t k) noexcept { return k * (sizeof(float) + sizeof(std::int32_t)); }
 
 // ---------------------------------------------------------------------------
 // Workspace of the CUDA radix select (gw::kernels::cuda::topk). Pure
@@ -73,16 +69,16 @@ inline constexpr int kTopkBins2 = 512;
 
 /// Byte offsets of the parts of the radix-select workspace (256-byte aligned).
 struct TopkWorkspaceLayout {
-  std::size_t state = 0;       ///< 16 uint32 of selection state
-  std::size_t hist = 0;        ///< kTopkBins0 + kTopkBins1 + kTopkBins2 uint32
-  std::size_t tile_gt = 0;     ///< per tile: elements with key > threshold
-  std::size_t tile_eq = 0;     ///< per tile: elements with key == threshold
-  std::size_t tile_base = 0;   ///< per tile: offset of its kept indices in `kept`
-  std::size_t tile_count = 0;  ///< per tile: how many indices it kept
+  std::size_t state = 0;         ///< 16 uint32 of selection state
+  std::size_t hist = 0;          ///< kTopkBins0 + kTopkBins1 + kTopkBins2 uint32
+  std::size_t tile_gt = 0;       ///< per tile: elements with key > threshold
+  std::size_t tile_eq = 0;       ///< per tile: elements with key == threshold
+  std::size_t tile_base = 0;     ///< per tile: offset of its kept indices in `kept`
+  std::size_t tile_count = 0;    ///< per tile: how many indices it kept
   std::size_t tile_gbefore = 0;  ///< per tile: elements > threshold in earlier tiles
   std::size_t tile_ebefore = 0;  ///< per tile: elements == threshold in earlier tiles
-  std::size_t kept = 0;        ///< n int32: indices whose top digit is >= the pivot's
-  std::size_t zero_bytes = 0;  ///< bytes from offset 0 the select zeroes each call
+  std::size_t kept = 0;          ///< n int32: indices whose top digit is >= the pivot's
+  std::size_t zero_bytes = 0;    ///< bytes from offset 0 the select zeroes each call
   std::size_t total = 0;
 };
 
@@ -106,8 +102,6 @@ inline TopkWorkspaceLayout topk_workspace_layout(std::size_t n) noexcept {
 }
 
 /// Workspace bytes of the CUDA radix select (topk_encode_cuda) for n elements, any k.
-inline std::size_t topk_workspace_bytes(std::size_t n) noexcept {
-  return topk_workspace_layout(n).total;
-}
+inline std::size_t topk_workspace_bytes(std::size_t n) noexcept { return topk_workspace_layout(n).total; }
 
 }  // namespace gw::kernels

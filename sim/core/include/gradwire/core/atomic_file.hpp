@@ -24,8 +24,8 @@
 namespace gw {
 
 /// Size caps of the inputs (docs/hardening.md, "Limits").
-inline constexpr std::size_t kMaxYamlBytes = std::size_t{64} << 20;      ///< scenarios, models, profiles, catalogs, sweeps
-inline constexpr std::size_t kMaxResultsBytes = std::size_t{4} << 30;    ///< sweep results files (JSON lines)
+inline constexpr std::size_t kMaxYamlBytes = std::size_t{64} << 20;  ///< scenarios, models, profiles, catalogs, sweeps
+inline constexpr std::size_t kMaxResultsBytes = std::size_t{4} << 30;  ///< sweep results files (JSON lines)
 
 /// Reads the input file `path` (a regular file, or a link to one, of at most
 /// `max_bytes`). Anything else (missing, a directory, a FIFO, a device, too

@@ -33,27 +33,33 @@ using nlohmann::json;
 
 /// One field as the schema test sees it.
 struct Info {
-  std::string path;   ///< keys from the root joined by '/'; a list's element adds "[]"
-  std::string type;   ///< JSON Schema type: string, integer, number, boolean, array, object
-  std::string items;  ///< an array of scalars: their type; else ""
-  bool always = true; ///< written on every document (the schema's "required")
+  std::string path;    ///< keys from the root joined by '/'; a list's element adds "[]"
+  std::string type;    ///< JSON Schema type: string, integer, number, boolean, array, object
+  std::string items;   ///< an array of scalars: their type; else ""
+  bool always = true;  ///< written on every document (the schema's "required")
 };
 
 /// The JSON Schema type of a C++ value.
 template <class T>
 std::string type_of() {
-  if constexpr (std::same_as<T, bool>) return "boolean";
-  else if constexpr (std::integral<T>) return "integer";
-  else if constexpr (std::floating_point<T>) return "number";
-  else if constexpr (std::same_as<T, std::string>) return "string";
-  else return "array";  // std::vector of one of the above
+  if constexpr (std::same_as<T, bool>)
+    return "boolean";
+  else if constexpr (std::integral<T>)
+    return "integer";
+  else if constexpr (std::floating_point<T>)
+    return "number";
+  else if constexpr (std::same_as<T, std::string>)
+    return "string";
+  else
+    return "array";  // std::vector of one of the above
 }
 
 template <class T>
 std::string items_of() {
   if constexpr (requires { typename T::value_type; } && !std::same_as<T, std::string>)
     return type_of<typename T::value_type>();
-  else return "";
+  else
+    return "";
 }
 
 template <class R>
@@ -112,22 +118,33 @@ void describe(const Table<R>& table, const std::string& prefix, std::vector<Info
 
 template <class R, class T>
 Row<R> member(std::string key, T R::*m) {
-  return {std::move(key), type_of<T>(), items_of<T>(), [m](const R& r) { return json(r.*m); },
-          [m](const json& j, R& r) { r.*m = j.get<T>(); }, nullptr, nullptr};
+  return {std::move(key),
+          type_of<T>(),
+          items_of<T>(),
+          [m](const R& r) { return json(r.*m); },
+          [m](const json& j, R& r) { r.*m = j.get<T>(); },
+          nullptr,
+          nullptr};
 }
 
 template <class R>
 Row<R> object(std::string key, Table<R> rows) {
   auto shared = std::make_shared<const Table<R>>(std::move(rows));
-  return {std::move(key), "object", "", [shared](const R& r) { return write(*shared, r); },
-          [shared](const json& j, R& r) { read(*shared, j, r); }, nullptr,
+  return {std::move(key),
+          "object",
+          "",
+          [shared](const R& r) { return write(*shared, r); },
+          [shared](const json& j, R& r) { read(*shared, j, r); },
+          nullptr,
           [shared](const std::string& path, std::vector<Info>& out) { describe(*shared, path, out); }};
 }
 
 template <class R, class E>
 Row<R> array(std::string key, std::vector<E> R::*m, Table<E> rows) {
   auto shared = std::make_shared<const Table<E>>(std::move(rows));
-  return {std::move(key), "array", "object",
+  return {std::move(key),
+          "array",
+          "object",
           [shared, m](const R& r) {
             json a = json::array();
             for (const auto& e : r.*m) a.push_back(write(*shared, e));
@@ -137,14 +154,14 @@ Row<R> array(std::string key, std::vector<E> R::*m, Table<E> rows) {
             (r.*m).clear();
             for (const auto& e : j) read(*shared, e, (r.*m).emplace_back());
           },
-          nullptr, [shared](const std::string& path, std::vector<Info>& out) { describe(*shared, path + "[]", out); }};
+          nullptr,
+          [shared](const std::string& path, std::vector<Info>& out) { describe(*shared, path + "[]", out); }};
 }
 
 template <class R>
 Row<R> custom(std::string key, std::string type, std::function<json(const R&)> write_fn,
               std::function<void(const json&, R&)> read_fn, std::string items = "") {
-  return {std::move(key), std::move(type), std::move(items), std::move(write_fn), std::move(read_fn), nullptr,
-          nullptr};
+  return {std::move(key), std::move(type), std::move(items), std::move(write_fn), std::move(read_fn), nullptr, nullptr};
 }
 
 }  // namespace gw::json_fields

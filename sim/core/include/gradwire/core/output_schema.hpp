@@ -8,8 +8,8 @@
 
 namespace gw {
 
-inline constexpr const char* kIterationSchema = "gradwire-iteration/2";    ///< simulate --format json
-inline constexpr const char* kResultSchema = "gradwire-result/2";          ///< one sweep record
+inline constexpr const char* kIterationSchema = "gradwire-iteration/2";  ///< simulate --format json
+inline constexpr const char* kResultSchema = "gradwire-result/2";        ///< one sweep record
 /// The sweep record before its fields carried their units: still read,
 /// and written when a sweep resumes a file of such records.
 inline constexpr const char* kResultSchemaV1 = "gradwire-result/1";

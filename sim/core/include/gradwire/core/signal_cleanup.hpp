@@ -31,7 +31,7 @@ class RemoveDirOnSignal {
   RemoveDirOnSignal& operator=(const RemoveDirOnSignal&) = delete;
 
  private:
-  struct sigaction old_[3] {};
+  struct sigaction old_[3]{};
 };
 
 /// Holds SIGINT, SIGTERM and SIGHUP back while it lives (blocked in this

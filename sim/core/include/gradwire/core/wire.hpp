@@ -39,11 +39,13 @@ class Malformed : public std::runtime_error {
 };
 
 template <class T>
-concept Number = (std::is_arithmetic_v<T> || std::is_enum_v<T>) && !std::same_as<T, bool>;
+concept Number = (std::is_arithmetic_v<T> || std::is_enum_v<T>)&&!std::same_as<T, bool>;
 
 /// A struct with a wire_fields(s, f) found by argument-dependent lookup.
 template <class T>
-concept Fields = requires(T& t) { wire_fields(t, [](auto&) {}); };
+concept Fields = requires(T& t) {
+  wire_fields(t, [](auto&) {});
+};
 
 class Writer {
  public:
@@ -74,7 +76,7 @@ class Writer {
     }
   }
   template <class T>
-    requires Fields<const T>
+  requires Fields<const T>
   void put(const T& s) {
     wire_fields(s, [this](const auto& field) { put(field); });
   }
@@ -123,7 +125,7 @@ class Reader {
     }
   }
   template <class T>
-    requires Fields<T>
+  requires Fields<T>
   void get(T& s) {
     wire_fields(s, [this](auto& field) { get(field); });
   }
@@ -153,8 +155,8 @@ class Reader {
   std::size_t size() {
     std::uint64_t n = 0;
     get(n);
-    if (n > in_.size() - pos_) fail("a count of " + std::to_string(n) + " exceeds the " +
-                                    std::to_string(in_.size() - pos_) + " bytes left");
+    if (n > in_.size() - pos_)
+      fail("a count of " + std::to_string(n) + " exceeds the " + std::to_string(in_.size() - pos_) + " bytes left");
     return static_cast<std::size_t>(n);
   }
 
@@ -168,7 +170,6 @@ std::string seal(std::string_view kind, std::uint32_t version, std::string_view 
 /// The payload of a message sealed with `kind` and `version`; Malformed
 /// (naming `what`) for anything else: too short for its header, another
 /// kind or version, a payload shorter or longer than its header says.
-std::string_view open(std::string_view message, std::string_view kind, std::uint32_t version,
-                      const std::string& what);
+std::string_view open(std::string_view message, std::string_view kind, std::uint32_t version, const std::string& what);
 
 }  // namespace gw::wire

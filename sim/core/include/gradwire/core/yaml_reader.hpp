@@ -60,7 +60,7 @@ class Node {
   std::string as_string() const;
   /// as_string on one line, without tabs: names shown in outputs.
   std::string as_name() const;
-  /// One of `choices`; the error lists them.
+  /// One of `choices`; the error lists them and suggests the nearest (did_you_mean).
   std::string as_enum(std::initializer_list<std::string_view> choices) const;
   std::string as_enum(const std::vector<std::string>& choices) const;
   std::int64_t as_int(std::int64_t min, std::int64_t max) const;

@@ -35,9 +35,9 @@ using Protocol = gw::Protocol;
 /// remaining per-step latency added as a delay (O(N) flows, contention kept).
 enum class Granularity { Aggregated, PerStep };
 
-using gw::to_string;                                ///< CollectiveOp, Algorithm, Protocol
-using gw::parse_algorithm;                          ///< throws std::invalid_argument
-using gw::parse_protocol;                           ///< throws std::invalid_argument
+using gw::parse_algorithm;  ///< throws std::invalid_argument
+using gw::parse_protocol;   ///< throws std::invalid_argument
+using gw::to_string;        ///< CollectiveOp, Algorithm, Protocol
 /// gw::parse_collective_op: throws std::invalid_argument.
 inline CollectiveOp parse_op(const std::string& s) { return parse_collective_op(s); }
 
@@ -138,8 +138,8 @@ class Signal {
  public:
   Signal();
   ~Signal();
-  void release();   ///< adds one token
-  void acquire();   ///< blocks the calling actor until a token is available
+  void release();  ///< adds one token
+  void acquire();  ///< blocks the calling actor until a token is available
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;

@@ -20,14 +20,14 @@ struct Bucket {
   std::size_t first_tensor = 0;  ///< index into ModelDesc::tensors (gradient-ready order)
   std::size_t last_tensor = 0;   ///< inclusive; the bucket is ready when this gradient is
   std::int64_t elements = 0;
-  double bytes = 0;              ///< elements x gradient bytes per element
+  double bytes = 0;  ///< elements x gradient bytes per element
 };
 
 /// Assigns the model's tensors to buckets. element_bytes is the gradient
 /// precision's size (4 for fp32, 2 for bf16/fp16). Caps must be > 0.
 /// Throws std::invalid_argument for a model without tensors or a bad cap.
-std::vector<Bucket> assign_buckets(const ModelDesc& model, double element_bytes,
-                                   double first_bucket_size, double bucket_size);
+std::vector<Bucket> assign_buckets(const ModelDesc& model, double element_bytes, double first_bucket_size,
+                                   double bucket_size);
 
 /// Fractions of the backward pass: entry j is the share of the backward time
 /// spent on tensor j (its backward FLOPs over the total; by element count when

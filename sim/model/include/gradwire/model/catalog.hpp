@@ -20,6 +20,11 @@ inline constexpr const char* kCatalogSchema = "gradwire-catalog/2";
 /// The schema before every entry carried its own date (refused with a hint).
 inline constexpr const char* kCatalogSchemaV1 = "gradwire-catalog/1";
 
+/// The GPU classes gradwire knows: the values of a catalog entry's `gpu`,
+/// each the name of a bundled datasheet profile (what cluster.gpu names).
+/// The one list of them (scenario_refs' class of a cluster.gpu reads it too).
+const std::vector<std::string>& gpu_classes();
+
 /// How a provider bills: time is rounded up to `granularity` seconds and is at
 /// least `minimum` seconds (per instance, per launch).
 struct BillingSpec {
@@ -31,15 +36,15 @@ struct InstanceType {
   std::string name;       ///< e.g. "p4d.24xlarge"
   std::string cloud;      ///< aws, gcp, azure
   std::string region;     ///< the region the prices are for
-  std::string gpu;        ///< profile name: v100, a100-40gb, a100-80gb, h100, h200, a10g, l4
+  std::string gpu;        ///< its GPU class (gpu_classes()), a bundled profile name
   int gpus = 0;           ///< GPUs per instance
   double gpu_memory = 0;  ///< bytes per GPU
   LinkSpec intra_node;    ///< one GPU's link into the node fabric, one direction
   int nic_count = 1;
-  LinkSpec nic;           ///< one NIC
+  LinkSpec nic;  ///< one NIC
   double fabric_latency = 0;
-  double on_demand = 0;               ///< USD per instance hour
-  std::optional<double> spot;         ///< USD per instance hour, when offered
+  double on_demand = 0;        ///< USD per instance hour
+  std::optional<double> spot;  ///< USD per instance hour, when offered
   BillingSpec billing;
   std::string source;     ///< where the price was read (the provider's price page, or "our invoice")
   std::string as_of;      ///< when it was read (YYYY-MM-DD)
@@ -50,7 +55,7 @@ struct InstanceType {
 
 struct Catalog {
   std::string path;
-  std::string currency;   ///< "USD"
+  std::string currency;  ///< "USD"
   std::vector<InstanceType> instances;
   /// The user's catalog added to this one ($GRADWIRE_CATALOG), "" when none.
   std::string added_path;

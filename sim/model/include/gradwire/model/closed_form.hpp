@@ -47,12 +47,12 @@ std::vector<int> collective_node_sizes(const ClusterSpec& c, int ranks);
 collective::TreeLinks tree_links(const ClusterSpec& c);
 /// NCCL's cost of (op, a, p) over `shape` on `c` at `bytes`, with the link of
 /// collective_link (nccl_model.hpp nccl_cost); nullopt where NCCL lacks the pair.
-std::optional<NcclCost> collective_cost(CollectiveOp op, Algorithm a, Protocol p, const ClusterSpec& c,
-                                        NcclShape shape, double bytes);
+std::optional<NcclCost> collective_cost(CollectiveOp op, Algorithm a, Protocol p, const ClusterSpec& c, NcclShape shape,
+                                        double bytes);
 /// Closed-form time of (op, a, p) over `shape` at `bytes` (the Aggregated
 /// schedule's), nullopt where NCCL lacks the pair. a and p are not auto.
-std::optional<double> collective_time(CollectiveOp op, Algorithm a, Protocol p, const ClusterSpec& c,
-                                      NcclShape shape, double bytes);
+std::optional<double> collective_time(CollectiveOp op, Algorithm a, Protocol p, const ClusterSpec& c, NcclShape shape,
+                                      double bytes);
 
 struct CollectiveChoice {
   Algorithm algorithm = Algorithm::Ring;
@@ -70,8 +70,8 @@ struct CollectiveChoice {
 /// `time` is the chosen pair's closed form as it runs (NcclCost::efficiency).
 /// Throws std::invalid_argument when no pair fits the pins.
 /// The engine, `gradwire collective` and `simulate`'s buckets all use it.
-CollectiveChoice choose_collective(CollectiveOp op, Algorithm a, Protocol p, const ClusterSpec& c,
-                                   NcclShape shape, double bytes);
+CollectiveChoice choose_collective(CollectiveOp op, Algorithm a, Protocol p, const ClusterSpec& c, NcclShape shape,
+                                   double bytes);
 
 /// One iteration of `scenario`: prepare_iteration, then evaluate_closed_form
 /// with closed_form_collective_time. Throws what prepare_iteration throws.

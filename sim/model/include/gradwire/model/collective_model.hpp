@@ -81,8 +81,7 @@ double pat_tuning_time(double bytes, AlphaBeta ab, NcclCost cost);
 /// gpus rings share the node's NICs (min(intra, node NIC bandwidth / gpus) on
 /// gradwire's platforms).
 ///   2[(g-1) a_i + (g-1)/g S/B_i] + 2(n-1) a_o + 2(n-1)/n (S/g)/B_o
-double hierarchical_allreduce_time(int nodes, int gpus, double bytes, AlphaBeta intra,
-                                   AlphaBeta inter);
+double hierarchical_allreduce_time(int nodes, int gpus, double bytes, AlphaBeta intra, AlphaBeta inter);
 
 /// Direct all-to-all: n-1 steps, in step k rank i sends S/n to rank i+k.
 ///   (n-1) alpha + (n-1)/n S/B   (S = total one rank sends, its own share included)
@@ -159,15 +158,15 @@ TreeLinks uniform_tree_links(AlphaBeta ab);
 /// way, its connection cap, a node's fabric share each way, a host-staged
 /// node's shared path).
 struct TreeSchedule {
-  int chunks = 1;           ///< K
-  int height = 0;           ///< H
-  int rounds = 0;           ///< R = K + 2H - 1
-  int max_load = 0;         ///< largest number of edges of both trees at one rank, one direction
-  double load_sum = 0;      ///< sum_r loads[r] (O(n H) work whatever K)
-  std::vector<int> loads;   ///< per round, one rank's link; empty beyond 2^22 ranks x rounds (load_sum still holds)
-  double cost_sum = 0;      ///< sum_r cost[r] (s per chunk byte)
-  double peak = 0;          ///< the steady round's cost: every edge busy
-  int inter_rounds = 0;     ///< rounds in which a flow crosses nodes
+  int chunks = 1;          ///< K
+  int height = 0;          ///< H
+  int rounds = 0;          ///< R = K + 2H - 1
+  int max_load = 0;        ///< largest number of edges of both trees at one rank, one direction
+  double load_sum = 0;     ///< sum_r loads[r] (O(n H) work whatever K)
+  std::vector<int> loads;  ///< per round, one rank's link; empty beyond 2^22 ranks x rounds (load_sum still holds)
+  double cost_sum = 0;     ///< sum_r cost[r] (s per chunk byte)
+  double peak = 0;         ///< the steady round's cost: every edge busy
+  int inter_rounds = 0;    ///< rounds in which a flow crosses nodes
 };
 TreeSchedule tree_allreduce_schedule(const std::vector<int>& node_sizes, double bytes, const TreeLinks& links);
 /// One rank per node, every link alike (cost in flows per unit bandwidth).
@@ -180,8 +179,8 @@ TreeSchedule tree_allreduce_schedule(int n, double bytes);
 /// (one rank per node on a switch: peak = 4 / B, four flows of S/2 per link).
 /// PerStep (lock-step rounds, every chunk a message, fill and drain included):
 ///   max(L, w) + cost_sum (S/2K) / e,  w = each round's worst route latency, summed.
-double tree_allreduce_time(const std::vector<int>& node_sizes, double bytes, const TreeLinks& links,
-                           NcclCost cost, bool per_step = false);
+double tree_allreduce_time(const std::vector<int>& node_sizes, double bytes, const TreeLinks& links, NcclCost cost,
+                           bool per_step = false);
 /// n ranks, one per node, every link `ab`.
 double tree_allreduce_time(int n, double bytes, AlphaBeta ab, NcclCost cost, bool per_step = false);
 

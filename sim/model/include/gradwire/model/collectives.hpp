@@ -18,13 +18,13 @@ enum class CollectiveOp { AllReduce, AllGather, ReduceScatter, Broadcast, AllToA
 
 /// What a collective's size S (nccl-tests "size") counts.
 enum class SizeConvention {
-  PerRank,   ///< the buffer of one rank (allreduce, broadcast)
-  Total,     ///< the gathered total (allgather, reducescatter; alltoall: all one rank sends)
+  PerRank,  ///< the buffer of one rank (allreduce, broadcast)
+  Total,    ///< the gathered total (allgather, reducescatter; alltoall: all one rank sends)
 };
 
 struct CollectiveInfo {
   CollectiveOp op;
-  const char* name;            ///< allreduce, allgather, ...
+  const char* name;  ///< allreduce, allgather, ...
   SizeConvention size;
   /// nccl-tests bus-bandwidth factor at n ranks (busbw = algbw x factor):
   /// allreduce 2(n-1)/n; allgather, reducescatter, alltoall (n-1)/n;
@@ -42,7 +42,7 @@ struct CollectiveInfo {
 const std::vector<CollectiveInfo>& collective_ops();
 const CollectiveInfo& collective_info(CollectiveOp op);
 
-std::string to_string(CollectiveOp op);   ///< "allreduce", ...
+std::string to_string(CollectiveOp op);  ///< "allreduce", ...
 /// The op named `name`, or nullopt.
 std::optional<CollectiveOp> find_collective_op(std::string_view name);
 /// The op named `name`; throws std::invalid_argument "unknown collective 'x'

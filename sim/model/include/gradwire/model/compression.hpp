@@ -46,9 +46,9 @@ using CodecTimeFn = std::function<double(const std::string& codec, bool encode, 
 /// writes over `copy_bandwidth`; a matrix product takes `launch` plus the
 /// larger of its FLOPs over `gemm_flops` and its bytes over `copy_bandwidth`.
 struct HookCosts {
-  double copy_bandwidth = 0;   ///< device memory bytes read + written per second
-  double gemm_flops = 0;       ///< GEMM rate at the gradient precision (FLOP/s)
-  double launch = 0;           ///< one kernel launch (s)
+  double copy_bandwidth = 0;  ///< device memory bytes read + written per second
+  double gemm_flops = 0;      ///< GEMM rate at the gradient precision (FLOP/s)
+  double launch = 0;          ///< one kernel launch (s)
 };
 
 /// One step of a bucket's work on the communication stream. Steps run one
@@ -56,10 +56,10 @@ struct HookCosts {
 struct CommStep {
   enum class Kind { Encode, Collective, Decode };
   Kind kind = Kind::Collective;
-  std::string label;        ///< "encode", "all-reduce P", ...
-  double seconds = 0;       ///< codec steps: their duration
+  std::string label;              ///< "encode", "all-reduce P", ...
+  double seconds = 0;             ///< codec steps: their duration
   CommOp op = CommOp::AllReduce;  ///< collective steps
-  std::string algorithm;    ///< collective steps: ring, tree or hierarchical
+  std::string algorithm;          ///< collective steps: ring, tree or hierarchical
   /// Collective size as nccl-tests counts it: the per-rank buffer of an
   /// all-reduce, the gathered total of an all-gather.
   double bytes = 0;
@@ -75,12 +75,12 @@ std::string to_string(CommStep::Kind kind);
 
 struct BucketComm {
   std::vector<CommStep> steps;
-  double encode = 0;           ///< sum of the encode steps (s)
-  double decode = 0;           ///< sum of the decode steps (s)
-  double contributed = 0;      ///< bytes one GPU contributes to the bucket's collectives
-  double error_feedback_bytes = 0;   ///< residual kept per GPU (bytes)
-  double state_bytes = 0;      ///< other compressor state per GPU (PowerSGD P and Q)
-  double wire_bytes_per_gpu = 0;   ///< bytes one GPU sends (set by plan_iteration)
+  double encode = 0;                ///< sum of the encode steps (s)
+  double decode = 0;                ///< sum of the decode steps (s)
+  double contributed = 0;           ///< bytes one GPU contributes to the bucket's collectives
+  double error_feedback_bytes = 0;  ///< residual kept per GPU (bytes)
+  double state_bytes = 0;           ///< other compressor state per GPU (PowerSGD P and Q)
+  double wire_bytes_per_gpu = 0;    ///< bytes one GPU sends (set by plan_iteration)
   /// Where a PyTorch DDP comm hook's steps run (docs/model.md, "Where the
   /// hooks' kernels run"): the first `on_compute_stream` steps (the hook's
   /// body before its first collective) on the backward's stream, serialised
@@ -116,8 +116,8 @@ double bitpacked_sign_wire_bytes(std::int64_t n, std::int64_t chunk);
 /// PowerSGD's view of one tensor: a matrix (m x n) or not compressed.
 struct PowerSgdShape {
   bool compressed = false;
-  std::int64_t m = 0, n = 0;   ///< rows, columns (compressed only)
-  int rank = 0;                ///< effective rank min(r, m, n)
+  std::int64_t m = 0, n = 0;  ///< rows, columns (compressed only)
+  int rank = 0;               ///< effective rank min(r, m, n)
 };
 PowerSgdShape powersgd_shape(const TensorDesc& tensor, int rank, double min_compression_rate);
 
@@ -129,8 +129,7 @@ std::string resolve_allreduce_algorithm(const std::string& requested, const Clus
 /// Bytes one GPU sends for one collective (average over GPUs):
 ///   all-reduce ring or tree: 2 (N-1)/N S; hierarchical (g GPUs per node, M
 ///   nodes): 2 (g-1)/g S + 2 (M-1)/M S/g; all-gather ring: (N-1)/N T.
-double sent_bytes_per_gpu(CommOp op, const std::string& algorithm, double bytes,
-                          const ClusterSpec& cluster);
+double sent_bytes_per_gpu(CommOp op, const std::string& algorithm, double bytes, const ClusterSpec& cluster);
 
 /// The profile codec key of the gradwire kernels this compression runs: the
 /// row's first codec, or "" when it runs none (`none`) or runs PyTorch's
@@ -146,9 +145,8 @@ std::string gradwire_codec_of(const CompressionSpec& compression);
 /// row's plan, costed by codec_time. Throws std::invalid_argument for an
 /// unknown compressor or implementation, for a pytorch plan without a copy
 /// bandwidth, and whatever codec_time throws for a codec the profile lacks.
-BucketComm plan_bucket_comm(const CompressionSpec& compression, const ModelDesc& model,
-                            const Bucket& bucket, double element_bytes, const ClusterSpec& cluster,
-                            const std::string& allreduce_algorithm, const CodecTimeFn& codec_time,
-                            const HookCosts& hook = {});
+BucketComm plan_bucket_comm(const CompressionSpec& compression, const ModelDesc& model, const Bucket& bucket,
+                            double element_bytes, const ClusterSpec& cluster, const std::string& allreduce_algorithm,
+                            const CodecTimeFn& codec_time, const HookCosts& hook = {});
 
 }  // namespace gw

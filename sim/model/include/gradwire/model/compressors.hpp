@@ -35,7 +35,7 @@ enum class CompressorParam { Ratio, Rank, Chunk, ErrorFeedback, MinCompressionRa
 /// A parameter's scenario key, type and accepted range (inclusive).
 struct CompressorParamInfo {
   CompressorParam id;
-  std::string key;          ///< scenario key: ratio, rank, chunk, error_feedback, min_compression_rate
+  std::string key;  ///< scenario key: ratio, rank, chunk, error_feedback, min_compression_rate
   enum Type { Number, Integer, Boolean } type = Number;
   double min = 0, max = 0;  ///< Number and Integer
   bool every_kind = false;  ///< accepted by every compressor (error_feedback)
@@ -50,19 +50,19 @@ void set_compressor_param(CompressionSpec& spec, CompressorParam p, double value
 /// What a compressor's wire plan sees of one bucket, and the steps it adds.
 class BucketPlanner {
  public:
-  BucketPlanner(const CompressionSpec& spec, const ModelDesc& model, const Bucket& bucket,
-                double element_bytes, const ClusterSpec& cluster, std::string allreduce_algorithm,
-                CodecTimeFn codec_time, std::string codec, HookCosts hook = {});
+  BucketPlanner(const CompressionSpec& spec, const ModelDesc& model, const Bucket& bucket, double element_bytes,
+                const ClusterSpec& cluster, std::string allreduce_algorithm, CodecTimeFn codec_time, std::string codec,
+                HookCosts hook = {});
 
   const CompressionSpec& spec;
   const ModelDesc& model;
   const Bucket& bucket;
-  const std::int64_t n;   ///< elements of the bucket
-  const double dn;        ///< n as a double
-  const double e;         ///< gradient bytes per element
-  const double workers;   ///< world size N
+  const std::int64_t n;  ///< elements of the bucket
+  const double dn;       ///< n as a double
+  const double e;        ///< gradient bytes per element
+  const double workers;  ///< world size N
 
-  const HookCosts hook;    ///< the pytorch implementation's device costs
+  const HookCosts hook;  ///< the pytorch implementation's device costs
 
   /// Measured time of this compressor's codec (the row's first codec key).
   double codec_time(bool encode, double elements) const;
@@ -89,20 +89,20 @@ class BucketPlanner {
 
 /// One row of the table.
 struct Compressor {
-  std::string name;                 ///< scenario `kind`
-  CommOp pattern = CommOp::AllReduce;   ///< its main collective
+  std::string name;                    ///< scenario `kind`
+  CommOp pattern = CommOp::AllReduce;  ///< its main collective
   /// Profile codec keys (each may also appear with the suffix _ef); empty
   /// for `none`. The first is the codec the wire plan times.
   std::vector<std::string> codecs;
   /// Lossy: with error_feedback (default on) a residual of the bucket
   /// (n e bytes per GPU) is kept and counted in memory.
   bool error_feedback = false;
-  std::vector<CompressorParam> params;   ///< accepted parameters (besides the every_kind ones)
+  std::vector<CompressorParam> params;  ///< accepted parameters (besides the every_kind ones)
   /// Largest relative difference tolerated between its GPU kernel and CPU
   /// twin when the calibrator checks them (0: bit for bit).
   double gpu_twin_tolerance = 0;
-  std::function<std::string(const CompressionSpec&)> label;   ///< planner label
-  std::function<void(BucketPlanner&)> plan;                    ///< wire plan of one bucket (gradwire's kernels)
+  std::function<std::string(const CompressionSpec&)> label;  ///< planner label
+  std::function<void(BucketPlanner&)> plan;                  ///< wire plan of one bucket (gradwire's kernels)
   /// Wire plan as PyTorch users run it (its DDP hook, or the common open
   /// implementation; compression.implementation: pytorch), costed by
   /// BucketPlanner::kernels and gemm. Empty: the same as `plan`.

@@ -18,7 +18,7 @@ namespace gw::fit {
 /// Median and spread of repeated timings.
 struct Summary {
   double median = 0;
-  double spread = 0;   ///< (max - min) / median; 0 for one sample
+  double spread = 0;  ///< (max - min) / median; 0 for one sample
   int repeats = 0;
 };
 /// Throws std::invalid_argument for an empty list or a non-finite / negative sample.

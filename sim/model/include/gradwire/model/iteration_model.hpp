@@ -70,18 +70,18 @@ struct MeasuredCollective {
 
 /// The per-GPU costs the iteration model needs, usually read from a profile.
 struct DeviceCosts {
-  std::string compute_precision;   ///< compute precision: a compute_precision_names() entry
-  double flops = 0;                ///< achieved FLOP/s at its GEMM rate (gemm_rate_of)
+  std::string compute_precision;  ///< compute precision: a compute_precision_names() entry
+  double flops = 0;               ///< achieved FLOP/s at its GEMM rate (gemm_rate_of)
   /// Relative spread (max - min) / median of the repeats of the largest GEMM
   /// the rate was measured on (profile gemm_points), 0 when not measured.
   double flops_spread = 0;
-  double copy_bandwidth = 0;       ///< device memory bytes read + written per second
+  double copy_bandwidth = 0;  ///< device memory bytes read + written per second
   /// GEMM rate at the gradient precision (the profile's fp32, bf16 or fp16
   /// rate: PyTorch's matmul does not use TF32 by default), for the pytorch
   /// implementation's matrix products; 0: `flops`.
   double gradient_gemm_flops = 0;
-  CodecTimeFn codec_time;          ///< encode/decode seconds by codec and elements
-  InterferenceFigures interference;   ///< measured slow-downs (profile `interference:`)
+  CodecTimeFn codec_time;            ///< encode/decode seconds by codec and elements
+  InterferenceFigures interference;  ///< measured slow-downs (profile `interference:`)
   /// The profile's collective fits across two nodes or more (measured:
   /// `calibrate --mpi` or `--from-nccl-tests`): plan_iteration uses one for
   /// a cluster of exactly its GPU and node counts (docs/model.md,
@@ -109,8 +109,8 @@ DeviceCosts device_costs(const Profile& profile, Precision gradient_precision,
 /// Throws std::invalid_argument for an unknown optimizer.
 double optimizer_bytes_per_parameter(const std::string& kind, double element_bytes);
 /// step_time when given, else parameters x bytes per parameter / copy bandwidth.
-double optimizer_step_time(const OptimizerSpec& optimizer, std::int64_t parameters,
-                           double element_bytes, double copy_bandwidth);
+double optimizer_step_time(const OptimizerSpec& optimizer, std::int64_t parameters, double element_bytes,
+                           double copy_bandwidth);
 
 /// Cost of one CUDA kernel launch on the host (s): the project's launch
 /// constant (calibrate/profiles/make_datasheet_profiles.py, LAUNCH_OVERHEAD_S),
@@ -122,7 +122,7 @@ struct IterationPlan {
   std::string model;
   std::string compression;
   std::string compute_precision;
-  std::string allreduce_algorithm;     ///< resolved (ring, tree, hierarchical)
+  std::string allreduce_algorithm;  ///< resolved (ring, tree, hierarchical)
   int world_size = 1;
   int micro_batch = 1;
   int accumulation = 1;
@@ -138,33 +138,33 @@ struct IterationPlan {
   /// The collectives whose steps take the profile's fit measured on this
   /// cluster, e.g. "allreduce on 16 GPUs, 2 nodes"; empty: all modelled.
   std::vector<std::string> measured_collectives;
-  double compute_efficiency = 1;       ///< fraction of the GEMM rate used for compute
+  double compute_efficiency = 1;           ///< fraction of the GEMM rate used for compute
   bool compute_efficiency_default = true;  ///< true when not given by the scenario
   /// "measured on DEVICE, DATE" when forward, backward and optimizer come from
   /// a measured-compute document (workload.compute); empty otherwise.
   std::string compute_measured;
-  double forward = 0;                  ///< one micro-step (s)
-  std::vector<double> tensor_backward; ///< one micro-step, per tensor (s), gradient-ready order
+  double forward = 0;                   ///< one micro-step (s)
+  std::vector<double> tensor_backward;  ///< one micro-step, per tensor (s), gradient-ready order
   std::vector<std::string> tensor_names;
   std::vector<Bucket> buckets;
-  std::vector<BucketComm> comm;        ///< per bucket
+  std::vector<BucketComm> comm;  ///< per bucket
   double optimizer = 0;
-  bool ddp_overheads = false;          ///< the terms below are on
-  std::vector<double> tensor_copy_in;  ///< per tensor: copy into its bucket (s), empty when off
-  std::vector<double> bucket_copy_out; ///< per bucket: copy back to the gradients (s), empty when off
-  std::vector<double> bucket_launch;   ///< per bucket: launches before its first step (s), empty when off
-  double fixed_work = 0;               ///< per iteration: zero_grad + optimizer launches (s)
-  double input_time = 0;               ///< b x k / workload.input_rate (s), 0 when unbounded
-  double compute_jitter = 0;           ///< cv of one rank's micro-step compute (stragglers.hpp)
-  std::string compute_jitter_source;   ///< where cv comes from ("" when 0 by default)
-  std::vector<double> bucket_sync_delay;   ///< per bucket: D_b (s), empty when no stragglers
-  double compute_spread = 0;           ///< relative measured spread of the compute rate (band term a)
-  std::string compute_spread_source;   ///< where it comes from ("" when none)
-  ModelResiduals residuals;            ///< validation residuals (band term c); zero when not loaded
-  double error_feedback_bytes = 0;     ///< per GPU, all buckets
-  double state_bytes = 0;              ///< per GPU, all buckets (PowerSGD P, Q)
-  double wire_bytes_per_gpu = 0;       ///< sent by one GPU per iteration
-  double backward() const;             ///< sum of tensor_backward
+  bool ddp_overheads = false;             ///< the terms below are on
+  std::vector<double> tensor_copy_in;     ///< per tensor: copy into its bucket (s), empty when off
+  std::vector<double> bucket_copy_out;    ///< per bucket: copy back to the gradients (s), empty when off
+  std::vector<double> bucket_launch;      ///< per bucket: launches before its first step (s), empty when off
+  double fixed_work = 0;                  ///< per iteration: zero_grad + optimizer launches (s)
+  double input_time = 0;                  ///< b x k / workload.input_rate (s), 0 when unbounded
+  double compute_jitter = 0;              ///< cv of one rank's micro-step compute (stragglers.hpp)
+  std::string compute_jitter_source;      ///< where cv comes from ("" when 0 by default)
+  std::vector<double> bucket_sync_delay;  ///< per bucket: D_b (s), empty when no stragglers
+  double compute_spread = 0;              ///< relative measured spread of the compute rate (band term a)
+  std::string compute_spread_source;      ///< where it comes from ("" when none)
+  ModelResiduals residuals;               ///< validation residuals (band term c); zero when not loaded
+  double error_feedback_bytes = 0;        ///< per GPU, all buckets
+  double state_bytes = 0;                 ///< per GPU, all buckets (PowerSGD P, Q)
+  double wire_bytes_per_gpu = 0;          ///< sent by one GPU per iteration
+  double backward() const;                ///< sum of tensor_backward
   /// The time before the simulated micro-step that is known before it runs:
   /// (k-1)(F + B), the micro-steps under no_sync; 0 when every micro-step
   /// synchronizes (finish_result places k-1 copies of the simulated one there).
@@ -189,9 +189,8 @@ double default_compute_efficiency(const ModelDesc& model, const std::string& com
 /// gives step_time) come from it instead of FLOPs / (efficiency x rate).
 /// Throws std::invalid_argument (unknown compressor, optimizer or algorithm)
 /// and whatever the codec cost function throws.
-IterationPlan plan_iteration(const WorkloadSpec& workload, const ClusterSpec& cluster,
-                             const ModelDesc& model, const DeviceCosts& costs,
-                             const MeasuredCompute* measured = nullptr);
+IterationPlan plan_iteration(const WorkloadSpec& workload, const ClusterSpec& cluster, const ModelDesc& model,
+                             const DeviceCosts& costs, const MeasuredCompute* measured = nullptr);
 
 /// A scenario made ready to evaluate: its cluster with the profile-derived
 /// parts resolved (resolve_cluster) and its iteration plan.
@@ -223,7 +222,7 @@ struct StepTiming {
   std::string label;
   CommStep::Kind kind = CommStep::Kind::Collective;
   double start = 0, end = 0;
-  double bytes = 0;          ///< collectives: nccl-tests size
+  double bytes = 0;  ///< collectives: nccl-tests size
   /// On a stream of its own beside the comm stream (a PyTorch hook's `then`
   /// work after its last collective; BucketComm::on_side_stream).
   bool side_stream = false;
@@ -233,10 +232,10 @@ struct BucketTiming {
   int index = 0;
   int tensors = 0;
   std::int64_t elements = 0;
-  double bytes = 0;          ///< uncompressed gradient bytes
+  double bytes = 0;  ///< uncompressed gradient bytes
   double wire_bytes_per_gpu = 0;
-  double ready = 0, start = 0, end = 0;   ///< iteration timeline (s)
-  double encode = 0, decode = 0, communication = 0;   ///< durations (s)
+  double ready = 0, start = 0, end = 0;              ///< iteration timeline (s)
+  double encode = 0, decode = 0, communication = 0;  ///< durations (s)
   std::vector<StepTiming> steps;
 };
 
@@ -245,54 +244,54 @@ struct BucketTiming {
 /// (without no_sync each is a copy of the simulated one).
 struct IterationResult {
   std::string scenario, model, compression, compute_precision, allreduce_algorithm;
-  std::string profile_name, profile_source, profile_detail;   ///< detail: "datasheet-derived" or "measured on ..."
-  std::string method;        ///< "simulation" or "closed form"
+  std::string profile_name, profile_source, profile_detail;  ///< detail: "datasheet-derived" or "measured on ..."
+  std::string method;                                        ///< "simulation" or "closed form"
   int world_size = 1, micro_batch = 1, accumulation = 1;
-  bool sync_every_micro_step = false; ///< workload.no_sync false with k > 1
+  bool sync_every_micro_step = false;  ///< workload.no_sync false with k > 1
   bool overlap = true;
-  double interference = 0;            ///< compute slow-down under NCCL
-  double interference_codec = 0;      ///< compute slow-down under a codec
-  double codec_interference = 0;      ///< codec slow-down while the backward runs
+  double interference = 0;        ///< compute slow-down under NCCL
+  double interference_codec = 0;  ///< compute slow-down under a codec
+  double codec_interference = 0;  ///< codec slow-down while the backward runs
   std::string interference_source;
-  std::vector<std::string> measured_collectives;   ///< IterationPlan::measured_collectives
-  double overlapped_compute = 0;      ///< backward time that started beside communication (s)
+  std::vector<std::string> measured_collectives;  ///< IterationPlan::measured_collectives
+  double overlapped_compute = 0;                  ///< backward time that started beside communication (s)
   double compute_efficiency = 1;
   bool compute_efficiency_default = true;
-  std::string compute_measured;       ///< "measured on DEVICE, DATE", or empty (FLOPs / efficiency x rate)
+  std::string compute_measured;  ///< "measured on DEVICE, DATE", or empty (FLOPs / efficiency x rate)
   double global_batch = 0;
-  double forward = 0, backward = 0;   ///< all micro-steps
-  double encode = 0, decode = 0;      ///< codec work on the comm stream (may be hidden)
+  double forward = 0, backward = 0;  ///< all micro-steps
+  double encode = 0, decode = 0;     ///< codec work on the comm stream (may be hidden)
   /// From the end of the backward pass to the end of the last bucket, plus
   /// the time blocking hooks held the backward (host_blocked).
   double exposed_communication = 0;
   double optimizer = 0;
   bool ddp_overheads = false;
-  double bucket_copy_in = 0;          ///< copies into buckets on the autograd thread (on the compute timeline)
-  double bucket_copy_out = 0;         ///< exposed copy-out: from the later of backward end and last bucket to the optimizer
-  double collective_launch = 0;       ///< launches on the comm stream, all buckets (may be hidden)
-  double fixed_work = 0;              ///< per-iteration fixed work after the optimizer
-  double input_wait = 0;              ///< waiting for the input pipeline: max(0, b k / rate - the rest)
-  double compute_jitter = 0;          ///< cv of one rank's micro-step compute
+  double bucket_copy_in = 0;     ///< copies into buckets on the autograd thread (on the compute timeline)
+  double bucket_copy_out = 0;    ///< exposed copy-out: from the later of backward end and last bucket to the optimizer
+  double collective_launch = 0;  ///< launches on the comm stream, all buckets (may be hidden)
+  double fixed_work = 0;         ///< per-iteration fixed work after the optimizer
+  double input_wait = 0;         ///< waiting for the input pipeline: max(0, b k / rate - the rest)
+  double compute_jitter = 0;     ///< cv of one rank's micro-step compute
   std::string compute_jitter_source;
-  double straggler_wait = 0;          ///< expected wait for the slowest rank at the last synchronization
-  double total = 0;                   ///< the prediction: the band's median
-  double band_low = 0, band_high = 0; ///< the band around total (docs/model.md, "The band")
-  BandTerms band;                     ///< what the band is made of
-  double compute_spread = 0;          ///< band term (a)'s relative spread
+  double straggler_wait = 0;           ///< expected wait for the slowest rank at the last synchronization
+  double total = 0;                    ///< the prediction: the band's median
+  double band_low = 0, band_high = 0;  ///< the band around total (docs/model.md, "The band")
+  BandTerms band;                      ///< what the band is made of
+  double compute_spread = 0;           ///< band term (a)'s relative spread
   std::string compute_spread_source;
-  double residual_low = 0, residual_high = 0;   ///< band term (c)'s quantiles
+  double residual_low = 0, residual_high = 0;  ///< band term (c)'s quantiles
   int residual_cases = 0;
   double samples_per_second = 0;
   double wire_bytes_per_gpu = 0;
   double error_feedback_bytes = 0, state_bytes = 0;
-  double folded = 0;                  ///< the k-1 micro-steps before the simulated one, added analytically
+  double folded = 0;  ///< the k-1 micro-steps before the simulated one, added analytically
   double forward_start = 0, backward_start = 0, backward_end = 0, optimizer_start = 0;
   std::vector<std::string> tensor_names;
   /// Backward end of each tensor in the synchronizing micro-step; at a
   /// blocking hook's bucket (BucketComm::blocks_host), the end of the wait.
   std::vector<double> tensor_end;
   std::vector<BucketTiming> buckets;
-  long simulated_activities = 0;      ///< sleeps and collectives the actors ran (0 for closed form)
+  long simulated_activities = 0;  ///< sleeps and collectives the actors ran (0 for closed form)
   int simulated_actors = 0;
 };
 

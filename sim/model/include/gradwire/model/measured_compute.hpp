@@ -30,15 +30,15 @@ struct Timing {
 
 struct MeasuredTensor {
   std::string name;
-  Timing ready;          ///< from the start of the backward pass to this gradient's post-accumulate hook
+  Timing ready;  ///< from the start of the backward pass to this gradient's post-accumulate hook
 };
 
 struct MeasuredCompute {
-  std::string path;                  ///< the file it was loaded from
+  std::string path;  ///< the file it was loaded from
   std::string device, date, host;
-  std::string tool;                  ///< e.g. "gradwire model measure"
-  std::string torch_version, cuda_version;   ///< cuda_version empty on the CPU
-  std::string timer;                 ///< "cuda-events" or "perf-counter"
+  std::string tool;                         ///< e.g. "gradwire model measure"
+  std::string torch_version, cuda_version;  ///< cuda_version empty on the CPU
+  std::string timer;                        ///< "cuda-events" or "perf-counter"
   std::string model;
   std::int64_t parameters = 0;
   int micro_batch = 1;
@@ -47,12 +47,12 @@ struct MeasuredCompute {
   std::string gradient_precision;    ///< fp32, bf16, fp16 (the parameters' gradients)
   int repeats = 0, warmup = 0;
   Timing forward;
-  Timing backward;                   ///< the whole backward pass (>= the last tensor's ready time)
-  std::vector<MeasuredTensor> tensors;   ///< gradient-ready order, ready medians non-decreasing
-  std::string optimizer;             ///< empty when not measured
+  Timing backward;                      ///< the whole backward pass (>= the last tensor's ready time)
+  std::vector<MeasuredTensor> tensors;  ///< gradient-ready order, ready medians non-decreasing
+  std::string optimizer;                ///< empty when not measured
   Timing optimizer_step;
-  std::optional<Timing> bucket_copy;     ///< copying all gradients into flat buckets and back (recorded)
-  std::optional<Timing> hook_dispatch;   ///< one DDP comm-hook call returning a completed future (recorded)
+  std::optional<Timing> bucket_copy;    ///< copying all gradients into flat buckets and back (recorded)
+  std::optional<Timing> hook_dispatch;  ///< one DDP comm-hook call returning a completed future (recorded)
   /// Local work of PyTorch's DDP communication hooks at the model's shapes,
   /// by hook name (fp16_compress, bf16_compress, powersgd_rank4, ...): recorded
   /// for the compression implementation, not used by simulate yet.

@@ -37,8 +37,8 @@ double activation_bytes_per_sample(const ModelDesc& model, const WorkloadSpec& w
 
 struct MemoryOptions {
   double reserve = 2.0 * 1024 * 1024 * 1024;  ///< bytes per GPU
-  double master_bytes = 4;   ///< bytes per parameter (fp32 master weights)
-  double state_bytes = 4;    ///< bytes per optimizer state element (fp32)
+  double master_bytes = 4;                    ///< bytes per parameter (fp32 master weights)
+  double state_bytes = 4;                     ///< bytes per optimizer state element (fp32)
 };
 
 /// Compressor memory per GPU, independent of the micro-batch.
@@ -60,8 +60,8 @@ CompressorMemory compressor_memory(const Scenario& scenario, const ModelDesc& mo
 double gpu_capacity(const ClusterSpec& cluster, const Profile& profile);
 
 struct MemoryBreakdown {
-  double parameters = 0, gradients = 0, optimizer_states = 0, error_feedback = 0, buckets = 0,
-         compressor_state = 0, gather_buffer = 0, activations = 0, reserve = 0;
+  double parameters = 0, gradients = 0, optimizer_states = 0, error_feedback = 0, buckets = 0, compressor_state = 0,
+         gather_buffer = 0, activations = 0, reserve = 0;
   double total = 0;
   double capacity = 0;
   bool fits() const { return total <= capacity; }
@@ -70,9 +70,8 @@ struct MemoryBreakdown {
 /// Optimizer states per parameter; throws std::invalid_argument for an unknown kind.
 int optimizer_state_count(const std::string& kind);
 
-MemoryBreakdown memory_per_gpu(const ModelDesc& model, const WorkloadSpec& workload,
-                               const CompressorMemory& compressor, double capacity,
-                               const MemoryOptions& options = {});
+MemoryBreakdown memory_per_gpu(const ModelDesc& model, const WorkloadSpec& workload, const CompressorMemory& compressor,
+                               double capacity, const MemoryOptions& options = {});
 
 /// The per-GPU memory of a scenario's workload (micro_batch as given) against
 /// gpu_capacity: what the sweep computes for a point, for `simulate`.
@@ -83,8 +82,8 @@ struct FitChoice {
   bool found = false;
   int micro_batch = 0;
   int accumulation = 0;
-  MemoryBreakdown memory;   ///< of the chosen split; of accumulation = per-GPU batch when none fits
-  std::string reason;       ///< why none fits
+  MemoryBreakdown memory;  ///< of the chosen split; of accumulation = per-GPU batch when none fits
+  std::string reason;      ///< why none fits
   /// The split tried just before the chosen one, which did not fit (0: the
   /// chosen k is the smallest split there is): why k is not smaller.
   int refused_micro_batch = 0, refused_accumulation = 0;
@@ -94,9 +93,8 @@ struct FitChoice {
 /// For a global batch over `world` GPUs: the smallest accumulation k (largest
 /// micro-batch) with micro_batch x k x world == global_batch that fits.
 FitChoice smallest_fitting_accumulation(const ModelDesc& model, WorkloadSpec workload,
-                                        const CompressorMemory& compressor, double capacity,
-                                        long long global_batch, int world,
-                                        const MemoryOptions& options = {});
+                                        const CompressorMemory& compressor, double capacity, long long global_batch,
+                                        int world, const MemoryOptions& options = {});
 
 /// A scenario's batch split under a fixed training.global_batch G on N GPUs
 /// (docs/planning.md, "Fixed global batch"): micro_batch x k x N = G.
@@ -106,14 +104,14 @@ FitChoice smallest_fitting_accumulation(const ModelDesc& model, WorkloadSpec wor
 ///   neither            : the smallest k that fits in memory
 ///                        (smallest_fitting_accumulation)
 struct BatchSplit {
-  bool fixed = false;        ///< training.global_batch is set (else nothing below is)
+  bool fixed = false;  ///< training.global_batch is set (else nothing below is)
   bool found = false;
-  bool no_fit = false;       ///< not found because no split fits in memory
+  bool no_fit = false;  ///< not found because no split fits in memory
   int micro_batch = 0, accumulation = 0;
   long long global_batch = 0;
-  std::string how;           ///< why this k: "k = 4 as asked", "k = 2, the smallest that fits: k = 1 (...) needs ..."
-  std::string reason;        ///< why none (does not divide, disagrees, does not fit)
-  MemoryBreakdown memory;    ///< of the chosen split (or the last one tried)
+  std::string how;         ///< why this k: "k = 4 as asked", "k = 2, the smallest that fits: k = 1 (...) needs ..."
+  std::string reason;      ///< why none (does not divide, disagrees, does not fit)
+  MemoryBreakdown memory;  ///< of the chosen split (or the last one tried)
 };
 BatchSplit resolve_global_batch(const Scenario& scenario, const ModelDesc& model, const CompressorMemory& compressor,
                                 double capacity, const MemoryOptions& options = {});

@@ -18,10 +18,10 @@ inline constexpr const char* kModelSchema = "gradwire-model/1";
 
 /// One parameter tensor (one gradient).
 struct TensorDesc {
-  std::string name;                  ///< e.g. "layer4.2.conv3.weight"
-  std::vector<std::int64_t> shape;   ///< empty for a scalar
-  std::int64_t numel = 0;            ///< product of shape
-  std::string dtype;                 ///< gradient dtype: "fp32", "fp16" or "bf16"
+  std::string name;                      ///< e.g. "layer4.2.conv3.weight"
+  std::vector<std::int64_t> shape;       ///< empty for a scalar
+  std::int64_t numel = 0;                ///< product of shape
+  std::string dtype;                     ///< gradient dtype: "fp32", "fp16" or "bf16"
   double forward_flops_per_sample = 0;   ///< FLOPs of the op that owns it (may be 0)
   double backward_flops_per_sample = 0;  ///< 2 x forward unless the file says otherwise
 };
@@ -29,17 +29,17 @@ struct TensorDesc {
 /// A whole model.
 struct ModelDesc {
   std::string name;
-  std::int64_t parameters = 0;       ///< total, equal to the sum of tensor numels
-  std::vector<TensorDesc> tensors;   ///< backward (gradient-ready) order
-  double forward_flops_per_sample = 0;   ///< per sample; per sequence for sequence models
+  std::int64_t parameters = 0;          ///< total, equal to the sum of tensor numels
+  std::vector<TensorDesc> tensors;      ///< backward (gradient-ready) order
+  double forward_flops_per_sample = 0;  ///< per sample; per sequence for sequence models
   double backward_flops_per_sample = 0;
   std::int64_t sequence_length = 0;  ///< tokens per sample; 0 = not a sequence model
   double activation_bytes_per_sample = 0;
   /// The dtype activation_bytes_per_sample was measured in ("fp32", "fp16",
   /// "bf16"); empty when the file does not say (the figure is used as is).
   std::string activation_dtype;
-  std::string source;                ///< reference for the architecture
-  std::string path;                  ///< the file it was loaded from
+  std::string source;  ///< reference for the architecture
+  std::string path;    ///< the file it was loaded from
 };
 
 /// Bytes per element of a gradient dtype ("fp32" 4, "fp16"/"bf16" 2).

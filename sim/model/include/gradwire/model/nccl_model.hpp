@@ -1,10 +1,12 @@
-// NCCL's cost structure, defined once: the algorithms and protocols, the
-// hardware class of a route, and NCCL's tuning model (latency per collective
-// and the fraction of the link bandwidth each algorithm x protocol delivers).
-// Constants from NVIDIA/nccl 2.20.3, src/graph/tuning.cc (ncclTopoTuneModel,
-// ncclTopoGetAlgoTime); docs/engine.md ("NCCL's cost model") lists each one.
-// PAT, which 2.20.3 lacks, takes its own constants from tuning.cc of NCCL 2.23
-// and later (docs/engine.md "PAT"); the hardware latency it scales is 2.20.3's.
+// NCCL's cost structure, defined once: the protocols, the hardware class of a
+// route, and NCCL's tuning model (latency per collective and the fraction of
+// the link bandwidth each algorithm x protocol delivers), applying each
+// algorithm's forms from its row (collective_algorithms.hpp, where the
+// algorithms are). Constants from NVIDIA/nccl 2.20.3, src/graph/tuning.cc
+// (ncclTopoTuneModel, ncclTopoGetAlgoTime); docs/engine.md ("NCCL's cost
+// model") lists each one. PAT, which 2.20.3 lacks, takes its own constants
+// (its rows) from tuning.cc of NCCL 2.23 and later (docs/engine.md "PAT"); the
+// hardware latency it scales is 2.20.3's.
 // The engine (sim/engine) and the closed forms (closed_form.hpp) read the
 // costs from here; the choice of the pair per size is closed_form.hpp's
 // choose_collective(). Plain C++, no SimGrid.
@@ -14,30 +16,20 @@
 #include <string>
 #include <vector>
 
+#include "gradwire/model/collective_algorithms.hpp"
 #include "gradwire/model/collectives.hpp"
 #include "gradwire/model/scenario.hpp"
 
 namespace gw {
 
-/// ring, tree (double binary tree, all-reduce), nvls (NVLink SHARP on one
-/// NVSwitch node, all-reduce), nvlstree (NCCL's NVLS_TREE: NVLS inside each
-/// NVSwitch node, a double binary tree between nodes; all-reduce, 2 or more
-/// nodes), pat (NCCL's PAT, 2.23 and later: Parallel Aggregated Trees for
-/// all-gather and reduce-scatter at one GPU per node), hierarchical
-/// (gradwire's sequential intra/inter/intra all-reduce; not NCCL's), direct
-/// (all-to-all), auto (the pair NCCL's rule picks per size).
-enum class Algorithm { Ring, Tree, NVLS, NvlsTree, Pat, Hierarchical, Direct, Auto };
 /// NCCL's protocols; auto: the one NCCL's rule picks.
 enum class Protocol { LL, LL128, Simple, Auto };
 
-std::string to_string(Algorithm a);
 std::string to_string(Protocol p);
-/// Case-insensitive, as NCCL_ALGO / NCCL_PROTO; throws std::invalid_argument.
-Algorithm parse_algorithm(const std::string& s);
+/// Case-insensitive, as NCCL_PROTO; throws std::invalid_argument.
 Protocol parse_protocol(const std::string& s);
-/// The names parse_algorithm / parse_protocol accept: auto, then the others
-/// in the enums' order (for strict readers and messages).
-std::vector<std::string> algorithm_names();
+/// The names parse_protocol accepts: auto, then the others in the enum's
+/// order (for strict readers and messages).
 std::vector<std::string> protocol_names();
 
 /// A protocol: its name and the fraction of the bytes it stores that are data
@@ -68,8 +60,9 @@ int gpu_compute_capability(const std::string& gpu);
 /// Why NCCL (or gradwire's own schedules) does not run the pair on `c` at
 /// `shape`, in one clause naming the rule and what the cluster has; "" when
 /// it runs. The one statement of the rules nccl_cost and choose_collective
-/// apply (nccl_cost's nullopt below):
-/// - tree, NVLS and NVLS+tree are all-reduce only;
+/// apply (nccl_cost's nullopt below): an algorithm runs the ops of its rows
+/// (collective_algorithms.hpp; "tree is for allreduce"), then its row's
+/// refusal rule says the rest:
 /// - NVLS: compute capability >= 90 and an NVSwitch node (4 or more GPUs on
 ///   NVLink: HGX boards; a 2-GPU NVLink bridge has no switch; an intra-node
 ///   link declared `transport: nvlink`, point to point, has none), one node,
@@ -78,13 +71,14 @@ int gpu_compute_capability(const std::string& gpu);
 ///   nodes, two or more of them, each with all its GPUs in the collective
 ///   (whole nodes: the engine's rails need the same ranks on every node),
 ///   Simple;
-/// - PAT (tuning.cc ncclPatEnable, NCCL 2.23+): all-gather and
-///   reduce-scatter, Simple, one GPU per node (NCCL's nNodes == nRanks), two
-///   ranks or more, and no network device offload (NCCL disables PAT when
-///   netDeviceType is not HOST: a TCPX NIC transport);
-/// - LL128 where NCCL 2.20 enables it (compute capability 70, 80, 90 on NVLink);
-/// - hierarchical (all-reduce), direct (all-to-all) and the broadcast ring,
-///   gradwire's own schedules: Simple only.
+/// - PAT (tuning.cc ncclPatEnable, NCCL 2.23+): Simple, one GPU per node
+///   (NCCL's nNodes == nRanks), two ranks or more, and no network device
+///   offload (NCCL disables PAT when netDeviceType is not HOST: a TCPX NIC
+///   transport);
+/// - ring and tree: LL128 where NCCL 2.20 enables it (compute capability 70,
+///   80, 90 on NVLink);
+/// - hierarchical, direct and the broadcast ring, gradwire's own schedules:
+///   Simple only.
 std::string nccl_pair_refusal(CollectiveOp op, Algorithm a, Protocol p, const ClusterSpec& c, NcclShape shape);
 
 /// NCCL's model of one (op, algorithm, protocol) on `c`:
@@ -139,9 +133,19 @@ NcclChannels nccl_channels(Algorithm a, Protocol p, const ClusterSpec& c, NcclSh
 std::optional<NcclCost> nccl_cost(CollectiveOp op, Algorithm a, Protocol p, const ClusterSpec& c, NcclShape shape,
                                   double bytes, double link_bandwidth);
 
-/// The algorithms of `op` that NCCL's rule chooses among (all-reduce: ring,
-/// tree, nvls, nvlstree; all-gather, reduce-scatter: ring, pat; broadcast:
-/// ring; all-to-all: direct).
+/// The algorithms of `op` that NCCL's rule chooses among: its rows with
+/// nccl_rule, in the rows' order (all-reduce: ring, tree, nvls, nvlstree;
+/// all-gather, reduce-scatter: ring, pat; broadcast: ring; all-to-all: direct).
 std::vector<Algorithm> nccl_algorithms(CollectiveOp op);
+
+/// tuning.cc's constants the algorithms' latency forms read
+/// (collective_algorithms.cpp): baseLat[row][protocol] and
+/// hwLat[class][row][protocol], microseconds (row: AlgorithmRow::nccl_row).
+double nccl_base_latency_us(int row, Protocol p);
+double nccl_hw_latency_us(NcclLinkClass k, int row, Protocol p);
+/// tuning.cc's treeCorrectionFactor[p][log2(bytes / 64)] (1 from 256 MiB on).
+double nccl_tree_correction(Protocol p, double bytes);
+/// NCCL's log2i: floor(log2 v) for v >= 1, 0 below.
+int nccl_log2i(double v);
 
 }  // namespace gw

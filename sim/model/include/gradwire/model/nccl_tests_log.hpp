@@ -42,48 +42,48 @@ namespace gw::nccl_tests {
 
 /// One group of a row (out-of-place or in-place).
 struct Result {
-  double time = 0;     ///< seconds (the log prints us)
-  double algbw = 0;    ///< bytes/s (the log prints GB/s)
-  double busbw = 0;    ///< bytes/s
-  std::string wrong;   ///< the #wrong (or old "error") column as printed: "0", "N/A", "1e-07"
+  double time = 0;    ///< seconds (the log prints us)
+  double algbw = 0;   ///< bytes/s (the log prints GB/s)
+  double busbw = 0;   ///< bytes/s
+  std::string wrong;  ///< the #wrong (or old "error") column as printed: "0", "N/A", "1e-07"
 };
 
 struct Row {
-  double bytes = 0;    ///< the size column
-  double count = 0;    ///< elements (per rank for allgather, reducescatter, alltoall)
-  std::string type;    ///< float, half, ...
-  std::string redop;   ///< sum, none, ... ("" in old layouts without it)
+  double bytes = 0;   ///< the size column
+  double count = 0;   ///< elements (per rank for allgather, reducescatter, alltoall)
+  std::string type;   ///< float, half, ...
+  std::string redop;  ///< sum, none, ... ("" in old layouts without it)
   std::optional<int> root;
   Result out_of_place, in_place;
-  int line = 0;        ///< where it was read
+  int line = 0;  ///< where it was read
 };
 
 struct RankLine {
   int rank = 0;
   std::string host;
   int device = 0;
-  std::string gpu;     ///< device name ("NVIDIA H100 80GB HBM3")
+  std::string gpu;  ///< device name ("NVIDIA H100 80GB HBM3")
 };
 
 /// Something the reader left out, at file:line:column.
 struct Note {
   int line = 0, column = 0;
-  std::string text;    ///< "row skipped: ..."
+  std::string text;  ///< "row skipped: ..."
 };
 
 /// One run: a header and its rows.
 struct Log {
   std::string file;
-  int line = 0;                      ///< where the run starts (its first header line or row)
-  int run = 1, runs = 1;             ///< this run's number in the file, and the file's runs
-  std::string binary;                ///< "all_reduce_perf" when known, else ""
-  std::optional<CollectiveOp> op;    ///< the op, when the binary is one gradwire simulates
-  int threads = 1, gpus_per_thread = 1;   ///< "# nThread T nGpus G"
-  int iters = 0;                     ///< timed iterations per size (0: not printed)
+  int line = 0;                          ///< where the run starts (its first header line or row)
+  int run = 1, runs = 1;                 ///< this run's number in the file, and the file's runs
+  std::string binary;                    ///< "all_reduce_perf" when known, else ""
+  std::optional<CollectiveOp> op;        ///< the op, when the binary is one gradwire simulates
+  int threads = 1, gpus_per_thread = 1;  ///< "# nThread T nGpus G"
+  int iters = 0;                         ///< timed iterations per size (0: not printed)
   std::vector<RankLine> ranks;
   std::vector<Row> rows;
-  std::optional<double> avg_busbw;   ///< bytes/s, the footer's figure
-  std::vector<Note> notes;           ///< rows left out as not real measurements
+  std::optional<double> avg_busbw;  ///< bytes/s, the footer's figure
+  std::vector<Note> notes;          ///< rows left out as not real measurements
 
   /// Ranks of the run: its "# Rank" lines, else nThread x nGpus.
   int world_size() const;
@@ -132,7 +132,11 @@ bool rows_agree(const Log& log, CollectiveOp op);
 /// rows agree). Throws gw::InputError naming the runs found and how to pick
 /// (`pick`, e.g. "--collectives OP") when a run's op is not known or no run
 /// is left, and when two runs of one op ran on different rank or node counts.
-std::vector<Log> select_runs(std::vector<Log> runs, const std::vector<CollectiveOp>& ops, const std::string& pick);
+/// `left_out` (when given) gets one line per run not taken ("FILE:LINE:1:
+/// run left out: ..., not the collective asked for; using the run at line
+/// N: ..."), for the command to print as a note.
+std::vector<Log> select_runs(std::vector<Log> runs, const std::vector<CollectiveOp>& ops, const std::string& pick,
+                             std::vector<std::string>* left_out = nullptr);
 
 /// A profile's collective fits from logs (`gradwire calibrate
 /// --from-nccl-tests`): one CollectiveCost per (op, ranks, nodes) of the runs
@@ -156,9 +160,9 @@ std::optional<double> parse_size(std::string_view text);
 /// src/common.cu), so that scripts that parse nccl-tests parse this.
 struct Header {
   int ranks = 0;
-  std::vector<RankLine> devices;     ///< one "#  Rank" line each
+  std::vector<RankLine> devices;  ///< one "#  Rank" line each
   double min_bytes = 0, max_bytes = 0;
-  std::string step;                  ///< "2(factor)" or "1048576(bytes)"
+  std::string step;  ///< "2(factor)" or "1048576(bytes)"
 };
 /// The header lines up to and including the column units.
 std::string format_header(const Header& h);

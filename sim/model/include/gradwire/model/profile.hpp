@@ -19,7 +19,7 @@ namespace gw {
 struct CurvePoint {
   double x = 0;
   double seconds = 0;
-  double spread = 0;   ///< (max - min) / median of the repeats, 0 if unknown
+  double spread = 0;  ///< (max - min) / median of the repeats, 0 if unknown
   int repeats = 0;
   bool operator==(const CurvePoint&) const = default;
 };
@@ -55,16 +55,16 @@ std::optional<TimeDrop> first_time_drop(const std::vector<CurvePoint>& points, d
 /// the last segment) beyond the largest knot, constant below the smallest.
 /// evaluate() throws std::logic_error when there are no knots.
 struct PiecewiseLogFit {
-  std::vector<CurvePoint> knots;   ///< sorted by x
-  double max_rel_residual = 0;     ///< largest |pred - meas| / meas over the points
+  std::vector<CurvePoint> knots;  ///< sorted by x
+  double max_rel_residual = 0;    ///< largest |pred - meas| / meas over the points
   double evaluate(double x) const;
   bool operator==(const PiecewiseLogFit&) const = default;
 };
 
 /// Alpha-beta model: time = alpha + bytes / beta.
 struct AlphaBetaFit {
-  double alpha = 0;        ///< latency, s
-  double beta = 0;         ///< bandwidth, bytes/s (algorithm bandwidth)
+  double alpha = 0;  ///< latency, s
+  double beta = 0;   ///< bandwidth, bytes/s (algorithm bandwidth)
   double max_rel_residual = 0;
   double evaluate(double bytes) const { return alpha + bytes / beta; }
   bool operator==(const AlphaBetaFit&) const = default;
@@ -72,7 +72,7 @@ struct AlphaBetaFit {
 
 struct CodecCost {
   std::vector<CurvePoint> encode_points, decode_points;
-  PiecewiseLogFit encode, decode;   ///< time against elements
+  PiecewiseLogFit encode, decode;  ///< time against elements
   bool operator==(const CodecCost&) const = default;
 };
 
@@ -83,7 +83,7 @@ struct CollectiveCost {
   /// more (an MPI run across nodes, gradwire-calibrate --mpi). Written to the
   /// profile only when > 1; absent means 1.
   int nodes = 1;
-  std::vector<CurvePoint> points;   ///< x = bytes (nccl-tests "size")
+  std::vector<CurvePoint> points;  ///< x = bytes (nccl-tests "size")
   AlphaBetaFit fit;
   bool operator==(const CollectiveCost&) const = default;
 };
@@ -100,24 +100,24 @@ struct TransportFigures {
 
 struct Profile {
   int schema_version = 1;
-  std::string source;      ///< "measured" or "datasheet"
-  std::string name;        ///< e.g. "h200" or "h200-measured-2026-11-30"
-  std::string device;      ///< e.g. "NVIDIA H200"
+  std::string source;  ///< "measured" or "datasheet"
+  std::string name;    ///< e.g. "h200" or "h200-measured-2026-11-30"
+  std::string device;  ///< e.g. "NVIDIA H200"
   int sm_count = 0;
   double memory_bytes = 0;
-  std::string driver, cuda, nccl;   ///< versions (empty for datasheet profiles)
+  std::string driver, cuda, nccl;  ///< versions (empty for datasheet profiles)
   std::string date, host, command;
   std::vector<std::string> references;  ///< datasheet sources
   /// Achieved dense matrix throughput, FLOP/s, by precision: fp32, tf32, bf16, fp16.
   std::map<std::string, double> gemm_flops;
   /// Raw GEMM points per precision (x = FLOPs of one GEMM), when measured.
   std::map<std::string, std::vector<CurvePoint>> gemm_points;
-  double copy_bandwidth = 0;   ///< device-to-device copy, bytes read+written per s
+  double copy_bandwidth = 0;  ///< device-to-device copy, bytes read+written per s
   /// Codec costs by codec name: a codec key of the compressor table
   /// (gradwire/model/compressors.hpp), optionally with the suffix _ef.
   std::map<std::string, CodecCost> codecs;
   std::vector<CollectiveCost> collectives;
-  std::string path;            ///< where it was loaded from
+  std::string path;  ///< where it was loaded from
   /// What was not measured and why, derivation notes (e.g. "multi-GPU
   /// collectives not measured: 1 GPU visible").
   std::vector<std::string> notes;
@@ -158,5 +158,15 @@ Profile load_profile_file(const std::string& path);
 Profile parse_profile_text(const std::string& text, const std::string& name);
 /// Serializes a profile to YAML text (schema gradwire-profile/1).
 std::string profile_to_yaml(const Profile& p);
+
+/// A top-level key of a profile and whether the loader needs it.
+struct ProfileKey {
+  const char* key;
+  bool required;
+};
+/// The keys of profile.cpp's field table, in the order profile_to_yaml
+/// writes them: one row each drives the loader's known keys, its reading
+/// and the writing (docs/profiles.md, "Fields", lists the same keys).
+std::vector<ProfileKey> profile_keys();
 
 }  // namespace gw

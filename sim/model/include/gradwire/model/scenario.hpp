@@ -27,14 +27,14 @@ inline constexpr int kMaxAccumulation = 1 << 20;
 /// Plausible ranges of the physical quantities of scenarios and catalogs
 /// (docs/scenarios.md, docs/hardening.md "Input rules and limits"): a value
 /// outside is a typo or a unit slip, refused at its field.
-inline constexpr double kMinLinkBandwidth = 1e6;    ///< B/s: 8 Mbps
-inline constexpr double kMaxLinkBandwidth = 1e14;   ///< B/s: 800 Tbps
-inline constexpr double kMaxLinkLatency = 1.0;      ///< s
+inline constexpr double kMinLinkBandwidth = 1e6;   ///< B/s: 8 Mbps
+inline constexpr double kMaxLinkBandwidth = 1e14;  ///< B/s: 800 Tbps
+inline constexpr double kMaxLinkLatency = 1.0;     ///< s
 inline constexpr double kMinComputeEfficiency = 0.01;
 /// workload.compute_jitter: a normal micro-step C (1 + cv Z) stays positive
 /// to 3.3 standard deviations at 0.3 (docs/model.md, "Stragglers").
 inline constexpr double kMaxComputeJitter = 0.3;
-inline constexpr double kMaxOptimizerStep = 60.0;   ///< s
+inline constexpr double kMaxOptimizerStep = 60.0;  ///< s
 inline constexpr double kMinCompressionRatio = 1e-6;
 
 /// One kind of link: line-rate bandwidth in bytes/s, latency in seconds, and
@@ -47,9 +47,9 @@ struct LinkSpec {
   double bandwidth = 0;
   double latency = 0;
   Transport transport = Transport::GpuLink;
-  double fraction = 1.0;        ///< achievable fraction of the line rate
-  double per_connection = 0;    ///< B/s one connection reaches; 0 = no limit
-  int connections = 1;          ///< connections per peer link (NSOCKS_PERTHREAD x SOCKET_NTHREADS)
+  double fraction = 1.0;      ///< achievable fraction of the line rate
+  double per_connection = 0;  ///< B/s one connection reaches; 0 = no limit
+  int connections = 1;        ///< connections per peer link (NSOCKS_PERTHREAD x SOCKET_NTHREADS)
 
   /// What flows can use: bandwidth x fraction.
   double usable_bandwidth() const { return bandwidth * fraction; }
@@ -96,13 +96,13 @@ struct NetworkModelSpec {
 struct ClusterSpec {
   int nodes = 1;
   int gpus_per_node = 1;
-  std::string gpu;        ///< GPU type; resolves to a calibration profile
-  LinkSpec intra_node;    ///< per-GPU link into the node's switch (NVLink/NVSwitch)
+  std::string gpu;      ///< GPU type; resolves to a calibration profile
+  LinkSpec intra_node;  ///< per-GPU link into the node's switch (NVLink/NVSwitch)
   /// True when the scenario left intra_node out: resolve_cluster() derives it
   /// from the calibration profile's all-reduce fit at gpus_per_node GPUs.
   bool intra_node_from_profile = false;
-  int line = 0, column = 0;  ///< position of the cluster section, for errors
-  int nic_count = 1;      ///< NICs per node
+  int line = 0, column = 0;                ///< position of the cluster section, for errors
+  int nic_count = 1;                       ///< NICs per node
   LinkSpec nic{0, 0, Transport::Network};  ///< one NIC
   FabricSpec fabric;
   NetworkModelSpec network;
@@ -149,11 +149,11 @@ double activation_element_bytes(const std::string& compute_precision);
 /// kinds, the parameters each takes and their ranges: the compressor table
 /// (gradwire/model/compressors.hpp).
 struct CompressionSpec {
-  std::string kind = "none";    ///< a compressor table name
-  double ratio = 0.01;          ///< topk / randomk: fraction of elements kept
-  int rank = 4;                 ///< powersgd
-  std::int64_t chunk = 1024;    ///< int8 / sign: elements per scale
-  bool error_feedback = true;   ///< keep a residual buffer (memory counted)
+  std::string kind = "none";          ///< a compressor table name
+  double ratio = 0.01;                ///< topk / randomk: fraction of elements kept
+  int rank = 4;                       ///< powersgd
+  std::int64_t chunk = 1024;          ///< int8 / sign: elements per scale
+  bool error_feedback = true;         ///< keep a residual buffer (memory counted)
   double min_compression_rate = 2.0;  ///< powersgd: skip layers that would not pay
   /// Whose code runs the compressor (compression_implementation_names()):
   /// "pytorch" (DDP's communication hooks, or the common open implementation
@@ -167,16 +167,16 @@ struct CompressionSpec {
 const std::vector<std::string>& compression_implementation_names();
 
 struct OptimizerSpec {
-  std::string kind = "adam";    ///< sgd, momentum, adam, adamw, lamb, lars
+  std::string kind = "adam";  ///< sgd, momentum, adam, adamw, lamb, lars
   /// Time of one optimizer step; when absent it is derived from the profile's
   /// memory bandwidth and the bytes the optimizer touches.
   std::optional<double> step_time;
 };
 
 struct WorkloadSpec {
-  std::string model;            ///< model name (models/<name>.yaml) or path
-  int micro_batch = 1;          ///< samples per GPU per micro-step
-  int accumulation = 1;         ///< gradient accumulation steps k
+  std::string model;     ///< model name (models/<name>.yaml) or path
+  int micro_batch = 1;   ///< samples per GPU per micro-step
+  int accumulation = 1;  ///< gradient accumulation steps k
   /// workload.no_sync: the k-1 micro-steps before the last run under DDP's
   /// no_sync() (true, the default) or each all-reduces its gradients as
   /// the last one does (false: accumulation without no_sync). No effect at k = 1.
@@ -185,11 +185,11 @@ struct WorkloadSpec {
   /// workload.compute_precision (a compute_precision_names() entry). Empty:
   /// the rate follows the gradient precision (compute_precision_for).
   std::string compute_precision;
-  int compute_precision_line = 0;    ///< where the key is, for errors found
-  int compute_precision_column = 0;  ///< against the profile (0: not given)
+  int compute_precision_line = 0;                ///< where the key is, for errors found
+  int compute_precision_column = 0;              ///< against the profile (0: not given)
   double bucket_size = 25.0 * 1024 * 1024;       ///< DDP bucket_cap_mb
   double first_bucket_size = 1.0 * 1024 * 1024;  ///< DDP's small first bucket
-  bool overlap = true;          ///< overlap bucket all-reduce with backward
+  bool overlap = true;                           ///< overlap bucket all-reduce with backward
   /// DDP's own overheads (docs/model.md, "DDP overheads"): bucket copies,
   /// per-collective launch, per-iteration fixed work. Off: the plain model.
   bool ddp_overheads = true;
@@ -228,11 +228,11 @@ struct WorkloadSpec {
 
 /// Training target and pricing, for time-to-train and cost.
 struct TrainingSpec {
-  std::optional<double> samples;      ///< total samples to process
-  std::optional<double> tokens;       ///< or total tokens (sequence models)
-  std::optional<double> epochs;       ///< or epochs x dataset_size
-  std::optional<double> dataset_size; ///< samples per epoch
-  double convergence_factor = 1.0;    ///< extra iterations factor (compression)
+  std::optional<double> samples;       ///< total samples to process
+  std::optional<double> tokens;        ///< or total tokens (sequence models)
+  std::optional<double> epochs;        ///< or epochs x dataset_size
+  std::optional<double> dataset_size;  ///< samples per epoch
+  double convergence_factor = 1.0;     ///< extra iterations factor (compression)
   /// training.global_batch: the batch the optimizer sees, fixed; micro_batch x
   /// accumulation x world must equal it (resolve_global_batch, memory.hpp).
   std::optional<long long> global_batch;
@@ -254,7 +254,7 @@ struct TrainingSpec {
 
 struct Scenario {
   std::string name;
-  std::string file;            ///< where it was loaded from
+  std::string file;  ///< where it was loaded from
   ClusterSpec cluster;
   std::optional<WorkloadSpec> workload;
   /// Calibration profile: a name (calibrate/profiles/<name>.yaml) or a path.

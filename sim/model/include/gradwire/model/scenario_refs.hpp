@@ -44,13 +44,21 @@ std::optional<MeasuredCompute> resolve_measured_compute(const Scenario& s, const
 struct ScenarioRefs {
   std::optional<ModelDesc> model;
   Profile profile;
-  std::optional<MeasuredCompute> compute;   ///< workload.compute, checked against the model
+  /// The scenario's cluster with what it takes from the profile
+  /// (resolve_cluster: intra_node when left out, measured transport figures).
+  ClusterSpec cluster;
+  std::optional<MeasuredCompute> compute;  ///< workload.compute, checked against the model
   /// Why this profile, when the scenario named none (default_profile_name).
   std::string profile_choice;
   /// What makes the prediction doubtful without making it wrong input
   /// (reference_warnings): one line each, for stderr.
   std::vector<std::string> warnings;
 };
+
+/// The GPU class (gpu_classes()) of a cluster.gpu value: itself, or the
+/// longest class it starts with followed by '-' ("h200-measured": h200); ""
+/// for a name of the user's.
+std::string gpu_class_of_name(const std::string& gpu);
 
 /// The GPU class ("h100", "a100-80gb", ..., the names of cluster.gpu) that a
 /// device name such as "NVIDIA A100-SXM4-80GB" names, "cpu" for a CPU
@@ -72,6 +80,10 @@ std::vector<std::string> reference_warnings(const Scenario& s, const ScenarioRef
 /// one. `why` (when given) says which was taken and why.
 std::string default_profile_name(const Scenario& s, std::string* why = nullptr);
 
+/// The profile a scenario names: its `profile:` as written, else
+/// default_profile_name (whose reason goes to `why` when given).
+std::string profile_reference(const Scenario& s, std::string* why = nullptr);
+
 /// The profile a scenario uses, by the rule `simulate`, `check`, `sweep` and
 /// `collective` share: `profile_override` (--profile) when given, else the
 /// scenario's `profile:` (a path taken beside the scenario file `file`), else
@@ -81,8 +93,16 @@ Profile resolve_scenario_profile(const Scenario& s, const std::string& file,
                                  const std::optional<std::string>& profile_override = std::nullopt,
                                  std::string* choice = nullptr);
 
+/// The scenario's cluster as ScenarioRefs::cluster holds it, for a command
+/// that needs no model (`gradwire collective`): the profile resolved by
+/// resolve_scenario_profile, the cluster by resolve_cluster. A cluster that
+/// gives intra_node, names no profile and whose GPU has none bundled is
+/// taken as written (it has no measured figures to take).
+ClusterSpec resolve_scenario_cluster(const Scenario& s, const std::string& path,
+                                     const std::optional<std::string>& profile_override = std::nullopt);
+
 /// Loads the model (when the scenario has a workload) and the profile a
-/// scenario names, as `gradwire simulate` does. `profile_override` replaces
+/// scenario names, as `gradwire simulate` does, and resolves its cluster. `profile_override` replaces
 /// the scenario's profile (simulate --profile).
 ScenarioRefs resolve_scenario_references(const Scenario& s, const std::string& path,
                                          const std::optional<std::string>& profile_override = std::nullopt);

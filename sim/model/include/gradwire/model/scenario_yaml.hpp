@@ -23,8 +23,7 @@ Scenario parse_scenario(const yaml::Document& doc);
 LinkSpec parse_link(const yaml::Node& node, TransportPlace place, std::vector<std::string> extra_keys = {});
 /// The same keys, each optional, over an existing link (an instance's NICs
 /// overridden by a scenario). A new transport resets the table's figures.
-void override_link(const yaml::Node& node, TransportPlace place, std::vector<std::string> extra_keys,
-                   LinkSpec& link);
+void override_link(const yaml::Node& node, TransportPlace place, std::vector<std::string> extra_keys, LinkSpec& link);
 
 /// Section parsers (one per part of the schema).
 ClusterSpec parse_cluster(const yaml::Node& node);

@@ -47,10 +47,10 @@ enum class ShardingFramework { PyTorchDdp, Fsdp1, Fsdp2, DeepSpeed };
 enum class GradientSync { EveryMicroStep, LastMicroStep };
 enum class ActivationCheckpointing { None, Selective, Full };
 
-std::string to_string(ShardingScheme s);      ///< "ddp", "zero1", ...
-std::string to_string(ShardingFramework f);   ///< "pytorch-ddp", "fsdp1", "fsdp2", "deepspeed"
-std::string to_string(GradientSync g);        ///< "every", "last"
-std::string to_string(ActivationCheckpointing a);   ///< "none", "selective", "full"
+std::string to_string(ShardingScheme s);           ///< "ddp", "zero1", ...
+std::string to_string(ShardingFramework f);        ///< "pytorch-ddp", "fsdp1", "fsdp2", "deepspeed"
+std::string to_string(GradientSync g);             ///< "every", "last"
+std::string to_string(ActivationCheckpointing a);  ///< "none", "selective", "full"
 
 /// reshard_after_forward: true (kReshardFull), false (kReshardNone) or R ranks.
 inline constexpr int kReshardFull = -1;
@@ -69,8 +69,8 @@ struct ShardingSpec {
   /// set_reshard_after_backward; FSDP1: false under no_sync for strategies
   /// that keep parameters after forward).
   bool reshard_after_backward = true;
-  int prefetch = 1;        ///< units all-gathered ahead of the one computing
-  bool qwz = false, hpz = false, qgz = false;   ///< ZeRO++ parts
+  int prefetch = 1;                            ///< units all-gathered ahead of the one computing
+  bool qwz = false, hpz = false, qgz = false;  ///< ZeRO++ parts
   /// Bytes per element of the gradient reduction (FSDP reduce_dtype,
   /// DeepSpeed communication_data_type); 0: the gradient precision's.
   double reduce_bytes = 0;
@@ -98,7 +98,7 @@ ActivationCheckpointing parse_activation_checkpointing(const yaml::Node& node);
 
 /// The GPUs a plan runs on.
 struct ShardTopology {
-  int world = 1;           ///< data-parallel GPUs
+  int world = 1;  ///< data-parallel GPUs
   int gpus_per_node = 1;
   int nodes() const { return world / gpus_per_node; }
 };
@@ -118,14 +118,14 @@ enum class ShardPhase { Forward, Backward, Step };
 enum class ShardGroupKind { World, Shard, Node, Replicas, CrossNode, Reshard };
 
 struct ShardCollective {
-  std::string what;        ///< "forward all-gather", "gradient reduce-scatter", ...
+  std::string what;  ///< "forward all-gather", "gradient reduce-scatter", ...
   CollectiveOp op = CollectiveOp::AllGather;
   ShardPhase phase = ShardPhase::Forward;
   ShardGroupKind group = ShardGroupKind::World;
-  int ranks = 1;           ///< GPUs in one group
-  int gpus_per_node_in_group = 1;   ///< how many of them share a node
-  double bytes = 0;        ///< one pass over the model, nccl-tests size (SizeConvention)
-  long long count = 0;     ///< passes per optimizer step
+  int ranks = 1;                   ///< GPUs in one group
+  int gpus_per_node_in_group = 1;  ///< how many of them share a node
+  double bytes = 0;                ///< one pass over the model, nccl-tests size (SizeConvention)
+  long long count = 0;             ///< passes per optimizer step
   /// Bytes one GPU sends per optimizer step: count x busbw factor x bytes.
   double wire_bytes_per_gpu() const;
   /// Bytes leaving one node per optimizer step (rings over nodes carry
@@ -149,8 +149,8 @@ struct ShardingPlan {
 /// Builds the plan for a model of `parameters` elements with `element_bytes`
 /// the gradient precision's bytes (the default wire dtype). Throws
 /// std::invalid_argument for k < 1 and what shard_degree throws.
-ShardingPlan sharding_plan(const ShardingSpec& s, const ShardTopology& t, std::int64_t parameters,
-                           double element_bytes, int accumulation);
+ShardingPlan sharding_plan(const ShardingSpec& s, const ShardTopology& t, std::int64_t parameters, double element_bytes,
+                           int accumulation);
 
 /// A wrapped unit (FSDP wrap, ZeRO-3 module): the tensors of one transformer
 /// block (names up to their first numeric component, "model.layers.7"), or
@@ -159,8 +159,8 @@ ShardingPlan sharding_plan(const ShardingSpec& s, const ShardTopology& t, std::i
 struct ShardUnit {
   std::string name;
   std::int64_t parameters = 0;
-  std::vector<int> tensors;   ///< indices into ModelDesc::tensors
-  bool repeated = false;      ///< a numbered block
+  std::vector<int> tensors;  ///< indices into ModelDesc::tensors
+  bool repeated = false;     ///< a numbered block
 };
 std::vector<ShardUnit> shard_units(const ModelDesc& model);
 
@@ -187,14 +187,14 @@ double recompute_flops_per_sample(const ModelDesc& model, ActivationCheckpointin
 /// Memory of one GPU under a scheme (the ZeRO paper's 2 + 2 + K bytes per
 /// parameter, split by stage; docs/model.md). DDP is memory_per_gpu as is.
 struct ShardedMemory {
-  double parameters = 0;          ///< working copy (16-bit), or the fp32 parameters in fp32 training
-  double master = 0;              ///< fp32 master weights (16-bit training only)
+  double parameters = 0;  ///< working copy (16-bit), or the fp32 parameters in fp32 training
+  double master = 0;      ///< fp32 master weights (16-bit training only)
   double gradients = 0;
   double optimizer_states = 0;
-  double unit_buffers = 0;        ///< unsharded units in flight, kept or partly resharded
-  double accumulated_gradients = 0;   ///< full unsharded gradients kept between micro-steps
+  double unit_buffers = 0;           ///< unsharded units in flight, kept or partly resharded
+  double accumulated_gradients = 0;  ///< full unsharded gradients kept between micro-steps
   double activations = 0;
-  double other = 0;               ///< DDP buckets, error feedback, compressor state, gather buffer
+  double other = 0;  ///< DDP buckets, error feedback, compressor state, gather buffer
   double reserve = 0;
   double total = 0, capacity = 0;
   bool fits() const { return total <= capacity; }

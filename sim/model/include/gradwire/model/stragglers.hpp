@@ -62,16 +62,16 @@ std::string model_residuals_yaml(const ModelResiduals& r);
 /// What the band is made of, each a (below, above) distance in seconds from
 /// the prediction; combined root-sum-square (independent sources).
 struct BandTerms {
-  double spread_low = 0, spread_high = 0;       ///< (a) the profile's measured spread
-  double jitter_low = 0, jitter_high = 0;       ///< (b) the slowest rank's 10-90% range
-  double residual_low = 0, residual_high = 0;   ///< (c) the validation residuals
-  double interference_high = 0;   ///< (d) unmeasured interference: overlapped compute x the published upper end
+  double spread_low = 0, spread_high = 0;      ///< (a) the profile's measured spread
+  double jitter_low = 0, jitter_high = 0;      ///< (b) the slowest rank's 10-90% range
+  double residual_low = 0, residual_high = 0;  ///< (c) the validation residuals
+  double interference_high = 0;  ///< (d) unmeasured interference: overlapped compute x the published upper end
 };
 /// (a): compute x s / 2 each side, s the relative spread of the compute rate.
 /// (b): sigma (mu_N - z_0.1) below, sigma (z_0.9 - mu_N) above, sigma = cv C sqrt(k).
 /// (c): T - T / (1 + max(high, 0)) below, T / (1 + min(low, 0)) - T above.
-BandTerms band_terms(double total, double compute, double spread, double cv, int ranks, int accumulation,
-                     double step, const ModelResiduals& residuals);
+BandTerms band_terms(double total, double compute, double spread, double cv, int ranks, int accumulation, double step,
+                     const ModelResiduals& residuals);
 /// Low and high of the band around `total` from its terms.
 void band_bounds(double total, const BandTerms& terms, double& low, double& high);
 

@@ -30,9 +30,6 @@ double node_fabric_bandwidth(const ClusterSpec& c);
 /// (the usable rate x the transport's host_path share), shared `flows` ways
 /// (transports.hpp).
 double intra_flow_bandwidth(const ClusterSpec& c, int flows);
-/// A ring's concurrent intra-node flows per node: g on one node, g - 1 when
-/// the ring leaves every node once (flat ring over several nodes).
-int ring_intra_flows(const ClusterSpec& c);
 /// The cap on one GPU's flows out of its node from the NIC transport's
 /// per-connection limit (per_connection x connections); infinity when none.
 double connection_limit(const ClusterSpec& c);

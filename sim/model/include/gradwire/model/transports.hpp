@@ -30,8 +30,8 @@ enum class NcclLinkClass { NVLink, PCI, Net };
 std::string to_string(NcclLinkClass c);
 
 enum class Transport {
-  GpuLink,   ///< ideal GPU link: the default of intra_node
-  Network,   ///< ideal NIC: the default of nics
+  GpuLink,  ///< ideal GPU link: the default of intra_node
+  Network,  ///< ideal NIC: the default of nics
   NVLink,
   NVSwitch,
   PcieP2P,
@@ -39,8 +39,8 @@ enum class Transport {
   IB,
   RoCE,
   EFA,
-  Socket,    ///< NCCL's NET/Socket: kernel TCP
-  TCPX,      ///< GPUDirect-TCPX-style offload (header split, payload to GPU memory)
+  Socket,  ///< NCCL's NET/Socket: kernel TCP
+  TCPX,    ///< GPUDirect-TCPX-style offload (header split, payload to GPU memory)
 };
 
 /// Where a transport can carry a cluster's traffic.
@@ -48,16 +48,16 @@ enum class TransportPlace { IntraNode, Network };
 
 struct TransportInfo {
   Transport id;
-  const char* name;         ///< the scenario's `transport:` value
-  const char* label;        ///< as printed in the network line
+  const char* name;   ///< the scenario's `transport:` value
+  const char* label;  ///< as printed in the network line
   NcclLinkClass nccl_class;
   TransportPlace place;
-  double fraction;          ///< achievable fraction of the line rate
-  double per_connection;    ///< B/s one connection reaches; 0 = no limit
-  int connections;          ///< connections a GPU's peer link opens by default
-  bool host_staged;         ///< copies go through host memory
-  double host_path;         ///< share of the usable rate the host path carries (1 unless host-staged)
-  const char* source;       ///< where fraction and limits come from
+  double fraction;        ///< achievable fraction of the line rate
+  double per_connection;  ///< B/s one connection reaches; 0 = no limit
+  int connections;        ///< connections a GPU's peer link opens by default
+  bool host_staged;       ///< copies go through host memory
+  double host_path;       ///< share of the usable rate the host path carries (1 unless host-staged)
+  const char* source;     ///< where fraction and limits come from
 };
 
 /// Every row, in the order of the enum.

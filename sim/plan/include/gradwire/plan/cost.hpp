@@ -71,9 +71,9 @@ std::optional<InstanceType> priced_type(const ClusterSpec& cluster);
 struct TrainingEstimate {
   TimeToTrain time;
   std::optional<double> critical_batch;
-  std::optional<InstanceType> priced;   ///< the price used (name: instance or cloud)
+  std::optional<InstanceType> priced;  ///< the price used (name: instance or cloud)
   std::optional<Cost> cost;
-  double usd_per_hour = 0;              ///< all nodes
+  double usd_per_hour = 0;  ///< all nodes
 };
 TrainingEstimate estimate_training(const Scenario& scenario, const ModelDesc& model, double iteration_seconds,
                                    double global_batch, std::optional<double> convergence_factor = std::nullopt,

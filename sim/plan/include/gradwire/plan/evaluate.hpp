@@ -1,8 +1,8 @@
 // One sweep point: a validated scenario turned into a results record (a
-// ResultRecord; written by results_file.hpp's to_json): the
-// batch split (global batch, smallest accumulation that fits), the memory
-// check, the predicted iteration (closed form or the SimGrid replay), the
-// time-to-train and the cost. Plain C++ (the replay is passed in as a function).
+// ResultRecord; written by results_file.hpp's to_json) from its outcome
+// (evaluate_scenario, scenario_outcome.hpp: the batch split, the memory
+// check, the predicted iteration, the time-to-train and the cost). Plain C++
+// (the replay is passed in as a function).
 #pragma once
 
 #include <functional>
@@ -19,26 +19,15 @@
 #include "gradwire/model/model_desc.hpp"
 #include "gradwire/model/memory.hpp"
 #include "gradwire/plan/result_record.hpp"
+#include "gradwire/plan/scenario_outcome.hpp"
 #include "gradwire/model/profile.hpp"
 #include "gradwire/model/scenario.hpp"
 
 namespace gw::plan {
 
-/// Predicts one iteration. The sweep machinery only needs this narrow type:
-/// closed_form_iteration below, or gw::simulate_iteration (the replay).
-using Evaluator = std::function<IterationResult(const Scenario&, const ModelDesc&, const Profile&)>;
-
 /// The closed-form evaluator lives in the model (gradwire/model/closed_form.hpp).
 using gw::closed_form_collective_time;
 using gw::closed_form_iteration;
-
-struct PointOptions {
-  std::optional<long long> global_batch;   ///< micro_batch := global_batch / (world x k)
-  bool fit_accumulation = false;           ///< choose the smallest k that fits (needs global_batch)
-  std::map<std::string, double> convergence_factors;   ///< by compression kind, explicit only
-  MemoryOptions memory;
-  std::optional<BillingSpec> billing;      ///< overrides the catalog's billing
-};
 
 /// Loads models and profiles once per process and evaluates points.
 class PointEvaluator {
@@ -53,11 +42,11 @@ class PointEvaluator {
   /// evaluated: the record says status "error", "no_fit" or "invalid" with
   /// the reason (and the fields filled before the point ended).
   ResultRecord evaluate(std::size_t index, std::size_t total, const std::string& sweep_id, const std::string& key,
-                       const std::vector<std::pair<std::string, std::string>>& params, const Scenario& scenario);
+                        const std::vector<std::pair<std::string, std::string>>& params, const Scenario& scenario);
 
  private:
   /// The fields of a point with a workload, from the batch split on.
-  void evaluate_workload(Scenario& scenario, ResultRecord& record);
+  void evaluate_workload(const Scenario& scenario, ResultRecord& record);
   const ModelDesc& model(const std::string& name);
   const Profile& profile(const std::string& name);
   PointOptions options_;

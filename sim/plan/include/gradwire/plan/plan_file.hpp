@@ -9,11 +9,11 @@
 namespace gw::plan {
 
 struct PlanRequest {
-  std::string sweep;                     ///< the sweep to run first ("" when none)
-  std::string results;                   ///< its results file ("" when the sweep's default)
-  std::optional<double> budget;          ///< USD
+  std::string sweep;             ///< the sweep to run first ("" when none)
+  std::string results;           ///< its results file ("" when the sweep's default)
+  std::optional<double> budget;  ///< USD
   std::optional<double> deadline_hours;
-  std::optional<bool> spot;              ///< spot rates (true) or on-demand; unset when the input does not say
+  std::optional<bool> spot;  ///< spot rates (true) or on-demand; unset when the input does not say
 };
 
 /// True when `path` holds sweep results (its first non-blank byte is '{', or

@@ -14,9 +14,9 @@
 namespace gw::plan {
 
 struct PlanJsonRequest {
-  std::string results;                  ///< the results file read
-  std::size_t records = 0;              ///< distinct records in it (one per point)
-  std::optional<double> budget;         ///< USD
+  std::string results;           ///< the results file read
+  std::size_t records = 0;       ///< distinct records in it (one per point)
+  std::optional<double> budget;  ///< USD
   std::optional<double> deadline_hours;
   bool spot = false;
 };

@@ -28,16 +28,16 @@ struct PlanPoint {
   std::string cluster_key;
   std::string model;
   int nodes = 0, world = 0, micro_batch = 0, accumulation = 0;
-  double iteration = 0;          ///< s
-  double hours = 0;              ///< time to train
-  double cost = 0;               ///< USD at the chosen pricing
+  double iteration = 0;  ///< s
+  double hours = 0;      ///< time to train
+  double cost = 0;       ///< USD at the chosen pricing
   /// The band (docs/model.md, "The band"): time-to-train and on-demand cost
   /// at the low and high iteration time; hours and cost when not recorded.
   double hours_low = 0, hours_high = 0, cost_low = 0, cost_high = 0;
-  double global_batch = 0;       ///< samples per optimizer step (0: not recorded)
-  std::string batch_split;       ///< how micro-batch and k follow a fixed global batch ("" when not fixed)
-  bool priced = true;            ///< false: no price is known, cost is 0 and points rank by time
-  bool batch_law = false;        ///< samples follow training.critical_batch (comparable across batches)
+  double global_batch = 0;  ///< samples per optimizer step (0: not recorded)
+  std::string batch_split;  ///< how micro-batch and k follow a fixed global batch ("" when not fixed)
+  bool priced = true;       ///< false: no price is known, cost is 0 and points rank by time
+  bool batch_law = false;   ///< samples follow training.critical_batch (comparable across batches)
   /// The record's measured_collectives: collectives timed by the profile's
   /// fit measured on this cluster (docs/model.md); empty: all modelled.
   std::vector<std::string> measured_collectives;
@@ -80,10 +80,10 @@ std::vector<std::size_t> pareto_front(const std::vector<PlanPoint>& points);
 struct Recommendation {
   bool found = false;
   PlanPoint choice;
-  std::optional<PlanPoint> baseline;   ///< uncompressed, smallest k, every other swept key the same
-  std::string rule;                    ///< the rule that was applied
-  std::string reason;                  ///< one sentence for people
-  Exclusions excluded;                 ///< plan_points' counts and the constraints'
+  std::optional<PlanPoint> baseline;  ///< uncompressed, smallest k, every other swept key the same
+  std::string rule;                   ///< the rule that was applied
+  std::string reason;                 ///< one sentence for people
+  Exclusions excluded;                ///< plan_points' counts and the constraints'
 };
 
 /// `excluded`: plan_points' counts; the points over the deadline or the budget
@@ -94,8 +94,8 @@ Recommendation recommend(const std::vector<PlanPoint>& points, std::optional<dou
 /// One sentence: whether the recommendation holds across the band, i.e. its
 /// high (cost by the cheapest rules, hours by the fastest) is at most the
 /// runner-up's low under the same rule and constraints. Empty when not found.
-std::string band_verdict(const Recommendation& rec, const std::vector<PlanPoint>& points,
-                         std::optional<double> budget, std::optional<double> deadline_hours);
+std::string band_verdict(const Recommendation& rec, const std::vector<PlanPoint>& points, std::optional<double> budget,
+                         std::optional<double> deadline_hours);
 
 /// "PowerSGD rank 4, k = 4 (micro-batch 8, global batch 1024) on 16 x p4d.24xlarge;
 /// workload.bucket_size=25MiB" (the batch part when the record has a global

@@ -13,16 +13,16 @@ namespace gw::plan {
 
 struct ReportSummary {
   std::string dir;
-  std::vector<std::string> files;   ///< relative to dir
-  int points = 0, ok = 0, no_fit = 0, invalid = 0, errors = 0;   ///< distinct points (duplicates counted once)
-  std::size_t duplicates = 0;       ///< records dropped as repeats of a point's record
-  bool figures = true;              ///< false: gnuplot did not start, the page has the tables alone
+  std::vector<std::string> files;                               ///< relative to dir
+  int points = 0, ok = 0, no_fit = 0, invalid = 0, errors = 0;  ///< distinct points (duplicates counted once)
+  std::size_t duplicates = 0;                                   ///< records dropped as repeats of a point's record
+  bool figures = true;  ///< false: gnuplot did not start, the page has the tables alone
 };
 
 struct ReportOptions {
   std::string gnuplot = "gnuplot";
-  std::optional<double> budget;           ///< USD, as `plan --budget`
-  std::optional<double> deadline_hours;   ///< as `plan --deadline`
+  std::optional<double> budget;          ///< USD, as `plan --budget`
+  std::optional<double> deadline_hours;  ///< as `plan --deadline`
 };
 
 /// Renders the report of `results` into `out_dir`: figures when gnuplot

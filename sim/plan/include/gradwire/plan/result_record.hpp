@@ -2,7 +2,9 @@
 // the planner and the report read it; JSON appears only where records meet
 // the results file (to_json / from_json in results_file.hpp), which writes the
 // fields in the order below and leaves out the ones that are not set
-// (docs/planning.md, "Results records"). Plain C++.
+// (docs/planning.md, "Results records"). Each member has its row in the
+// record's field table (result_fields.hpp): a member without one is neither
+// written nor read. Plain C++.
 #pragma once
 
 #include <cstddef>
@@ -25,8 +27,8 @@ struct TrainingFigures {
 
 /// Cost of the run (written when the cluster is a catalog instance).
 struct CostFigures {
-  double on_demand = 0;         ///< USD, all nodes
-  std::optional<double> spot;   ///< USD; written as null when the instance has no spot price
+  double on_demand = 0;        ///< USD, all nodes
+  std::optional<double> spot;  ///< USD; written as null when the instance has no spot price
   double billed_seconds = 0, usd_per_hour = 0;
 };
 
@@ -34,8 +36,8 @@ struct CostFigures {
 /// it gives downstream; hours and on-demand cost at its low and high when the
 /// record has a time-to-train and a cost.
 struct BandFigures {
-  double iteration_low = 0, iteration_high = 0;   ///< s
-  double straggler_wait = 0;                      ///< s, the expected wait for the slowest rank
+  double iteration_low = 0, iteration_high = 0;  ///< s
+  double straggler_wait = 0;                     ///< s, the expected wait for the slowest rank
   std::optional<double> hours_low, hours_high, on_demand_low, on_demand_high;
 };
 
@@ -45,17 +47,17 @@ using StringPairs = std::vector<std::pair<std::string, std::string>>;
 /// sweep, key and status are always written; every optional field only when set.
 struct ResultRecord {
   std::size_t index = 0, of = 0;
-  std::string sweep;                      ///< the sweep's identity
-  std::string key;                        ///< the point's axis values, "k1=v1;k2=v2"
-  StringPairs inputs;                     ///< (role, content hash); written when not empty
-  std::optional<StringPairs> params;      ///< the axis values, (key, value)
-  std::string status;                     ///< ok, error, invalid or no_fit
+  std::string sweep;                  ///< the sweep's identity
+  std::string key;                    ///< the point's axis values, "k1=v1;k2=v2"
+  StringPairs inputs;                 ///< (role, content hash); written when not empty
+  std::optional<StringPairs> params;  ///< the axis values, (key, value)
+  std::string status;                 ///< ok, error, invalid or no_fit
   /// The catalog instance: unset (not written), set to nullopt (written as
   /// null: a cluster spelled out) or set to its name.
   std::optional<std::optional<std::string>> instance;
   std::optional<int> nodes, gpus_per_node, world;
   std::optional<std::string> gpu;
-  std::optional<double> node_bandwidth;   ///< B/s
+  std::optional<double> node_bandwidth;  ///< B/s
   std::optional<std::string> cluster_key, model, compression, compression_kind, evaluator;
   std::optional<int> micro_batch, accumulation;
   std::optional<double> global_batch;
@@ -64,14 +66,14 @@ struct ResultRecord {
   std::optional<std::string> batch_split;
   std::optional<MemoryBreakdown> memory;  ///< per GPU, bytes
   std::optional<double> iteration, forward, backward, exposed_communication, encode, decode, optimizer,
-      samples_per_second, wire_bytes_per_gpu;   ///< s, samples/s, bytes
+      samples_per_second, wire_bytes_per_gpu;  ///< s, samples/s, bytes
   /// The collectives timed by the profile's fit measured on this cluster
   /// (IterationResult::measured_collectives); written only when there are some.
   std::optional<std::vector<std::string>> measured_collectives;
   std::optional<TrainingFigures> training;
   std::optional<CostFigures> cost;
   std::optional<BandFigures> band;
-  std::optional<std::string> reason;      ///< why the status is not ok (written even when empty once set)
+  std::optional<std::string> reason;  ///< why the status is not ok (written even when empty once set)
 
   /// The instance name, "" when there is none.
   std::string instance_name() const { return instance && *instance ? **instance : std::string(); }

@@ -44,9 +44,9 @@ ResultRecord from_json(const std::string& line, const std::string& file = "recor
 
 struct ResultLine {
   ResultRecord record;
-  std::string text;    ///< the JSON object as written (without a trailing CR): copied verbatim by merge and resume
-  std::string file;    ///< where it was read
-  int line = 0;        ///< its line there
+  std::string text;  ///< the JSON object as written (without a trailing CR): copied verbatim by merge and resume
+  std::string file;  ///< where it was read
+  int line = 0;      ///< its line there
   int version = kResultVersion;  ///< its schema's version: 1 (gradwire-result/1 or none) or 2
 };
 /// The version of the records of `lines` (kResultVersion when there are
@@ -104,9 +104,9 @@ std::string canonical_results(std::vector<ResultLine> lines);
 /// of one point, for an `out` that is one of the shards, and for an existing
 /// `out` that is not a results file of the same sweep (PointRecords' rule).
 struct MergeSummary {
-  std::size_t points = 0;       ///< distinct points written
-  std::size_t of = 0;           ///< the sweep's size
-  std::size_t duplicates = 0;   ///< records dropped as duplicates
+  std::size_t points = 0;      ///< distinct points written
+  std::size_t of = 0;          ///< the sweep's size
+  std::size_t duplicates = 0;  ///< records dropped as duplicates
 };
 MergeSummary merge_results(const std::string& out, const std::vector<std::string>& shards);
 

@@ -22,7 +22,7 @@ namespace gw::plan {
 
 struct RunOptions {
   int jobs = 1;
-  std::string out;               ///< results file (JSON lines)
+  std::string out;  ///< results file (JSON lines)
   int shard_index = 0, shard_count = 1;
   enum class Progress { Auto, None, Bar, Lines } progress = Progress::Auto;
   /// Each point in a worker of its own (the path before workers evaluated
@@ -31,15 +31,17 @@ struct RunOptions {
 };
 
 struct RunSummary {
-  std::size_t in_shard = 0;   ///< points of this shard
-  std::size_t skipped = 0;    ///< already in the results file
-  std::size_t ran = 0;        ///< finished in this run
-  std::size_t failed = 0;     ///< of those, status error
-  std::size_t retried = 0;    ///< error records of earlier runs dropped and run again
-  std::size_t duplicates = 0; ///< repeated records of a point dropped on resume (PointRecords)
+  std::size_t in_shard = 0;     ///< points of this shard
+  std::size_t skipped = 0;      ///< already in the results file
+  std::size_t ran = 0;          ///< finished in this run
+  std::size_t failed = 0;       ///< of those, status error
+  std::size_t retried = 0;      ///< error records of earlier runs dropped and run again
+  std::size_t duplicates = 0;   ///< repeated records of a point dropped on resume (PointRecords)
   std::size_t errors_left = 0;  ///< error records in the results file at the end
-  std::string out;            ///< the results file written (links resolved)
-  bool interrupted = false;   ///< stopped by SIGINT/SIGTERM
+  /// The first of them (lowest index), "sweep point N (KEY): REASON"; "" when none.
+  std::string first_error;
+  std::string out;           ///< the results file written (links resolved)
+  bool interrupted = false;  ///< stopped by SIGINT/SIGTERM
   double seconds = 0;
 };
 

@@ -22,20 +22,20 @@ namespace gw::plan {
 /// One axis: a single key, or a zip group of keys advancing together.
 struct Axis {
   std::vector<std::string> keys;
-  std::vector<std::vector<YAML::Node>> values;   ///< values[i][k]: i-th value of keys[k]
+  std::vector<std::vector<YAML::Node>> values;  ///< values[i][k]: i-th value of keys[k]
   std::size_t size() const { return values.size(); }
 };
 
 struct SweepSpec {
-  std::string file;              ///< the sweep file
+  std::string file;  ///< the sweep file
   std::string name;
-  YAML::Node base;               ///< the base scenario tree
-  std::string base_file;         ///< where the base came from (the sweep file when inline)
-  int base_line = 0;             ///< line of `base:` in the sweep file
-  std::vector<Axis> axes;        ///< most significant first
+  YAML::Node base;         ///< the base scenario tree
+  std::string base_file;   ///< where the base came from (the sweep file when inline)
+  int base_line = 0;       ///< line of `base:` in the sweep file
+  std::vector<Axis> axes;  ///< most significant first
   PointOptions options;
-  std::string evaluator = "closed-form";   ///< closed-form or simulation
-  std::string id;                ///< hash of the base, axes and options (the spec alone)
+  std::string evaluator = "closed-form";  ///< closed-form or simulation
+  std::string id;                         ///< hash of the base, axes and options (the spec alone)
   std::size_t points = 0;
   /// The points' scenarios as parse_sweep validated them (kKeptScenarios
   /// points at most; empty above): point_scenario returns these instead of
@@ -59,9 +59,9 @@ SweepSpec parse_sweep(const std::string& text, const std::string& name, const st
 
 /// One file the points of a sweep read besides the sweep file itself.
 struct SweepInput {
-  std::string role;   ///< "base", "model NAME", "profile NAME" or "catalog"
-  std::string path;   ///< the file read
-  std::string hash;   ///< FNV-1a 64 of its bytes, 16 hex digits
+  std::string role;  ///< "base", "model NAME", "profile NAME" or "catalog"
+  std::string path;  ///< the file read
+  std::string hash;  ///< FNV-1a 64 of its bytes, 16 hex digits
 };
 /// Every file the points read: the base scenario (when it is its own file),
 /// each distinct model and profile, the catalog when a point names an

@@ -29,7 +29,8 @@ class StopSignalGuard {
   static bool stop_requested();
 
  private:
-  struct sigaction old_int_ {}, old_term_ {};
+  struct sigaction old_int_ {
+  }, old_term_{};
 };
 
 /// Writes all of `s` to stderr with write(2) (retrying after a signal unless
@@ -40,13 +41,19 @@ void write_all_stderr(const std::string& s);
 /// forked for a slot when the slot has none, is sent a point's index
 /// through its socket, runs `job(index)` and sends back
 /// what it returns (length-prefixed), then waits for the next index. A job
-/// that throws ends its worker with exit status 4, a failed write with 3; the
+/// that throws ends its worker with exit status 4 (kWorkerOutOfMemory for a
+/// std::bad_alloc), a failed write with 3; the
 /// point in flight is then reported with that status and the slot's next
 /// point gets a new worker. Workers die with the parent (gw::fork_dying_with_parent) and
 /// restore the default SIGINT/SIGTERM handlers. Whatever a job leaves in its
 /// worker's memory is there for the worker's next jobs: a job must give the
 /// same line whichever jobs its worker ran before (the sweep's evaluator
 /// does: docs/planning.md, "Running a sweep").
+/// The exit status of a worker whose job threw std::bad_alloc.
+inline constexpr int kWorkerOutOfMemory = 5;
+/// What to do when a point or its worker runs out of memory.
+inline constexpr const char* kWorkerMemoryHint = "free memory, run fewer workers (-j) or raise the limit (ulimit -v)";
+
 class WorkerPool {
  public:
   using Job = std::function<std::string(std::size_t index)>;
@@ -60,7 +67,8 @@ class WorkerPool {
     /// The line returned (without its newline) when a whole result came
     /// back; nullopt when the worker ended without one.
     std::optional<std::string> line() const;
-    /// Why a worker without a line failed ("the worker died with signal 9").
+    /// Why a worker without a line failed ("the worker died with signal 9
+    /// (SIGKILL: ...)", "the worker ran out of memory ...").
     std::string failure() const;
   };
   /// `close_in_child`: a descriptor the workers must not keep (the results
@@ -68,7 +76,7 @@ class WorkerPool {
   /// `one_point`: each worker evaluates one point and exits (the slot's
   /// next point gets a new worker).
   WorkerPool(Job job, int close_in_child, bool one_point = false);
-  ~WorkerPool();   ///< terminate()
+  ~WorkerPool();  ///< terminate()
   WorkerPool(const WorkerPool&) = delete;
   WorkerPool& operator=(const WorkerPool&) = delete;
   /// Hands point `index` to the worker of `slot` (0, 1, ...: one worker per
@@ -90,7 +98,7 @@ class WorkerPool {
  private:
   struct Worker {
     pid_t pid;
-    int fd;                 ///< the parent's end of the worker's socket
+    int fd;  ///< the parent's end of the worker's socket
     std::size_t slot = 0;
     bool busy = false;      ///< a point is in flight
     bool done = false;      ///< returned its one point (one_point): takes no more

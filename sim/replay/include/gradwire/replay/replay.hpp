@@ -22,6 +22,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "gradwire/engine/engine.hpp"
 #include "gradwire/model/iteration_model.hpp"
 #include "gradwire/model/memory.hpp"
@@ -72,12 +74,11 @@ bool full_simulation(const ReplayOptions& options);
 /// from prepare_iteration, replayed. Bad input (no workload, unknown
 /// compressor or optimizer, a codec or GEMM rate the profile lacks) throws
 /// gw::InputError naming the file and key.
-IterationResult simulate_iteration(const Scenario& scenario, const ModelDesc& model,
-                                   const Profile& profile, const ReplayOptions& options = {});
+IterationResult simulate_iteration(const Scenario& scenario, const ModelDesc& model, const Profile& profile,
+                                   const ReplayOptions& options = {});
 
 /// Replays an already built plan on `cluster` (tests use hand-made costs).
-IterationResult simulate_plan(const ClusterSpec& cluster, const IterationPlan& plan,
-                              const ReplayOptions& options = {});
+IterationResult simulate_plan(const ClusterSpec& cluster, const IterationPlan& plan, const ReplayOptions& options = {});
 
 /// JSON form of a result (the `--format json` output, gradwire-iteration/2),
 /// and back (gradwire reads no /1 document); both made from one table of the
@@ -85,8 +86,10 @@ IterationResult simulate_plan(const ClusterSpec& cluster, const IterationPlan& p
 /// (bytes, capacity, fits) is added after the other fields (result_from_json
 /// ignores it). The replay child does not use this form: it sends its
 /// parent a typed message (src/child_results.hpp).
-std::string result_to_json(const IterationResult& result, int indent = 2,
-                           const MemoryBreakdown* memory = nullptr);
+std::string result_to_json(const IterationResult& result, int indent = 2, const MemoryBreakdown* memory = nullptr);
+/// The same document as an object ("schema" first), for an output that adds
+/// fields after the result's (simulate's training and cost).
+nlohmann::ordered_json result_json(const IterationResult& result, const MemoryBreakdown* memory = nullptr);
 IterationResult result_from_json(const std::string& text);
 /// The fields result_to_json writes, from its table (all but "schema" and
 /// memory_per_gpu): what tests compare docs/schemas/ with.

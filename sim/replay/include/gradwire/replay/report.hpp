@@ -38,8 +38,8 @@ struct CodecStreams {
 CodecStreams codec_streams(const IterationResult& result);
 
 /// Readable breakdown: the profile used, forward, backward, encode, decode
-/// (per stream when a hook ran some off the comm stream), exposed communication, optimizer, total, samples/s, bytes on the wire;
-/// with `memory`, the per-GPU memory and whether it fits.
+/// (per stream when a hook ran some off the comm stream), exposed communication, optimizer, total, samples/s, bytes on
+/// the wire; with `memory`, the per-GPU memory and whether it fits.
 std::string format_table(const IterationResult& result, const MemoryBreakdown* memory = nullptr);
 /// CSV header and row (same fields as the JSON summary); with memory, the
 /// memory_*_bytes, memory_capacity_bytes and memory_fits columns follow.

@@ -21,9 +21,9 @@
 namespace gw::validate {
 
 struct PublishedPoint {
-  double bytes = 0;                 ///< nccl-tests size (per-rank buffer for all-reduce, total for all-gather)
-  double busbw = 0;                 ///< bytes/s, as published (converted from the case's unit)
-  std::optional<double> time;       ///< seconds, when the source gives it
+  double bytes = 0;            ///< nccl-tests size (per-rank buffer for all-reduce, total for all-gather)
+  double busbw = 0;            ///< bytes/s, as published (converted from the case's unit)
+  std::optional<double> time;  ///< seconds, when the source gives it
 };
 
 /// A case: its header (case_header.hpp: file, name, devset, source,
@@ -45,19 +45,19 @@ std::vector<CollectiveCase> load_collective_cases(const std::string& dir);
 
 struct PointResult {
   PublishedPoint published;
-  double predicted_time = 0;        ///< s
-  double predicted_busbw = 0;       ///< bytes/s
-  std::optional<double> error;      ///< predicted/published - 1; none when the source rounds to 0
-  std::string pair;                 ///< the algorithm/protocol simulated at this size ("nvls/Simple")
+  double predicted_time = 0;    ///< s
+  double predicted_busbw = 0;   ///< bytes/s
+  std::optional<double> error;  ///< predicted/published - 1; none when the source rounds to 0
+  std::string pair;             ///< the algorithm/protocol simulated at this size ("nvls/Simple")
 };
 
 struct CaseResult {
   CollectiveCase c;
   int gpus = 0;
   std::vector<PointResult> points;
-  std::optional<double> median_small;   ///< median |error| below 1 MiB
-  std::optional<double> median_large;   ///< median |error| from 1 MiB
-  std::optional<double> worst;          ///< largest |error|
+  std::optional<double> median_small;  ///< median |error| below 1 MiB
+  std::optional<double> median_large;  ///< median |error| from 1 MiB
+  std::optional<double> worst;         ///< largest |error|
   double worst_bytes = 0;
 };
 

@@ -33,14 +33,14 @@ namespace gw::validate {
 /// A case: its header (case_header.hpp: file, name, devset, source,
 /// confidence, gap) and the figure.
 struct IterationCase : CaseHeader {
-  std::string kind;        ///< ddp, compression or accumulation (which target applies)
-  std::string quantity;    ///< iteration_time, per_gpu_throughput, scaling_efficiency, speedup
-  std::string setup;       ///< the source's setup, quoted or summarised
-  std::string assumed;     ///< what the source does not state and the case assumes ("" if nothing)
-  std::string unscored;    ///< why the case is not scored ("" when it is)
-  std::optional<double> published;  ///< the published figure (s, samples/s or a ratio), if any
-  Scenario scenario;                ///< cluster + workload simulated
-  std::optional<Scenario> baseline; ///< for scaling_efficiency and speedup
+  std::string kind;                  ///< ddp, compression or accumulation (which target applies)
+  std::string quantity;              ///< iteration_time, per_gpu_throughput, scaling_efficiency, speedup
+  std::string setup;                 ///< the source's setup, quoted or summarised
+  std::string assumed;               ///< what the source does not state and the case assumes ("" if nothing)
+  std::string unscored;              ///< why the case is not scored ("" when it is)
+  std::optional<double> published;   ///< the published figure (s, samples/s or a ratio), if any
+  Scenario scenario;                 ///< cluster + workload simulated
+  std::optional<Scenario> baseline;  ///< for scaling_efficiency and speedup
 };
 
 /// Loads a case strictly (unknown keys, bad values: gw::InputError at the field).
