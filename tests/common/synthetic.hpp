@@ -83,7 +83,8 @@ inline std::vector<double> bucket_ready_times(const std::vector<Bucket>& buckets
 /// them (docs/model.md, "Where the hooks' kernels run"): forward, backward
 /// and the hooks' compute-stream steps; then the buckets' comm-stream steps
 /// one after another, each bucket's side-stream steps from the end of its
-/// own; the optimizer after the last of them to end.
+/// own (a hook that blocks the host, BucketComm::blocks_host: the next
+/// bucket after them); the optimizer after the last of them to end.
 inline double no_overlap_total(const IterationPlan& p, const CollectiveTimeFn& coll) {
   double compute = p.forward + p.backward(), comm = 0, end = 0;
   for (const auto& bc : p.comm) {
@@ -101,6 +102,7 @@ inline double no_overlap_total(const IterationPlan& p, const CollectiveTimeFn& c
       }
     }
     end = std::max(end, comm + side);
+    if (bc.blocks_host) comm += side;
   }
   return compute + end + p.optimizer;
 }

@@ -77,11 +77,15 @@ TEST(PytorchHooks, HooksRunWhereDdpRunsThem) {
   EXPECT_EQ(c.on_side_stream, 1u);
   EXPECT_EQ(c.steps.front().kind, CommStep::Kind::Encode);
   EXPECT_EQ(c.steps.back().kind, CommStep::Kind::Decode);
+  // Only powerSGD_hook's last callback synchronizes the device.
+  EXPECT_TRUE(c.blocks_host);
+  EXPECT_FALSE(plan("fp16", m, 8, hook).blocks_host);
   for (const char* kind : {"topk", "sign", "majority_vote", "int8", "none"}) {
     SCOPED_TRACE(kind);
     const auto open = plan(kind, m, 8, hook);
     EXPECT_EQ(open.on_compute_stream, 0u);
     EXPECT_EQ(open.on_side_stream, 0u);
+    EXPECT_FALSE(open.blocks_host);
   }
 }
 
@@ -121,6 +125,50 @@ TEST(PytorchHooks, OverlapPutsTheCastOnTheBackwardStreamAndTheCopyBackBeside) {
   EXPECT_NEAR(r.buckets[0].end, copy0_end, 1e-15);
   EXPECT_TRUE(r.buckets[0].steps.back().side_stream);
   EXPECT_NEAR(r.total, std::max({copy0_end, copy1_end, end_backward}) + p.optimizer, 1e-15);
+}
+
+// powerSGD_hook's `decompress` calls torch.cuda.synchronize on the autograd
+// thread (docs/model.md, "The PowerSGD hook blocks the backward"): with
+// overlap, the backward's next tensor starts when the bucket's last step
+// ends, so no communication overlaps the backward. The closed form is
+// written here from the plan's parts: t = F; per bucket (one tensor each)
+// t += d_b + h_b (the bucket is ready), then t += its comm-stream and
+// side-stream steps; T = t + O.
+TEST(PytorchHooks, PowerSgdHookBlocksTheBackwardUntilItsChainEnds) {
+  const WorkloadSpec w = bucket_per_tensor("powersgd");
+  const auto m =
+      model_of({tensor("w3", {512, 512}, 8e9), tensor("w2", {512, 256}, 2e9), tensor("w1", {256, 128, 3, 3}, 4e9)});
+  const CollectiveTimeFn coll = [](const CommStep& s) { return 1e-4 + s.bytes / 1e9; };
+  auto p = plan_iteration(w, test::cluster(1, 8), m, test::costs());
+  ASSERT_EQ(p.buckets.size(), 3u);
+  double t = p.forward, backward = 0, chains = 0;
+  for (std::size_t b = 0; b < p.buckets.size(); ++b) {
+    const auto& bc = p.comm[b];
+    ASSERT_TRUE(bc.blocks_host);
+    double h = 0, chain = 0;
+    for (std::size_t i = 0; i < bc.steps.size(); ++i) {
+      const auto& s = bc.steps[i];
+      (i < bc.on_compute_stream ? h : chain) += s.kind == CommStep::Kind::Collective ? coll(s) : s.seconds;
+    }
+    backward += p.tensor_backward[b] + h;
+    chains += chain;
+    t += p.tensor_backward[b] + h + chain;
+  }
+  const auto r = evaluate_closed_form(p, coll);
+  EXPECT_NEAR(r.total, t + p.optimizer, 1e-12);
+  EXPECT_NEAR(r.backward, backward, 1e-12);  // the waits are communication, not backward
+  EXPECT_NEAR(r.exposed_communication, chains, 1e-12);
+  EXPECT_NEAR(r.forward + r.backward + r.exposed_communication + r.optimizer, r.total, 1e-12);
+  for (std::size_t b = 0; b + 1 < r.buckets.size(); ++b) {
+    EXPECT_NEAR(r.buckets[b + 1].ready - p.tensor_backward[b + 1] - p.comm[b + 1].steps[0].seconds, r.buckets[b].end,
+                1e-12);
+    EXPECT_NEAR(r.tensor_end[b], r.buckets[b].end, 1e-12);
+  }
+  // Without the synchronize the chains would overlap the backward: faster.
+  for (auto& bc : p.comm) bc.blocks_host = false;
+  const auto overlapped = evaluate_closed_form(p, coll);
+  EXPECT_LT(overlapped.total, r.total);
+  EXPECT_LT(overlapped.exposed_communication, chains);
 }
 
 // codec_under_compute (docs/model.md, section 7): a codec step that starts
@@ -259,6 +307,15 @@ TEST(PytorchHooks, GradwireKeepsTheMeasuredCodecsAndNoneAndRandomKAreUnchanged) 
     ASSERT_EQ(p.steps.size(), r.steps.size()) << kind;
     EXPECT_DOUBLE_EQ(p.encode, r.encode) << kind;
   }
+  // The project's PowerSGD kernels run on their own stream and never
+  // synchronize the device: the host is not held.
+  c.kind = "powersgd";
+  c.rank = 4;
+  c.implementation = "gradwire";
+  const auto mm = model_of({tensor("w", {256, 128}, 1e9)});
+  EXPECT_FALSE(
+      plan_bucket_comm(c, mm, assign_buckets(mm, 4, 1e18, 1e18).at(0), 4, test::cluster(1, 8), "ring", codec, {})
+          .blocks_host);
   c.kind = "fp16";
   c.implementation = "pytorch";  // a hook without a copy bandwidth to cost it
   EXPECT_THROW(plan_bucket_comm(c, m, buckets.at(0), 4, test::cluster(1, 8), "ring", codec, {}), std::invalid_argument);

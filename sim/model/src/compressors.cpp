@@ -240,6 +240,13 @@ void plan_powersgd_hook(BucketPlanner& b) {
   }
   if (third > 0) b.decode(third, "M = P Q^T, error feedback");
   place_on_hook_streams(b.out());
+  // The hook's last callback (`decompress`) calls torch.cuda.synchronize(
+  // device). ProcessGroupNCCL marks a collective's future completed when it
+  // is enqueued, and `then` on a completed future runs the callback inline,
+  // so the chain runs on the autograd thread inside the hook call and the
+  // synchronize holds it until the bucket's last step has run on the GPU
+  // (docs/model.md, "The PowerSGD hook blocks the backward").
+  b.out().blocks_host = true;
 }
 
 // The all-gather communicator of GRACE (sands-lab/grace, grace_dl/torch/

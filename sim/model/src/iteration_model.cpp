@@ -360,6 +360,15 @@ void finish_band(const IterationPlan& plan, IterationResult& r) {
   band_bounds(r.total, r.band, r.band_low, r.band_high);
 }
 
+double host_blocked(const IterationPlan& plan, const IterationResult& r) {
+  double blocked = 0;
+  for (std::size_t b = 0; b < r.buckets.size() && b < plan.buckets.size(); ++b) {
+    const std::size_t last = plan.buckets[b].last_tensor;
+    if (last < r.tensor_end.size()) blocked += std::max(0.0, r.tensor_end[last] - r.buckets[b].ready);
+  }
+  return blocked;
+}
+
 void finish_result(const IterationPlan& plan, IterationResult& r) {
   mark_side_streams(plan, r);
   r.model = plan.model;
@@ -388,9 +397,10 @@ void finish_result(const IterationPlan& plan, IterationResult& r) {
   r.ddp_overheads = plan.ddp_overheads;
   r.bucket_copy_in = 0;
   for (double c : plan.tensor_copy_in) r.bucket_copy_in += c;
-  r.backward = plan.sync_every_micro_step
-                   ? k * ((r.backward_end - r.backward_start) - r.bucket_copy_in)
-                   : (k - 1) * plan.backward() + (r.backward_end - r.backward_start) - r.bucket_copy_in;
+  const double blocked = host_blocked(plan, r);
+  const double backward_span = r.backward_end - r.backward_start - blocked;
+  r.backward = plan.sync_every_micro_step ? k * (backward_span - r.bucket_copy_in)
+                                          : (k - 1) * plan.backward() + backward_span - r.bucket_copy_in;
   r.bucket_copy_in *= n;
   r.encode = r.decode = r.collective_launch = 0;
   double comm_end = r.backward_end;
@@ -418,7 +428,7 @@ void finish_result(const IterationPlan& plan, IterationResult& r) {
     copy_out_end = std::max(copy_out_end, bt.end) + (b < plan.bucket_copy_out.size() ? plan.bucket_copy_out[b] : 0.0);
   }
   r.straggler_wait = plan.bucket_sync_delay.empty() || r.buckets.empty() ? 0.0 : plan.bucket_sync_delay.back();
-  r.exposed_communication = std::max(0.0, comm_end - r.backward_end - r.straggler_wait);
+  r.exposed_communication = std::max(0.0, comm_end - r.backward_end - r.straggler_wait) + blocked;
   r.bucket_copy_out = copy_out_end - std::max(r.backward_end, comm_end);
   r.folded = plan.folded();
   if (plan.sync_every_micro_step) copy_out_end = repeat_synchronizing_micro_step(plan, r, copy_out_end);
@@ -475,9 +485,13 @@ class ClosedFormPass {
       t += d;
       const int b = bucket_of_last[j];
       if (b >= 0) t = hook_on_compute_stream(static_cast<std::size_t>(b), t);
+      if (b >= 0 && plan_.overlap) {
+        const auto bu = static_cast<std::size_t>(b);
+        schedule(bu, t, t + sync_delay(bu));
+        // The hook holds the host until its chain ends: the next tensor waits.
+        if (plan_.comm[bu].blocks_host && j + 1 < plan_.tensor_backward.size()) t = std::max(t, r_.buckets[bu].end);
+      }
       r_.tensor_end[j] = t;
-      if (b >= 0 && plan_.overlap)
-        schedule(static_cast<std::size_t>(b), t, t + sync_delay(static_cast<std::size_t>(b)));
     }
     r_.backward_end = t;
     if (!plan_.overlap)
@@ -505,31 +519,35 @@ class ClosedFormPass {
     return t;
   }
 
-  // The bucket's comm-stream steps from the later of `earliest` and the end
-  // of the previous bucket, then its side-stream steps from their end.
+  // The bucket's comm-stream steps from the latest of `earliest`, the end of
+  // the previous bucket on the comm stream and the end of the previous
+  // blocking hook (BucketComm::blocks_host), then its side-stream steps
+  // from their end.
   void schedule(std::size_t b, double ready, double earliest) {
     auto& bt = r_.buckets[b];
     const auto& bc = plan_.comm[b];
     bt.ready = ready;
-    bt.start = std::max(earliest, comm_free_);
+    bt.start = std::max({earliest, comm_free_, host_free_});
     double t = bt.start + (b < plan_.bucket_launch.size() ? plan_.bucket_launch[b] : 0.0);
     const std::size_t side_from = bc.steps.size() - bc.on_side_stream;
     for (std::size_t i = bc.on_compute_stream; i < side_from; ++i) {
       const auto& s = bc.steps[i];
       const double d = s.kind == CommStep::Kind::Collective
                            ? (s.measured_seconds > 0 ? s.measured_seconds : collective_time_(s))
-                           : codec_step_seconds(plan_, s.seconds, t < compute_until_);
+                           : codec_step_seconds(plan_, s.seconds, !bc.blocks_host && t < compute_until_);
       bt.steps.push_back(timed_step(s, t, d, false));
       t += d;
     }
     comm_free_ = t;
-    const bool beside = t < compute_until_;  // the side chain starts beside compute or not
+    // The side chain starts beside compute or not (a blocking hook's never is).
+    const bool beside = !bc.blocks_host && t < compute_until_;
     for (std::size_t i = side_from; i < bc.steps.size(); ++i) {
       const double d = codec_step_seconds(plan_, bc.steps[i].seconds, beside);
       bt.steps.push_back(timed_step(bc.steps[i], t, d, true));
       t += d;
     }
     bt.end = t;
+    if (bc.blocks_host) host_free_ = t;  // the host calls the next hook after this one returns
     ++scheduled_;
   }
 
@@ -538,6 +556,7 @@ class ClosedFormPass {
   double compute_until_;
   IterationResult r_;
   double comm_free_ = 0;  // end of the previous bucket on the comm stream
+  double host_free_ = 0;  // end of the previous bucket whose hook blocked the host
   std::size_t scheduled_ = 0;
 };
 

@@ -20,7 +20,7 @@ concept Is = std::same_as<std::remove_const_t<T>, U>;
 
 static_assert(sizeof(void*) != 8 || sizeof(Bucket) == 40, "Bucket changed: list the new field below");
 static_assert(sizeof(void*) != 8 || sizeof(CommStep) == 112, "CommStep changed: list the new field below");
-static_assert(sizeof(void*) != 8 || sizeof(BucketComm) == 88, "BucketComm changed: list the new field below");
+static_assert(sizeof(void*) != 8 || sizeof(BucketComm) == 96, "BucketComm changed: list the new field below");
 static_assert(sizeof(void*) != 8 || sizeof(StepTiming) == 72, "StepTiming changed: list the new field below");
 static_assert(sizeof(void*) != 8 || sizeof(BucketTiming) == 104, "BucketTiming changed: list the new field below");
 static_assert(sizeof(void*) != 8 || sizeof(BandTerms) == 56, "BandTerms changed: list the new field below");
@@ -41,7 +41,7 @@ template <class S, class F>
 requires Is<S, BucketComm>
 static void wire_fields(S& c, F&& f) {
   f(c.steps), f(c.encode), f(c.decode), f(c.contributed), f(c.error_feedback_bytes), f(c.state_bytes);
-  f(c.wire_bytes_per_gpu), f(c.on_compute_stream), f(c.on_side_stream);
+  f(c.wire_bytes_per_gpu), f(c.on_compute_stream), f(c.on_side_stream), f(c.blocks_host);
 }
 
 template <class S, class F>

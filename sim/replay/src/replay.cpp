@@ -110,6 +110,7 @@ struct ChildReplay {
   IterationResult r;
   std::vector<int> bucket_of_last;  // tensor -> the bucket it completes, or -1
   engine::Signal ready;
+  engine::Signal hook_returned;            // a blocking hook's bucket has its end (BucketComm::blocks_host)
   CommActivity comm = CommActivity::Idle;  // what the comm stream runs (interference)
   bool computing = false;                  // the backward runs (codec slow-down)
   std::size_t started = 0;                 // buckets the comm stream has taken
@@ -143,12 +144,13 @@ struct ChildReplay {
         const auto bu = static_cast<std::size_t>(b);
         run_on_compute_stream(sim, memo, plan, bu, r.buckets[bu], options);
       }
-      r.tensor_end[j] = engine::Simulation::now();
       if (j + 1 == nt) computing = false;
       if (b >= 0) {
-        r.buckets[static_cast<std::size_t>(b)].ready = r.tensor_end[j];
+        r.buckets[static_cast<std::size_t>(b)].ready = engine::Simulation::now();
         if (plan.overlap) ready.release();
+        if (plan.overlap && j + 1 < nt) wait_for_blocking_hook(static_cast<std::size_t>(b));
       }
+      r.tensor_end[j] = engine::Simulation::now();
     }
     computing = false;
     r.backward_end = engine::Simulation::now();
@@ -156,10 +158,20 @@ struct ChildReplay {
       for (std::size_t b = 0; b < plan.buckets.size(); ++b) ready.release();
   }
 
+  // A hook that blocks the host (PowerSGD's synchronize): the backward's
+  // next tensor waits for the bucket's end (docs/model.md).
+  void wait_for_blocking_hook(std::size_t b) {
+    if (!plan.comm[b].blocks_host) return;
+    hook_returned.acquire();
+    sleep_if(r.buckets[b].end - engine::Simulation::now());
+  }
+
   void comm_stream() {
     for (std::size_t b = 0; b < plan.buckets.size(); ++b) {
       ready.acquire();
       auto& bt = r.buckets[b];
+      // The host calls this bucket's hook after the previous blocking one returned.
+      if (b > 0 && plan.comm[b - 1].blocks_host) sleep_if(r.buckets[b - 1].end - engine::Simulation::now());
       wait_for_slowest_rank(plan, r, b);
       comm = CommActivity::Collective;  // the launches, then each step's own
       bt.start = engine::Simulation::now();
@@ -170,12 +182,13 @@ struct ChildReplay {
       for (std::size_t i = bc.on_compute_stream; i < side_from; ++i) {
         const auto& s = bc.steps[i];
         comm = s.kind == CommStep::Kind::Collective ? CommActivity::Collective : CommActivity::Codec;
-        bt.steps.push_back(
-            run_step(sim, memo, s, plan.world_size, options, codec_step_seconds(plan, s.seconds, computing)));
+        bt.steps.push_back(run_step(sim, memo, s, plan.world_size, options,
+                                    codec_step_seconds(plan, s.seconds, computing && !bc.blocks_host)));
         ++activities;
       }
       comm = CommActivity::Idle;
-      bt.end = time_side_stream(plan, b, computing, bt);
+      bt.end = time_side_stream(plan, b, computing && !bc.blocks_host, bt);
+      if (bc.blocks_host && plan.overlap) hook_returned.release();
     }
   }
 };

@@ -273,6 +273,37 @@ struct TraceEvents {
   }
 };
 
+// The backward's tensors on the compute track: each from the previous one's
+// end, marked when it started beside communication (interference, docs/
+// model.md section 7: slowed by its figure); where a blocking hook
+// (PowerSGD's synchronize) held the host, the wait from the bucket's ready
+// time to the tensor's recorded end is drawn apart (docs/model.md, "The
+// PowerSGD hook blocks the backward").
+void backward_spans(const IterationResult& r, TraceEvents& tr) {
+  // The bucket each tensor completes (buckets hold consecutive tensors).
+  std::vector<const BucketTiming*> completes(r.tensor_end.size(), nullptr);
+  std::size_t last = 0;
+  for (const auto& b : r.buckets)
+    if ((last += static_cast<std::size_t>(b.tensors)) > 0 && last <= completes.size()) completes[last - 1] = &b;
+  double t = r.backward_start;
+  for (std::size_t j = 0; j < r.tensor_end.size(); ++j) {
+    const std::string name = j < r.tensor_names.size() ? r.tensor_names[j] : std::to_string(j);
+    const CommActivity beside = comm_activity_at(r, r.buckets.size(), t, r.overlap);
+    json args = json::object();
+    if (beside != CommActivity::Idle) {
+      args["beside"] = beside == CommActivity::Codec ? "codec" : "NCCL";
+      args["slowed_by"] = beside == CommActivity::Codec ? r.interference_codec : r.interference;
+    }
+    const BucketTiming* b = completes[j];
+    const double end = b != nullptr && b->ready >= t && b->ready < r.tensor_end[j] ? b->ready : r.tensor_end[j];
+    tr.span(kCompute, "backward " + name, t, end, std::move(args));
+    if (end < r.tensor_end[j])
+      tr.span(kCompute, fmt::format("bucket {}: hook holds the host (torch.cuda.synchronize)", b->index), end,
+              r.tensor_end[j], {{"note", "the PowerSGD hook waits for its bucket's last step"}});
+    t = r.tensor_end[j];
+  }
+}
+
 // The compute stream: folded micro-steps, forward, each tensor's backward
 // (with the interference it met), DDP's work, the optimizer and the waits.
 void compute_spans(const IterationResult& r, TraceEvents& tr) {
@@ -283,20 +314,7 @@ void compute_spans(const IterationResult& r, TraceEvents& tr) {
     tr.span(kCompute, fmt::format("{} micro-steps under no_sync (folded)", r.accumulation - 1), 0, r.folded,
             {{"note", "forward + backward without communication, added analytically"}});
   tr.span(kCompute, "forward", r.forward_start, r.backward_start, json::object());
-  double t = r.backward_start;
-  for (std::size_t j = 0; j < r.tensor_end.size(); ++j) {
-    const std::string name = j < r.tensor_names.size() ? r.tensor_names[j] : std::to_string(j);
-    // Interference (docs/model.md, section 7): a tensor started beside a
-    // collective or a codec is slowed by its figure.
-    const CommActivity beside = comm_activity_at(r, r.buckets.size(), t, r.overlap);
-    json args = json::object();
-    if (beside != CommActivity::Idle) {
-      args["beside"] = beside == CommActivity::Codec ? "codec" : "NCCL";
-      args["slowed_by"] = beside == CommActivity::Codec ? r.interference_codec : r.interference;
-    }
-    tr.span(kCompute, "backward " + name, t, r.tensor_end[j], std::move(args));
-    t = r.tensor_end[j];
-  }
+  backward_spans(r, tr);
   if (r.bucket_copy_out > 0)
     tr.span(kCompute, "DDP bucket copy-out (exposed)", r.optimizer_start - r.bucket_copy_out, r.optimizer_start,
             json::object());

@@ -90,6 +90,12 @@ struct BucketComm {
   /// comm stream (the gradwire plans, GRACE's open implementations).
   std::size_t on_compute_stream = 0;
   std::size_t on_side_stream = 0;
+  /// The hook's last callback blocks the host (the autograd thread) until
+  /// the device has finished the bucket's steps (docs/model.md, "The
+  /// PowerSGD hook blocks the backward"): the backward's next tensor starts
+  /// after the bucket's end, and the next bucket after it. Set by
+  /// plan_powersgd_hook (its `decompress` calls torch.cuda.synchronize).
+  bool blocks_host = false;
 };
 
 /// The compressor names gradwire models: the names of the compressor table

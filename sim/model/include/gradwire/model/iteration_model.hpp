@@ -261,7 +261,9 @@ struct IterationResult {
   double global_batch = 0;
   double forward = 0, backward = 0;  ///< all micro-steps
   double encode = 0, decode = 0;     ///< codec work on the comm stream (may be hidden)
-  double exposed_communication = 0;  ///< from the end of the backward pass to the end of the last bucket
+  /// From the end of the backward pass to the end of the last bucket, plus
+  /// the time blocking hooks held the backward (host_blocked).
+  double exposed_communication = 0;
   double optimizer = 0;
   bool ddp_overheads = false;
   double bucket_copy_in = 0;     ///< copies into buckets on the autograd thread (on the compute timeline)
@@ -285,7 +287,9 @@ struct IterationResult {
   double folded = 0;  ///< the k-1 micro-steps before the simulated one, added analytically
   double forward_start = 0, backward_start = 0, backward_end = 0, optimizer_start = 0;
   std::vector<std::string> tensor_names;
-  std::vector<double> tensor_end;  ///< backward end of each tensor in the synchronizing micro-step
+  /// Backward end of each tensor in the synchronizing micro-step; at a
+  /// blocking hook's bucket (BucketComm::blocks_host), the end of the wait.
+  std::vector<double> tensor_end;
   std::vector<BucketTiming> buckets;
   long simulated_activities = 0;  ///< sleeps and collectives the actors ran (0 for closed form)
   int simulated_actors = 0;
@@ -320,12 +324,20 @@ void mark_side_streams(const IterationPlan& plan, IterationResult& result);
 /// (1 + codec_interference) times as long. PyTorch hooks' steps run where
 /// BucketComm places them: before the first collective on the compute stream
 /// at the bucket's last tensor (the bucket is ready after them), after the
-/// last collective on a side stream that does not hold the comm stream.
+/// last collective on a side stream that does not hold the comm stream. A
+/// hook that blocks the host (BucketComm::blocks_host) holds the backward's
+/// next tensor, and the next bucket, until its bucket's last step ends.
 IterationResult evaluate_closed_form(const IterationPlan& plan, const CollectiveTimeFn& collective_time);
 
 /// Moves every time of r's timeline (forward, backward, tensors, buckets and
 /// their steps) on by dt seconds.
 void shift_timeline(IterationResult& r, double dt);
+
+/// Seconds the hooks held the host during the backward (BucketComm::
+/// blocks_host): the sum over buckets of the end of the bucket's last tensor
+/// (after the wait) less the bucket's ready time; 0 for the other hooks.
+/// finish_result counts them as exposed communication, not backward.
+double host_blocked(const IterationPlan& plan, const IterationResult& result);
 
 /// Fills the totals of a result (forward, backward, exposed communication,
 /// total, samples/s, ...) from its timeline and the plan. Used by both the
