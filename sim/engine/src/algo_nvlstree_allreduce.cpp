@@ -8,9 +8,15 @@
 // channels each use one NIC). Pipelined as the tree's Aggregated schedule:
 // every flow at once in one phase, at both granularities; NCCL's NVLS_TREE
 // latency (the driver applies it) stands for the pipeline's depth. Every flow
-// carries c = S/(2g) (NVLS's S as 2g flows of c), so max-min sharing gives
-// each link its bytes over its bandwidth. With D the most tree edges at one
-// node (collective::nvlstree_node_degree), each direction:
+// carries c = S/(2g) (NVLS's S as 2g flows of c). The phase is lockstep
+// (Phase::lockstep): NCCL's flow control keeps the NVLS part and the tree in
+// step, so every flow moves at the most loaded link's pace and the time is
+// that link's bytes over its bandwidth, the parts overlapping. (Max-min
+// sharing alone weights a flow by its route latency under CM02: on a GPU link
+// both parts cross, the 2 us NVLS flows took 7x the share of the 14 us
+// inter-node ones, which then finished alone at the NIC's rate: 75.2 ms for
+// 53.7 ms at 8 GiB on 2 x 8 H100, 8 x 200 Gb/s; issue 31.) With D the most
+// tree edges at one node (collective::nvlstree_node_degree), each direction:
 //   max(L, alpha_inter) + max((2g + D) c / B_gpu, D c / B_conn, g D c / B_node) / e
 // Closed form: collective::nvlstree_allreduce_time(nodes, g, S, tree_links, cost).
 #include <span>
@@ -38,6 +44,7 @@ void schedule(const ScheduleInput& in, const EmitPhase& emit) {
   const int g = static_cast<int>(nodes.front().size());
   const double c = in.bytes / (2.0 * g);
   Phase p;
+  p.lockstep = true;
   if (g > 1)
     for (const auto& node : nodes)
       for (int i = 0; i < g; ++i)

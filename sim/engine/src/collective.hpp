@@ -28,11 +28,19 @@ struct Flow {
   int src = 0;  ///< rank
   int dst = 0;  ///< rank
   double bytes = 0;
+  double rate = 0;  ///< bytes/s cap (0: none); set for a lockstep phase's flows
 };
 
 struct Phase {
   std::vector<Flow> flows;
   int extra_latency_steps = 0;
+  /// The flows are the stages of one pipeline that NCCL's flow control keeps
+  /// in step (NVLSTree: the NVLS part and the node-level tree): every flow
+  /// moves at one pace, its bytes over T, T the most loaded link's bytes over
+  /// its capacity (Simulation::Impl::pace_lockstep), instead of max-min
+  /// sharing alone, whose route-latency penalty (CM02) would starve the
+  /// longer routes on a link both parts cross.
+  bool lockstep = false;
 };
 
 struct ScheduleInput {

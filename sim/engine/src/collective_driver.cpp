@@ -84,6 +84,7 @@ double Simulation::run_collective(const detail::PreparedCollective& prepared) {
     auto& flows = phase.flows;
     if (cost.efficiency != 1.0)
       for (auto& f : flows) f.bytes /= cost.efficiency;
+    if (phase.lockstep) impl_->pace_lockstep(flows);
     impl_->run_flows(flows);
     if (phase.extra_latency_steps > 0 || cost.latency > 0) {
       double alpha = 0;

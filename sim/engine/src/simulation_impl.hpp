@@ -30,6 +30,11 @@ struct Simulation::Impl {
   /// Runs one phase's flows from the calling actor and returns when all are
   /// over (flow_runner.cpp).
   void run_flows(const std::vector<detail::Flow>& flows);
+  /// Sets every flow's rate to its bytes over T, T the largest bytes per
+  /// capacity over the SHARED links the flows cross (Phase::lockstep).
+  void pace_lockstep(std::vector<detail::Flow>& flows);
+  /// A paced phase with no other in flight, its duration computed (flow_runner.cpp).
+  void run_lockstep(const std::vector<detail::Flow>& flows);
 
   // --- Phases by symmetry classes (flow_runner.cpp, symmetry.hpp) ----------
   bool by_classes_enabled = true;  ///< off: GRADWIRE_FULL_SIMULATION
