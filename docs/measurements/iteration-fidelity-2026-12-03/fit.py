@@ -24,21 +24,44 @@ def overlap(iv, lo, hi):
         if b > a: tot += b - a; end = b
     return tot
 
+def intra_bandwidth(s):
+    import yaml, os
+    f = os.path.join(os.path.dirname(os.path.abspath(sys.argv[2])) if False else '/work/wt/r-fid/validation/clusters', s['scenario'] + '.yaml')
+    return float(__import__('re').sub('GB/s', '', str(yaml.safe_load(open(f))['cluster']['intra_node']['bandwidth']))) * 1e9
+
+def gpu_busy_overlap(s):
+    """M1 variant: a collective slows the compute only while its kernels move
+    data at GPU speed: per collective, min(its overlap with the backward,
+    2 (N-1)/N x bytes / intra-node bandwidth); a network-bound collective's
+    CTAs mostly wait for the NIC."""
+    t, n, B = s['timeline'], s['world_size'], intra_bandwidth(s)
+    tot = 0.0
+    for b in s['buckets']:
+        for st in b['steps']:
+            if st['kind'] != 'collective': continue
+            o = max(0.0, min(st['end_s'], t['backward_end_s']) - max(st['start_s'], t['backward_start_s']))
+            tot += min(o, 2 * (n - 1) / n * st['size_bytes'] / B)
+    return tot
+
 def features(s):
     """Per-setting mechanism drivers (seconds), zero on one GPU."""
     cp, t, n, k = s['critical_path'], s['timeline'], s['world_size'], s['accumulation']
     if n <= 1:
-        return dict(T=cp['total_s'], ovl=0.0, sync=0.0, ncoll=0, hook=0)
+        return dict(T=cp['total_s'], ovl=0.0, sync=0.0, C=0.0, mu=0.0, ncoll=0, hook=0)
     coll = [(st['start_s'], st['end_s']) for b in s['buckets'] for st in b['steps'] if st['kind'] == 'collective']
     ovl = overlap(coll, t['backward_start_s'], t['backward_end_s'])
     C = cp['forward_s'] + cp['backward_s']
     hook = sum(1 for b in s['buckets'] for st in b['steps'] if st['kind'] != 'collective')
     if '--tensor-rule' in sys.argv: ovl = s['band']['overlapped_compute_s']
-    return dict(T=cp['total_s'], ovl=ovl, sync=C / math.sqrt(k) * mu_max(n), ncoll=len(coll), hook=hook)
+    if '--gpu-busy' in sys.argv: ovl = gpu_busy_overlap(s)
+    return dict(T=cp['total_s'], ovl=ovl, sync=C / math.sqrt(k) * mu_max(n), C=C / math.sqrt(k), mu=mu_max(n), ncoll=len(coll), hook=hook)
 
 def added(fe, p):
-    f, cv, h = p
-    return f * fe['ovl'] + cv * fe['sync'] + h * fe['ncoll']
+    f, cv, h = p[:3]
+    # 'cap' (M2's second constant): the slowest rank's excess is capped at m_max
+    # standard deviations, mu_N -> min(mu_N, m_max); p[3] = m_max (inf without)
+    sync = fe['C'] * min(fe['mu'], p[3]) if len(p) > 3 else fe['sync']
+    return f * fe['ovl'] + cv * sync + h * fe['ncoll']
 
 CASES = []
 for name, r in PARTS.items():
@@ -59,24 +82,27 @@ def time_err(c, p):
     e = quantity(c, p) / c['pub'] - 1
     return e if c['q'] == 'iteration_time' else 1 / (1 + e) - 1
 
-MASK = np.array([m in MECH for m in ('int', 'sync', 'bucket')], float)
-SCALE = np.array([1.0, 0.1, 1e-4])  # f, cv, h (s)
+CAP = 'cap' in MECH
+MASK = np.array([m in MECH for m in ('int', 'sync', 'bucket')] + ([1.0] if CAP else []), float)
+SCALE = np.array([1.0, 0.1, 1e-4] + ([1.0] if CAP else []))  # f, cv, h (s), m_max
 
 def fit(cases):
     def res(x): return [time_err(c, x * SCALE * MASK) for c in cases]
-    r = least_squares(res, np.full(3, 0.01), bounds=(0, np.inf), loss=LOSS, f_scale=0.05, x_scale=1.0)
+    x0 = np.full(len(MASK), 0.01)
+    if CAP: x0[3] = 2.0
+    r = least_squares(res, x0, bounds=(0, np.inf), loss=LOSS, f_scale=0.05, x_scale=1.0)
     return r.x * SCALE * MASK
 
 P = fit(CASES)
 ins = {c['name']: time_err(c, P) for c in CASES}
-today = {c['name']: time_err(c, (0, 0, 0)) for c in CASES}
+today = {c['name']: time_err(c, (0, 0, 0)) for c in CASES}  # no mechanism
 loo, loop = {}, {}
 for i, c in enumerate(CASES):
     pi = fit(CASES[:i] + CASES[i + 1:])
     loo[c['name']] = time_err(c, pi); loop[c['name']] = pi
 
 print(f"loss={LOSS} mechanisms={MECH}")
-print(f"fitted: f_nccl={P[0]:.4f}  cv={P[1]:.4f}  h_coll={P[2]*1e6:.1f} us")
+print(f"fitted: f_nccl={P[0]:.4f}  cv={P[1]:.4f}  h_coll={P[2]*1e6:.1f} us" + (f"  m_max={P[3]:.3f}" if CAP else ""))
 lo_ = np.array([loop[n] for n in loo]); print("LOO constants range: f %.3f..%.3f cv %.4f..%.4f h %.1f..%.1f us" % (
     lo_[:, 0].min(), lo_[:, 0].max(), lo_[:, 1].min(), lo_[:, 1].max(), lo_[:, 2].min()*1e6, lo_[:, 2].max()*1e6))
 print("%-4s %-40s %5s %-18s %8s %8s %8s %8s" % ('id', 'case', 'GPUs', 'quantity', 'today', 'in-samp', 'LOO', 'band?'))

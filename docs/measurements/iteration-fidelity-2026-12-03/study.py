@@ -18,8 +18,17 @@ def kernels(p):
     return {'none': 0, 'fp16': 3 * nb, 'powersgd': m * (2 * (7 * 4 - 4) + 4) + 8 * nb,
             'topk': nb * (8 + 2 * N + N + 1), 'sign': nb * (7 + 4 * N + N + 1),
             'int8': nb * (8 + 2 * N + N + 1)}[p['comp']]
+def powersgd_sync(s):
+    """M6: powerSGD_hook's decompress callback calls torch.cuda.synchronize(device)
+    and runs inline on the autograd thread (the NCCL future is completed at
+    enqueue), so the backward after bucket b waits for b's whole chain: every
+    step after the first (already in the backward) is serial with the compute."""
+    chain = sum(st['end_s'] - st['start_s'] for b in s['buckets'] for st in b['steps'][1:])
+    cp = s['critical_path']
+    return max(cp['total_s'], cp['forward_s'] + cp['backward_s'] + chain + cp['optimizer_s'])
 def T(p, mech):
     fe = F.features(p['sim'])
+    if mech and p['comp'] == 'powersgd': fe = dict(fe, T=powersgd_sync(p['sim']))
     add = f * fe['ovl'] + cv * fe['sync'] + h * fe['ncoll'] if mech else 0.0
     return fe['T'] + add + (u * kernels(p) if mech else 0.0)
 by = collections.defaultdict(dict)
