@@ -1,7 +1,9 @@
 """Prototype for issue 32: mechanisms added to today's per-case parts, constants
 fitted once over all scored iteration cases, leave-one-case-out, calibrated band.
 Input: parts.json (gradwire simulate --format json of every case's scenario and
-baseline) and validate.json (gradwire validate iterations --format json)."""
+baseline, collect_parts.py) and validate.json (gradwire validate iterations
+--format json). Usage: fit.py PARTS VALIDATE LOSS MECHANISMS [--tensor-rule|--gpu-busy]
+LOSS: linear, huber, soft_l1; MECHANISMS: comma list of int, sync, bucket, cap (or none)."""
 import json, sys, math  # --tensor-rule: interference driver = the band's overlapped_compute_s (today's tensor-granularity rule)
 import numpy as np
 from scipy.optimize import least_squares
@@ -13,48 +15,7 @@ VAL = {c['case']: c for c in json.load(open(sys.argv[2]))['iterations']['cases']
 LOSS = sys.argv[3] if len(sys.argv) > 3 else 'linear'
 MECH = sys.argv[4].split(',') if len(sys.argv) > 4 else ['int', 'sync', 'bucket']
 
-def mu_max(n):
-    if n <= 1: return 0.0
-    return quad(lambda x: x * n * norm.pdf(x) * norm.cdf(x) ** (n - 1), -10, 10)[0]
-
-def overlap(iv, lo, hi):
-    tot, end = 0.0, lo
-    for a, b in sorted(iv):
-        a, b = max(a, end), min(b, hi)
-        if b > a: tot += b - a; end = b
-    return tot
-
-def intra_bandwidth(s):
-    import yaml, os
-    f = os.path.join(os.path.dirname(os.path.abspath(sys.argv[2])) if False else '/work/wt/r-fid/validation/clusters', s['scenario'] + '.yaml')
-    return float(__import__('re').sub('GB/s', '', str(yaml.safe_load(open(f))['cluster']['intra_node']['bandwidth']))) * 1e9
-
-def gpu_busy_overlap(s):
-    """M1 variant: a collective slows the compute only while its kernels move
-    data at GPU speed: per collective, min(its overlap with the backward,
-    2 (N-1)/N x bytes / intra-node bandwidth); a network-bound collective's
-    CTAs mostly wait for the NIC."""
-    t, n, B = s['timeline'], s['world_size'], intra_bandwidth(s)
-    tot = 0.0
-    for b in s['buckets']:
-        for st in b['steps']:
-            if st['kind'] != 'collective': continue
-            o = max(0.0, min(st['end_s'], t['backward_end_s']) - max(st['start_s'], t['backward_start_s']))
-            tot += min(o, 2 * (n - 1) / n * st['size_bytes'] / B)
-    return tot
-
-def features(s):
-    """Per-setting mechanism drivers (seconds), zero on one GPU."""
-    cp, t, n, k = s['critical_path'], s['timeline'], s['world_size'], s['accumulation']
-    if n <= 1:
-        return dict(T=cp['total_s'], ovl=0.0, sync=0.0, C=0.0, mu=0.0, ncoll=0, hook=0)
-    coll = [(st['start_s'], st['end_s']) for b in s['buckets'] for st in b['steps'] if st['kind'] == 'collective']
-    ovl = overlap(coll, t['backward_start_s'], t['backward_end_s'])
-    C = cp['forward_s'] + cp['backward_s']
-    hook = sum(1 for b in s['buckets'] for st in b['steps'] if st['kind'] != 'collective')
-    if '--tensor-rule' in sys.argv: ovl = s['band']['overlapped_compute_s']
-    if '--gpu-busy' in sys.argv: ovl = gpu_busy_overlap(s)
-    return dict(T=cp['total_s'], ovl=ovl, sync=C / math.sqrt(k) * mu_max(n), C=C / math.sqrt(k), mu=mu_max(n), ncoll=len(coll), hook=hook)
+from features import mu_max, overlap, intra_bandwidth, gpu_busy_overlap, features
 
 def added(fe, p):
     f, cv, h = p[:3]
