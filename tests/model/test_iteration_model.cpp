@@ -531,16 +531,25 @@ MeasuredCollective line_fit(CollectiveOp op, int gpus, int nodes, double alpha, 
   return m;
 }
 
+// Tensors of 4, 8 and 4 MB (fp32) and a workload that gives each its bucket.
+ModelDesc three_buckets_model() {
+  return model_of({tensor("t0", {1000000}, 1e9), tensor("t1", {2000000}, 2e9), tensor("t2", {1000000}, 1e9)});
+}
+WorkloadSpec bucket_per_tensor() {
+  WorkloadSpec w;
+  w.compute_efficiency = 1.0;
+  w.first_bucket_size = 1;
+  w.bucket_size = 1;
+  return w;
+}
+
 // Collectives measured on the cluster (docs/model.md): a profile fit across
 // nodes whose GPU and node counts are the cluster's gives every all-reduce
 // step alpha + bytes / beta, in place of the network model (a collective
 // time function that would fail the test if asked); anything else does not.
 TEST(ClosedForm, AFitMeasuredOnTheClusterTimesItsCollectives) {
-  const auto m = model_of({tensor("t0", {1000000}, 1e9), tensor("t1", {2000000}, 2e9), tensor("t2", {1000000}, 1e9)});
-  WorkloadSpec w;
-  w.compute_efficiency = 1.0;
-  w.first_bucket_size = 1;
-  w.bucket_size = 1;
+  const auto m = three_buckets_model();
+  WorkloadSpec w = bucket_per_tensor();
   auto c = costs();
   c.cluster_collectives = {line_fit(CollectiveOp::AllReduce, 8, 4, 1.0, 1.0),   // other node count
                            line_fit(CollectiveOp::AllReduce, 16, 2, 1.0, 1.0),  // other GPU count
@@ -597,11 +606,8 @@ TEST(ClosedForm, AFitMeasuredOnTheClusterTimesItsCollectives) {
 // beyond them the closed form, scaled to meet the curve at its end; the
 // label counts the steps outside. The closed form and the plan agree.
 TEST(ClosedForm, AMeasuredCurveTimesItsCollectivesAndJoinsTheModelAtItsEnds) {
-  const auto m = model_of({tensor("t0", {1000000}, 1e9), tensor("t1", {2000000}, 2e9), tensor("t2", {1000000}, 1e9)});
-  WorkloadSpec w;
-  w.compute_efficiency = 1.0;
-  w.first_bucket_size = 1;
-  w.bucket_size = 1;
+  const auto m = three_buckets_model();
+  WorkloadSpec w = bucket_per_tensor();
   const ClusterSpec cluster = test::cluster(1, 8);
   MeasuredCollective curve;
   curve.gpus = 8;
@@ -615,8 +621,8 @@ TEST(ClosedForm, AMeasuredCurveTimesItsCollectivesAndJoinsTheModelAtItsEnds) {
   EXPECT_DOUBLE_EQ(plan.comm[0].steps[0].measured_seconds, 90e-6);
   EXPECT_NEAR(plan.comm[1].steps[0].measured_seconds, 90e-6 * std::sqrt(400.0 / 90.0), 1e-12);  // halfway in log
   const CollectiveTimeFn never = [](const CommStep&) -> double { throw std::logic_error("modelled, not measured"); };
-  EXPECT_NEAR(evaluate_closed_form(plan, never).buckets[1].steps[0].end -
-                  evaluate_closed_form(plan, never).buckets[1].steps[0].start,
+  const auto closed = evaluate_closed_form(plan, never);
+  EXPECT_NEAR(closed.buckets[1].steps[0].end - closed.buckets[1].steps[0].start,
               plan.comm[1].steps[0].measured_seconds, 1e-15);
   // Measured up to 4 MB only: the 8 MB bucket is the model's time x the
   // curve's / the model's at 4 MB.
