@@ -5,8 +5,8 @@
 #include <algorithm>
 
 #include "gradwire/core/units.hpp"
+#include "gradwire/model/closed_form.hpp"
 #include "gradwire/model/fit.hpp"
-#include "gradwire/model/scenario.hpp"
 
 namespace gw {
 
@@ -50,11 +50,10 @@ std::vector<MeasuredCollective> measured_collectives(const Profile& profile) {
 
 const MeasuredCollective* measured_collective_for(const std::vector<MeasuredCollective>& measured, CollectiveOp op,
                                                   const ClusterSpec& c, int ranks) {
-  const int per_node = std::max(1, c.gpus_per_node);
-  const int nodes = (ranks + per_node - 1) / per_node;
-  if (nodes > 1 && ranks != nodes * per_node) return nullptr;  // not the same GPUs on every node
+  const NcclShape shape = collective_shape(c, ranks);
+  if (shape.nodes > 1 && ranks != shape.nodes * c.gpus_per_node) return nullptr;  // not the same GPUs on every node
   for (const MeasuredCollective& m : measured)
-    if (m.op == op && m.gpus == ranks && m.nodes == std::max(1, nodes)) return &m;
+    if (m.op == op && m.gpus == ranks && m.nodes == shape.nodes) return &m;
   return nullptr;
 }
 

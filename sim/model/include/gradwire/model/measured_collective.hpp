@@ -37,7 +37,7 @@ struct MeasuredCollective {
 
   /// "allreduce on 16 GPUs, 2 nodes".
   std::string label() const;
-  /// The measured sizes, "8B..8GiB"; "" for a line.
+  /// The measured sizes, "8 B..8.00 GiB" (units::format_size); "" for a line.
   std::string range() const;
   /// Whether `bytes` lies within the measured sizes (always, for a line).
   bool in_range(double bytes) const;
