@@ -11,7 +11,6 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -36,13 +35,6 @@ test::RunResult gradwire(std::vector<std::string> args) {
   return test::run(args);
 }
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 // A scratch folder with the profile calibrated from `log` over `base` and
 // a scenario: `cluster` (a validation cluster of the log's shape) with that
 // profile, and `workload` when given.
@@ -60,7 +52,7 @@ void calibrate(Calibrated& c, const std::string& log, const std::string& base, c
   ASSERT_EQ(r.exit_code, 0) << r.err;
   c.p = load_profile_file(c.profile);
   c.scenario = (c.dir / "scenario.yaml").string();
-  std::ofstream(c.scenario) << read_file(kClusters + cluster) << "profile: " << c.profile << "\n" << workload;
+  std::ofstream(c.scenario) << test::read_text(kClusters + cluster) << "profile: " << c.profile << "\n" << workload;
 }
 
 // The log's op, GPUs and nodes, and its entry in the profile.
@@ -161,7 +153,7 @@ void expect_simulate_measured(const std::string& log_file, const std::string& ba
   for (const char* algorithm : {"auto", "ring", "hierarchical"}) {
     SCOPED_TRACE(algorithm);
     const std::string scenario = (c.dir / (std::string(algorithm) + ".yaml")).string();
-    std::ofstream(scenario) << read_file(c.scenario) << "  allreduce_algorithm: " << algorithm << "\n";
+    std::ofstream(scenario) << test::read_text(c.scenario) << "  allreduce_algorithm: " << algorithm << "\n";
     const auto r = gradwire({"simulate", scenario, "--format", "json"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     const auto j = nlohmann::json::parse(r.out);
