@@ -20,6 +20,7 @@
 
 #include "gradwire/model/closed_form.hpp"
 #include "gradwire/model/collectives.hpp"
+#include "gradwire/model/measured_collective.hpp"
 #include "gradwire/engine/engine.hpp"
 #include "gradwire/core/error.hpp"
 #include "gradwire/core/options.hpp"
@@ -50,6 +51,9 @@ struct Row {
   double algbw = 0;                 ///< bytes/s
   double busbw = 0;                 ///< bytes/s
   std::string algorithm, protocol;  ///< the pair simulated at this size
+  /// With a measured curve (Meta::measured): "measured" within its sizes,
+  /// "modelled" outside them; empty without one.
+  std::string source;
 };
 
 struct Meta {
@@ -58,7 +62,17 @@ struct Meta {
   CollectiveOp collective = CollectiveOp::AllReduce;
   const ClusterSpec* cluster = nullptr;
   std::vector<double> sizes;
+  /// The profile's measured curve that timed the sizes (measured_note), "" when the model did.
+  std::string measured;
 };
+
+// Sizes a measured curve timed: which collective on which shape, its
+// measured sizes, the profile, and how sizes outside them are timed.
+std::string measured_note(const MeasuredCollective& m, const std::string& profile) {
+  return m.label() + (m.range().empty() ? "" : ", measured " + m.range()) + " (profile " + profile +
+         "): the curve within the measured sizes, NCCL's own choice; outside them the model, joined to the "
+         "curve's end";
+}
 
 // One column description shared by every format: the CSV key (nccl-tests'
 // names and units), the two table header lines, width, the value, and the
@@ -125,6 +139,7 @@ class TablePrinter : public Printer {
     redop_ = info.nccl_tests_redop;
     root_ = info.nccl_tests_root;
     per_rank_ = info.size == SizeConvention::Total ? m.gpus : 1;
+    measured_ = m.measured;
   }
   void row(const Row& r) override {
     nccl_tests::Result res;
@@ -134,18 +149,18 @@ class TablePrinter : public Printer {
     std::cout << nccl_tests::format_row(r.bytes, std::floor(r.bytes / 4 / per_rank_), redop_, root_, res);
     busbw_sum_ += r.busbw;
     ++rows_;
-    const std::string pair = r.algorithm + "/" + r.protocol;
-    if (pairs_.empty() || pairs_.back().pair != pair) pairs_.push_back({pair, r.bytes, r.bytes});
-    pairs_.back().last = r.bytes;
+    extend(pairs_, r.algorithm + "/" + r.protocol, r.bytes);
+    if (!r.source.empty()) extend(sources_, r.source, r.bytes);
   }
   // nccl-tests' footer, then the pair per size range as a comment block
   // (parsers of nccl-tests logs skip '#' lines).
   void end() override {
     std::cout << nccl_tests::format_footer(rows_ ? busbw_sum_ / rows_ : 0);
     std::cout << "# algorithm/protocol per size (NCCL's rule: lowest closed-form time):\n";
-    for (const auto& p : pairs_)
-      std::cout << "#   " << units::format_size(p.first) << " .. " << units::format_size(p.last) << ": " << p.pair
-                << "\n";
+    print_ranges(pairs_);
+    if (measured_.empty()) return;
+    std::cout << "# times measured on this cluster's shape: " << measured_ << "\n";
+    print_ranges(sources_);
   }
 
  private:
@@ -162,7 +177,17 @@ class TablePrinter : public Printer {
     std::string pair;
     double first = 0, last = 0;
   };
-  std::vector<PairRange> pairs_;
+  static void extend(std::vector<PairRange>& ranges, const std::string& what, double bytes) {
+    if (ranges.empty() || ranges.back().pair != what) ranges.push_back({what, bytes, bytes});
+    ranges.back().last = bytes;
+  }
+  static void print_ranges(const std::vector<PairRange>& ranges) {
+    for (const auto& p : ranges)
+      std::cout << "#   " << units::format_size(p.first) << " .. " << units::format_size(p.last) << ": " << p.pair
+                << "\n";
+  }
+  std::vector<PairRange> pairs_, sources_;
+  std::string measured_;
   std::string redop_;
   int root_ = -1;
   double per_rank_ = 1;
@@ -170,15 +195,16 @@ class TablePrinter : public Printer {
   int rows_ = 0;
 };
 
+// A measured curve adds the column `source` (measured or modelled).
 class CsvPrinter : public Printer {
  public:
-  void begin(const Meta&) override {
+  void begin(const Meta& m) override {
     bool first = true;
     for (const auto& c : kColumns) {
       std::cout << (first ? "" : ",") << c.key;
       first = false;
     }
-    std::cout << ",algorithm,protocol\n";
+    std::cout << ",algorithm,protocol" << (m.measured.empty() ? "" : ",source") << "\n";
   }
   void row(const Row& r) override {
     bool first = true;
@@ -186,7 +212,7 @@ class CsvPrinter : public Printer {
       std::cout << (first ? "" : ",") << cell(c, r);
       first = false;
     }
-    std::cout << "," << r.algorithm << "," << r.protocol << "\n";
+    std::cout << "," << r.algorithm << "," << r.protocol << (r.source.empty() ? "" : "," + r.source) << "\n";
   }
   void end() override {}
 };
@@ -202,6 +228,7 @@ class JsonPrinter : public Printer {
             {"gpus", m.gpus},
             {"type", "float"},
             {"results", nlohmann::json::array()}};
+    if (!m.measured.empty()) doc_["measured"] = m.measured;
   }
   void row(const Row& r) override {
     nlohmann::json j;
@@ -214,6 +241,7 @@ class JsonPrinter : public Printer {
     }
     j["algorithm"] = r.algorithm;
     j["protocol"] = r.protocol;
+    if (!r.source.empty()) j["source"] = r.source;
     doc_["results"].push_back(std::move(j));
   }
   void end() override { std::cout << schema_first(kCollectiveSchema, doc_.dump(), 2) << "\n"; }
@@ -326,11 +354,53 @@ engine::Granularity parse_granularity(const std::string& gran) {
 
 // The scenario, its cluster resolved as `simulate` resolves it
 // (resolve_scenario_cluster: the profile found beside the scenario or by its
-// GPU; intra_node from its all-reduce fit when left out, its measured transports).
-Scenario load_cluster_scenario(const std::string& path) {
-  Scenario scenario = load_scenario(path);  // InputError -> main: exit 2
-  scenario.cluster = resolve_scenario_cluster(scenario, path);
-  return scenario;
+// GPU; intra_node from its all-reduce fit when left out, its measured
+// transports), and the profile's measured collectives.
+struct ClusterScenario {
+  Scenario scenario;
+  std::string profile;                        ///< the profile's name, "" when none was resolved
+  std::vector<MeasuredCollective> measured;  ///< measured_collectives of the profile
+};
+ClusterScenario load_cluster_scenario(const std::string& path) {
+  ClusterScenario c{load_scenario(path), {}, {}};  // InputError -> main: exit 2
+  std::optional<Profile> profile;
+  c.scenario.cluster = resolve_scenario_cluster(c.scenario, path, std::nullopt, &profile);
+  if (profile) {
+    c.profile = profile->name;
+    c.measured = measured_collectives(*profile);
+  }
+  return c;
+}
+
+// The times of `sizes` of `req` on the first `gpus` ranks. A curve the profile
+// measured on that shape (measured_collective_for), under pins NCCL accepts
+// (nccl_accepts), times every size: within its sizes the curve, outside them
+// the closed form joined to it (MeasuredCollective::seconds); `source` says
+// which, and `note` what (measured_note). Otherwise the engine simulates them.
+struct Timed {
+  std::vector<double> times;
+  std::vector<std::string> source;  ///< per size; empty without a curve
+  std::string note;                 ///< measured_note; "" without a curve
+};
+Timed time_sizes(const ClusterScenario& c, const engine::CollectiveRequest& req, int gpus,
+                 const std::vector<double>& sizes, const std::string& path) {
+  Timed t;
+  const ClusterSpec& cluster = c.scenario.cluster;
+  const NcclShape shape = collective_shape(cluster, gpus);
+  const MeasuredCollective* m = measured_collective_for(c.measured, req.op, cluster, gpus);
+  if (!m || !nccl_accepts(req.op, req.algorithm, req.protocol, cluster, shape)) {
+    t.times = engine::collective_times(cluster, req, sizes, path);
+    return t;
+  }
+  const auto model = [&](double bytes) {
+    return choose_collective(req.op, req.algorithm, req.protocol, cluster, shape, bytes).time;
+  };
+  for (double bytes : sizes) {
+    t.times.push_back(m->seconds(bytes, model));
+    t.source.push_back(m->in_range(bytes) ? "measured" : "modelled");
+  }
+  t.note = measured_note(*m, c.profile);
+  return t;
 }
 
 // --algo / --proto, else NCCL_ALGO / NCCL_PROTO (one name each), else auto.
@@ -349,7 +419,8 @@ void choose_pair(const po::variables_map& vm, engine::CollectiveRequest& req) {
 }
 
 void print(Printer& printer, const Meta& meta, const engine::CollectiveRequest& req, const std::vector<double>& sizes,
-           const std::vector<double>& times) {
+           const Timed& timed) {
+  const std::vector<double>& times = timed.times;
   const CollectiveOp op = req.op;
   const double factor = bus_bandwidth_factor(op, meta.gpus);
   const NcclShape shape = collective_shape(*meta.cluster, meta.gpus);
@@ -364,6 +435,7 @@ void print(Printer& printer, const Meta& meta, const engine::CollectiveRequest& 
     r.time = times[i];
     r.algbw = r.time > 0 ? sizes[i] / r.time : 0;
     r.busbw = r.algbw * factor;
+    if (!timed.source.empty()) r.source = timed.source[i];
     printer.row(r);
   }
   printer.end();
@@ -408,8 +480,9 @@ nccl_tests::Log compare_run(const po::variables_map& vm) {
 }
 
 // --compare LOG: the log's op at its sizes on its rank count.
-int compare(const po::variables_map& vm, const Scenario& scenario, const std::string& path,
+int compare(const po::variables_map& vm, const ClusterScenario& cs, const std::string& path,
             engine::CollectiveRequest base, const std::string& format) {
+  const Scenario& scenario = cs.scenario;
   const nccl_tests::Log log = compare_run(vm);
   base.op = log_op(log, vm);
   const int gpus = log.world_size();
@@ -422,8 +495,10 @@ int compare(const po::variables_map& vm, const Scenario& scenario, const std::st
   if (c.points.empty()) throw std::invalid_argument(log.file + ": no size above 0 B with a time");
   std::vector<double> sizes;
   for (const auto& p : c.points) sizes.push_back(p.bytes);
-  const auto result = validate::score_case(c, gpus, engine::collective_times(scenario.cluster, base, sizes, path));
+  const Timed timed = time_sizes(cs, base, gpus, sizes, path);
+  const auto result = validate::score_case(c, gpus, timed.times);
   if (format == "json") {
+    if (!timed.note.empty()) std::cerr << kCmd << ": note: times measured on this cluster's shape: " << timed.note << "\n";
     std::cout << validate::render_compare_json(result);
     return kExitOk;
   }
@@ -432,6 +507,7 @@ int compare(const po::variables_map& vm, const Scenario& scenario, const std::st
             << " GPUs (" << log.nodes() << " node(s) measured" << (log.gpu().empty() ? "" : ", " + log.gpu())
             << "), simulated as " << engine::to_string(base.algorithm) << " on the first " << gpus << " GPUs (" << nodes
             << " node(s)) of " << path << "\n"
+            << (timed.note.empty() ? "" : "# times measured on this cluster's shape: " + timed.note + "\n")
             << validate::render_comparison(result);
   return kExitOk;
 }
@@ -471,10 +547,11 @@ int cmd_collective(int argc, char** argv) {
   }
 
   const std::string path = vm[vm.count("input") ? "input" : "scenario"].as<std::string>();
-  const Scenario scenario = load_cluster_scenario(path);
+  const ClusterScenario cs = load_cluster_scenario(path);
+  const Scenario& scenario = cs.scenario;
   if (vm.count("compare")) {
     try {
-      return compare(vm, scenario, path, base, format);
+      return compare(vm, cs, path, base, format);
     } catch (const std::invalid_argument& e) {
       std::cerr << kCmd << ": " << e.what() << "\n";
       return kExitInput;
@@ -492,7 +569,7 @@ int cmd_collective(int argc, char** argv) {
   const std::string label = "gradwire collective: simulating " + std::to_string(gpus) + " GPUs";
   engine::enable_progress(label);                               // stderr, once the run takes long
   engine::announce_simulation_memory(label, scenario.cluster);  // stderr, at once for a large run
-  const std::vector<double> times = engine::collective_times(scenario.cluster, base, sizes, path);
+  const Timed timed = time_sizes(cs, base, gpus, sizes, path);
   Meta meta;
   meta.scenario = path;
   meta.op = to_string(base.op);
@@ -503,7 +580,8 @@ int cmd_collective(int argc, char** argv) {
   meta.collective = base.op;
   meta.cluster = &scenario.cluster;
   meta.sizes = sizes;
-  print(*printer, meta, base, sizes, times);
+  meta.measured = timed.note;
+  print(*printer, meta, base, sizes, timed);
   return kExitOk;
 }
 

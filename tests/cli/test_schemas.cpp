@@ -181,6 +181,28 @@ TEST(Schemas, SimulateWithTrainingAndCost) {
               priced["cost"]["billed_s"].get<double>() / 3600 * priced["cost"]["usd_per_hour"].get<double>(), 0.01);
 }
 
+// A collective timed by a measured curve (a profile calibrated from the
+// bundled A3 Mega log, on its own cluster): the fields it adds ("measured",
+// each row's "source") are documented.
+TEST(Schemas, CollectiveWithAMeasuredCurve) {
+  const auto v = schema("gradwire-collective-2");
+  const fs::path d = scratch("measured-curve");
+  const std::string profile = (d / "a3mega.yaml").string();
+  const auto cal = gw::test::run({kBin, "calibrate", "--from-nccl-tests",
+                                  kSource + "/tests/data/nccl-tests/a3mega-2x8-h100-all_reduce_perf.log", "--profile",
+                                  "h100", "--out", profile});
+  ASSERT_EQ(cal.exit_code, 0) << cal.err;
+  std::ifstream cluster(kSource + "/validation/clusters/h100-a3-mega-2x8.yaml");
+  std::ofstream(d / "scenario.yaml") << cluster.rdbuf() << "profile: " << profile << "\n";
+  const auto r = gw::test::run({kBin, "collective", (d / "scenario.yaml").string(), "--sizes", "4GiB:16GiB", "--format",
+                                "json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  expect_valid(v, r.out, "gradwire-collective/2", "measured curve");
+  const json doc = json::parse(r.out);
+  EXPECT_TRUE(doc.contains("measured"));
+  EXPECT_EQ(doc["results"].back()["source"], "modelled");
+}
+
 TEST(Schemas, CollectiveOfEveryOp) {
   const auto v = schema("gradwire-collective-2");
   for (const char* op : {"allreduce", "allgather", "reducescatter", "broadcast", "alltoall"}) {

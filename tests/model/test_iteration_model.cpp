@@ -6,7 +6,9 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "gradwire/core/units.hpp"
 #include "gradwire/model/buckets.hpp"
+#include "gradwire/model/closed_form.hpp"
 #include "gradwire/model/collective_model.hpp"
 #include "gradwire/model/compression.hpp"
 #include "gradwire/model/iteration_model.hpp"
@@ -519,21 +521,39 @@ TEST(ClosedForm, AllGatherCompressorsSlowDownWithN) {
   }
 }
 
+// An entry measured on a cluster shape without points: its alpha-beta line.
+MeasuredCollective line_fit(CollectiveOp op, int gpus, int nodes, double alpha, double beta) {
+  MeasuredCollective m;
+  m.op = op;
+  m.gpus = gpus;
+  m.nodes = nodes;
+  m.line = {alpha, beta, 0};
+  return m;
+}
+
+// Tensors of 4, 8 and 4 MB (fp32) and a workload that gives each its bucket.
+ModelDesc three_buckets_model() {
+  return model_of({tensor("t0", {1000000}, 1e9), tensor("t1", {2000000}, 2e9), tensor("t2", {1000000}, 1e9)});
+}
+WorkloadSpec bucket_per_tensor() {
+  WorkloadSpec w;
+  w.compute_efficiency = 1.0;
+  w.first_bucket_size = 1;
+  w.bucket_size = 1;
+  return w;
+}
+
 // Collectives measured on the cluster (docs/model.md): a profile fit across
 // nodes whose GPU and node counts are the cluster's gives every all-reduce
 // step alpha + bytes / beta, in place of the network model (a collective
 // time function that would fail the test if asked); anything else does not.
 TEST(ClosedForm, AFitMeasuredOnTheClusterTimesItsCollectives) {
-  const auto m = model_of({tensor("t0", {1000000}, 1e9), tensor("t1", {2000000}, 2e9), tensor("t2", {1000000}, 1e9)});
-  WorkloadSpec w;
-  w.compute_efficiency = 1.0;
-  w.first_bucket_size = 1;
-  w.bucket_size = 1;
+  const auto m = three_buckets_model();
+  WorkloadSpec w = bucket_per_tensor();
   auto c = costs();
-  const MeasuredCollective fit{CollectiveOp::AllReduce, 8, 2, 100e-6, 50e9};
-  c.cluster_collectives = {{CollectiveOp::AllReduce, 8, 4, 1.0, 1.0},   // other node count
-                           {CollectiveOp::AllReduce, 16, 2, 1.0, 1.0},  // other GPU count
-                           fit};
+  c.cluster_collectives = {line_fit(CollectiveOp::AllReduce, 8, 4, 1.0, 1.0),   // other node count
+                           line_fit(CollectiveOp::AllReduce, 16, 2, 1.0, 1.0),  // other GPU count
+                           line_fit(CollectiveOp::AllReduce, 8, 2, 100e-6, 50e9)};
   const CollectiveTimeFn never = [](const CommStep&) -> double { throw std::logic_error("modelled, not measured"); };
   const auto plan = plan_iteration(w, test::cluster(2, 4), m, c);
   ASSERT_EQ(plan.measured_collectives, std::vector<std::string>{"allreduce on 8 GPUs, 2 nodes"});
@@ -544,14 +564,19 @@ TEST(ClosedForm, AFitMeasuredOnTheClusterTimesItsCollectives) {
     ASSERT_EQ(b.steps.size(), 1u);
     EXPECT_NEAR(b.steps[0].end - b.steps[0].start, 100e-6 + b.steps[0].bytes / 50e9, 1e-15);
   }
-  // An all-reduce pinned to an algorithm keeps the model: the fit measured NCCL's own choice.
+  // A pin NCCL accepts takes the measurement too (it already is NCCL's
+  // choice); gradwire's own hierarchical schedule keeps the model.
   w.allreduce_algorithm = "ring";
+  const auto ring = plan_iteration(w, test::cluster(2, 4), m, c);
+  EXPECT_EQ(ring.measured_collectives, plan.measured_collectives);
+  for (const auto& bc : ring.comm) EXPECT_EQ(bc.steps[0].measured_seconds, 100e-6 + bc.steps[0].bytes / 50e9);
+  w.allreduce_algorithm = "hierarchical";
   auto pinned = plan_iteration(w, test::cluster(2, 4), m, c);
   EXPECT_TRUE(pinned.measured_collectives.empty());
   for (const auto& bc : pinned.comm) EXPECT_EQ(bc.steps[0].measured_seconds, 0.0);
   // The node count selects the fit: 4 nodes of 2 GPUs take the 8-GPU, 4-node
-  // one; the same GPUs on one node none (a single-node fit stays the source
-  // of the intra-node link, resolve_cluster), nor 2 nodes of 2.
+  // one; the same GPUs on one node none (a single-node entry without points
+  // stays the source of the intra-node link only, resolve_cluster), nor 2 nodes of 2.
   w.allreduce_algorithm = "auto";
   const auto four = plan_iteration(w, test::cluster(4, 2), m, c);
   EXPECT_EQ(four.measured_collectives, std::vector<std::string>{"allreduce on 8 GPUs, 4 nodes"});
@@ -561,7 +586,7 @@ TEST(ClosedForm, AFitMeasuredOnTheClusterTimesItsCollectives) {
   // An all-gather compressor takes an all-gather fit, not the all-reduce one.
   w.compression.kind = "topk";
   w.compression.implementation = "gradwire";
-  c.cluster_collectives.push_back({CollectiveOp::AllGather, 8, 2, 30e-6, 20e9});
+  c.cluster_collectives.push_back(line_fit(CollectiveOp::AllGather, 8, 2, 30e-6, 20e9));
   const auto gathered = plan_iteration(w, test::cluster(2, 4), m, c);
   EXPECT_EQ(gathered.measured_collectives, std::vector<std::string>{"allgather on 8 GPUs, 2 nodes"});
   int gathers = 0;
@@ -574,6 +599,45 @@ TEST(ClosedForm, AFitMeasuredOnTheClusterTimesItsCollectives) {
     }
   }
   EXPECT_GT(gathers, 0);
+}
+
+// A measured curve (the profile's points, here on one node of 8): within its
+// sizes every step takes the curve, log-log between the measured points;
+// beyond them the closed form, scaled to meet the curve at its end; the
+// label counts the steps outside. The closed form and the plan agree.
+TEST(ClosedForm, AMeasuredCurveTimesItsCollectivesAndJoinsTheModelAtItsEnds) {
+  const auto m = three_buckets_model();
+  WorkloadSpec w = bucket_per_tensor();
+  const ClusterSpec cluster = test::cluster(1, 8);
+  MeasuredCollective curve;
+  curve.gpus = 8;
+  auto c = costs();
+  // Buckets of 4 MB, 8 MB, 4 MB: 4e6 is a measured size, 8e6 lies between two.
+  curve.curve.knots = {{1e6, 50e-6, 0, 20}, {4e6, 90e-6, 0, 20}, {16e6, 400e-6, 0, 20}};
+  c.cluster_collectives = {curve};
+  const auto plan = plan_iteration(w, cluster, m, c);
+  ASSERT_EQ(plan.measured_collectives, std::vector<std::string>{"allreduce on 8 GPUs, 1 node"});
+  ASSERT_EQ(plan.comm.size(), 3u);
+  EXPECT_DOUBLE_EQ(plan.comm[0].steps[0].measured_seconds, 90e-6);
+  EXPECT_NEAR(plan.comm[1].steps[0].measured_seconds, 90e-6 * std::sqrt(400.0 / 90.0), 1e-12);  // halfway in log
+  const CollectiveTimeFn never = [](const CommStep&) -> double { throw std::logic_error("modelled, not measured"); };
+  const auto closed = evaluate_closed_form(plan, never);
+  EXPECT_NEAR(closed.buckets[1].steps[0].end - closed.buckets[1].steps[0].start,
+              plan.comm[1].steps[0].measured_seconds, 1e-15);
+  // Measured up to 4 MB only: the 8 MB bucket is the model's time x the
+  // curve's / the model's at 4 MB.
+  c.cluster_collectives[0].curve.knots.pop_back();
+  const auto shorter = plan_iteration(w, cluster, m, c);
+  ASSERT_EQ(shorter.measured_collectives,
+            std::vector<std::string>{"allreduce on 8 GPUs, 1 node (1 of 3 steps outside the measured " +
+                                     units::format_size(1e6) + ".." + units::format_size(4e6) +
+                                     ": the model, joined to the curve's end)"});
+  const CollectiveTimeFn model = closed_form_collective_time(cluster);
+  CommStep at_end = shorter.comm[1].steps[0];
+  at_end.bytes = 4e6;
+  EXPECT_NEAR(shorter.comm[1].steps[0].measured_seconds, model(shorter.comm[1].steps[0]) * 90e-6 / model(at_end),
+              1e-15);
+  EXPECT_DOUBLE_EQ(shorter.comm[0].steps[0].measured_seconds, 90e-6);
 }
 
 }  // namespace

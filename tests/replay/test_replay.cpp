@@ -659,9 +659,47 @@ TEST(ReplayProfile, AFitMeasuredOnTheClusterReplacesTheNetworkModel) {
             nlohmann::json::array({"allreduce on 4 GPUs, 4 nodes"}));
   EXPECT_EQ(result_from_json(json).measured_collectives, sim.measured_collectives);
   EXPECT_EQ(result_to_json(modelled, -1).find("measured_collectives"), std::string::npos);
-  EXPECT_NE(format_table(sim).find("collectives measured on this cluster (the profile's fits, not the network "
+  EXPECT_NE(format_table(sim).find("collectives measured on this cluster (the profile's measured times, not the network "
                                    "model): allreduce on 4 GPUs, 4 nodes"),
             std::string::npos);
+}
+
+// A measured curve (the profile's points for 4 GPUs on 4 nodes, as
+// calibrate --from-nccl-tests writes them): every all-reduce takes the curve
+// at its size, the replay (a sleep on the comm stream) and the closed form
+// agree, and a bucket beyond the measured sizes takes the closed form scaled
+// to meet the curve's end, in both.
+TEST(ReplayProfile, AMeasuredCurveReplacesTheNetworkModel) {
+  const auto m = tiny_convnet();
+  Scenario s = scenario_for("none");
+  s.cluster = test::cluster(4, 1);
+  s.cluster.gpu = "h100";
+  for (const double top : {1e9, 1e4}) {  // every bucket inside; every bucket beyond 10 kB
+    Profile p = load_profile("h100");
+    CollectiveCost curve;
+    curve.op = CollectiveOp::AllReduce;
+    curve.gpus = 4;
+    curve.nodes = 4;
+    curve.points = {{8, 40e-6, 0, 20}, {1e3, 38e-6, 0, 20}, {top, 40e-6 + top / 1e9, 0, 20}};
+    curve.fit = {40e-6, 1e9, 0};
+    p.collectives.push_back(curve);
+    const auto sim = simulate_iteration(s, m, p);
+    const auto closed = closed_form_iteration(s, m, p);
+    EXPECT_NEAR(closed.total, sim.total, 5e-9) << top;
+    ASSERT_EQ(sim.measured_collectives.size(), 1u);
+    EXPECT_EQ(sim.measured_collectives[0].find("allreduce on 4 GPUs, 4 nodes"), 0u);
+    const MeasuredCollective measured = measured_collectives(p).back();
+    int outside = 0;
+    for (const auto& b : sim.buckets) {
+      for (const auto& st : b.steps) {
+        if (measured.in_range(st.bytes))
+          expect_rel(st.end - st.start, measured.curve.evaluate(st.bytes));
+        else
+          ++outside;
+      }
+    }
+    EXPECT_EQ(outside > 0, top < 1e9) << top;
+  }
 }
 
 TEST(ReplayOutput, JsonRoundTripAndTraceTracks) {

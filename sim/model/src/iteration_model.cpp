@@ -4,6 +4,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "gradwire/model/closed_form.hpp"
 #include "gradwire/model/measured_compute.hpp"
 
 namespace gw {
@@ -133,30 +134,44 @@ void plan_interference(IterationPlan& p, const WorkloadSpec& w, const DeviceCost
 }
 
 /// Collectives measured on the cluster (docs/model.md): a collective step
-/// takes the profile's fit for its op at exactly the cluster's GPU and node
-/// counts, across two nodes or more, where NCCL picks the algorithm (an
-/// all-reduce pinned to ring, tree or hierarchical keeps the model: the fit
-/// measured NCCL's own choice). Time = alpha + bytes / beta at the step's
-/// bytes, as nccl-tests counts them (the fit's x).
+/// whose op the profile measured on exactly the cluster's shape (its GPU and
+/// node counts) takes the measured time at its bytes, as nccl-tests counts
+/// them (MeasuredCollective::seconds: the curve within the measured sizes,
+/// beyond them the closed form joined to it at the nearer end), under
+/// NCCL's choice and under any pin NCCL accepts (nccl_accepts: the
+/// measurement already is NCCL's choice); gradwire's own hierarchical
+/// schedule keeps the model. The label says which collectives, and how many
+/// steps fell outside the measured sizes.
 void plan_measured_collectives(IterationPlan& p, const ClusterSpec& cluster, const DeviceCosts& costs) {
-  if (cluster.nodes < 2 || p.world_size < 2) return;
-  for (const MeasuredCollective& m : costs.cluster_collectives) {
-    if (m.gpus != p.world_size || m.nodes != cluster.nodes) continue;
-    if (m.op != CollectiveOp::AllReduce && m.op != CollectiveOp::AllGather) continue;
-    const CommOp op = m.op == CollectiveOp::AllGather ? CommOp::AllGather : CommOp::AllReduce;
-    bool used = false;
+  if (p.world_size < 2 || costs.cluster_collectives.empty()) return;
+  const CollectiveTimeFn model = closed_form_collective_time(cluster);
+  const NcclShape shape = collective_shape(cluster, p.world_size);
+  for (const CollectiveOp op : {CollectiveOp::AllReduce, CollectiveOp::AllGather}) {
+    const MeasuredCollective* m = measured_collective_for(costs.cluster_collectives, op, cluster, p.world_size);
+    if (!m) continue;
+    const CommOp comm_op = op == CollectiveOp::AllGather ? CommOp::AllGather : CommOp::AllReduce;
+    int steps = 0, outside = 0;
     for (auto& bc : p.comm) {
       for (auto& s : bc.steps) {
-        if (s.kind != CommStep::Kind::Collective || s.op != op) continue;
-        if (op == CommOp::AllReduce && s.algorithm != "auto") continue;
-        s.measured_seconds = m.alpha + s.bytes / m.beta;
-        used = true;
+        if (s.kind != CommStep::Kind::Collective || s.op != comm_op) continue;
+        const Algorithm a = op == CollectiveOp::AllGather ? Algorithm::Auto : parse_algorithm(s.algorithm);
+        if (!nccl_accepts(op, a, Protocol::Auto, cluster, shape)) continue;
+        const CommStep step = s;
+        s.measured_seconds = m->seconds(s.bytes, [&](double bytes) {
+          CommStep at = step;
+          at.bytes = bytes;
+          return model(at);
+        });
+        ++steps;
+        outside += m->in_range(s.bytes) ? 0 : 1;
       }
     }
-    if (used) {
-      p.measured_collectives.push_back(to_string(m.op) + " on " + std::to_string(m.gpus) + " GPUs, " +
-                                       std::to_string(m.nodes) + " nodes");
-    }
+    if (steps == 0) continue;
+    std::string label = m->label();
+    if (outside > 0)
+      label += " (" + std::to_string(outside) + " of " + std::to_string(steps) + " steps outside the measured " +
+               m->range() + ": the model, joined to the curve's end)";
+    p.measured_collectives.push_back(std::move(label));
   }
 }
 

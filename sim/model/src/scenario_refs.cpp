@@ -182,7 +182,8 @@ ScenarioRefs resolve_scenario_references(const Scenario& s, const std::string& p
 }
 
 ClusterSpec resolve_scenario_cluster(const Scenario& s, const std::string& path,
-                                     const std::optional<std::string>& profile_override) {
+                                     const std::optional<std::string>& profile_override,
+                                     std::optional<Profile>* profile) {
   const std::string file = s.file.empty() ? path : s.file;
   // A cluster that needs nothing of a profile, names none and has no
   // bundled profile for its GPU (a validation cluster's own GPU) has no
@@ -191,7 +192,10 @@ ClusterSpec resolve_scenario_cluster(const Scenario& s, const std::string& path,
     const auto names = list_profiles();
     if (std::find(names.begin(), names.end(), default_profile_name(s)) == names.end()) return s.cluster;
   }
-  return resolve_cluster(s, resolve_scenario_profile(s, file, profile_override));
+  Profile resolved = resolve_scenario_profile(s, file, profile_override);
+  ClusterSpec cluster = resolve_cluster(s, resolved);
+  if (profile) *profile = std::move(resolved);
+  return cluster;
 }
 
 }  // namespace gw

@@ -132,8 +132,9 @@ std::string format_table(const IterationResult& r, const MemoryBreakdown* memory
       r.accumulation, r.sync_every_micro_step ? " (no_sync off: every micro-step synchronizes)" : "", r.global_batch,
       r.interference);
   if (!r.measured_collectives.empty()) {
-    o += fmt::format("collectives measured on this cluster (the profile's fits, not the network model): {}\n",
-                     fmt::join(r.measured_collectives, "; "));
+    o += fmt::format(
+        "collectives measured on this cluster (the profile's measured times, not the network model): {}\n",
+        fmt::join(r.measured_collectives, "; "));
   }
   if (!r.compute_measured.empty()) {
     o += fmt::format("compute: {} (forward, per-tensor backward, optimizer; {:.3g} of the profile's GEMM rate)\n",

@@ -50,6 +50,7 @@
 #include "gradwire/model/collectives.hpp"
 #include "gradwire/model/compression.hpp"
 #include "gradwire/model/interference.hpp"
+#include "gradwire/model/measured_collective.hpp"
 #include "gradwire/model/model_desc.hpp"
 #include "gradwire/model/scenario.hpp"
 #include "gradwire/model/stragglers.hpp"
@@ -59,14 +60,6 @@ namespace gw {
 struct Profile;
 struct IterationResult;
 struct MeasuredCompute;
-
-/// A collective fit measured across nodes: time = alpha + bytes / beta,
-/// bytes as nccl-tests counts them (CommStep::bytes).
-struct MeasuredCollective {
-  CollectiveOp op = CollectiveOp::AllReduce;
-  int gpus = 0, nodes = 0;
-  double alpha = 0, beta = 0;
-};
 
 /// The per-GPU costs the iteration model needs, usually read from a profile.
 struct DeviceCosts {
@@ -82,10 +75,10 @@ struct DeviceCosts {
   double gradient_gemm_flops = 0;
   CodecTimeFn codec_time;            ///< encode/decode seconds by codec and elements
   InterferenceFigures interference;  ///< measured slow-downs (profile `interference:`)
-  /// The profile's collective fits across two nodes or more (measured:
-  /// `calibrate --mpi` or `--from-nccl-tests`): plan_iteration uses one for
-  /// a cluster of exactly its GPU and node counts (docs/model.md,
-  /// "Collectives measured on the cluster").
+  /// The profile's measured collectives (measured_collectives: its points
+  /// from `calibrate --mpi` or `--from-nccl-tests`): plan_iteration times a
+  /// collective step with one measured on exactly the cluster's shape
+  /// (docs/model.md, "Collectives measured on the cluster").
   std::vector<MeasuredCollective> cluster_collectives;
 };
 

@@ -97,9 +97,11 @@ Profile resolve_scenario_profile(const Scenario& s, const std::string& file,
 /// that needs no model (`gradwire collective`): the profile resolved by
 /// resolve_scenario_profile, the cluster by resolve_cluster. A cluster that
 /// gives intra_node, names no profile and whose GPU has none bundled is
-/// taken as written (it has no measured figures to take).
+/// taken as written (it has no measured figures to take). `profile`, when
+/// given, receives the profile resolved (left empty for such a cluster).
 ClusterSpec resolve_scenario_cluster(const Scenario& s, const std::string& path,
-                                     const std::optional<std::string>& profile_override = std::nullopt);
+                                     const std::optional<std::string>& profile_override = std::nullopt,
+                                     std::optional<Profile>* profile = nullptr);
 
 /// Loads the model (when the scenario has a workload) and the profile a
 /// scenario names, as `gradwire simulate` does, and resolves its cluster. `profile_override` replaces
