@@ -341,9 +341,11 @@ TEST(Studies, CompressionV100DirectionsAllReduceWinsFadeWithBandwidthAndBatchAll
         // int8) against both all-reduce ones.
         double gather_best = 0;
         for (const auto& c : all_gather) gather_best = std::max(gather_best, speedup(m, b, g, 64, c));
-        EXPECT_LT(gather_best, std::max(speedup(m, b, g, 64, "fp16"), speedup(m, b, g, 64, "powersgd"))) << g;
+        EXPECT_LT(gather_best, std::max(speedup(m, b, g, 64, "fp16"), speedup(m, b, g, 64, "powersgd")))
+            << g << " Gbps";
         for (const char* c : {"sign", "int8"})
-          for (const auto& r : all_reduce) EXPECT_LT(speedup(m, b, g, 64, c), speedup(m, b, g, 64, r)) << c << g;
+          for (const auto& r : all_reduce)
+            EXPECT_LT(speedup(m, b, g, 64, c), speedup(m, b, g, 64, r)) << c << " " << g << " Gbps";
       }
     }
   // (3) A larger batch (more compute to hide behind) shrinks every winning
