@@ -38,6 +38,23 @@ TEST(Platform, SwitchRoutes) {
   EXPECT_DOUBLE_EQ(b2, 4 * kNicBw);
 }
 
+// One GB200 NVL72 rack is one node of 72 GPUs (kMaxGpusPerNode): every pair
+// of its GPUs has its route, and the memory estimate counts those routes
+// beyond an 8-GPU node's (docs/engine.md, "Scale").
+TEST(Platform, ANodeOf72GpusRoutesEveryPairAndItsEstimateCountsTheRoutes) {
+  auto c = switch_cluster(2, 72);
+  auto [a1, b1] = route_of(c, 0, 71);
+  EXPECT_DOUBLE_EQ(a1, 2 * kIntraLat);
+  EXPECT_DOUBLE_EQ(b1, kIntraBw);
+  auto [a2, b2] = route_of(c, 70, 73);
+  EXPECT_DOUBLE_EQ(a2, 2 * kIntraLat + 2 * (kNicLat + kFabricLat));
+  const auto estimate = [](int nodes, int gpus) { return simulation_memory_estimate(switch_cluster(nodes, gpus)); };
+  EXPECT_DOUBLE_EQ(estimate(72, 8), 40e6 + 5e3 * 576);  // the measured 8-GPU-node rule, unchanged
+  EXPECT_DOUBLE_EQ(estimate(576, 1), estimate(72, 8));
+  EXPECT_DOUBLE_EQ(estimate(8, 72), 40e6 + (5e3 + 300 * 64) * 576);  // 64 more routes a GPU
+  EXPECT_GT(estimate(8, 72), estimate(9, 64));
+}
+
 TEST(Platform, FatTreeRoutesCrossTheSpineBetweenLeaves) {
   auto c = switch_cluster(8);
   c.fabric.topology = FabricTopology::FatTree;

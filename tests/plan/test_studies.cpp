@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <map>
@@ -10,6 +11,8 @@
 #include <sstream>
 #include <string>
 #include <tuple>
+#include <utility>
+#include <vector>
 
 #include <yaml-cpp/yaml.h>
 
@@ -278,6 +281,94 @@ TEST(Studies, SeedLessonDirections) {
         EXPECT_GE(gain(1), gain(25) * (1 - 1e-9)) << m;
         EXPECT_GE(gain(25), gain(100) * (1 - 1e-9)) << m;
         EXPECT_GT(gain(1), 1.0) << m;
+      }
+}
+
+}  // namespace
+}  // namespace gw::plan
+
+namespace gw::plan {
+namespace {
+
+// Issue 32, item 4: the compression study of Agarwal et al. (MLSys 2022) on
+// its own cluster (64 V100 as 16 x 4, 1-25 Gbps). The directions the
+// mechanisms give are asserted; the published figures (a win in about 6 of
+// 200 configurations, break-even near 8 Gbps) judge the result in
+// docs/planning.md and are not asserted: today's model finds more wins.
+TEST(Studies, CompressionV100DirectionsAllReduceWinsFadeWithBandwidthAndBatchAllGatherLosesAtScale) {
+  Tmp t;
+  const std::vector<std::string> all_reduce{"fp16", "powersgd"}, all_gather{"topk", "sign", "int8"};
+  // (model, micro-batch, Gbps, GPUs, kind) -> iteration seconds
+  using Key = std::tuple<std::string, int, double, int, std::string>;
+  std::map<Key, double> it;
+  const auto collect = [&](const std::vector<json>& recs) {
+    for (const auto& r : recs) {
+      ASSERT_EQ(r["status"], "ok") << r.dump();
+      it[{r["model"].get<std::string>(), r["micro_batch"].get<int>(),
+          std::round(r["node_bandwidth_bytes_per_s"].get<double>() * 8 / 1e9), r["world"].get<int>(),
+          r["compression_kind"].get<std::string>()}] = r["iteration_s"].get<double>();
+    }
+  };
+  collect(run_study("study-compression-v100.yaml", (t.dir / "v100.jsonl").string()));
+  // The same grid on 4 nodes (16 GPUs) at four of the bandwidths.
+  YAML::Node nodes, gbps_few;
+  nodes.push_back("4");
+  for (const char* g : {"1Gbps", "5Gbps", "10Gbps", "25Gbps"}) gbps_few.push_back(g);
+  collect(run_reduced_study("study-compression-v100.yaml",
+                            {{"cluster.nodes", nodes}, {"cluster.nics.bandwidth", gbps_few}},
+                            (t.dir / "v100-16.jsonl").string()));
+  ASSERT_EQ(it.size(), 384u + 192u);
+  const auto speedup = [&](const std::string& m, int b, double g, int n, const std::string& c) {
+    return it.at({m, b, g, n, "none"}) / it.at({m, b, g, n, c});
+  };
+  const std::vector<double> gbps{1, 2, 5, 8, 10, 15, 20, 25};
+  const std::vector<std::pair<std::string, std::vector<int>>> workloads{
+      {"resnet50", {16, 32, 64}}, {"resnet101", {16, 32, 64}}, {"bert-base", {8, 16}}};
+  for (const auto& [m, batches] : workloads)
+    for (int b : batches) {
+      SCOPED_TRACE(m + " batch " + std::to_string(b));
+      // (1) Where an all-reduce compressor pays, its speedup falls as the
+      // bandwidth rises: the communication it saves shrinks.
+      for (const auto& c : all_reduce)
+        for (std::size_t i = 0; i + 1 < gbps.size(); ++i)
+          if (speedup(m, b, gbps[i], 64, c) > 1) {
+            EXPECT_LE(speedup(m, b, gbps[i + 1], 64, c), speedup(m, b, gbps[i], 64, c) * (1 + 1e-9))
+                << c << " " << gbps[i] << " -> " << gbps[i + 1] << " Gbps";
+          }
+      for (double g : gbps) {
+        // (2) At 64 workers the best all-gather compressor loses against the
+        // best all-reduce one, and one byte per element all-gathered (sign,
+        // int8) against both all-reduce ones.
+        double gather_best = 0;
+        for (const auto& c : all_gather) gather_best = std::max(gather_best, speedup(m, b, g, 64, c));
+        EXPECT_LT(gather_best, std::max(speedup(m, b, g, 64, "fp16"), speedup(m, b, g, 64, "powersgd")))
+            << g << " Gbps";
+        for (const char* c : {"sign", "int8"})
+          for (const auto& r : all_reduce)
+            EXPECT_LT(speedup(m, b, g, 64, c), speedup(m, b, g, 64, r)) << c << " " << g << " Gbps";
+      }
+    }
+  // (3) A larger batch (more compute to hide behind) shrinks every winning
+  // compressor's speedup.
+  for (const auto& [m, batches] : workloads)
+    for (std::size_t i = 0; i + 1 < batches.size(); ++i)
+      for (double g : gbps)
+        for (const auto& c : {"fp16", "powersgd", "topk", "sign", "int8"})
+          if (speedup(m, batches[i], g, 64, c) > 1) {
+            EXPECT_LE(speedup(m, batches[i + 1], g, 64, c), speedup(m, batches[i], g, 64, c) * (1 + 1e-9))
+                << m << " " << c << " " << g << " Gbps, batch " << batches[i] << " -> " << batches[i + 1];
+          }
+  // (4) From 16 to 64 workers every all-gather compressor's iteration grows
+  // more than every all-reduce one's (uncompressed included): each worker
+  // receives the other N-1 workers' messages.
+  for (const auto& [m, batches] : workloads)
+    for (int b : batches)
+      for (double g : {1.0, 5.0, 10.0, 25.0}) {
+        const auto growth = [&](const std::string& c) { return it.at({m, b, g, 64, c}) / it.at({m, b, g, 16, c}); };
+        double reduce_worst = growth("none");
+        for (const auto& c : all_reduce) reduce_worst = std::max(reduce_worst, growth(c));
+        for (const auto& c : all_gather)
+          EXPECT_GT(growth(c), reduce_worst) << m << " batch " << b << ", " << g << " Gbps, " << c;
       }
 }
 

@@ -1,5 +1,6 @@
 // Memory of one simulation, estimated before it runs (engine.hpp;
 // docs/engine.md, "Scale"): refused when it exceeds what the machine has.
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
@@ -23,6 +24,13 @@ namespace {
 // is above every size measured (by 2-35%).
 constexpr double kFixedBytes = 40e6;
 constexpr double kBytesPerGpu = 5.0e3;
+// Each GPU also holds a route to every other GPU of its node (platform.cpp's
+// bypass routes), which kBytesPerGpu covers for 8-GPU nodes. Larger nodes
+// add about 0.24 kB a route beyond those 7, measured the same way on H200
+// clusters of 72-GPU nodes: 215 MB at 9,216 GPUs and 749 MB at 36,864,
+// against 56 and 194 MB with 8-GPU nodes (201 MB at 9,216 with 64); 0.3 kB
+// keeps the estimate above them (by 20-25%).
+constexpr double kBytesPerRouteBeyond8 = 300;
 // From this estimate on, simulate and collective say it before they run.
 constexpr double kAnnounceBytes = 512.0 * 1024 * 1024;
 
@@ -57,7 +65,9 @@ std::optional<double> available_now() {
 }  // namespace
 
 double simulation_memory_estimate(const ClusterSpec& cluster) {
-  return kFixedBytes + kBytesPerGpu * static_cast<double>(cluster.world_size());
+  const double routes_beyond_8 = std::max(0, cluster.gpus_per_node - 8);
+  return kFixedBytes +
+         (kBytesPerGpu + kBytesPerRouteBeyond8 * routes_beyond_8) * static_cast<double>(cluster.world_size());
 }
 
 std::optional<double> simulation_memory_bound() {

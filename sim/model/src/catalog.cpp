@@ -82,12 +82,12 @@ InstanceType read_instance(const yaml::Node& e, const BillingSpec& defaults) {
   t.cloud = parse_cloud_name(e.required("cloud"));
   t.region = e.required("region").as_name();
   t.gpu = e.required("gpu").as_enum(gpu_classes());
-  t.gpus = static_cast<int>(e.required("gpus").as_int(1, 64));
+  t.gpus = static_cast<int>(e.required("gpus").as_int(1, kMaxGpusPerNode));
   t.gpu_memory = e.required("gpu_memory").as_size(1e9, 1e13);
   t.intra_node = parse_link(e.required("intra_node"), TransportPlace::IntraNode);
   auto nics = e.required("nics");
   t.nic = parse_link(nics, TransportPlace::Network, {"count"});
-  t.nic_count = static_cast<int>(nics.required("count").as_int(1, 64));
+  t.nic_count = static_cast<int>(nics.required("count").as_int(1, kMaxNicsPerNode));
   t.fabric_latency = e.optional("fabric_latency") ? e.required("fabric_latency").as_time(0, kMaxLinkLatency) : 0.0;
   read_price(e, t);
   t.billing = defaults;

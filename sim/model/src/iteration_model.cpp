@@ -395,6 +395,8 @@ void finish_result(const IterationPlan& plan, IterationResult& r) {
   r.accumulation = plan.accumulation;
   r.sync_every_micro_step = plan.sync_every_micro_step;
   r.overlap = plan.overlap;
+  r.hook_blocks_host =
+      std::any_of(plan.comm.begin(), plan.comm.end(), [](const BucketComm& c) { return c.blocks_host; });
   r.interference = plan.interference;
   r.interference_codec = plan.interference_codec;
   r.codec_interference = plan.codec_interference;

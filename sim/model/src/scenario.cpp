@@ -169,7 +169,7 @@ ClusterSpec parse_instance_cluster(const yaml::Node& n) {
   parse_placement_network(n, c);
   if (auto nics = n.optional("nics")) {
     override_link(*nics, TransportPlace::Network, {"count"}, c.nic);
-    if (auto x = nics->optional("count")) c.nic_count = static_cast<int>(x->as_int(1, 64));
+    if (auto x = nics->optional("count")) c.nic_count = static_cast<int>(x->as_int(1, kMaxNicsPerNode));
   }
   return c;
 }
@@ -272,7 +272,7 @@ ClusterSpec parse_cluster(const yaml::Node& n) {
   ClusterSpec c;
   c.nodes = static_cast<int>(n.required("nodes").as_int(1, kMaxWorldSize));
   auto gpn = n.required("gpus_per_node");
-  c.gpus_per_node = static_cast<int>(gpn.as_int(1, 64));
+  c.gpus_per_node = static_cast<int>(gpn.as_int(1, kMaxGpusPerNode));
   check_world_size(c, gpn);
   c.gpu = n.required("gpu").as_string();
   c.line = n.line();
@@ -286,7 +286,7 @@ ClusterSpec parse_cluster(const yaml::Node& n) {
   }
   auto nics = n.required("nics");
   c.nic = parse_link(nics, TransportPlace::Network, {"count"});
-  c.nic_count = static_cast<int>(nics.required("count").as_int(1, 64));
+  c.nic_count = static_cast<int>(nics.required("count").as_int(1, kMaxNicsPerNode));
 
   parse_fabric(n.required("fabric"), c);
   parse_placement_network(n, c);

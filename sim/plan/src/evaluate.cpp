@@ -3,14 +3,21 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <new>
 #include <stdexcept>
 
 #include "gradwire/core/error.hpp"
 #include "gradwire/model/compressors.hpp"
 #include "gradwire/model/scenario_refs.hpp"
 #include "gradwire/plan/cost.hpp"
+#include "gradwire/plan/worker_pool.hpp"
 
 namespace gw::plan {
+
+std::string point_error_reason(const std::exception& e) {
+  if (dynamic_cast<const std::bad_alloc*>(&e) != nullptr) return out_of_memory_words(e) + ": " + kWorkerMemoryHint;
+  return e.what();
+}
 
 PointEvaluator::PointEvaluator(PointOptions options, Evaluator evaluator, std::string evaluator_name)
     : options_(std::move(options)), evaluator_(std::move(evaluator)), evaluator_name_(std::move(evaluator_name)) {}
@@ -125,7 +132,7 @@ void PointEvaluator::evaluate_workload(const Scenario& s, ResultRecord& r) {
     evaluate_scenario(s, in, evaluator_, options_, out);
   } catch (const std::exception& e) {
     put_outcome(out, r);  // the fields filled before the point ended
-    return finish(r, "error", e.what());
+    return finish(r, "error", point_error_reason(e));
   }
   put_outcome(out, r);
   finish(r, status_name(out.status), out.reason);
@@ -156,7 +163,7 @@ ResultRecord PointEvaluator::evaluate(std::size_t index, std::size_t total, cons
   try {
     evaluate_workload(s, r);
   } catch (const std::exception& e) {
-    finish(r, "error", e.what());
+    finish(r, "error", point_error_reason(e));
   }
   return r;
 }

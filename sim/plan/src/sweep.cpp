@@ -7,7 +7,6 @@
 #include <chrono>
 #include <cstdio>
 #include <map>
-#include <new>
 #include <regex>
 #include <set>
 #include <stdexcept>
@@ -291,18 +290,6 @@ void finish_file(const RunContext& run, RunSummary& sum) {
   write_file_atomic(run.out, canonical_results(std::move(lines)), run.input_paths);
 }
 
-/// `evaluator` with running out of memory said in words: what ran out and
-/// what to do, in the point's error record (a std::bad_alloc says neither).
-Evaluator out_of_memory_in_words(const Evaluator& evaluator) {
-  return [evaluator](const Scenario& s, const ModelDesc& m, const Profile& p) {
-    try {
-      return evaluator(s, m, p);
-    } catch (const std::bad_alloc& e) {
-      throw std::runtime_error(out_of_memory_words(e) + ": " + kWorkerMemoryHint);
-    }
-  };
-}
-
 /// Nothing half-written: a file this run created without one whole record in
 /// it (e.g. the disk was full at the first append) goes.
 void remove_if_no_record(const std::string& out) {
@@ -332,7 +319,7 @@ RunSummary run_sweep(const SweepSpec& spec, const RunOptions& opt, const Evaluat
   ResultsLock lock(run.out, opt.out);
   const std::vector<std::size_t> todo = points_to_run(run, resume(run, sum), sum);
 
-  PointEvaluator pe(spec.options, out_of_memory_in_words(evaluator), evaluator_name);
+  PointEvaluator pe(spec.options, evaluator, evaluator_name);
   {
     StringPairs hashes;
     for (const auto& in : run.inputs) hashes.emplace_back(in.role, in.hash);
@@ -352,10 +339,8 @@ RunSummary run_sweep(const SweepSpec& spec, const RunOptions& opt, const Evaluat
         try {
           r = pe.evaluate(index, spec.points, run.id, point_key(spec, index), point_params(spec, index),
                           point_scenario(spec, index));
-        } catch (const std::bad_alloc& e) {
-          r = run.error_record(index, out_of_memory_words(e) + ": " + kWorkerMemoryHint);
         } catch (const std::exception& e) {
-          r = run.error_record(index, e.what());
+          r = run.error_record(index, point_error_reason(e));
         } catch (...) {
           r = run.error_record(index, "the evaluation failed with an unknown exception");
         }

@@ -69,6 +69,7 @@ static void wire_fields(S& r, F&& f) {
   f(r.scenario), f(r.model), f(r.compression), f(r.compute_precision), f(r.allreduce_algorithm);
   f(r.profile_name), f(r.profile_source), f(r.profile_detail), f(r.method);
   f(r.world_size), f(r.micro_batch), f(r.accumulation), f(r.sync_every_micro_step), f(r.overlap);
+  f(r.hook_blocks_host);
   f(r.interference), f(r.interference_codec), f(r.codec_interference), f(r.interference_source);
   f(r.measured_collectives), f(r.overlapped_compute), f(r.compute_efficiency), f(r.compute_efficiency_default);
   f(r.compute_measured), f(r.global_batch), f(r.forward), f(r.backward), f(r.encode), f(r.decode);

@@ -66,24 +66,31 @@ std::string band_lines(const IterationResult& r) {
 }
 
 // The codec rows under the backward: all on the comm stream, or, when a
-// PyTorch hook ran some elsewhere, one row per stream and their sum.
+// PyTorch hook ran some elsewhere, one row per stream and their sum. Steps
+// off the compute stream overlap the backward only with overlap on and a hook
+// that returns before they end (not PowerSGD's: docs/model.md, "The PowerSGD
+// hook blocks the backward").
 template <class Row>
 void codec_rows(const IterationResult& r, const Row& row) {
   const CodecStreams c = codec_streams(r);
+  const std::string comm = r.hook_blocks_host ? "comm stream, host waits"
+                           : r.overlap        ? "comm stream, overlapped"
+                                              : "comm stream, after bwd";
   if (!c.off_comm_stream()) {
-    row("  encode (comm stream, overlapped)", r.encode, false);
-    row("  decode (comm stream, overlapped)", r.decode, false);
+    row("  encode (" + comm + ")", r.encode, false);
+    row("  decode (" + comm + ")", r.decode, false);
     return;
   }
-  const auto part = [&](const char* name, double s) {
+  const std::string side = r.hook_blocks_host ? "side stream, host waits" : "side stream, overlapped";
+  const auto part = [&](const std::string& name, double s) {
     if (s > 0) row(name, s, false);
   };
   part("  encode (compute stream, in bwd)", c.compute.encode);
   part("  decode (compute stream, in bwd)", c.compute.decode);
-  part("  encode (comm stream, overlapped)", c.comm.encode);
-  part("  decode (comm stream, overlapped)", c.comm.decode);
-  part("  encode (side stream, overlapped)", c.side.encode);
-  part("  decode (side stream, overlapped)", c.side.decode);
+  part("  encode (" + comm + ")", c.comm.encode);
+  part("  decode (" + comm + ")", c.comm.decode);
+  part("  encode (" + side + ")", c.side.encode);
+  part("  decode (" + side + ")", c.side.decode);
   row("  codecs, all streams", r.encode + r.decode, false);
 }
 

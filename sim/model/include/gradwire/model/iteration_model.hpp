@@ -242,6 +242,9 @@ struct IterationResult {
   int world_size = 1, micro_batch = 1, accumulation = 1;
   bool sync_every_micro_step = false;  ///< workload.no_sync false with k > 1
   bool overlap = true;
+  /// A hook held the host until its bucket's steps ended (BucketComm::
+  /// blocks_host): its codec steps off the compute stream overlap nothing.
+  bool hook_blocks_host = false;
   double interference = 0;        ///< compute slow-down under NCCL
   double interference_codec = 0;  ///< compute slow-down under a codec
   double codec_interference = 0;  ///< codec slow-down while the backward runs

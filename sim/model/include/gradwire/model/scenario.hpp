@@ -21,6 +21,16 @@ namespace gw {
 /// the engine says what a run needs before it runs and refuses one that
 /// does not fit in the memory available (engine::simulation_memory_estimate).
 inline constexpr int kMaxWorldSize = 1 << 20;
+/// GPUs in one node, gradwire's node being one NVLink domain: 72, the largest
+/// shipping domain (NVIDIA GB200 NVL72: 72 Blackwell GPUs behind one rack's
+/// NVSwitch trays) and the most local ranks NCCL supports
+/// (NCCL_MAX_LOCAL_RANKS 72, NVIDIA/nccl src/include/device.h at 5067397).
+/// The engine routes every pair of a node's GPUs (g^2 routes a node, g per
+/// GPU), so a domain of 576 (NVL576, announced) would take 8 times the
+/// routes per GPU; it waits for NCCL and for a measurement.
+inline constexpr int kMaxGpusPerNode = 72;
+/// NICs in one node: one per GPU of the largest node (kMaxGpusPerNode).
+inline constexpr int kMaxNicsPerNode = kMaxGpusPerNode;
 inline constexpr int kMaxMicroBatch = 1 << 20;
 inline constexpr int kMaxAccumulation = 1 << 20;
 

@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -28,6 +29,10 @@ namespace gw::plan {
 /// The closed-form evaluator lives in the model (gradwire/model/closed_form.hpp).
 using gw::closed_form_collective_time;
 using gw::closed_form_iteration;
+
+/// The reason an error record gives for an exception: its what(), or, for a
+/// std::bad_alloc (which says neither), what ran out and what to do.
+std::string point_error_reason(const std::exception& e);
 
 /// Loads models and profiles once per process and evaluates points.
 class PointEvaluator {
