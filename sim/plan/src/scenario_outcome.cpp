@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <stdexcept>
 
+#include "gradwire/model/sharding.hpp"
+
 namespace gw::plan {
 namespace {
 
@@ -37,7 +39,8 @@ bool split_options_batch(const Sizing& z, ScenarioOutcome& out) {
   const int world = out.scenario.cluster.world_size();
   if (z.options.fit_accumulation) {
     const FitChoice f =
-        smallest_fitting_accumulation(z.in.model, w, z.compressor, z.capacity, gb, world, z.options.memory);
+        smallest_fitting_accumulation(z.in.model, w, z.compressor, z.capacity, gb, world, z.options.memory,
+                                      out.scenario.cluster.gpus_per_node);
     if (!f.found) {
       out.micro_batch = f.micro_batch;
       out.accumulation = f.accumulation;
@@ -98,7 +101,8 @@ bool size_batch(const Sizing& z, ScenarioOutcome& out) {
   out.micro_batch = w.micro_batch;
   out.accumulation = w.accumulation;
   out.global_batch = static_cast<double>(w.micro_batch) * w.accumulation * s.cluster.world_size();
-  out.memory = memory_per_gpu(z.in.model, w, z.compressor, z.capacity, z.options.memory);
+  out.memory = workload_memory(z.in.model, w, {s.cluster.world_size(), s.cluster.gpus_per_node}, z.compressor,
+                               z.capacity, z.options.memory);
   if (out.memory->fits()) return true;
   const double gib = 1024.0 * 1024 * 1024;
   stop(out, OutcomeStatus::NoFit,
