@@ -299,3 +299,22 @@ TEST(SimulateCli, LlamaFullShardOnEightH100FitsAndIsSimulated) {
   EXPECT_NE(r.out.find("cost: $"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("does not fit"), std::string::npos) << r.out;
 }
+
+// Llama-2-7B under DDP at micro-batch 1 does not fit on 80 GB; the refusal
+// (still one line) names the schemes that fit, with their memory and
+// closed-form iteration time: ZeRO-1/2/3 with full activation checkpointing.
+TEST(SimulateCli, ARefusalNamesTheShardingSchemesThatFit) {
+  std::string text = gw::test::read_text(kLlama);
+  text.replace(text.find("micro_batch: 8"), 14, "micro_batch: 1");
+  const auto path = std::filesystem::temp_directory_path() / ("gw-fit-" + std::to_string(::getpid()) + ".yaml");
+  gw::test::write_text(path, text);
+  const auto r = run(path.string());
+  std::filesystem::remove(path);
+  EXPECT_EQ(r.code, gw::kExitNoFit) << r.out;
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
+  EXPECT_NE(r.out.find("; fits under workload.sharding: zero1 + full activation checkpointing ("), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("zero3 + full activation checkpointing ("), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" per iteration, closed form)"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("ddp ("), std::string::npos) << r.out;
+}

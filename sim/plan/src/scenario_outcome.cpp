@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <stdexcept>
 
+#include "gradwire/model/closed_form.hpp"
 #include "gradwire/model/sharding.hpp"
 
 namespace gw::plan {
@@ -146,6 +147,35 @@ ScenarioOutcome evaluate_scenario(const Scenario& scenario, const ScenarioInputs
                                   const PointOptions& options, const BeforeRun& before_run) {
   ScenarioOutcome out;
   evaluate_scenario(scenario, in, evaluator, options, out, before_run);
+  return out;
+}
+
+std::vector<SchemeAlternative> fitting_schemes(const Scenario& scenario, const ScenarioInputs& in,
+                                               const PointOptions& options) {
+  const WorkloadSpec& w = *scenario.workload;
+  const ClusterSpec& c = scenario.cluster;
+  const double capacity = gpu_capacity(c, in.profile);
+  std::vector<SchemeAlternative> out;
+  for (const auto& f : scheme_candidates(in.model, w, {c.world_size(), c.gpus_per_node},
+                                         compressor_memory(scenario, in.model, in.profile), capacity,
+                                         options.memory)) {
+    if (!f.memory.fits()) continue;
+    SchemeAlternative a;
+    const bool checkpointed = f.checkpointing != ActivationCheckpointing::None;
+    a.label = to_string(f.spec.scheme);
+    if (checkpointed) a.label += " + " + to_string(f.checkpointing) + " activation checkpointing";
+    a.memory = f.memory.total;
+    const ShardingScheme k = f.spec.scheme;
+    const bool simulated = k == ShardingScheme::Zero1 || k == ShardingScheme::Zero2 || k == ShardingScheme::Zero3 ||
+                           (k == ShardingScheme::Ddp && !checkpointed);
+    if (simulated && w.compression.kind == "none") {
+      Scenario s = scenario;
+      s.workload->sharding = f.spec;
+      s.workload->activation_checkpointing = f.checkpointing;
+      a.seconds = closed_form_iteration(s, in.model, in.profile).total;
+    }
+    out.push_back(std::move(a));
+  }
   return out;
 }
 
