@@ -7,6 +7,7 @@
 
 #include "gradwire/core/error.hpp"
 #include "gradwire/model/closed_form.hpp"
+#include "gradwire/model/memory.hpp"
 #include "gradwire/model/profile.hpp"
 #include "gradwire/model/sharded_iteration.hpp"
 #include "gradwire/model/sharding.hpp"
@@ -192,6 +193,7 @@ TEST(ShardedReplay, ClosedFormEqualsTheReplay) {
         const auto closed = closed_form_iteration(s, m, p);
         const auto sim = simulate_iteration(s, m, p);
         EXPECT_EQ(sim.method, "simulation");
+        EXPECT_GT(sim.simulated_activities, 0);
         EXPECT_GT(closed.exposed_communication, 0) << sharding;
         EXPECT_NEAR(sim.total / closed.total, 1.0, 1e-3)
             << sharding << " k " << k << " on " << cluster.nodes << " x " << cluster.gpus_per_node;
@@ -228,6 +230,37 @@ TEST(ShardedReplay, ARefusedSchemeIsAnInputErrorAtTheKey) {
     EXPECT_EQ(e.key(), "workload.sharding");
     EXPECT_EQ(e.line(), 7);
   }
+}
+
+}  // namespace
+}  // namespace gw
+
+namespace gw {
+namespace {
+
+// The memory verdict of a fixed global batch takes the scheme's memory
+// (workload_memory): Llama-2-7B, 64 sequences on 8 x 80 GB. FULL_SHARD with
+// full checkpointing fits 8 sequences per GPU at once (k = 1: 16 bytes x
+// parameters / 8 of model states + 8 checkpointed samples); under DDP even
+// one sequence per GPU does not fit.
+TEST(ShardedMemory, TheGlobalBatchSplitUsesTheSchemesMemory) {
+  Scenario s = load_scenario(std::string(GW_SOURCE_DIR) + "/scenarios/llama2-7b-fsdp-8xh100.yaml");
+  const ModelDesc m = load_model("llama2-7b");
+  s.training->global_batch = 64;
+  s.workload->micro_batch_given = false;
+  s.workload->accumulation_given = false;
+  const double capacity = 80.0 * (1ull << 30);
+  const BatchSplit sharded = resolve_global_batch(s, m, {}, capacity);
+  ASSERT_TRUE(sharded.found) << sharded.reason;
+  EXPECT_EQ(sharded.accumulation, 1);
+  EXPECT_EQ(sharded.micro_batch, 8);
+  const auto states = 16.0 * static_cast<double>(m.parameters) / 8;
+  EXPECT_DOUBLE_EQ(sharded.memory.parameters + sharded.memory.gradients + sharded.memory.optimizer_states, states);
+  s.workload->sharding = ShardingSpec{};  // ddp, without checkpointing
+  s.workload->activation_checkpointing = ActivationCheckpointing::None;
+  const BatchSplit ddp = resolve_global_batch(s, m, {}, capacity);
+  EXPECT_FALSE(ddp.found);
+  EXPECT_TRUE(ddp.no_fit);
 }
 
 }  // namespace
