@@ -60,8 +60,8 @@ const ShardCollectiveTimeFn kHalfSecond = [](CollectiveOp, double) { return 0.5;
 // micro-step 7 s: 6 s of compute + the first all-gather + the last
 // reduce-scatter; the optimizer on the shard 8 / 8 = 1 s.
 TEST(ShardedSchedule, FullShardByHand) {
-  const auto plan = plan_sharded_iteration(workload_with("full_shard", 1), test::cluster(1, 8), two_blocks(),
-                                           hand_base(1));
+  const auto plan =
+      plan_sharded_iteration(workload_with("full_shard", 1), test::cluster(1, 8), two_blocks(), hand_base(1));
   ASSERT_EQ(plan.units, 2);
   ASSERT_EQ(plan.programs.size(), 2u);
   const auto ends = schedule_program(plan.programs[0], kHalfSecond);
@@ -80,12 +80,11 @@ TEST(ShardedSchedule, FullShardByHand) {
 // two all-gathers fewer. DeepSpeed ZeRO-2: none in forward either, and after
 // the step on the shard the parameters' all-gather (0.5 s).
 TEST(ShardedSchedule, ShardGradOpAndZeroTwoByHand) {
-  const auto sgo = plan_sharded_iteration(workload_with("shard_grad_op", 1), test::cluster(1, 8), two_blocks(),
-                                          hand_base(1));
+  const auto sgo =
+      plan_sharded_iteration(workload_with("shard_grad_op", 1), test::cluster(1, 8), two_blocks(), hand_base(1));
   EXPECT_DOUBLE_EQ(program_seconds(schedule_program(sgo.programs[0], kHalfSecond)), 7.0);
   EXPECT_EQ(sgo.programs[0].ops.size(), 2u + 4u + 2u);  // 2 AG, 4 compute, 2 RS
-  const auto z2 =
-      plan_sharded_iteration(workload_with("zero2", 1), test::cluster(1, 8), two_blocks(), hand_base(1));
+  const auto z2 = plan_sharded_iteration(workload_with("zero2", 1), test::cluster(1, 8), two_blocks(), hand_base(1));
   // F0 F1 B1 [RS1 beside B0] B0 RS0: 6 + 0.5.
   EXPECT_DOUBLE_EQ(program_seconds(schedule_program(z2.programs[0], kHalfSecond)), 6.5);
   EXPECT_DOUBLE_EQ(program_seconds(schedule_program(z2.programs.back(), kHalfSecond)), 1.0 + 0.5);
@@ -109,8 +108,8 @@ TEST(ShardedSchedule, BytesPerOptimizerStepOfEachAccumulationMode) {
       {"{scheme: zero3, framework: fsdp2, gradient_sync: last}", 2.0 * k, 1},
       {"{scheme: zero3, framework: fsdp2, gradient_sync: last, reshard_after_backward: false}", 1.0 + k, 1},
       {"{scheme: zero2, framework: fsdp2, gradient_sync: last, reshard_after_backward: false}", 1, 1},
-      {"zero1", 1, 1},   // DeepSpeed: reduce at the boundary, all-gather after the step
-      {"zero2", 1, k},   // reduce after every backward
+      {"zero1", 1, 1},  // DeepSpeed: reduce at the boundary, all-gather after the step
+      {"zero2", 1, k},  // reduce after every backward
       {"zero3", 2.0 * k, k},
   };
   const double m = 2000 * 2.0;

@@ -189,8 +189,8 @@ BatchSplit resolve_global_batch(const Scenario& s, const ModelDesc& model, const
     }
     return b;
   }
-  const FitChoice f = smallest_fitting_accumulation(model, w, c, capacity, b.global_batch, world, o,
-                                                     s.cluster.gpus_per_node);
+  const FitChoice f =
+      smallest_fitting_accumulation(model, w, c, capacity, b.global_batch, world, o, s.cluster.gpus_per_node);
   b.micro_batch = f.micro_batch;
   b.accumulation = f.accumulation;
   b.memory = f.memory;

@@ -15,7 +15,8 @@ namespace {
 
 /// What gradwire simulates of the schemes: the rest is refused in one line.
 void check_simulated(const WorkloadSpec& w, const ShardingSpec& s) {
-  const std::string later = " (its traffic and memory are in docs/model.md, section 7c; simulated: zero1, zero2, zero3)";
+  const std::string later =
+      " (its traffic and memory are in docs/model.md, section 7c; simulated: zero1, zero2, zero3)";
   if (s.scheme == ShardingScheme::Hsdp || s.scheme == ShardingScheme::ZeroPP)
     throw std::invalid_argument("scheme " + to_string(s.scheme) + " is not simulated yet" + later);
   if (s.reshard_after_forward > 0)
@@ -50,9 +51,8 @@ std::vector<UnitCompute> unit_compute(const ModelDesc& model, const IterationPla
     units.push_back(c);
   }
   std::reverse(units.begin(), units.end());  // shard_units: gradient-ready order
-  const double recompute = model.forward_flops_per_sample > 0
-                               ? recompute_flops_per_sample(model, ac) / model.forward_flops_per_sample
-                               : 0.0;
+  const double recompute =
+      model.forward_flops_per_sample > 0 ? recompute_flops_per_sample(model, ac) / model.forward_flops_per_sample : 0.0;
   for (auto& c : units) {
     c.forward = total > 0 ? base.forward * c.backward / total : base.forward / static_cast<double>(units.size());
     c.backward += recompute * c.forward;
@@ -74,8 +74,12 @@ ShardProgram micro_step_program(const std::vector<UnitCompute>& units, const Mic
   std::vector<int> compute(static_cast<std::size_t>(slots), -1), gather(static_cast<std::size_t>(slots), -1);
   auto issue_gather = [&](int t) {
     if (t >= slots || !gathered(t)) return;
-    ShardOp o{true, "all-gather " + unit(t).name, 0, CollectiveOp::AllGather,
-              static_cast<double>(unit(t).parameters) * wire.gather, {}};
+    ShardOp o{true,
+              "all-gather " + unit(t).name,
+              0,
+              CollectiveOp::AllGather,
+              static_cast<double>(unit(t).parameters) * wire.gather,
+              {}};
     if (t - 1 - prefetch >= 0) o.after.push_back(compute[static_cast<std::size_t>(t - 1 - prefetch)]);
     gather[static_cast<std::size_t>(t)] = static_cast<int>(p.ops.size());
     p.ops.push_back(std::move(o));
@@ -85,14 +89,22 @@ ShardProgram micro_step_program(const std::vector<UnitCompute>& units, const Mic
       for (int t = 0; t < prefetch; ++t) issue_gather(t);
     issue_gather(c + prefetch);
     const bool backward = c >= n;
-    ShardOp o{false, (backward ? "backward " : "forward ") + unit(c).name,
-              backward ? unit(c).backward : unit(c).forward, CollectiveOp::AllGather, 0, {}};
+    ShardOp o{false,
+              (backward ? "backward " : "forward ") + unit(c).name,
+              backward ? unit(c).backward : unit(c).forward,
+              CollectiveOp::AllGather,
+              0,
+              {}};
     if (gather[static_cast<std::size_t>(c)] >= 0) o.after.push_back(gather[static_cast<std::size_t>(c)]);
     compute[static_cast<std::size_t>(c)] = static_cast<int>(p.ops.size());
     p.ops.push_back(std::move(o));
     if (backward && m.reduce)
-      p.ops.push_back({true, "reduce-scatter " + unit(c).name, 0, CollectiveOp::ReduceScatter,
-                       static_cast<double>(unit(c).parameters) * wire.reduce, {compute[static_cast<std::size_t>(c)]}});
+      p.ops.push_back({true,
+                       "reduce-scatter " + unit(c).name,
+                       0,
+                       CollectiveOp::ReduceScatter,
+                       static_cast<double>(unit(c).parameters) * wire.reduce,
+                       {compute[static_cast<std::size_t>(c)]}});
   }
   return p;
 }
@@ -137,8 +149,12 @@ ShardedIterationPlan plan_sharded_iteration(const WorkloadSpec& w, const Cluster
   p.optimizer = base.optimizer / p.traffic.degree;
   ShardProgram step{"optimizer step", 1, {{false, "optimizer (shard)", p.optimizer, CollectiveOp::AllGather, 0, {}}}};
   if (gathers_after_step(spec))
-    step.ops.push_back({true, "all-gather parameters", 0, CollectiveOp::AllGather,
-                        static_cast<double>(model.parameters) * wire.gather, {0}});
+    step.ops.push_back({true,
+                        "all-gather parameters",
+                        0,
+                        CollectiveOp::AllGather,
+                        static_cast<double>(model.parameters) * wire.gather,
+                        {0}});
   p.programs.push_back(std::move(step));
   p.base = std::move(base);
   return p;

@@ -177,8 +177,7 @@ ShardedMemory sharded_memory(const ModelDesc& model, const WorkloadSpec& w, cons
 MemoryBreakdown workload_memory(const ModelDesc& model, const WorkloadSpec& w, const ShardTopology& t,
                                 const CompressorMemory& c, double capacity, const MemoryOptions& o) {
   MemoryBreakdown b = memory_per_gpu(model, w, c, capacity, o);
-  if (w.sharding.scheme == ShardingScheme::Ddp && w.activation_checkpointing == ActivationCheckpointing::None)
-    return b;
+  if (w.sharding.scheme == ShardingScheme::Ddp && w.activation_checkpointing == ActivationCheckpointing::None) return b;
   const ShardedMemory m = sharded_memory(model, w, w.sharding, t, c, capacity, w.activation_checkpointing, 0, o);
   if (w.sharding.scheme != ShardingScheme::Ddp) {
     b.parameters = m.parameters + m.master;

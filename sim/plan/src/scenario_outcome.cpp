@@ -39,9 +39,8 @@ bool split_options_batch(const Sizing& z, ScenarioOutcome& out) {
   const long long gb = *z.options.global_batch;
   const int world = out.scenario.cluster.world_size();
   if (z.options.fit_accumulation) {
-    const FitChoice f =
-        smallest_fitting_accumulation(z.in.model, w, z.compressor, z.capacity, gb, world, z.options.memory,
-                                      out.scenario.cluster.gpus_per_node);
+    const FitChoice f = smallest_fitting_accumulation(z.in.model, w, z.compressor, z.capacity, gb, world,
+                                                      z.options.memory, out.scenario.cluster.gpus_per_node);
     if (!f.found) {
       out.micro_batch = f.micro_batch;
       out.accumulation = f.accumulation;
@@ -157,8 +156,7 @@ std::vector<SchemeAlternative> fitting_schemes(const Scenario& scenario, const S
   const double capacity = gpu_capacity(c, in.profile);
   std::vector<SchemeAlternative> out;
   for (const auto& f : scheme_candidates(in.model, w, {c.world_size(), c.gpus_per_node},
-                                         compressor_memory(scenario, in.model, in.profile), capacity,
-                                         options.memory)) {
+                                         compressor_memory(scenario, in.model, in.profile), capacity, options.memory)) {
     if (!f.memory.fits()) continue;
     SchemeAlternative a;
     const bool checkpointed = f.checkpointing != ActivationCheckpointing::None;

@@ -72,7 +72,8 @@ int main(int argc, char** argv) {
       "model", po::value<std::vector<std::string>>(&models)->composing(),
       "resnet50, gpt2-xl, llama2-7b (default: all three)")(
       "compression", po::value<std::string>(&compression)->default_value(compression), "none or powersgd")(
-      "sharding", po::value<std::string>(&sharding), "a workload.sharding scheme (zero1, zero2, zero3, full_shard, ...)")(
+      "sharding", po::value<std::string>(&sharding),
+      "a workload.sharding scheme (zero1, zero2, zero3, full_shard, ...)")(
       "k", po::value<std::vector<int>>(&ks)->composing(), "accumulation steps (default: 1 and 1024)")(
       "full-simulation", po::bool_switch(&options.full_simulation), "no memoised collectives, no symmetry classes");
   po::positional_options_description pos;
@@ -109,8 +110,8 @@ int main(int argc, char** argv) {
         const auto r = gw::simulate_iteration(s, model, profile, options);
         const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         std::printf("%-10s %-9s %6d %6d %8zu %8ld %9ld %9ld %13.3f %12.1f %10.3f\n", name.c_str(), compression.c_str(),
-                    n, k, r.sharding.empty() ? r.buckets.size() : gw::shard_units(model).size(), r.simulated_activities, stats.simulated, stats.replayed, r.total * 1e3,
-                    r.samples_per_second, wall);
+                    n, k, r.sharding.empty() ? r.buckets.size() : gw::shard_units(model).size(), r.simulated_activities,
+                    stats.simulated, stats.replayed, r.total * 1e3, r.samples_per_second, wall);
         std::fflush(stdout);
       }
     }

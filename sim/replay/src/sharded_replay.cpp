@@ -40,8 +40,8 @@ struct ShardedChild {
   const ReplayOptions& options;
   CollectiveMemo& memo;
   std::vector<std::vector<std::unique_ptr<engine::Signal>>> done;  // per program, per op: released once per waiter
-  std::vector<std::vector<int>> waiters;         // per program, per op
-  engine::Signal compute_idle, comm_idle;        // a program's end on each stream
+  std::vector<std::vector<int>> waiters;                           // per program, per op
+  engine::Signal compute_idle, comm_idle;                          // a program's end on each stream
   ChildLengths out;
 
   ShardedChild(engine::Simulation& s, const ShardedIterationPlan& p, const ReplayOptions& o, CollectiveMemo& m)

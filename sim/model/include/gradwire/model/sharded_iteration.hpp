@@ -49,8 +49,8 @@ namespace gw {
 /// NCCL stream (over all data-parallel GPUs).
 struct ShardOp {
   bool collective = false;
-  std::string label;  ///< "forward model.layers.3", "all-gather model.layers.3", ...
-  double seconds = 0;  ///< compute: its duration
+  std::string label;                          ///< "forward model.layers.3", "all-gather model.layers.3", ...
+  double seconds = 0;                         ///< compute: its duration
   CollectiveOp op = CollectiveOp::AllGather;  ///< collective: what it runs
   double bytes = 0;                           ///< collective: nccl-tests size (the gathered total)
   std::vector<int> after;                     ///< earlier ops on the other stream it waits for
@@ -64,8 +64,8 @@ struct ShardProgram {
 };
 
 struct ShardedIterationPlan {
-  IterationPlan base;     ///< the DDP plan: compute times, labels, batch, world
-  ShardingPlan traffic;   ///< the collectives per optimizer step (sharding_plan)
+  IterationPlan base;    ///< the DDP plan: compute times, labels, batch, world
+  ShardingPlan traffic;  ///< the collectives per optimizer step (sharding_plan)
   int units = 0;
   double forward = 0, backward = 0;  ///< one micro-step, all units (backward with recompute)
   double optimizer = 0;              ///< on the shard
@@ -76,8 +76,8 @@ struct ShardedIterationPlan {
 /// optimizer of the whole model). Throws std::invalid_argument naming what
 /// gradwire does not simulate yet: hsdp, zeropp, reshard_after_forward as an
 /// int, compression, one GPU; and what sharding_plan throws.
-ShardedIterationPlan plan_sharded_iteration(const WorkloadSpec& w, const ClusterSpec& cluster,
-                                            const ModelDesc& model, IterationPlan base);
+ShardedIterationPlan plan_sharded_iteration(const WorkloadSpec& w, const ClusterSpec& cluster, const ModelDesc& model,
+                                            IterationPlan base);
 
 /// Seconds of one collective op of a program (closed form or measured).
 using ShardCollectiveTimeFn = std::function<double(CollectiveOp op, double bytes)>;
@@ -114,8 +114,7 @@ ShardCollectiveTimeFn sharded_collective_time(const ClusterSpec& cluster);
 /// prepare_sharded_iteration, then evaluate_sharded_closed_form with
 /// sharded_collective_time, labelled (closed_form_iteration calls it for a
 /// sharded workload).
-IterationResult sharded_closed_form_iteration(const Scenario& scenario, const ModelDesc& model,
-                                              const Profile& profile);
+IterationResult sharded_closed_form_iteration(const Scenario& scenario, const ModelDesc& model, const Profile& profile);
 
 /// True when the scenario's workload shards (any scheme but ddp).
 bool is_sharded(const Scenario& scenario);

@@ -193,8 +193,7 @@ ShardedMemory sharded_memory(const ModelDesc& model, const WorkloadSpec& w, cons
 /// Throws std::invalid_argument as shard_degree, or for checkpointing on a
 /// model without blocks.
 MemoryBreakdown workload_memory(const ModelDesc& model, const WorkloadSpec& w, const ShardTopology& t,
-                                const CompressorMemory& compressor, double capacity,
-                                const MemoryOptions& options = {});
+                                const CompressorMemory& compressor, double capacity, const MemoryOptions& options = {});
 
 /// One candidate of schemes_that_fit: a scheme with its defaults, a
 /// checkpointing choice and the memory it needs.
