@@ -68,12 +68,20 @@ std::string memory_verdict(const MemoryBreakdown& m) {
 
 /// One line on stderr when the scenario does not fit: the refusal, or (when
 /// that is allowed) a warning.
-void refuse_oversubscribed(const MemoryBreakdown& memory, const std::string& path, bool allowed) {
+void refuse_oversubscribed(const MemoryBreakdown& memory, const std::string& path, bool allowed,
+                           const std::vector<plan::SchemeAlternative>& fitting = {}) {
   if (memory.fits()) return;
   std::cerr << kCmd << ": " << (allowed ? "warning: " : "") << path
             << " does not fit in GPU memory: " << memory_verdict(memory)
-            << (allowed ? "; simulated anyway (--allow-oversubscribed-memory)\n"
-                        : "; not simulated (--allow-oversubscribed-memory simulates it anyway)\n");
+            << (allowed ? "; simulated anyway (--allow-oversubscribed-memory)"
+                        : "; not simulated (--allow-oversubscribed-memory simulates it anyway)");
+  std::string alternatives;
+  for (const auto& a : fitting) {
+    alternatives += (alternatives.empty() ? "" : ", ") + a.label + " (" + units::format_size(a.memory);
+    alternatives += a.seconds ? ", " + units::format_time(*a.seconds) + " per iteration, closed form)" : ")";
+  }
+  if (!alternatives.empty()) std::cerr << "; fits under workload.sharding: " << alternatives;
+  std::cerr << "\n";
 }
 
 std::string batch_line(const BatchSplit& b, int world) {
@@ -247,7 +255,7 @@ int simulate(const Request& q) {
     throw InputError(scenario.file, scenario.training->global_batch_line, scenario.training->global_batch_column,
                      "training.global_batch", o.reason);
   if (!o.iteration) {  // NoFit
-    refuse_oversubscribed(*o.memory, q.path, false);
+    refuse_oversubscribed(*o.memory, q.path, false, plan::fitting_schemes(o.scenario, {model, refs.profile}));
     return kExitNoFit;
   }
   if (q.trace == "-") {

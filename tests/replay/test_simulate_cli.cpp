@@ -19,6 +19,7 @@
 #include "gradwire/model/memory.hpp"
 #include "gradwire/model/scenario.hpp"
 #include "gradwire/model/scenario_refs.hpp"
+#include "gradwire/model/sharding.hpp"
 #include "run_util.hpp"
 
 namespace {
@@ -274,4 +275,46 @@ TEST(SimulateCli, FullSimulationGivesTheSameResult) {
   ::unsetenv("GRADWIRE_FULL_SIMULATION");
   ASSERT_EQ(env.code, 0) << env.out;
   EXPECT_EQ(env.out, full.out);
+}
+
+// The bundled Llama-2-7B FULL_SHARD scenario on one 8 x H100 80 GB node: its
+// DDP twin does not fit (above), FULL_SHARD with full checkpointing does:
+// ZeRO-3's model states 16 bytes x 6,738,415,616 / 8 per GPU (bf16 working
+// copy and gradients, fp32 master and two AdamW states), plus the
+// checkpointed activations, the unit buffers and the reserve; simulate prints
+// the iteration, the time-to-train and the cost.
+TEST(SimulateCli, LlamaFullShardOnEightH100FitsAndIsSimulated) {
+  const std::string path = std::string(GW_SOURCE_DIR) + "/scenarios/llama2-7b-fsdp-8xh100.yaml";
+  const gw::Scenario s = gw::load_scenario(path);
+  const gw::ScenarioRefs refs = gw::resolve_scenario_references(s, path, std::nullopt);
+  const gw::WorkloadSpec& w = *s.workload;
+  const auto m = gw::workload_memory(*refs.model, w, {8, 8}, {}, 80.0 * (1ull << 30));
+  EXPECT_DOUBLE_EQ(m.parameters + m.gradients + m.optimizer_states, 16.0 * 6738415616 / 8);
+  EXPECT_TRUE(m.fits()) << m.total;
+  const auto r = run(path);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("sharding: zero3 (fsdp1)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("fits"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("time-to-train: "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("cost: $"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("does not fit"), std::string::npos) << r.out;
+}
+
+// Llama-2-7B under DDP at micro-batch 1 does not fit on 80 GB; the refusal
+// (still one line) names the schemes that fit, with their memory and
+// closed-form iteration time: ZeRO-1/2/3 with full activation checkpointing.
+TEST(SimulateCli, ARefusalNamesTheShardingSchemesThatFit) {
+  std::string text = gw::test::read_text(kLlama);
+  text.replace(text.find("micro_batch: 8"), 14, "micro_batch: 1");
+  const auto path = std::filesystem::temp_directory_path() / ("gw-fit-" + std::to_string(::getpid()) + ".yaml");
+  gw::test::write_text(path, text);
+  const auto r = run(path.string());
+  std::filesystem::remove(path);
+  EXPECT_EQ(r.code, gw::kExitNoFit) << r.out;
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
+  EXPECT_NE(r.out.find("; fits under workload.sharding: zero1 + full activation checkpointing ("), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("zero3 + full activation checkpointing ("), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" per iteration, closed form)"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("ddp ("), std::string::npos) << r.out;
 }

@@ -1,4 +1,5 @@
 #include "gradwire/model/closed_form.hpp"
+#include "gradwire/model/sharded_iteration.hpp"
 
 #include <algorithm>
 #include <limits>
@@ -116,6 +117,7 @@ CollectiveTimeFn closed_form_collective_time(const ClusterSpec& c) {
 }
 
 IterationResult closed_form_iteration(const Scenario& scenario, const ModelDesc& model, const Profile& profile) {
+  if (is_sharded(scenario)) return sharded_closed_form_iteration(scenario, model, profile);
   const PreparedIteration prepared = prepare_iteration(scenario, model, profile);
   IterationResult r = evaluate_closed_form(prepared.plan, closed_form_collective_time(prepared.cluster));
   label_result(r, scenario, profile);

@@ -6,6 +6,7 @@
 
 #include "gradwire/model/catalog.hpp"
 #include "gradwire/model/scenario.hpp"
+#include "gradwire/model/sharding.hpp"
 #include "gradwire/core/units.hpp"
 
 namespace gw {
@@ -40,7 +41,8 @@ double gpu_capacity(const ClusterSpec& c, const Profile& p) {
 MemoryBreakdown scenario_memory(const Scenario& s, const ModelDesc& m, const Profile& p, const MemoryOptions& o) {
   if (!s.workload) throw std::invalid_argument("the scenario has no workload");
   const WorkloadSpec& w = *s.workload;
-  return memory_per_gpu(m, w, compressor_memory(s, m, p), gpu_capacity(s.cluster, p), o);
+  return workload_memory(m, w, {s.cluster.world_size(), s.cluster.gpus_per_node}, compressor_memory(s, m, p),
+                         gpu_capacity(s.cluster, p), o);
 }
 
 double activation_bytes_per_sample(const ModelDesc& model, const WorkloadSpec& w) {
@@ -78,7 +80,8 @@ MemoryBreakdown memory_per_gpu(const ModelDesc& model, const WorkloadSpec& w, co
 }
 
 FitChoice smallest_fitting_accumulation(const ModelDesc& model, WorkloadSpec w, const CompressorMemory& c,
-                                        double capacity, long long global_batch, int world, const MemoryOptions& o) {
+                                        double capacity, long long global_batch, int world, const MemoryOptions& o,
+                                        int gpus_per_node) {
   FitChoice f;
   if (world < 1 || global_batch < 1) throw std::invalid_argument("global batch and world size must be positive");
   if (global_batch % world != 0) {
@@ -104,7 +107,7 @@ FitChoice smallest_fitting_accumulation(const ModelDesc& model, WorkloadSpec w, 
     tried = true;
     w.micro_batch = static_cast<int>(per_gpu / k);
     w.accumulation = static_cast<int>(k);
-    auto m = memory_per_gpu(model, w, c, capacity, o);
+    auto m = workload_memory(model, w, {world, gpus_per_node > 0 ? gpus_per_node : world}, c, capacity, o);
     if (m.fits()) {
       f.found = true;
       f.refused_micro_batch = f.micro_batch;
@@ -182,11 +185,12 @@ BatchSplit resolve_global_batch(const Scenario& s, const ModelDesc& model, const
     if (b.micro_batch > 0) {
       w.micro_batch = b.micro_batch;
       w.accumulation = b.accumulation;
-      b.memory = memory_per_gpu(model, w, c, capacity, o);
+      b.memory = workload_memory(model, w, {world, s.cluster.gpus_per_node}, c, capacity, o);
     }
     return b;
   }
-  const FitChoice f = smallest_fitting_accumulation(model, w, c, capacity, b.global_batch, world, o);
+  const FitChoice f =
+      smallest_fitting_accumulation(model, w, c, capacity, b.global_batch, world, o, s.cluster.gpus_per_node);
   b.micro_batch = f.micro_batch;
   b.accumulation = f.accumulation;
   b.memory = f.memory;

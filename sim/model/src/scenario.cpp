@@ -9,6 +9,7 @@
 #include "gradwire/model/collective_algorithms.hpp"
 #include "gradwire/model/compressors.hpp"
 #include "gradwire/model/scenario_yaml.hpp"
+#include "gradwire/model/sharding.hpp"
 
 namespace gw {
 namespace {
@@ -294,11 +295,35 @@ ClusterSpec parse_cluster(const yaml::Node& n) {
   return c;
 }
 
+namespace {
+
+/// workload.sharding and workload.activation_checkpointing (sharding.hpp).
+void parse_sharding_keys(const yaml::Node& n, WorkloadSpec& w) {
+  if (auto sh = n.optional("sharding")) {
+    w.sharding = parse_sharding(*sh);
+    w.sharding_line = sh->line();
+    w.sharding_column = sh->column();
+  }
+  auto a = n.optional("activation_checkpointing");
+  if (!a) return;
+  w.activation_checkpointing = parse_activation_checkpointing(*a);
+  // DDP's plan has no recompute (docs/model.md, section 7c): only the sharded schedule adds it.
+  if (w.activation_checkpointing != ActivationCheckpointing::None && w.sharding.scheme == ShardingScheme::Ddp)
+    a->fail(
+        "activation checkpointing is simulated with a sharding scheme (workload.sharding: zero1, zero2 or zero3), "
+        "not under ddp yet");
+}
+
+}  // namespace
+
 WorkloadSpec parse_workload(const yaml::Node& n) {
+  // Packed by hand: clang-format puts a list of more than 20 names one a line.
+  // clang-format off
   n.allow_keys({"model", "micro_batch", "accumulation", "no_sync", "precision", "bucket_size", "first_bucket_size",
                 "overlap", "optimizer", "compression", "interference", "allreduce_algorithm", "compute_efficiency",
                 "compute", "compute_precision", "ddp_overheads", "gradient_as_bucket_view", "input_rate",
-                "compute_jitter"});
+                "compute_jitter", "sharding", "activation_checkpointing"});
+  // clang-format on
   WorkloadSpec w;
   w.model = n.required("model").as_string();
   // micro_batch may be left out when training.global_batch sets it (parse_scenario checks).
@@ -342,6 +367,7 @@ WorkloadSpec parse_workload(const yaml::Node& n) {
     if (auto t = opt->optional("step_time")) w.optimizer.step_time = t->as_time(0, kMaxOptimizerStep);
   }
   if (auto comp = n.optional("compression")) w.compression = parse_compression(*comp);
+  parse_sharding_keys(n, w);
   return w;
 }
 

@@ -174,6 +174,23 @@ ShardedMemory sharded_memory(const ModelDesc& model, const WorkloadSpec& w, cons
   return m;
 }
 
+MemoryBreakdown workload_memory(const ModelDesc& model, const WorkloadSpec& w, const ShardTopology& t,
+                                const CompressorMemory& c, double capacity, const MemoryOptions& o) {
+  MemoryBreakdown b = memory_per_gpu(model, w, c, capacity, o);
+  if (w.sharding.scheme == ShardingScheme::Ddp && w.activation_checkpointing == ActivationCheckpointing::None) return b;
+  const ShardedMemory m = sharded_memory(model, w, w.sharding, t, c, capacity, w.activation_checkpointing, 0, o);
+  if (w.sharding.scheme != ShardingScheme::Ddp) {
+    b.parameters = m.parameters + m.master;
+    b.gradients = m.gradients + m.accumulated_gradients;
+    b.optimizer_states = m.optimizer_states;
+    b.buckets = 0;
+    b.gather_buffer = c.gather_buffer + m.unit_buffers;
+  }
+  b.activations = m.activations;
+  b.total = m.total;
+  return b;
+}
+
 std::vector<SchemeFit> scheme_candidates(const ModelDesc& model, const WorkloadSpec& w, const ShardTopology& t,
                                          const CompressorMemory& c, double capacity, const MemoryOptions& o) {
   std::vector<ShardingScheme> schemes{ShardingScheme::Ddp, ShardingScheme::Zero1, ShardingScheme::Zero2,

@@ -14,14 +14,14 @@ namespace {
 /// Where a unit's parameters are between passes.
 enum class Held { Sharded, Partial, Full };
 
-/// Passes per micro-step (or per optimizer step once summed).
+/// Passes per optimizer step.
 struct Tally {
   long long forward_gather = 0, backward_gather = 0, backward_regather = 0, reduce = 0;
-  void add(const Tally& o, long long times) {
-    forward_gather += o.forward_gather * times;
-    backward_gather += o.backward_gather * times;
-    backward_regather += o.backward_regather * times;
-    reduce += o.reduce * times;
+  void add(const MicroStepPasses& o, long long times) {
+    forward_gather += o.forward_gather ? times : 0;
+    backward_gather += o.backward_gather ? times : 0;
+    backward_regather += o.backward_regather ? times : 0;
+    reduce += o.reduce ? times : 0;
   }
 };
 
@@ -41,32 +41,27 @@ bool reshards_after_backward(const ShardingSpec& s) {
 }
 
 /// One micro-step from `start`: its passes and the state it leaves.
-Held micro_step(const ShardingSpec& s, Held start, bool last, Tally& t) {
+Held micro_step(const ShardingSpec& s, Held start, bool last, MicroStepPasses& t) {
+  const bool sync = last || s.gradient_sync == GradientSync::EveryMicroStep;
   if (replicated_parameters(s)) {
-    t.reduce += (last || s.gradient_sync == GradientSync::EveryMicroStep) ? 1 : 0;
+    t.reduce = sync;
     return Held::Full;
   }
-  if (start == Held::Sharded) ++t.forward_gather;
+  t.forward_gather = start == Held::Sharded;
   Held held = s.reshard_after_forward == kReshardFull   ? Held::Sharded
               : s.reshard_after_forward == kReshardNone ? Held::Full
                                                         : Held::Partial;
-  if (held == Held::Sharded) ++t.backward_gather;
-  if (held == Held::Partial) ++t.backward_regather;
-  if (last || s.gradient_sync == GradientSync::EveryMicroStep) ++t.reduce;
+  t.backward_gather = held == Held::Sharded;
+  t.backward_regather = held == Held::Partial;
+  t.reduce = sync;
   return (last || reshards_after_backward(s)) ? Held::Sharded : Held::Full;
 }
 
 /// Passes per optimizer step: the first micro-step, k - 2 middle ones and
 /// the last, the later ones all starting from the state the first leaves.
 Tally optimizer_step(const ShardingSpec& s, int k) {
-  Tally total, first, middle, last;
-  const Held after_first = micro_step(s, Held::Sharded, k == 1, first);
-  total.add(first, 1);
-  if (k == 1) return total;
-  micro_step(s, after_first, false, middle);
-  micro_step(s, after_first, true, last);
-  total.add(middle, k - 2);
-  total.add(last, 1);
+  Tally total;
+  for (const auto& m : micro_steps(s, k)) total.add(m.passes, m.times);
   return total;
 }
 
@@ -128,6 +123,23 @@ void add_reductions(ShardingPlan& p, const ShardTopology& t, long long count, co
 }
 
 }  // namespace
+
+std::vector<MicroStepKind> micro_steps(const ShardingSpec& s, int k) {
+  if (k < 1) throw std::invalid_argument("accumulation must be at least 1");
+  std::vector<MicroStepKind> steps(1);
+  steps[0].times = 1;
+  const Held after_first = micro_step(s, Held::Sharded, k == 1, steps[0].passes);
+  if (k == 1) return steps;
+  if (k > 2) {
+    MicroStepKind middle{{}, k - 2};
+    micro_step(s, after_first, false, middle.passes);
+    steps.push_back(middle);
+  }
+  MicroStepKind last{{}, 1};
+  micro_step(s, after_first, true, last.passes);
+  steps.push_back(last);
+  return steps;
+}
 
 ShardingSpec effective_spec(const ShardingSpec& s, const ShardTopology& t) {
   ShardingSpec e = s;

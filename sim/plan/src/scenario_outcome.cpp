@@ -3,6 +3,9 @@
 #include <cstdio>
 #include <stdexcept>
 
+#include "gradwire/model/closed_form.hpp"
+#include "gradwire/model/sharding.hpp"
+
 namespace gw::plan {
 namespace {
 
@@ -36,8 +39,8 @@ bool split_options_batch(const Sizing& z, ScenarioOutcome& out) {
   const long long gb = *z.options.global_batch;
   const int world = out.scenario.cluster.world_size();
   if (z.options.fit_accumulation) {
-    const FitChoice f =
-        smallest_fitting_accumulation(z.in.model, w, z.compressor, z.capacity, gb, world, z.options.memory);
+    const FitChoice f = smallest_fitting_accumulation(z.in.model, w, z.compressor, z.capacity, gb, world,
+                                                      z.options.memory, out.scenario.cluster.gpus_per_node);
     if (!f.found) {
       out.micro_batch = f.micro_batch;
       out.accumulation = f.accumulation;
@@ -98,7 +101,8 @@ bool size_batch(const Sizing& z, ScenarioOutcome& out) {
   out.micro_batch = w.micro_batch;
   out.accumulation = w.accumulation;
   out.global_batch = static_cast<double>(w.micro_batch) * w.accumulation * s.cluster.world_size();
-  out.memory = memory_per_gpu(z.in.model, w, z.compressor, z.capacity, z.options.memory);
+  out.memory = workload_memory(z.in.model, w, {s.cluster.world_size(), s.cluster.gpus_per_node}, z.compressor,
+                               z.capacity, z.options.memory);
   if (out.memory->fits()) return true;
   const double gib = 1024.0 * 1024 * 1024;
   stop(out, OutcomeStatus::NoFit,
@@ -142,6 +146,34 @@ ScenarioOutcome evaluate_scenario(const Scenario& scenario, const ScenarioInputs
                                   const PointOptions& options, const BeforeRun& before_run) {
   ScenarioOutcome out;
   evaluate_scenario(scenario, in, evaluator, options, out, before_run);
+  return out;
+}
+
+std::vector<SchemeAlternative> fitting_schemes(const Scenario& scenario, const ScenarioInputs& in,
+                                               const PointOptions& options) {
+  const WorkloadSpec& w = *scenario.workload;
+  const ClusterSpec& c = scenario.cluster;
+  const double capacity = gpu_capacity(c, in.profile);
+  std::vector<SchemeAlternative> out;
+  for (const auto& f : scheme_candidates(in.model, w, {c.world_size(), c.gpus_per_node},
+                                         compressor_memory(scenario, in.model, in.profile), capacity, options.memory)) {
+    if (!f.memory.fits()) continue;
+    SchemeAlternative a;
+    const bool checkpointed = f.checkpointing != ActivationCheckpointing::None;
+    a.label = to_string(f.spec.scheme);
+    if (checkpointed) a.label += " + " + to_string(f.checkpointing) + " activation checkpointing";
+    a.memory = f.memory.total;
+    const ShardingScheme k = f.spec.scheme;
+    const bool simulated = k == ShardingScheme::Zero1 || k == ShardingScheme::Zero2 || k == ShardingScheme::Zero3 ||
+                           (k == ShardingScheme::Ddp && !checkpointed);
+    if (simulated && w.compression.kind == "none") {
+      Scenario s = scenario;
+      s.workload->sharding = f.spec;
+      s.workload->activation_checkpointing = f.checkpointing;
+      a.seconds = closed_form_iteration(s, in.model, in.profile).total;
+    }
+    out.push_back(std::move(a));
+  }
   return out;
 }
 

@@ -6,6 +6,8 @@
 //   bench_replay --gpus 4096 --model gpt2-xl --compression powersgd --k 1
 //       one configuration (25 MiB buckets, overlap on), for docs/engine.md's figures
 //   --full-simulation: every collective simulated in full (no memo), the "before"
+//   bench_replay --gpus 16384 --model llama3-70b --sharding full_shard --k 1 --k 64
+//       a sharded optimizer step (workload.sharding; bf16, micro-batch 1; "buckets": units)
 // "coll sim" / "coll memo": collectives simulated in full / replayed from the memo.
 #include <chrono>
 #include <cstdio>
@@ -15,14 +17,17 @@
 #include <string>
 #include <vector>
 
+#include "gradwire/core/yaml_reader.hpp"
 #include "gradwire/model/model_desc.hpp"
+#include "gradwire/model/sharding.hpp"
 #include "gradwire/core/options.hpp"
 #include "gradwire/model/profile.hpp"
 #include "gradwire/replay/replay.hpp"
 
 namespace {
 
-gw::Scenario bench_scenario(const std::string& name, int gpus, int k, const std::string& compression) {
+gw::Scenario bench_scenario(const std::string& name, int gpus, int k, const std::string& compression,
+                            const std::string& sharding) {
   gw::Scenario s;
   s.name = "bench";
   s.cluster.nodes = gpus / 8;
@@ -38,6 +43,12 @@ gw::Scenario bench_scenario(const std::string& name, int gpus, int k, const std:
   w.accumulation = k;
   w.optimizer.kind = "adam";
   w.compression.kind = compression;  // powersgd: rank 4 (the default)
+  if (!sharding.empty()) {
+    const auto doc = gw::yaml::load_string("sharding: " + sharding + "\n", "--sharding");
+    w.sharding = gw::parse_sharding(doc.root().required("sharding"));
+    w.precision = gw::Precision::BF16;
+    w.micro_batch = 1;
+  }
   s.workload = w;
   return s;
 }
@@ -50,6 +61,7 @@ int main(int argc, char** argv) {
   int gpus = 0;
   std::vector<std::string> models;
   std::string compression = "none";
+  std::string sharding;
   std::vector<int> ks;
   gw::ReplayOptions options;
   po::options_description opts("usage: bench_replay [MAX_GPUS] [options]");
@@ -60,6 +72,8 @@ int main(int argc, char** argv) {
       "model", po::value<std::vector<std::string>>(&models)->composing(),
       "resnet50, gpt2-xl, llama2-7b (default: all three)")(
       "compression", po::value<std::string>(&compression)->default_value(compression), "none or powersgd")(
+      "sharding", po::value<std::string>(&sharding),
+      "a workload.sharding scheme (zero1, zero2, zero3, full_shard, ...)")(
       "k", po::value<std::vector<int>>(&ks)->composing(), "accumulation steps (default: 1 and 1024)")(
       "full-simulation", po::bool_switch(&options.full_simulation), "no memoised collectives, no symmetry classes");
   po::positional_options_description pos;
@@ -91,13 +105,13 @@ int main(int argc, char** argv) {
     const gw::ModelDesc model = gw::load_model(name);
     for (int n : sizes) {
       for (int k : ks) {
-        const gw::Scenario s = bench_scenario(name, n, k, compression);
+        const gw::Scenario s = bench_scenario(name, n, k, compression, sharding);
         const auto t0 = std::chrono::steady_clock::now();
         const auto r = gw::simulate_iteration(s, model, profile, options);
         const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         std::printf("%-10s %-9s %6d %6d %8zu %8ld %9ld %9ld %13.3f %12.1f %10.3f\n", name.c_str(), compression.c_str(),
-                    n, k, r.buckets.size(), r.simulated_activities, stats.simulated, stats.replayed, r.total * 1e3,
-                    r.samples_per_second, wall);
+                    n, k, r.sharding.empty() ? r.buckets.size() : gw::shard_units(model).size(), r.simulated_activities,
+                    stats.simulated, stats.replayed, r.total * 1e3, r.samples_per_second, wall);
         std::fflush(stdout);
       }
     }

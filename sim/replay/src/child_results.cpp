@@ -24,7 +24,7 @@ static_assert(sizeof(void*) != 8 || sizeof(BucketComm) == 96, "BucketComm change
 static_assert(sizeof(void*) != 8 || sizeof(StepTiming) == 72, "StepTiming changed: list the new field below");
 static_assert(sizeof(void*) != 8 || sizeof(BucketTiming) == 104, "BucketTiming changed: list the new field below");
 static_assert(sizeof(void*) != 8 || sizeof(BandTerms) == 56, "BandTerms changed: list the new field below");
-static_assert(sizeof(void*) != 8 || sizeof(IterationResult) == 896,
+static_assert(sizeof(void*) != 8 || sizeof(IterationResult) == 928,
               "IterationResult changed: list the new field below");
 
 template <class S, class F>
@@ -67,7 +67,7 @@ template <class S, class F>
 requires Is<S, IterationResult>
 static void wire_fields(S& r, F&& f) {
   f(r.scenario), f(r.model), f(r.compression), f(r.compute_precision), f(r.allreduce_algorithm);
-  f(r.profile_name), f(r.profile_source), f(r.profile_detail), f(r.method);
+  f(r.profile_name), f(r.profile_source), f(r.profile_detail), f(r.method), f(r.sharding);
   f(r.world_size), f(r.micro_batch), f(r.accumulation), f(r.sync_every_micro_step), f(r.overlap);
   f(r.hook_blocks_host);
   f(r.interference), f(r.interference_codec), f(r.codec_interference), f(r.interference_source);

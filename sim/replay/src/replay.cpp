@@ -5,6 +5,7 @@
 #include "child_results.hpp"
 #include "gradwire/core/error.hpp"
 #include "gradwire/replay/collective_memo.hpp"
+#include "gradwire/replay/sharded_replay.hpp"
 
 namespace gw {
 namespace {
@@ -285,6 +286,7 @@ IterationResult simulate_plan(const ClusterSpec& cluster, const IterationPlan& p
 
 IterationResult simulate_iteration(const Scenario& scenario, const ModelDesc& model, const Profile& profile,
                                    const ReplayOptions& options) {
+  if (is_sharded(scenario)) return simulate_sharded_iteration(scenario, model, profile, options);
   const PreparedIteration prepared = prepare_iteration(scenario, model, profile);
   IterationResult r = simulate_plan(prepared.cluster, prepared.plan, options);
   label_result(r, scenario, profile);

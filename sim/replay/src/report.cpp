@@ -126,6 +126,27 @@ std::vector<std::pair<std::string, double>> memory_terms(const MemoryBreakdown& 
           {"reserve", m.reserve}};
 }
 
+namespace {
+
+/// The buckets' timeline (DDP; a sharded result has none).
+std::string bucket_table(const IterationResult& r) {
+  std::string o;
+  o += fmt::format("\nbuckets: {} (times in ms from the start of the iteration)\n", r.buckets.size());
+  o += fmt::format("{:>6}{:>8}{:>12}{:>12}{:>11}{:>11}{:>11}{:>10}{:>10}\n", "bucket", "tensors", "size", "wire/GPU",
+                   "ready", "start", "end", "encode", "decode");
+  for (std::size_t i = 0; i < r.buckets.size() && i < kTableBuckets; ++i) {
+    const auto& b = r.buckets[i];
+    o += fmt::format("{:>6}{:>8}{:>12}{:>12}{:>11.3f}{:>11.3f}{:>11.3f}{:>10.3f}{:>10.3f}\n", b.index, b.tensors,
+                     units::format_size(b.bytes), units::format_size(b.wire_bytes_per_gpu), b.ready * 1e3,
+                     b.start * 1e3, b.end * 1e3, b.encode * 1e3, b.decode * 1e3);
+  }
+  if (r.buckets.size() > kTableBuckets)
+    o += fmt::format("  ... {} more (--format json lists every bucket)\n", r.buckets.size() - kTableBuckets);
+  return o;
+}
+
+}  // namespace
+
 std::string format_table(const IterationResult& r, const MemoryBreakdown* memory) {
   std::string o;
   o += fmt::format("scenario: {}   model: {}   GPUs: {}\n", r.scenario.empty() ? "-" : r.scenario, r.model,
@@ -153,6 +174,11 @@ std::string format_table(const IterationResult& r, const MemoryBreakdown* memory
                          ? " (default assumption for this kind of model; set workload.compute_efficiency)"
                          : " (from the scenario)");
   }
+  if (!r.sharding.empty())
+    o += fmt::format(
+        "sharding: {} (per-unit all-gathers and reduce-scatters on one NCCL stream, the optimizer on the shard; "
+        "docs/model.md, section 7c)\n",
+        r.sharding);
   o += fmt::format("method: {}\n\n", r.method);
   o += fmt::format("{:<34}{:>12}{:>8}\n", "phase", "time (ms)", "share");
   const auto row = [&](const std::string& name, double s, bool in_total) {
@@ -180,17 +206,7 @@ std::string format_table(const IterationResult& r, const MemoryBreakdown* memory
     o += fmt::format("error-feedback memory per GPU: {}\n", units::format_size(r.error_feedback_bytes));
   if (r.state_bytes > 0)
     o += fmt::format("compressor state per GPU:      {} (PowerSGD P and Q)\n", units::format_size(r.state_bytes));
-  o += fmt::format("\nbuckets: {} (times in ms from the start of the iteration)\n", r.buckets.size());
-  o += fmt::format("{:>6}{:>8}{:>12}{:>12}{:>11}{:>11}{:>11}{:>10}{:>10}\n", "bucket", "tensors", "size", "wire/GPU",
-                   "ready", "start", "end", "encode", "decode");
-  for (std::size_t i = 0; i < r.buckets.size() && i < kTableBuckets; ++i) {
-    const auto& b = r.buckets[i];
-    o += fmt::format("{:>6}{:>8}{:>12}{:>12}{:>11.3f}{:>11.3f}{:>11.3f}{:>10.3f}{:>10.3f}\n", b.index, b.tensors,
-                     units::format_size(b.bytes), units::format_size(b.wire_bytes_per_gpu), b.ready * 1e3,
-                     b.start * 1e3, b.end * 1e3, b.encode * 1e3, b.decode * 1e3);
-  }
-  if (r.buckets.size() > kTableBuckets)
-    o += fmt::format("  ... {} more (--format json lists every bucket)\n", r.buckets.size() - kTableBuckets);
+  if (r.sharding.empty()) o += bucket_table(r);
   if (memory != nullptr) o += memory_table(*memory);
   return o;
 }

@@ -130,7 +130,8 @@ json_fields::Table<R> top_rows() {
           }),
           member("compression", &R::compression),
           member("compute_precision", &R::compute_precision),
-          member("allreduce_algorithm", &R::allreduce_algorithm)};
+          member("allreduce_algorithm", &R::allreduce_algorithm),
+          member("sharding", &R::sharding).when([](const R& r) { return !r.sharding.empty(); })};
 }
 
 json_fields::Table<R> figure_rows() {

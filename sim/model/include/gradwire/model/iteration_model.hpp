@@ -239,6 +239,7 @@ struct IterationResult {
   std::string scenario, model, compression, compute_precision, allreduce_algorithm;
   std::string profile_name, profile_source, profile_detail;  ///< detail: "datasheet-derived" or "measured on ..."
   std::string method;                                        ///< "simulation" or "closed form"
+  std::string sharding;  ///< workload.sharding "scheme (framework)"; empty under DDP (sharded_iteration.hpp)
   int world_size = 1, micro_batch = 1, accumulation = 1;
   bool sync_every_micro_step = false;  ///< workload.no_sync false with k > 1
   bool overlap = true;

@@ -91,10 +91,12 @@ struct FitChoice {
 };
 
 /// For a global batch over `world` GPUs: the smallest accumulation k (largest
-/// micro-batch) with micro_batch x k x world == global_batch that fits.
+/// micro-batch) with micro_batch x k x world == global_batch that fits, the
+/// memory of each split that of workload.sharding (workload_memory,
+/// sharding.hpp) with `gpus_per_node` GPUs per node (0: all on one node).
 FitChoice smallest_fitting_accumulation(const ModelDesc& model, WorkloadSpec workload,
                                         const CompressorMemory& compressor, double capacity, long long global_batch,
-                                        int world, const MemoryOptions& options = {});
+                                        int world, const MemoryOptions& options = {}, int gpus_per_node = 0);
 
 /// A scenario's batch split under a fixed training.global_batch G on N GPUs
 /// (docs/planning.md, "Fixed global batch"): micro_batch x k x N = G.

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "gradwire/core/error.hpp"  // gw::InputError, thrown by the loaders
+#include "gradwire/model/sharding_spec.hpp"
 #include "gradwire/model/transports.hpp"
 
 namespace gw {
@@ -230,6 +231,12 @@ struct WorkloadSpec {
   std::string compute;
   /// Collective algorithm used for all-reduce (ring, tree, hierarchical, auto).
   std::string allreduce_algorithm = "auto";
+  /// workload.sharding (docs/model.md, section 7c): DDP unless given; any
+  /// other scheme runs the sharded iteration (sharded_iteration.hpp).
+  ShardingSpec sharding;
+  int sharding_line = 0, sharding_column = 0;  ///< where the key is (0: not given)
+  /// workload.activation_checkpointing: its memory and recompute cost.
+  ActivationCheckpointing activation_checkpointing = ActivationCheckpointing::None;
   /// Whether the file gave micro_batch / accumulation (with
   /// training.global_batch the missing one follows, resolve_global_batch).
   bool micro_batch_given = true;

@@ -36,48 +36,9 @@
 #include "gradwire/model/memory.hpp"
 #include "gradwire/model/model_desc.hpp"
 #include "gradwire/model/scenario.hpp"
+#include "gradwire/model/sharding_spec.hpp"
 
 namespace gw {
-
-enum class ShardingScheme { Ddp, Zero1, Zero2, Zero3, Hsdp, ZeroPP };
-enum class ShardingFramework { PyTorchDdp, Fsdp1, Fsdp2, DeepSpeed };
-/// When the gradients are reduced under accumulation: after every micro-step,
-/// or only after the last (DDP/FSDP1 no_sync, FSDP2
-/// set_requires_gradient_sync(False), DeepSpeed ZeRO-1's boundary).
-enum class GradientSync { EveryMicroStep, LastMicroStep };
-enum class ActivationCheckpointing { None, Selective, Full };
-
-std::string to_string(ShardingScheme s);           ///< "ddp", "zero1", ...
-std::string to_string(ShardingFramework f);        ///< "pytorch-ddp", "fsdp1", "fsdp2", "deepspeed"
-std::string to_string(GradientSync g);             ///< "every", "last"
-std::string to_string(ActivationCheckpointing a);  ///< "none", "selective", "full"
-
-/// reshard_after_forward: true (kReshardFull), false (kReshardNone) or R ranks.
-inline constexpr int kReshardFull = -1;
-inline constexpr int kReshardNone = 0;
-
-struct ShardingSpec {
-  ShardingScheme scheme = ShardingScheme::Ddp;
-  ShardingFramework framework = ShardingFramework::PyTorchDdp;
-  GradientSync gradient_sync = GradientSync::LastMicroStep;
-  /// HSDP: GPUs per shard group (0: the GPUs of one node).
-  int group = 0;
-  /// After forward: kReshardFull, kReshardNone or R ranks (FSDP2 int; hpZ
-  /// sets it to the GPUs of one node). Derived from the scheme unless given.
-  int reshard_after_forward = kReshardFull;
-  /// After a backward that is not the last of the optimizer step (FSDP2
-  /// set_reshard_after_backward; FSDP1: false under no_sync for strategies
-  /// that keep parameters after forward).
-  bool reshard_after_backward = true;
-  int prefetch = 1;                            ///< units all-gathered ahead of the one computing
-  bool qwz = false, hpz = false, qgz = false;  ///< ZeRO++ parts
-  /// Bytes per element of the gradient reduction (FSDP reduce_dtype,
-  /// DeepSpeed communication_data_type); 0: the gradient precision's.
-  double reduce_bytes = 0;
-  /// Bytes per element of the all-gathered parameters (FSDP param_dtype);
-  /// 0: the gradient precision's.
-  double gather_bytes = 0;
-};
 
 /// A scheme under its default framework (the first name of the scheme:
 /// DeepSpeed for zero*, FSDP2 for hsdp) with that framework's defaults.
@@ -133,6 +94,22 @@ struct ShardCollective {
   /// sends gpus_per_node x its wire bytes; inside a node: 0).
   double cross_node_bytes_per_node(int gpus_per_node) const;
 };
+
+/// What one micro-step runs: all-gathers in forward, over the shard group in
+/// backward or over the resharded group (R ranks), and the gradient reduction.
+struct MicroStepPasses {
+  bool forward_gather = false, backward_gather = false, backward_regather = false, reduce = false;
+};
+/// A micro-step and how many of the optimizer step's run as it does.
+struct MicroStepKind {
+  MicroStepPasses passes;
+  long long times = 0;
+};
+/// The distinct micro-steps of an optimizer step of k: the first, the k - 2
+/// middle ones (k > 2) and the last (k > 1), in that order; micro-steps
+/// after the first start from the state the first leaves. Throws
+/// std::invalid_argument for k < 1.
+std::vector<MicroStepKind> micro_steps(const ShardingSpec& s, int k);
 
 /// The collectives of one optimizer step with k micro-steps.
 struct ShardingPlan {
@@ -206,6 +183,17 @@ ShardedMemory sharded_memory(const ModelDesc& model, const WorkloadSpec& w, cons
                              const ShardTopology& t, const CompressorMemory& compressor, double capacity,
                              ActivationCheckpointing ac = ActivationCheckpointing::None, int attention_heads = 0,
                              const MemoryOptions& options = {});
+
+/// The memory verdict's figures for a workload on `t` (resolve_global_batch,
+/// evaluate_scenario): memory_per_gpu under DDP without activation
+/// checkpointing; else sharded_memory at w's sharding and checkpointing in
+/// MemoryBreakdown's terms: parameters = working copy + fp32 master,
+/// gradients = sharded + accumulated, gather_buffer = the unsharded unit
+/// buffers + the compressor's; no DDP bucket copy under a sharded scheme.
+/// Throws std::invalid_argument as shard_degree, or for checkpointing on a
+/// model without blocks.
+MemoryBreakdown workload_memory(const ModelDesc& model, const WorkloadSpec& w, const ShardTopology& t,
+                                const CompressorMemory& compressor, double capacity, const MemoryOptions& options = {});
 
 /// One candidate of schemes_that_fit: a scheme with its defaults, a
 /// checkpointing choice and the memory it needs.

@@ -12,6 +12,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "gradwire/model/catalog.hpp"
 #include "gradwire/model/iteration_model.hpp"
@@ -87,5 +88,20 @@ void evaluate_scenario(const Scenario& scenario, const ScenarioInputs& inputs, c
 /// The same, returning the outcome.
 ScenarioOutcome evaluate_scenario(const Scenario& scenario, const ScenarioInputs& inputs, const Evaluator& evaluator,
                                   const PointOptions& options = {}, const BeforeRun& before_run = {});
+
+/// A sharding scheme that fits where the scenario's does not ("which schemes
+/// fit"): the scheme with its framework's defaults and a checkpointing choice
+/// (sharding.hpp, scheme_candidates), its memory per GPU at the scenario's
+/// micro-batch and k, and its closed-form iteration time where gradwire
+/// simulates it (zero1-3; not hsdp, zeropp or checkpointing under ddp).
+struct SchemeAlternative {
+  std::string label;  ///< "zero3", "zero3 + full activation checkpointing"
+  double memory = 0;  ///< bytes per GPU
+  std::optional<double> seconds;
+};
+/// The candidates that fit, in scheme_candidates' order. `scenario` must
+/// have a workload (at the split evaluate_scenario chose).
+std::vector<SchemeAlternative> fitting_schemes(const Scenario& scenario, const ScenarioInputs& inputs,
+                                               const PointOptions& options = {});
 
 }  // namespace gw::plan
