@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "gradwire/model/collectives.hpp"
+#include "gradwire/model/fit.hpp"
 
 namespace gw::validate {
 
@@ -25,8 +26,11 @@ CollectiveCase case_from_log(const nccl_tests::Log& log, CollectiveOp op, int wo
     if (!(row.bytes > last) || !(row.out_of_place.time > 0)) continue;
     PublishedPoint p;
     p.bytes = row.bytes;
-    p.time = row.out_of_place.time;
-    p.busbw = row.bytes / row.out_of_place.time * factor;
+    // The time calibrate --from-nccl-tests records for the size (the median
+    // of the two runs), so that a profile made from the log gives it back.
+    p.time = row.in_place.time > 0 ? fit::summarize({row.out_of_place.time, row.in_place.time}).median
+                                   : row.out_of_place.time;
+    p.busbw = row.bytes / *p.time * factor;
     c.points.push_back(p);
     last = row.bytes;
   }

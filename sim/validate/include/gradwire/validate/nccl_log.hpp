@@ -1,5 +1,7 @@
 // A real nccl-tests log as a validation case (`gradwire collective --compare`):
-// its out-of-place times are the measured points, scored against the
+// its times are the measured points (per size the median of the out-of-place
+// and in-place runs, as calibrate --from-nccl-tests records them; the
+// out-of-place time alone where the in-place one is missing), scored against the
 // simulation with the validation's own score_case (gradwire/validate/collectives.hpp).
 #pragma once
 
@@ -12,8 +14,8 @@ namespace gw::validate {
 
 /// The case of `log` measured for `op` on `world` ranks, simulated on
 /// `cluster_file`'s cluster with `algorithm`: one point per size > 0 (the
-/// first run of increasing sizes), busbw recomputed from the printed time
-/// (the printed busbw is rounded to 0.01 GB/s, the time is not).
+/// first run of increasing sizes), busbw recomputed from the printed times
+/// (the printed busbw is rounded to 0.01 GB/s, the times are not).
 CollectiveCase case_from_log(const nccl_tests::Log& log, CollectiveOp op, int world, const std::string& cluster_file,
                              const std::string& algorithm);
 
