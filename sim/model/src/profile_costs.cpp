@@ -44,6 +44,7 @@ DeviceCosts device_costs(const Profile& profile, Precision gradient_precision, c
   const auto gradient_rate = profile.gemm_flops.find(to_string(gradient_precision));
   if (gradient_rate != profile.gemm_flops.end()) c.gradient_gemm_flops = gradient_rate->second;
   c.interference = profile.interference;
+  c.fitted = fitted_constants();
   for (const auto& cc : profile.collectives) {
     if (cc.nodes >= 2) c.cluster_collectives.push_back({cc.op, cc.gpus, cc.nodes, cc.fit.alpha, cc.fit.beta});
   }
