@@ -61,8 +61,8 @@ int cmd_validate(int argc, char** argv) {
        "summary (one line a case), markdown (docs/validation.md's tables), json, or residuals (iterations "
        "only: validation/residuals.yaml, the band's model residuals)")
       ("fit",
-       "iterations only: refit the model's fitted constants over the cases until they settle and print them with "
-       "the line of C++ to compile in (docs/validation.md, \"Fitted constants and the band\")");
+       "iterations only: fit the model's fitted constants over the cases and print them with the line of C++ to "
+       "compile in (docs/validation.md, \"Fitted constants and the band\")");
   // clang-format on
   po::positional_options_description pos;
   pos.add("what", 1);
@@ -100,7 +100,7 @@ int cmd_validate(int argc, char** argv) {
   };
   if (refit) {
     std::cout << validate::render_iterations_fit(
-        validate::refit_iterations(validate::load_iteration_cases(dir("iterations")), name_case));
+        validate::validate_iterations(validate::load_iteration_cases(dir("iterations")), name_case));
     return kExitOk;
   }
   if (what != "collectives")

@@ -846,6 +846,7 @@ TEST(ReplayMeasured, PlanTakesForwardReadyTimesAndOptimizerFromTheDocument) {
 }
 
 TEST(ReplayMeasured, NoOverlapAndOneBucketEqualTheClosedFormOfTheDocument) {
+  const ScopedFittedConstants none({});  // the document's closed forms, without the devset's fitted terms
   const double F = 1.5e-3, B = 2.5e-3, O = 0.4e-3;
   Scenario s = measured_scenario();
   s.workload->overlap = false;        // T = k (F + B) + sum of the collectives + O
@@ -887,6 +888,7 @@ TEST(ReplayMeasured, NoOverlapAndOneBucketEqualTheClosedFormOfTheDocument) {
 // (measured), start_b = max(ready_b, end_{b-1}), end_b = start_b + c_b,
 // T = k (F + B) + max(0, end_last - B) + O with the literals of the document.
 TEST(ReplayMeasured, OverlapFollowsTheMeasuredReadyTimes) {
+  const ScopedFittedConstants none({});  // the measured ready times alone, not slowed by the fitted interference
   const double F = 1.5e-3, B = 2.5e-3, O = 0.4e-3;
   const double ready[] = {0.3e-3, 1.0e-3, 2.5e-3};
   Scenario s = measured_scenario();

@@ -57,20 +57,43 @@ ConstantValues from_fit_units(const std::vector<double>& v) {
   return c;
 }
 
-/// Observations y = s.at - e(at), x = s (in the fit's units): y - x.c = -e(c).
-std::vector<fit::Observation> observations(const std::vector<CaseSlopes>& slopes, const ConstantValues& at) {
+/// Observations y = -e(0), x = s (in the fit's units): y - x.c = -e(c).
+std::vector<fit::Observation> observations(const std::vector<CaseSlopes>& slopes) {
   std::vector<fit::Observation> obs;
   for (const auto& s : slopes) {
     fit::Observation o;
     o.group = std::to_string(s.result);
-    o.y = -s.error;
-    for (std::size_t j = 0; j < kFittedConstantCount; ++j) {
-      o.y += s.slope[j] * at[j];
-      o.x.push_back(s.slope[j] * kFitUnit[j]);
-    }
+    o.y = -s.reference_error;
+    for (std::size_t j = 0; j < kFittedConstantCount; ++j) o.x.push_back(s.slope[j] * kFitUnit[j]);
     obs.push_back(std::move(o));
   }
   return obs;
+}
+
+/// fit::fit_constants within kFitUpperBound: a constant past its bound is
+/// held there (its part moved into y) and the others refitted.
+ConstantValues bounded_fit(std::vector<fit::Observation> obs, const fit::FitOptions& options, double* rms = nullptr) {
+  fit::ConstantFit f = fit::fit_constants(obs, kFittedConstantCount, options);
+  ConstantValues c = from_fit_units(f.values);
+  std::array<bool, kFittedConstantCount> held{};
+  for (bool again = true; again;) {
+    again = false;
+    for (std::size_t j = 0; j < kFittedConstantCount; ++j) {
+      if (held[j] || c[j] <= kFitUpperBound[j]) continue;
+      held[j] = again = true;
+      for (auto& o : obs) {
+        o.y -= o.x[j] * kFitUpperBound[j] / kFitUnit[j];
+        o.x[j] = 0;
+      }
+    }
+    if (!again) break;
+    f = fit::fit_constants(obs, kFittedConstantCount, options);
+    c = from_fit_units(f.values);
+    for (std::size_t j = 0; j < kFittedConstantCount; ++j)
+      if (held[j]) c[j] = kFitUpperBound[j];
+  }
+  if (rms != nullptr) *rms = f.rms;
+  return c;
 }
 
 /// Out of sample: each case against the band of the others' errors.
@@ -98,16 +121,15 @@ ConstantsFit fit_from_slopes(const FittedConstants& at, std::vector<CaseSlopes> 
   f.at = at;
   f.cases = std::move(slopes);
   const ConstantValues a = constant_values(at);
-  const auto obs = observations(f.cases, a);
+  const auto obs = observations(f.cases);
   const fit::FitOptions options{fit::Loss::huber, kFitHuberScale};
-  const fit::ConstantFit all = fit::fit_constants(obs, kFittedConstantCount, options);
-  f.fitted = fitted_constants_of(from_fit_units(all.values));
-  f.rms = all.rms;
-  ConstantValues low = from_fit_units(all.values), high = low;
+  ConstantValues low = bounded_fit(obs, options, &f.rms), high = low;
+  f.fitted = fitted_constants_of(low);
   std::vector<double> loo;
-  const auto each = fit::leave_one_group_out(obs, kFittedConstantCount, options);
-  for (std::size_t i = 0; i < each.size(); ++i) {
-    const ConstantValues c = from_fit_units(each[i].second.values);
+  for (std::size_t i = 0; i < obs.size(); ++i) {
+    std::vector<fit::Observation> others = obs;
+    others.erase(others.begin() + static_cast<std::ptrdiff_t>(i));
+    const ConstantValues c = bounded_fit(std::move(others), options);
     for (std::size_t j = 0; j < kFittedConstantCount; ++j) {
       low[j] = std::min(low[j], c[j]);
       high[j] = std::max(high[j], c[j]);
@@ -127,23 +149,23 @@ std::optional<ConstantsFit> fit_iteration_constants(const std::vector<IterationC
                                                     const FittedConstants& at) {
   std::vector<CaseSlopes> slopes;
   for (std::size_t i = 0; i < results.size(); ++i)
-    if (const auto e = time_error(results[i])) slopes.push_back({i, *e, {}});
+    if (const auto e = time_error(results[i])) slopes.push_back({i, *e, {}, 0.0});
   if (slopes.size() < 2) return std::nullopt;
-  const ConstantValues a = constant_values(at);
+  const auto error_with = [&](const ConstantValues& c, const CaseSlopes& s) {
+    const ScopedFittedConstants scoped(fitted_constants_of(c));
+    return time_error(run_iteration_case(cases.at(s.result))).value();
+  };
+  for (auto& s : slopes) s.reference_error = error_with({}, s);
   for (std::size_t j = 0; j < kFittedConstantCount; ++j) {
-    ConstantValues probe = a;
-    probe[j] = a[j] > 0 ? 0.0 : kFitProbe[j];
-    const ScopedFittedConstants scoped(fitted_constants_of(probe));
-    for (auto& s : slopes) {
-      const auto e = time_error(run_iteration_case(cases.at(s.result)));
-      s.slope[j] = (e.value() - s.error) / (probe[j] - a[j]);
-    }
+    ConstantValues probe{};
+    probe[j] = kFitProbe[j];
+    for (auto& s : slopes) s.slope[j] = (error_with(probe, s) - s.reference_error) / kFitProbe[j];
   }
   return fit_from_slopes(at, std::move(slopes), results);
 }
 
 std::string fitted_constants_source(const FittedConstants& c) {
-  return fmt::format("inline constexpr FittedConstants kFittedConstants{{{:.4g}, {:.4g}, {:.4g}}};",
+  return fmt::format("const FittedConstants kFittedConstants{{{:.4g}, {:.4g}, {:.4g}}};",
                      c.compute_under_nccl, c.rank_jitter, c.host_per_collective);
 }
 

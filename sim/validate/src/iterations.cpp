@@ -179,21 +179,6 @@ IterationValidation validate_iterations(const std::vector<IterationCase>& cases,
   return v;
 }
 
-IterationValidation refit_iterations(const std::vector<IterationCase>& cases,
-                                     const std::function<void(const IterationCase&)>& on_case) {
-  IterationValidation v = validate_iterations(cases, on_case);
-  for (int round = 0; round < 8 && v.fit; ++round) {
-    const ConstantValues at = constant_values(v.fit->at), next = constant_values(v.fit->fitted);
-    bool moved = false;
-    for (std::size_t j = 0; j < kFittedConstantCount; ++j)
-      moved = moved || std::abs(next[j] - at[j]) > 1e-3 * std::max(std::abs(at[j]), kFitProbe[j] * 1e-2);
-    if (!moved) break;
-    const ScopedFittedConstants scoped(v.fit->fitted);
-    v = validate_iterations(cases, on_case);
-  }
-  return v;
-}
-
 ModelResiduals iteration_residuals(const IterationValidation& v) {
   return v.fit ? v.fit->band : ModelResiduals{};
 }
@@ -225,8 +210,8 @@ std::string constant_text(std::size_t j, double v) {
 /// The fitted constants beside the compiled ones, and the band's coverage.
 std::string fit_lines(const ConstantsFit& f) {
   std::string out = fmt::format(
-      "Fitted constants (Huber, scale {:.0f}%, over the {} scored cases, linearised around the values run; "
-      "refit: gradwire validate iterations --fit):\n",
+      "Fitted constants (Huber, scale {:.0f}%, over the {} scored cases, each linearised from its runs without "
+      "them and with each alone; refit: gradwire validate iterations --fit):\n",
       100 * kFitHuberScale, f.cases.size());
   const ConstantValues at = constant_values(f.at), fitted = constant_values(f.fitted),
                        low = constant_values(f.loo_low), high = constant_values(f.loo_high);
@@ -272,7 +257,7 @@ std::string render_iterations_summary(const IterationValidation& v) {
 std::string render_iterations_fit(const IterationValidation& v) {
   if (!v.fit) return "no fit: fewer than two scored cases\n";
   return fit_lines(*v.fit) + summary_lines(summarise(v.results)) +
-         "The line to compile in (sim/model/include/gradwire/model/iteration_model.hpp):\n  " +
+         "The line to compile in (sim/model/src/fitted_constants.cpp):\n  " +
          fitted_constants_source(v.fit->fitted) + "\n";
 }
 

@@ -88,9 +88,10 @@ struct FittedConstants {
   double host_per_collective = 0;
   bool operator==(const FittedConstants&) const = default;
 };
-/// The values compiled in (`gradwire validate iterations --fit` prints this
-/// line from the devset; tests/validate checks they are its fit).
-inline constexpr FittedConstants kFittedConstants{0.088, 0.047, 0.0};
+/// The values compiled in (sim/model/src/fitted_constants.cpp: `gradwire
+/// validate iterations --fit` prints its line from the devset;
+/// tests/validate checks they are its fit).
+extern const FittedConstants kFittedConstants;
 /// The constants in effect: kFittedConstants unless a ScopedFittedConstants
 /// is alive (the validation's fit evaluates the cases at other values).
 const FittedConstants& fitted_constants();

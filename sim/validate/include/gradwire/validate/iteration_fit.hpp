@@ -4,18 +4,22 @@
 //
 // Each scored case's iteration-time error e (iteration_time: predicted /
 // published - 1; the quantities that go as 1 / T: 1 / (1 + error) - 1) is
-// linearised in the constants around the values `at` the cases ran with:
+// linearised in the constants: with every constant at 0 and with each
+// alone at its probe value p_j (kFitProbe, near the fitted values),
 //
-//   e(c) ~= e(at) + sum_j s_j (c_j - at_j),
-//   s_j = (e(at with c_j = p_j) - e(at)) / (p_j - at_j)
+//   e(c) ~= e(0) + sum_j s_j c_j,   s_j = (e(p_j alone) - e(0)) / p_j
 //
-// one extra evaluation of the case per constant, the probe p_j 0 when at_j
-// > 0 (the slope of switching the mechanism off), else kFitProbe[j]. The
-// constants are fitted once over every scored case (each case weighs the
-// same; Huber loss, scale 5%, so that a case no mechanism explains does not
-// pull them: gw::fit::fit_constants), and again without each case
-// (gw::fit::leave_one_group_out): that case's out-of-sample error is its
-// linearised error at those constants.
+// (four extra evaluations of each case; the mechanisms add nearly
+// independently). The fit does not depend on the values compiled in, so
+// that `validate iterations --fit` gives them in one run and the compiled
+// values can be checked against it. The constants are fitted once over every
+// scored case (each case weighs the same; Huber loss, scale 5%, so that a
+// case no mechanism explains does not pull them: gw::fit::fit_constants),
+// within their sourced bounds (kFitUpperBound: compute_under_nccl at most
+// the 0.40 Lee et al. measured, kInterferenceRangeHigh; a constant past its
+// bound is held there and the others refitted), and again without each
+// case: that case's out-of-sample error is its error at the values run,
+// e(at), moved by the slopes to those constants: e(at) + s.(c_loo - at).
 //
 // The band: from n leave-one-case-out errors sorted, the split-conformal
 // 10-90% band is [e_(k_lo), e_(k_hi)], k_lo = floor((n + 1) 0.1), k_hi =
@@ -29,6 +33,7 @@
 #include <utility>
 #include <vector>
 
+#include "gradwire/model/interference.hpp"
 #include "gradwire/model/iteration_model.hpp"
 #include "gradwire/validate/iterations.hpp"
 
@@ -37,8 +42,11 @@ namespace gw::validate {
 /// FittedConstants' members, in this order everywhere below.
 inline constexpr std::array<const char*, kFittedConstantCount> kFittedConstantNames{
     "compute_under_nccl", "rank_jitter", "host_per_collective"};
-/// Probe value of a constant that is 0 where the cases ran.
+/// Each constant's probe value (alone, the others 0).
 inline constexpr ConstantValues kFitProbe{0.1, 0.05, 20e-6};
+/// Sourced upper ends: compute_under_nccl at most kInterferenceRangeHigh
+/// (docs/model.md section 7); the others unbounded.
+inline constexpr ConstantValues kFitUpperBound{kInterferenceRangeHigh, 1e300, 1e300};
 /// Units the fit solves in (host_per_collective in microseconds), so that the
 /// columns are of one magnitude.
 inline constexpr ConstantValues kFitUnit{1, 1, 1e-6};

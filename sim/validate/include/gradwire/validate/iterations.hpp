@@ -81,11 +81,14 @@ IterationCaseResult run_iteration_case(const IterationCase& c);
 
 inline constexpr std::size_t kFittedConstantCount = 3;
 using ConstantValues = std::array<double, kFittedConstantCount>;
-/// One scored case linearised: its result's index, e(at), the slopes.
+/// One scored case linearised: its result's index, its time error with the
+/// constants it ran with (`error`) and with none (`reference_error`), and
+/// the slopes.
 struct CaseSlopes {
   std::size_t result = 0;
   double error = 0;
   ConstantValues slope{};
+  double reference_error = 0;
 };
 
 struct ConstantsFit {
@@ -120,12 +123,6 @@ IterationSummary summarise(const std::vector<IterationCaseResult>& results);
 /// with the constants in effect, then fits them (iteration_fit.hpp).
 IterationValidation validate_iterations(const std::vector<IterationCase>& cases,
                                         const std::function<void(const IterationCase&)>& on_case = {});
-/// validate_iterations run again at its own fit until the constants move by
-/// less than 0.1% (at most 8 rounds): the values to compile in (`validate
-/// iterations --fit`; docs/validation.md says how to refit).
-IterationValidation refit_iterations(const std::vector<IterationCase>& cases,
-                                     const std::function<void(const IterationCase&)>& on_case = {});
-
 /// The model's residuals for the band (docs/model.md, "The band"): the fit's
 /// split-conformal 10-90% band of the scored cases' leave-one-case-out
 /// iteration-time errors; none (0 cases) without a fit.
