@@ -42,6 +42,15 @@ std::string render_iterations(const validate::IterationValidation& r, const std:
                                  : validate::render_iterations_markdown(r);
 }
 
+/// A kind validate knows, a format it has for it, --cases with a kind, --fit
+/// with iterations and no format.
+bool valid_request(const std::string& what, const std::string& format, bool cases, bool refit) {
+  const bool known = what.empty() || what == "collectives" || what == "iterations";
+  const bool residuals = format == "residuals" && what == "iterations";
+  const bool formatted = format == "summary" || format == "markdown" || format == "json" || residuals;
+  return known && formatted && !(what.empty() && cases) && !(refit && (what != "iterations" || format != "summary"));
+}
+
 }  // namespace
 
 int cmd_validate(int argc, char** argv) {
@@ -74,11 +83,8 @@ int cmd_validate(int argc, char** argv) {
   const po::variables_map& vm = parsed.vm;
   const std::string what = vm.count("what") ? vm["what"].as<std::string>() : "";
   const std::string format = vm["format"].as<std::string>();
-  const bool known = what.empty() || what == "collectives" || what == "iterations";
-  const bool residuals = format == "residuals" && what == "iterations";
   const bool refit = vm.count("fit") > 0;
-  if (!known || (format != "summary" && format != "markdown" && format != "json" && !residuals) ||
-      (what.empty() && vm.count("cases")) || (refit && (what != "iterations" || format != "summary"))) {
+  if (!valid_request(what, format, vm.count("cases") > 0, refit)) {
     std::cerr << "gradwire validate: say what to validate (collectives, iterations, or nothing for both; --cases "
                  "needs one) and a format (summary, markdown, json; residuals with iterations; --fit with iterations "
                  "and no format)\n"

@@ -241,6 +241,12 @@ TEST(IterationCase, ResidualsCommandWritesTheBandOfTheLeaveOneOutErrors) {
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, render_iterations_residuals(v));
   for (const auto& c : v.results) EXPECT_TRUE(c.loo_error.has_value());
+  // --fit prints the fit and the line to compile in; only for iterations.
+  const auto fit = gradwire({"validate", "iterations", "--cases", d.path(), "--fit"});
+  EXPECT_EQ(fit.exit_code, 0) << fit.err;
+  EXPECT_EQ(fit.out, render_iterations_fit(v));
+  EXPECT_NE(fit.out.find(fitted_constants_source(v.fit->fitted)), std::string::npos);
+  EXPECT_EQ(gradwire({"validate", "collectives", "--fit"}).exit_code, 2);
 }
 
 // Split-conformal 10-90%: of n sorted errors, the floor((n + 1) 0.1)-th and
