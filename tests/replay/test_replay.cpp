@@ -427,6 +427,12 @@ TEST(ReplayPytorchHooks, PowerSgdHookBlocksTheBackwardAsInTheClosedForm) {
       const auto plan = plan_iteration(w, c, tiny_convnet(), slow_costs());
       ASSERT_GE(plan.buckets.size(), 2u);
       ASSERT_TRUE(plan.comm[0].blocks_host);
+      // Every rank leaves a blocking hook at the slowest one's time: bucket
+      // b + 1 waits for the spread of the compute since bucket b only,
+      // cv mu_N (ready_(b+1) - ready_b) (no_sync's folded micro-step is behind).
+      const auto ready = test::bucket_ready_times(plan.buckets, plan.tensor_backward);
+      for (std::size_t b = 1; b < plan.buckets.size(); ++b)
+        expect_rel(plan.bucket_sync_delay[b], 0.05 * expected_max_normal(8) * (ready[b] - ready[b - 1]), 1e-9);
       const auto r = simulate_plan(c, plan);
       const auto closed = evaluate_closed_form(plan, coll);
       expect_rel(r.total, closed.total);

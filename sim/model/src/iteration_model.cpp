@@ -223,6 +223,15 @@ void plan_stragglers(IterationPlan& p, const WorkloadSpec& w, const DeviceCosts&
   // one: k micro-steps under no_sync, one without it.
   const int since_last_sync = p.sync_every_micro_step ? 1 : p.accumulation;
   p.bucket_sync_delay = straggler_delays(p.compute_jitter, p.world_size, since_last_sync, step, ready);
+  // A hook that blocks the host (PowerSGD's synchronize) has every rank at
+  // the slowest one's time when it returns: a later bucket waits only for
+  // the spread of the compute since.
+  const double mu = expected_max_normal(p.world_size);
+  double synced = -1;
+  for (std::size_t b = 0; b < ready.size(); ++b) {
+    if (synced >= 0) p.bucket_sync_delay[b] = p.compute_jitter * mu * (ready[b] - synced);
+    if (p.comm[b].blocks_host) synced = ready[b];
+  }
 }
 
 }  // namespace
