@@ -21,9 +21,19 @@ FittedConstants fitted_constants_of(const ConstantValues& v) {
   return c;
 }
 
+namespace {
+
+/// An error between the case's own quantity and the iteration time (either
+/// way: 1 / (1 + e) - 1 is its own inverse), for the quantities that go as 1 / T.
+double quantity_error(const IterationCaseResult& r, double error) {
+  return r.c.quantity == "iteration_time" ? error : 1 / (1 + error) - 1;
+}
+
+}  // namespace
+
 std::optional<double> time_error(const IterationCaseResult& r) {
   if (!r.error) return std::nullopt;
-  return r.c.quantity == "iteration_time" ? *r.error : 1 / (1 + *r.error) - 1;
+  return quantity_error(r, *r.error);
 }
 
 std::pair<double, double> conformal_band(std::vector<double> errors) {
@@ -36,12 +46,6 @@ std::pair<double, double> conformal_band(std::vector<double> errors) {
 }
 
 namespace {
-
-/// The time error in the case's own quantity (iteration_time: itself; the
-/// others go as 1 / T).
-double quantity_error(const IterationCaseResult& r, double time_err) {
-  return r.c.quantity == "iteration_time" ? time_err : 1 / (1 + time_err) - 1;
-}
 
 /// Linearised time error of case `s` at constants `c`.
 double linear_error(const CaseSlopes& s, const ConstantValues& at, const ConstantValues& c) {
