@@ -99,7 +99,9 @@ TEST(Studies, AccumulationAtAFixedGlobalBatchFollowsMemoryAndCompressionPaysWher
   // PowerSGD's hook runs its first part (error feedback, P = M Q) on the
   // backward's stream (docs/model.md, "Where the hooks' kernels run"): it
   // pays where the network is scarce, and costs where it is not.
-  EXPECT_GT(gain["p3.16xlarge"], 0.2);   // 25 Gbps for 8 V100s
+  // 25 Gbps for 8 V100s: 17.8% since issue 32 (the hook's Python per-op
+  // cost and the fitted interference and rank jitter, docs/model.md).
+  EXPECT_GT(gain["p3.16xlarge"], 0.15);
   EXPECT_LT(gain["g5.48xlarge"], 0.05);  // 100 Gbps for 8 A10Gs: little or nothing to gain
   EXPECT_LT(gain["ND96asr_v4"], 0.0);    // 1.6 Tbps: nothing to gain, the hook's work to pay
   EXPECT_GT(gain["p3.16xlarge"], gain["g5.48xlarge"] + 0.1);

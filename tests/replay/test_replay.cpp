@@ -161,6 +161,103 @@ TEST(ReplayDdpOverheads, CopyOutAfterTheLastCollectiveDelaysTheOptimizer) {
   EXPECT_DOUBLE_EQ(back.collective_launch, r.collective_launch);
 }
 
+// DDP's per-bucket host work (docs/model.md, "DDP overheads", issue 32 M3):
+// h x the bucket's collectives on the autograd thread at its last tensor,
+// before the bucket is ready; the replay places it as the closed form does.
+TEST(ReplayDdpOverheads, PerBucketHostWorkDelaysTheBackwardAtEachBucket) {
+  const auto c = test::cluster(1, 8);
+  auto w = workload(true);
+  w.ddp_overheads = true;
+  auto dc = slow_costs();
+  dc.copy_bandwidth = 1e10;
+  const auto without = plan_iteration(w, c, tiny_convnet(), dc);
+  constexpr double h = 40e-6;
+  dc.fitted.host_per_collective = h;
+  const auto plan = plan_iteration(w, c, tiny_convnet(), dc);
+  ASSERT_GE(plan.buckets.size(), 3u);
+  ASSERT_EQ(plan.tensor_host.size(), plan.tensor_backward.size());
+  double host = 0;
+  for (std::size_t j = 0; j < plan.tensor_host.size(); ++j) host += plan.tensor_host[j];
+  for (const auto& b : plan.buckets) EXPECT_DOUBLE_EQ(plan.tensor_host[b.last_tensor], h);  // one all-reduce each
+  EXPECT_DOUBLE_EQ(host, h * static_cast<double>(plan.buckets.size()));
+  const auto r = simulate_plan(c, plan);
+  const auto closed = evaluate_closed_form(plan, ring_closed_form(c));
+  const auto base = evaluate_closed_form(without, ring_closed_form(c));
+  // Bucket b is ready (b + 1) h later than without (no interference: the
+  // tensors are the same); the backward is longer by all of it.
+  for (std::size_t b = 0; b < r.buckets.size(); ++b)
+    expect_rel(r.buckets[b].ready, base.buckets[b].ready + h * static_cast<double>(b + 1));
+  expect_rel(r.backward_end - r.backward_start, base.backward_end - base.backward_start + host);
+  expect_rel(r.bucket_host, host);
+  expect_rel(r.backward, plan.backward());
+  expect_rel(r.total, closed.total);
+  expect_rel(r.bucket_host, closed.bucket_host);
+  expect_rel(r.forward + r.backward + r.bucket_copy_in + r.bucket_host + r.exposed_communication +
+                 r.bucket_copy_out + r.optimizer + r.fixed_work,
+             r.total);
+  EXPECT_NE(format_table(r).find("DDP bucket host work (autograd)"), std::string::npos);
+  EXPECT_DOUBLE_EQ(result_from_json(result_to_json(r, -1)).bucket_host, r.bucket_host);
+  // One GPU launches nothing to wait for: no host work.
+  const auto one = plan_iteration(w, test::cluster(1, 1), tiny_convnet(), dc);
+  for (double x : one.tensor_host) EXPECT_EQ(x, 0.0);
+}
+
+// The devset's fitted defaults (issue 32 M1, M2; docs/model.md sections 7
+// and 7a): used only where nothing states the figure, named as fitted, and
+// replayed as the closed form evaluates them.
+TEST(ReplayFittedConstants, DefaultsApplyOnlyWhereNothingStatesThem) {
+  const auto c = test::cluster(1, 8);
+  auto w = workload(true, 2);
+  w.ddp_overheads = true;
+  auto dc = slow_costs();
+  dc.copy_bandwidth = 1e10;
+  dc.fitted = {0.2, 0.05, 10e-6};
+  const auto plan = plan_iteration(w, c, tiny_convnet(), dc);
+  EXPECT_DOUBLE_EQ(plan.interference, 0.2);
+  EXPECT_DOUBLE_EQ(plan.interference_codec, 0.2);
+  EXPECT_EQ(plan.interference_range_high, 0.0);  // the residuals hold the band's share
+  EXPECT_EQ(plan.interference_source, "fitted on the devset (docs/validation.md)");
+  EXPECT_DOUBLE_EQ(plan.compute_jitter, 0.05);
+  EXPECT_TRUE(plan.compute_jitter_fitted);
+  EXPECT_EQ(plan.compute_jitter_source, "fitted on the devset (docs/validation.md)");
+  // D_b = cv mu_N sqrt((k-1) C^2 + (F + R_b)^2): the expected slowest of 8 ranks.
+  ASSERT_EQ(plan.bucket_sync_delay.size(), plan.buckets.size());
+  const double step = plan.forward + plan.backward();
+  expect_rel(plan.bucket_sync_delay.back(), 0.05 * expected_max_normal(8) * std::sqrt(2.0) * step, 1e-12);
+  const auto r = simulate_plan(c, plan);
+  const auto closed = evaluate_closed_form(plan, ring_closed_form(c));
+  expect_rel(r.total, closed.total);
+  expect_rel(r.backward, closed.backward);
+  expect_rel(r.straggler_wait, closed.straggler_wait);
+  EXPECT_GT(r.backward, plan.backward() * (1 + 1e-6));  // slowed beside the collectives
+  EXPECT_EQ(r.band.jitter_low + r.band.jitter_high, 0.0);  // a fitted cv's spread is in the residuals
+  EXPECT_EQ(r.band.interference_high, 0.0);
+  // What the scenario or a measurement states wins.
+  auto stated = w;
+  stated.interference = 0.0;
+  stated.compute_jitter = 0.01;
+  const auto own = plan_iteration(stated, c, tiny_convnet(), dc);
+  EXPECT_EQ(own.interference, 0.0);
+  EXPECT_EQ(own.interference_source, "workload.interference");
+  EXPECT_DOUBLE_EQ(own.compute_jitter, 0.01);
+  EXPECT_FALSE(own.compute_jitter_fitted);
+  auto measured = dc;
+  measured.interference.compute_under_nccl = 0.03;
+  EXPECT_DOUBLE_EQ(plan_iteration(w, c, tiny_convnet(), measured).interference, 0.03);
+  // One GPU: no collective to slow it, no rank to wait for.
+  const auto one = plan_iteration(w, test::cluster(1, 1), tiny_convnet(), dc);
+  EXPECT_EQ(one.interference, 0.0);
+  EXPECT_EQ(one.compute_jitter, 0.0);
+  EXPECT_TRUE(one.bucket_sync_delay.empty());
+  // Costs made by hand have none; a profile's costs carry the compiled values.
+  EXPECT_EQ(costs().fitted, FittedConstants{});
+  {
+    const ScopedFittedConstants scoped({0.3, 0.0, 0.0});
+    EXPECT_DOUBLE_EQ(fitted_constants().compute_under_nccl, 0.3);
+  }
+  EXPECT_EQ(fitted_constants(), kFittedConstants);
+}
+
 TEST(Replay, AccumulationFoldsMicroStepsAndDoesNotGrowTheSimulation) {
   const auto c = test::cluster(1, 8);
   const auto m = tiny_convnet();
@@ -330,6 +427,12 @@ TEST(ReplayPytorchHooks, PowerSgdHookBlocksTheBackwardAsInTheClosedForm) {
       const auto plan = plan_iteration(w, c, tiny_convnet(), slow_costs());
       ASSERT_GE(plan.buckets.size(), 2u);
       ASSERT_TRUE(plan.comm[0].blocks_host);
+      // Every rank leaves a blocking hook at the slowest one's time: bucket
+      // b + 1 waits for the spread of the compute since bucket b only,
+      // cv mu_N (ready_(b+1) - ready_b) (no_sync's folded micro-step is behind).
+      const auto ready = test::bucket_ready_times(plan.buckets, plan.tensor_backward);
+      for (std::size_t b = 1; b < plan.buckets.size(); ++b)
+        expect_rel(plan.bucket_sync_delay[b], 0.05 * expected_max_normal(8) * (ready[b] - ready[b - 1]), 1e-9);
       const auto r = simulate_plan(c, plan);
       const auto closed = evaluate_closed_form(plan, coll);
       expect_rel(r.total, closed.total);
@@ -787,6 +890,7 @@ TEST(ReplayMeasured, PlanTakesForwardReadyTimesAndOptimizerFromTheDocument) {
 }
 
 TEST(ReplayMeasured, NoOverlapAndOneBucketEqualTheClosedFormOfTheDocument) {
+  const ScopedFittedConstants none({});  // the document's closed forms, without the devset's fitted terms
   const double F = 1.5e-3, B = 2.5e-3, O = 0.4e-3;
   Scenario s = measured_scenario();
   s.workload->overlap = false;        // T = k (F + B) + sum of the collectives + O
@@ -828,6 +932,7 @@ TEST(ReplayMeasured, NoOverlapAndOneBucketEqualTheClosedFormOfTheDocument) {
 // (measured), start_b = max(ready_b, end_{b-1}), end_b = start_b + c_b,
 // T = k (F + B) + max(0, end_last - B) + O with the literals of the document.
 TEST(ReplayMeasured, OverlapFollowsTheMeasuredReadyTimes) {
+  const ScopedFittedConstants none({});  // the measured ready times alone, not slowed by the fitted interference
   const double F = 1.5e-3, B = 2.5e-3, O = 0.4e-3;
   const double ready[] = {0.3e-3, 1.0e-3, 2.5e-3};
   Scenario s = measured_scenario();

@@ -11,7 +11,9 @@
 #include <nlohmann/json.hpp>
 
 #include "gradwire/core/error.hpp"
+#include "gradwire/validate/iteration_fit.hpp"
 #include "gradwire/validate/iterations.hpp"
+#include "gradwire/model/stragglers.hpp"
 #include "run_util.hpp"
 
 namespace gw::validate {
@@ -156,6 +158,14 @@ TEST(IterationCase, SummaryCountsTheTargets) {
   EXPECT_EQ(s.speedup_sign_ok, 2);
   EXPECT_EQ(s.speedup_within, 1);
   EXPECT_EQ(s.unscored, 1);
+  EXPECT_FALSE(s.ddp_median_loo);  // no out-of-sample errors without a fit
+  auto with_loo = rs;
+  for (auto& r : with_loo)
+    if (r.error) r.loo_error = 2 * *r.error;  // DDP 20%, 60%, 40%; speedups 40% (sign), 100%, 20% (no sign)
+  const auto l = summarise(with_loo);
+  EXPECT_NEAR(*l.ddp_median_loo, 0.4, 1e-12);
+  EXPECT_NEAR(*l.ddp_worst_loo, 0.6, 1e-12);
+  EXPECT_EQ(l.speedup_within_loo, 0);
 }
 
 double simulate_total(const std::string& scenario_file) {
@@ -187,11 +197,13 @@ TEST(IterationBundled, PredictionsAreWhatSimulatePrints) {
   }
 }
 
-TEST(IterationBundled, DocsHoldTheCurrentTables) {
+// One run of the bundled devset (the fit runs every case four times):
+// docs/validation.md's iteration tables and validation/residuals.yaml are
+// the command's current output, and the compiled constants are the fit.
+TEST(IterationBundled, DocsResidualsAndCompiledConstantsAreTheCurrentFit) {
   const auto cwd = fs::current_path();
   fs::current_path(kRepo);  // the cases' files are shown relative to the repository
-  std::vector<IterationCaseResult> results;
-  for (const auto& c : load_iteration_cases("validation/iterations")) results.push_back(run_iteration_case(c));
+  const IterationValidation v = validate_iterations(load_iteration_cases("validation/iterations"));
   fs::current_path(cwd);
   const std::string text = test::read_text(kRepo + "/docs/validation.md");
   const std::string begin = "<!-- begin: gradwire validate iterations --format markdown -->\n";
@@ -199,44 +211,105 @@ TEST(IterationBundled, DocsHoldTheCurrentTables) {
   ASSERT_NE(a, std::string::npos);
   const auto b = text.find("<!-- end: iterations -->", a);
   ASSERT_NE(b, std::string::npos);
-  EXPECT_EQ(text.substr(a + begin.size(), b - a - begin.size()), render_iterations_markdown(results))
+  EXPECT_EQ(text.substr(a + begin.size(), b - a - begin.size()), render_iterations_markdown(v))
       << "regenerate docs/validation.md (scripts/validation_docs.sh)";
-}
-
-// The band's model residuals (docs/model.md, "The band") are the current
-// cases' and what the command writes: validation/residuals.yaml is generated.
-TEST(IterationBundled, ResidualsFileHoldsTheCurrentQuantiles) {
-  std::vector<IterationCaseResult> results;
-  for (const auto& c : load_iteration_cases(kRepo + "/validation/iterations")) results.push_back(run_iteration_case(c));
-  EXPECT_EQ(test::read_text(kRepo + "/validation/residuals.yaml"), render_iterations_residuals(results))
+  // The band's model residuals (docs/model.md, "The band").
+  EXPECT_EQ(test::read_text(kRepo + "/validation/residuals.yaml"), render_iterations_residuals(v))
       << "regenerate validation/residuals.yaml (scripts/validation_docs.sh)";
-  const auto r =
-      gradwire({"validate", "iterations", "--cases", kRepo + "/validation/iterations", "--format", "residuals"});
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(r.out, render_iterations_residuals(results));
+  EXPECT_EQ(bundled_model_residuals().cases, v.fit.value().band.cases);
+  // A change to the model that moves the fit by more than 1% fails here
+  // until the constants are refitted (docs/validation.md, "Fitted constants
+  // and the band": gradwire validate iterations --fit).
+  const ConstantValues compiled = constant_values(kFittedConstants), fitted = constant_values(v.fit->fitted);
+  EXPECT_EQ(v.fit->at, kFittedConstants);
+  for (std::size_t j = 0; j < kFittedConstantCount; ++j)
+    EXPECT_NEAR(fitted[j], compiled[j], 0.01 * compiled[j] + 1e-4 * kFitProbe[j])
+        << kFittedConstantNames[j] << ": refit (gradwire validate iterations --fit) and compile in\n"
+        << fitted_constants_source(v.fit->fitted);
 }
 
-TEST(IterationCase, ResidualsAreTimeErrorQuantilesOfTheScoredDdpCases) {
-  const auto result = [](const std::string& kind, const std::string& quantity, std::optional<double> error) {
-    IterationCaseResult r;
-    r.c.kind = kind;
-    r.c.quantity = quantity;
-    r.error = error;
-    return r;
-  };
-  // Time errors: +0.1, -0.2, 1 / 1.25 - 1 = -0.2 ... over 11 DDP cases 0 .. 1 in steps of 0.1.
-  std::vector<IterationCaseResult> rs;
-  for (int i = 0; i <= 10; ++i) rs.push_back(result("ddp", "iteration_time", 0.1 * i));
-  rs.push_back(result("compression", "speedup", 5.0));          // not a DDP case
-  rs.push_back(result("ddp", "iteration_time", std::nullopt));  // unscored
-  auto m = iteration_residuals(rs);
-  EXPECT_EQ(m.cases, 11);
-  EXPECT_NEAR(m.low, 0.1, 1e-12);
-  EXPECT_NEAR(m.high, 0.9, 1e-12);
-  // A throughput over-predicted by 25% is a time 20% short.
-  m = iteration_residuals({result("ddp", "per_gpu_throughput", 0.25)});
-  EXPECT_NEAR(m.low, -0.2, 1e-12);
-  EXPECT_NEAR(m.high, -0.2, 1e-12);
+// The command writes the residuals the library renders (a small devset).
+TEST(IterationCase, ResidualsCommandWritesTheBandOfTheLeaveOneOutErrors) {
+  TempDir d;
+  d.write("a.yaml", case_text("published: 1.5\n"));
+  d.write("b.yaml", case_text("published: 1.9\n", "speedup"));
+  d.write("c.yaml", case_text("published: 2.1\n", "speedup"));
+  const auto v = validate_iterations(load_iteration_cases(d.path()));
+  ASSERT_TRUE(v.fit);
+  EXPECT_EQ(v.fit->band.cases, 3);
+  const auto r = gradwire({"validate", "iterations", "--cases", d.path(), "--format", "residuals"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, render_iterations_residuals(v));
+  for (const auto& c : v.results) EXPECT_TRUE(c.loo_error.has_value());
+  // --fit prints the fit and the line to compile in; only for iterations.
+  const auto fit = gradwire({"validate", "iterations", "--cases", d.path(), "--fit"});
+  EXPECT_EQ(fit.exit_code, 0) << fit.err;
+  EXPECT_EQ(fit.out, render_iterations_fit(v));
+  EXPECT_NE(fit.out.find(fitted_constants_source(v.fit->fitted)), std::string::npos);
+  EXPECT_EQ(gradwire({"validate", "collectives", "--fit"}).exit_code, 2);
+}
+
+// Split-conformal 10-90%: of n sorted errors, the floor((n + 1) 0.1)-th and
+// the ceil((n + 1) 0.9)-th (1-based), clamped to 1..n.
+TEST(IterationCase, ConformalBandTakesTheOrderStatistics) {
+  std::vector<double> e;
+  for (int i = 30; i >= 0; --i) e.push_back(0.01 * i);  // 31 errors, 0 .. 0.30
+  auto [low, high] = conformal_band(e);
+  EXPECT_DOUBLE_EQ(low, 0.02);   // floor(3.2) = 3rd
+  EXPECT_DOUBLE_EQ(high, 0.28);  // ceil(28.8) = 29th
+  std::tie(low, high) = conformal_band({0.3, -0.1, 0.2});
+  EXPECT_DOUBLE_EQ(low, -0.1);  // floor(0.4) -> 1st
+  EXPECT_DOUBLE_EQ(high, 0.3);  // ceil(3.6) -> 3rd
+  EXPECT_EQ(conformal_band({}), std::make_pair(0.0, 0.0));
+}
+
+// The fit from given slopes: one constant that every case's error moves by
+// 1 per unit (e = v_i + c; residuals inside the Huber scale: least squares).
+// Over all: c = -mean(v); without case i: -mean of the others, and case i's
+// out-of-sample error v_i + that. A speedup case shows it as 1 / (1 + e) - 1.
+TEST(IterationCase, FitAndLeaveOneOutFollowTheirClosedForms) {
+  const std::vector<double> v{-0.02, -0.04, -0.03, -0.01};
+  std::vector<IterationCaseResult> results(v.size());
+  std::vector<CaseSlopes> slopes;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    results[i].c.quantity = i == 3 ? "speedup" : "iteration_time";
+    slopes.push_back({i, v[i], {1.0, 0.0, 0.0}, v[i]});
+  }
+  const ConstantsFit f = fit_from_slopes(FittedConstants{}, slopes, results);
+  EXPECT_NEAR(f.fitted.compute_under_nccl, 0.025, 1e-12);
+  EXPECT_EQ(f.fitted.rank_jitter, 0.0);  // exercised by no case
+  EXPECT_EQ(f.fitted.host_per_collective, 0.0);
+  EXPECT_NEAR(*results[0].loo_error, -0.02 + 0.08 / 3, 1e-12);
+  EXPECT_NEAR(f.loo_high.compute_under_nccl, 0.03, 1e-12);  // without -0.01
+  EXPECT_NEAR(f.loo_low.compute_under_nccl, 0.02, 1e-12);   // without -0.04
+  const double e3 = -0.01 + 0.03;
+  EXPECT_NEAR(*results[3].loo_error, 1 / (1 + e3) - 1, 1e-12);
+  // Out-of-sample errors +0.0067, -0.02, -0.0067, +0.02; each against the
+  // band of the other three (n = 3: their min and max): the two inner ones
+  // are inside, the two outer ones not.
+  EXPECT_EQ(f.band.cases, 4);
+  EXPECT_TRUE(*results[0].in_band);
+  EXPECT_FALSE(*results[1].in_band);
+  EXPECT_TRUE(*results[2].in_band);
+  EXPECT_FALSE(*results[3].in_band);
+  EXPECT_EQ(f.covered, 2);
+  // The band of all four (n = 4: floor(0.5) -> 1st, ceil(4.5) -> 4th).
+  EXPECT_NEAR(f.band.low, -0.02, 1e-12);
+  EXPECT_NEAR(f.band.high, 0.02, 1e-12);
+}
+
+// compute_under_nccl stays within the published 0.40 (kFitUpperBound): a fit
+// past it holds it there and refits the others. Errors e = v_i + c_f + w_i c_h
+// with v = -0.5, -0.6 and w = 0, 1 per us: unbounded c_f = 0.5, c_h = 0.1 us
+// (exact); held at c_f = 0.4, case 1 gives -0.2 + c_h = 0: c_h = 0.2 us
+// (case 0 stays at -0.1, which nothing else moves).
+TEST(IterationCase, InterferenceIsHeldAtItsPublishedUpperEnd) {
+  std::vector<IterationCaseResult> results(2);
+  for (auto& r : results) r.c.quantity = "iteration_time";
+  const std::vector<CaseSlopes> slopes{{0, -0.5, {1.0, 0.0, 0.0}, -0.5}, {1, -0.6, {1.0, 0.0, 1e6}, -0.6}};
+  const ConstantsFit f = fit_from_slopes(FittedConstants{}, slopes, results);
+  EXPECT_DOUBLE_EQ(f.fitted.compute_under_nccl, kInterferenceRangeHigh);
+  EXPECT_NEAR(f.fitted.host_per_collective, 0.2e-6, 1e-15);
 }
 
 }  // namespace

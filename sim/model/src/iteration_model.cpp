@@ -38,6 +38,21 @@ double optimizer_step_time(const OptimizerSpec& optimizer, std::int64_t paramete
   return bytes / copy_bandwidth;
 }
 
+namespace {
+FittedConstants& active_fitted_constants() {
+  static FittedConstants active = kFittedConstants;
+  return active;
+}
+}  // namespace
+
+const FittedConstants& fitted_constants() { return active_fitted_constants(); }
+
+ScopedFittedConstants::ScopedFittedConstants(const FittedConstants& values) : saved_(active_fitted_constants()) {
+  active_fitted_constants() = values;
+}
+
+ScopedFittedConstants::~ScopedFittedConstants() { active_fitted_constants() = saved_; }
+
 double IterationPlan::backward() const {
   double b = 0;
   for (double t : tensor_backward) b += t;
@@ -52,6 +67,9 @@ double default_compute_efficiency(const ModelDesc& model, const std::string& com
 }
 
 namespace {
+
+/// Where a fitted constant's value is documented.
+constexpr const char* kFittedSource = "fitted on the devset (docs/validation.md)";
 
 /// Forward, per-tensor backward and optimizer from FLOPs / (efficiency x GEMM rate).
 void plan_compute_from_flops(IterationPlan& p, const WorkloadSpec& w, const ModelDesc& model,
@@ -104,19 +122,24 @@ void plan_ddp_overheads(IterationPlan& p, const WorkloadSpec& w, const ModelDesc
     }
   }
   for (const auto& t : model.tensors) p.tensor_copy_in.push_back(static_cast<double>(t.numel) * e * per_byte);
+  p.tensor_host.assign(model.tensors.size(), 0.0);
   for (std::size_t b = 0; b < p.buckets.size(); ++b) {
     p.bucket_copy_out.push_back(p.buckets[b].bytes * per_byte);
     int launches = 0;
     for (const auto& s : p.comm[b].steps) launches += s.kind == CommStep::Kind::Collective ? 1 : 0;
     p.bucket_launch.push_back(launches * kKernelLaunchSeconds);
+    // The autograd thread's part (Reducer::mark_bucket_ready -> all_reduce_bucket
+    // -> run_comm_hook -> ProcessGroupNCCL), before the next tensor's kernel.
+    if (p.world_size > 1) p.tensor_host.at(p.buckets[b].last_tensor) += launches * costs.fitted.host_per_collective;
   }
   p.fixed_work = optimizer_derived ? static_cast<double>(model.tensors.size()) * kKernelLaunchSeconds : 0.0;
 }
 
 /// Interference (docs/model.md, section 7): workload.interference for both
 /// compute slow-downs when given; else the profile's measured figures (the
-/// run's own codec's where the profile has them); else 0, with the published
-/// upper end feeding the band.
+/// run's own codec's where the profile has them); else the devset's fitted
+/// value for both (FittedConstants::compute_under_nccl); else 0, with the
+/// published upper end feeding the band.
 void plan_interference(IterationPlan& p, const WorkloadSpec& w, const DeviceCosts& costs) {
   const InterferenceFigures m = costs.interference.for_codec(gradwire_codec_of(w.compression));
   p.codec_interference = m.codec_under_compute.value_or(0.0);
@@ -127,6 +150,9 @@ void plan_interference(IterationPlan& p, const WorkloadSpec& w, const DeviceCost
     p.interference = m.compute_under_nccl.value_or(0.0);
     p.interference_codec = m.compute_under_codec.value_or(p.interference);
     p.interference_source = "profile (measured)";
+  } else if (costs.fitted.compute_under_nccl > 0 && p.world_size > 1) {
+    p.interference = p.interference_codec = costs.fitted.compute_under_nccl;
+    p.interference_source = kFittedSource;
   } else {
     p.interference_range_high = kInterferenceRangeHigh;
     p.interference_source = "not measured: 0, band to 0.4 (Lee et al. 2025)";
@@ -180,7 +206,8 @@ constexpr double kIqrPerSigma = 1.3489795003921634;
 
 /// Stragglers and band term (a) (docs/model.md, "Stragglers", "The band"):
 /// cv given, else from the measured document's forward and backward IQRs
-/// (sigma = IQR / 1.349, the two independent), else 0; the collective of
+/// (sigma = IQR / 1.349, the two independent), else the devset's fitted
+/// FittedConstants::rank_jitter (more than one rank), else 0; the collective of
 /// bucket b waits D_b for the slowest rank. The measured spread of the GEMM
 /// rate (compute from FLOPs only) feeds the band.
 void plan_stragglers(IterationPlan& p, const WorkloadSpec& w, const DeviceCosts& costs,
@@ -192,6 +219,10 @@ void plan_stragglers(IterationPlan& p, const WorkloadSpec& w, const DeviceCosts&
   } else if (measured && step > 0) {
     p.compute_jitter = std::hypot(measured->forward.spread, measured->backward.spread) / kIqrPerSigma / step;
     p.compute_jitter_source = "measured compute: forward and backward interquartile ranges / 1.349";
+  } else if (costs.fitted.rank_jitter > 0 && p.world_size > 1) {
+    p.compute_jitter = costs.fitted.rank_jitter;
+    p.compute_jitter_source = kFittedSource;
+    p.compute_jitter_fitted = true;
   }
   if (!measured && costs.flops_spread > 0) {
     p.compute_spread = costs.flops_spread;
@@ -207,6 +238,15 @@ void plan_stragglers(IterationPlan& p, const WorkloadSpec& w, const DeviceCosts&
   // one: k micro-steps under no_sync, one without it.
   const int since_last_sync = p.sync_every_micro_step ? 1 : p.accumulation;
   p.bucket_sync_delay = straggler_delays(p.compute_jitter, p.world_size, since_last_sync, step, ready);
+  // A hook that blocks the host (PowerSGD's synchronize) has every rank at
+  // the slowest one's time when it returns: a later bucket waits only for
+  // the spread of the compute since.
+  const double mu = expected_max_normal(p.world_size);
+  double synced = -1;
+  for (std::size_t b = 0; b < ready.size(); ++b) {
+    if (synced >= 0) p.bucket_sync_delay[b] = p.compute_jitter * mu * (ready[b] - synced);
+    if (p.comm[b].blocks_host) synced = ready[b];
+  }
 }
 
 }  // namespace
@@ -233,8 +273,9 @@ IterationPlan plan_iteration(const WorkloadSpec& w, const ClusterSpec& cluster, 
   }
   const double e = bytes_per_element(w.precision);
   p.buckets = assign_buckets(model, e, w.first_bucket_size, w.bucket_size);
+  // A PyTorch hook's kernels are launched from Python (kPythonOpSeconds).
   const HookCosts hook{costs.copy_bandwidth, costs.gradient_gemm_flops > 0 ? costs.gradient_gemm_flops : costs.flops,
-                       kKernelLaunchSeconds};
+                       kKernelLaunchSeconds + kPythonOpSeconds};
   for (const auto& b : p.buckets) {
     auto c = plan_bucket_comm(w.compression, model, b, e, cluster, p.allreduce_algorithm, costs.codec_time, hook);
     p.error_feedback_bytes += c.error_feedback_bytes;
@@ -303,6 +344,11 @@ void mark_side_streams(const IterationPlan& plan, IterationResult& r) {
   }
 }
 
+double autograd_host_work(const IterationPlan& plan, std::size_t j) {
+  return (j < plan.tensor_copy_in.size() ? plan.tensor_copy_in[j] : 0.0) +
+         (j < plan.tensor_host.size() ? plan.tensor_host[j] : 0.0);
+}
+
 double interference_at(const IterationPlan& plan, CommActivity a) {
   if (a == CommActivity::Collective) return plan.interference;
   return a == CommActivity::Codec ? plan.interference_codec : 0.0;
@@ -368,8 +414,10 @@ void finish_band(const IterationPlan& plan, IterationResult& r) {
   r.residual_low = plan.residuals.low;
   r.residual_high = plan.residuals.high;
   r.residual_cases = plan.residuals.cases;
-  r.band = band_terms(r.total, r.forward + r.backward, plan.compute_spread, plan.compute_jitter, plan.world_size,
-                      plan.accumulation, plan.forward + plan.backward(), plan.residuals);
+  // A fitted cv's spread is in the residuals (term c) already.
+  r.band = band_terms(r.total, r.forward + r.backward, plan.compute_spread,
+                      plan.compute_jitter_fitted ? 0.0 : plan.compute_jitter, plan.world_size, plan.accumulation,
+                      plan.forward + plan.backward(), plan.residuals);
   r.overlapped_compute = plan.synchronizing_micro_steps() * overlapped_compute(r, plan.overlap);
   r.band.interference_high = r.overlapped_compute * plan.interference_range_high;
   band_bounds(r.total, r.band, r.band_low, r.band_high);
@@ -412,13 +460,15 @@ void finish_result(const IterationPlan& plan, IterationResult& r) {
   const double n = plan.synchronizing_micro_steps();
   r.forward = k * plan.forward;
   r.ddp_overheads = plan.ddp_overheads;
-  r.bucket_copy_in = 0;
+  r.bucket_copy_in = r.bucket_host = 0;
   for (double c : plan.tensor_copy_in) r.bucket_copy_in += c;
+  for (double h : plan.tensor_host) r.bucket_host += h;
   const double blocked = host_blocked(plan, r);
-  const double backward_span = r.backward_end - r.backward_start - blocked;
+  const double backward_span = r.backward_end - r.backward_start - blocked - r.bucket_host;
   r.backward = plan.sync_every_micro_step ? k * (backward_span - r.bucket_copy_in)
                                           : (k - 1) * plan.backward() + backward_span - r.bucket_copy_in;
   r.bucket_copy_in *= n;
+  r.bucket_host *= n;
   r.encode = r.decode = r.collective_launch = 0;
   double comm_end = r.backward_end;
   double copy_out_end = r.backward_end;  // copy-out: bucket by bucket after its collective
@@ -498,7 +548,7 @@ class ClosedFormPass {
     for (std::size_t j = 0; j < plan_.tensor_backward.size(); ++j) {
       double d = plan_.tensor_backward[j];
       d *= 1 + interference_at(plan_, comm_activity_at(r_, scheduled_, t, plan_.overlap));
-      if (j < plan_.tensor_copy_in.size()) d += plan_.tensor_copy_in[j];  // DDP copies the gradient into its bucket
+      d += autograd_host_work(plan_, j);  // DDP's copy into the bucket and per-bucket host work
       t += d;
       const int b = bucket_of_last[j];
       if (b >= 0) t = hook_on_compute_stream(static_cast<std::size_t>(b), t);

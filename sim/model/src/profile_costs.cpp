@@ -44,6 +44,7 @@ DeviceCosts device_costs(const Profile& profile, Precision gradient_precision, c
   const auto gradient_rate = profile.gemm_flops.find(to_string(gradient_precision));
   if (gradient_rate != profile.gemm_flops.end()) c.gradient_gemm_flops = gradient_rate->second;
   c.interference = profile.interference;
+  c.fitted = fitted_constants();
   c.cluster_collectives = measured_collectives(profile);
   const Profile* p = &profile;
   c.codec_time = [p](const std::string& codec, bool encode, double elements) {

@@ -83,8 +83,8 @@ std::string model_residuals_yaml(const ModelResiduals& r) {
          "# Written by `gradwire validate iterations --format residuals` (scripts/validation_docs.sh);\n"
          "# read by simulate for the band (docs/model.md, \"The band\"). Do not edit.\n"
          "source: gradwire validate iterations\n"
-         "quantity: iteration-time error predicted / measured - 1 over the scored DDP cases, 10% and 90% "
-         "quantiles\n" +
+         "quantity: iteration-time error predicted / measured - 1 of every scored case out of sample (its "
+         "leave-one-case-out fit), split-conformal 10-90% band\n" +
          numbers;
 }
 
@@ -98,7 +98,7 @@ BandTerms band_terms(double total, double compute, double spread, double cv, int
     t.jitter_low = sigma * std::max(0.0, mu - max_normal_quantile(ranks, kBandLowQuantile));
     t.jitter_high = sigma * std::max(0.0, max_normal_quantile(ranks, kBandHighQuantile) - mu);
   }
-  if (total > 0) {
+  if (total > 0) {  // the band is two-sided; the floors bind only on residuals all of one sign
     t.residual_low = total - total / (1 + std::max(residuals.high, 0.0));
     t.residual_high = total / (1 + std::min(residuals.low, 0.0)) - total;
   }

@@ -24,7 +24,7 @@ static_assert(sizeof(void*) != 8 || sizeof(BucketComm) == 96, "BucketComm change
 static_assert(sizeof(void*) != 8 || sizeof(StepTiming) == 72, "StepTiming changed: list the new field below");
 static_assert(sizeof(void*) != 8 || sizeof(BucketTiming) == 104, "BucketTiming changed: list the new field below");
 static_assert(sizeof(void*) != 8 || sizeof(BandTerms) == 56, "BandTerms changed: list the new field below");
-static_assert(sizeof(void*) != 8 || sizeof(IterationResult) == 928,
+static_assert(sizeof(void*) != 8 || sizeof(IterationResult) == 936,
               "IterationResult changed: list the new field below");
 
 template <class S, class F>
@@ -73,7 +73,8 @@ static void wire_fields(S& r, F&& f) {
   f(r.interference), f(r.interference_codec), f(r.codec_interference), f(r.interference_source);
   f(r.measured_collectives), f(r.overlapped_compute), f(r.compute_efficiency), f(r.compute_efficiency_default);
   f(r.compute_measured), f(r.global_batch), f(r.forward), f(r.backward), f(r.encode), f(r.decode);
-  f(r.exposed_communication), f(r.optimizer), f(r.ddp_overheads), f(r.bucket_copy_in), f(r.bucket_copy_out);
+  f(r.exposed_communication), f(r.optimizer), f(r.ddp_overheads), f(r.bucket_copy_in), f(r.bucket_host);
+  f(r.bucket_copy_out);
   f(r.collective_launch), f(r.fixed_work), f(r.input_wait), f(r.compute_jitter), f(r.compute_jitter_source);
   f(r.straggler_wait), f(r.total), f(r.band_low), f(r.band_high), f(r.band), f(r.compute_spread);
   f(r.compute_spread_source), f(r.residual_low), f(r.residual_high), f(r.residual_cases);
@@ -103,6 +104,7 @@ void child_fields(Dst& dst, const IterationPlan& src, F&& f) {
   f(dst.forward, src.forward);
   f(dst.tensor_backward, src.tensor_backward);
   f(dst.tensor_copy_in, src.tensor_copy_in);
+  f(dst.tensor_host, src.tensor_host);
   f(dst.buckets, src.buckets);
   f(dst.comm, src.comm);
   f(dst.bucket_launch, src.bucket_launch);

@@ -137,7 +137,7 @@ struct ChildReplay {
       const CommActivity beside =
           comm != CommActivity::Idle ? comm : side_stream_activity(r, started, engine::Simulation::now());
       d *= 1 + interference_at(plan, beside);
-      if (j < plan.tensor_copy_in.size()) d += plan.tensor_copy_in[j];  // DDP copies the gradient into its bucket
+      d += autograd_host_work(plan, j);  // DDP's copy into the bucket and per-bucket host work
       sleep_if(d);
       ++activities;
       const int b = bucket_of_last[j];

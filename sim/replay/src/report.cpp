@@ -53,11 +53,14 @@ std::string band_lines(const IterationResult& r) {
                    r.compute_spread > 0 ? fmt::format("{:.3g} ({})", r.compute_spread, r.compute_spread_source)
                                         : std::string("none (the profile has no repeats for this rate)"));
   o += fmt::format("  compute jitter:  {}\n", r.compute_jitter > 0
-                                                  ? fmt::format("cv {:.3g} ({}); slowest of {} ranks", r.compute_jitter,
-                                                                r.compute_jitter_source, r.world_size)
+                                                  ? fmt::format("cv {:.3g} ({}); slowest of {} ranks{}", r.compute_jitter,
+                                                                r.compute_jitter_source, r.world_size,
+                                                                r.band.jitter_high > 0 ? "" : "; its spread is in the residuals")
                                                   : std::string("0 (set workload.compute_jitter)"));
-  o += fmt::format("  model residuals: {:+.1f}% .. {:+.1f}% (time error on {} validation cases)\n",
-                   100 * r.residual_low, 100 * r.residual_high, r.residual_cases);
+  o += fmt::format(
+      "  model residuals: {:+.1f}% .. {:+.1f}% (time error: split-conformal 10-90% band of the leave-one-case-out "
+      "errors of {} validation cases)\n",
+      100 * r.residual_low, 100 * r.residual_high, r.residual_cases);
   o += fmt::format(
       "  interference:    compute {:g} under NCCL, {:g} under codecs ({}); {:.3f} ms of backward "
       "overlapped\n",
@@ -189,6 +192,7 @@ std::string format_table(const IterationResult& r, const MemoryBreakdown* memory
   codec_rows(r, row);
   if (r.ddp_overheads) {
     row("  DDP bucket copy-in (autograd)", r.bucket_copy_in, true);
+    if (r.bucket_host > 0) row("  DDP bucket host work (autograd)", r.bucket_host, true);
     row("  DDP launches (comm stream)", r.collective_launch, false);
   }
   if (r.straggler_wait > 0) row("straggler wait (slowest rank)", r.straggler_wait, true);

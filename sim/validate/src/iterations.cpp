@@ -15,6 +15,7 @@
 #include "gradwire/model/scenario_refs.hpp"
 #include "gradwire/model/scenario_yaml.hpp"
 #include "gradwire/replay/replay.hpp"
+#include "gradwire/validate/iteration_fit.hpp"
 
 namespace gw::validate {
 namespace fs = std::filesystem;
@@ -130,96 +131,148 @@ IterationCaseResult run_iteration_case(const IterationCase& c) {
   return score_iteration_case(c, predicted_time(c.scenario), base);
 }
 
+namespace {
+
+/// A speedup with the published sign and within 25% at `error`.
+bool speedup_met(const IterationCaseResult& r, double error) {
+  return r.same_sign.value_or(false) && std::abs(error) <= kTargetSpeedup;
+}
+
+void set_median_worst(std::vector<double> v, std::optional<double>& median, std::optional<double>& worst) {
+  if (v.empty()) return;
+  median = fit::median(v);
+  worst = *std::max_element(v.begin(), v.end());
+}
+
+}  // namespace
+
 IterationSummary summarise(const std::vector<IterationCaseResult>& results) {
   IterationSummary s;
-  std::vector<double> ddp;
+  std::vector<double> ddp, ddp_loo;
   for (const auto& r : results) {
     if (!r.error) {
       ++s.unscored;
     } else if (r.c.kind == "ddp") {
       ddp.push_back(std::abs(*r.error));
+      if (r.loo_error) ddp_loo.push_back(std::abs(*r.loo_error));
     } else {
       ++s.speedup_scored;
       if (r.same_sign.value_or(false)) ++s.speedup_sign_ok;
-      if (r.same_sign.value_or(false) && std::abs(*r.error) <= kTargetSpeedup) ++s.speedup_within;
+      if (speedup_met(r, *r.error)) ++s.speedup_within;
+      if (r.loo_error && speedup_met(r, *r.loo_error)) ++s.speedup_within_loo;
     }
   }
   s.ddp_scored = static_cast<int>(ddp.size());
-  if (!ddp.empty()) {
-    s.ddp_median = fit::median(ddp);
-    s.ddp_worst = *std::max_element(ddp.begin(), ddp.end());
-  }
+  set_median_worst(ddp, s.ddp_median, s.ddp_worst);
+  set_median_worst(ddp_loo, s.ddp_median_loo, s.ddp_worst_loo);
   return s;
 }
 
-namespace {
-
-/// Quantile q of sorted values, linear between order statistics.
-double quantile(const std::vector<double>& sorted, double q) {
-  const double pos = q * static_cast<double>(sorted.size() - 1);
-  const auto i = static_cast<std::size_t>(pos);
-  if (i + 1 >= sorted.size()) return sorted.back();
-  return sorted[i] + (pos - static_cast<double>(i)) * (sorted[i + 1] - sorted[i]);
-}
-
-}  // namespace
-
-ModelResiduals iteration_residuals(const std::vector<IterationCaseResult>& results) {
-  std::vector<double> errors;
-  for (const auto& r : results) {
-    if (!r.error || r.c.kind != "ddp") continue;
-    errors.push_back(r.c.quantity == "iteration_time" ? *r.error : 1 / (1 + *r.error) - 1);
+IterationValidation validate_iterations(const std::vector<IterationCase>& cases,
+                                        const std::function<void(const IterationCase&)>& on_case) {
+  IterationValidation v;
+  for (const auto& c : cases) {
+    if (on_case) on_case(c);
+    v.results.push_back(run_iteration_case(c));
   }
-  ModelResiduals m;
-  m.cases = static_cast<int>(errors.size());
-  if (errors.empty()) return m;
-  std::sort(errors.begin(), errors.end());
-  m.low = quantile(errors, kBandLowQuantile);
-  m.high = quantile(errors, kBandHighQuantile);
-  return m;
+  v.fit = fit_iteration_constants(cases, v.results, fitted_constants());
+  return v;
 }
 
-std::string render_iterations_residuals(const std::vector<IterationCaseResult>& results) {
-  return model_residuals_yaml(iteration_residuals(results));
+ModelResiduals iteration_residuals(const IterationValidation& v) {
+  return v.fit ? v.fit->band : ModelResiduals{};
+}
+
+std::string render_iterations_residuals(const IterationValidation& v) {
+  return model_residuals_yaml(iteration_residuals(v));
 }
 
 namespace {
 
 std::string summary_lines(const IterationSummary& s) {
+  const bool loo = s.ddp_median_loo.has_value();
   return fmt::format(
-      "DDP cases: {} scored, median |error| {} (target <= {:.0f}%), worst {} (target <= {:.0f}%).\n"
+      "DDP cases: {} scored, median |error| {}{} (target <= {:.0f}%), worst {}{} (target <= {:.0f}%).\n"
       "Compression and accumulation cases: {} scored, {} with the published sign, {} with it and within "
-      "{:.0f}%.\nUnscored cases: {}.\n",
-      s.ddp_scored, opt_percent(s.ddp_median, false), 100 * kTargetDdpMedian, opt_percent(s.ddp_worst, false),
-      100 * kTargetDdpWorst, s.speedup_scored, s.speedup_sign_ok, s.speedup_within, 100 * kTargetSpeedup, s.unscored);
+      "{:.0f}%{}.\nUnscored cases: {}.\n",
+      s.ddp_scored, opt_percent(s.ddp_median, false),
+      loo ? " in sample, " + opt_percent(s.ddp_median_loo, false) + " out of sample" : "", 100 * kTargetDdpMedian,
+      opt_percent(s.ddp_worst, false), loo ? " / " + opt_percent(s.ddp_worst_loo, false) : "", 100 * kTargetDdpWorst,
+      s.speedup_scored, s.speedup_sign_ok, s.speedup_within, 100 * kTargetSpeedup,
+      loo ? fmt::format(" ({} out of sample)", s.speedup_within_loo) : "", s.unscored);
+}
+
+/// A constant as the source states it: host_per_collective in us.
+std::string constant_text(std::size_t j, double v) {
+  return j == 2 ? fmt::format("{:.3g} us", v * 1e6) : fmt::format("{:.4g}", v);
+}
+
+/// The fitted constants beside the compiled ones, and the band's coverage.
+std::string fit_lines(const ConstantsFit& f) {
+  std::string out = fmt::format(
+      "Fitted constants (Huber, scale {:.0f}%, over the {} scored cases, each linearised from its runs without "
+      "them and with each alone; refit: gradwire validate iterations --fit):\n",
+      100 * kFitHuberScale, f.cases.size());
+  const ConstantValues at = constant_values(f.at), fitted = constant_values(f.fitted),
+                       low = constant_values(f.loo_low), high = constant_values(f.loo_high);
+  for (std::size_t j = 0; j < kFittedConstantCount; ++j)
+    out += fmt::format("  {:<20} run with {:<10} fitted {:<10} leave-one-case-out {} .. {}\n", kFittedConstantNames[j],
+                       constant_text(j, at[j]), constant_text(j, fitted[j]), constant_text(j, low[j]),
+                       constant_text(j, high[j]));
+  const int n = f.band.cases;
+  out += fmt::format(
+      "Band: the 10-90% split-conformal band of the {} leave-one-case-out time errors is {:+.1f}% .. {:+.1f}%; out "
+      "of sample (each case against the band of the others') it holds {} of {} cases ({:.0f}%, target >= 80%).\n",
+      n, 100 * f.band.low, 100 * f.band.high, f.covered, n, n > 0 ? 100.0 * f.covered / n : 0.0);
+  return out;
+}
+
+std::string all_summary_lines(const IterationValidation& v) {
+  std::string out = summary_lines(summarise(v.results));
+  if (v.fit) out += fit_lines(*v.fit);
+  return out;
 }
 
 std::string published_text(const IterationCaseResult& r) {
   return r.c.published ? figure(r.c.quantity, *r.c.published) : std::string("-");
 }
 
-}  // namespace
-
-std::string render_iterations_summary(const std::vector<IterationCaseResult>& results) {
-  std::string out = fmt::format("{:<5} {:<44} {:>5} {:<19} {:>10} {:>10} {:>8}  {}\n", "id", "case", "GPUs", "quantity",
-                                "published", "predicted", "error", "verdict");
-  for (const auto& r : results)
-    out += fmt::format("{:<5} {:<44} {:>5} {:<19} {:>10} {:>10} {:>8}  {}\n", r.c.devset, r.c.name,
-                       r.c.scenario.cluster.world_size(), r.c.quantity, published_text(r),
-                       figure(r.c.quantity, r.predicted), opt_percent(r.error, true), verdict(r));
-  return out + "\n" + summary_lines(summarise(results));
+std::string band_text(const IterationCaseResult& r) {
+  return r.in_band ? (*r.in_band ? "in" : "OUT") : "-";
 }
 
-std::string render_iterations_markdown(const std::vector<IterationCaseResult>& results) {
-  std::string out = summary_lines(summarise(results));
+}  // namespace
+
+std::string render_iterations_summary(const IterationValidation& v) {
+  std::string out = fmt::format("{:<5} {:<44} {:>5} {:<19} {:>10} {:>10} {:>8} {:>8} {:>4}  {}\n", "id", "case", "GPUs",
+                                "quantity", "published", "predicted", "error", "LOO", "band", "verdict");
+  for (const auto& r : v.results)
+    out += fmt::format("{:<5} {:<44} {:>5} {:<19} {:>10} {:>10} {:>8} {:>8} {:>4}  {}\n", r.c.devset, r.c.name,
+                       r.c.scenario.cluster.world_size(), r.c.quantity, published_text(r),
+                       figure(r.c.quantity, r.predicted), opt_percent(r.error, true), opt_percent(r.loo_error, true),
+                       band_text(r), verdict(r));
+  return out + "\n" + all_summary_lines(v);
+}
+
+std::string render_iterations_fit(const IterationValidation& v) {
+  if (!v.fit) return "no fit: fewer than two scored cases\n";
+  return fit_lines(*v.fit) + summary_lines(summarise(v.results)) +
+         "The line to compile in (sim/model/src/fitted_constants.cpp):\n  " +
+         fitted_constants_source(v.fit->fitted) + "\n";
+}
+
+std::string render_iterations_markdown(const IterationValidation& v) {
+  std::string out = all_summary_lines(v);
   out +=
-      "\n| id | case | kind | GPUs | model | quantity | published | predicted | error | verdict |\n"
-      "|---|---|---|---|---|---|---|---|---|---|\n";
-  for (const auto& r : results)
-    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", r.c.devset, r.c.name, r.c.kind,
-                       r.c.scenario.cluster.world_size(), r.c.scenario.workload->model, r.c.quantity, published_text(r),
-                       figure(r.c.quantity, r.predicted), opt_percent(r.error, true), verdict(r));
-  for (const auto& r : results) {
+      "\n| id | case | kind | GPUs | model | quantity | published | predicted | error | error (LOO) | band (LOO) | "
+      "verdict |\n"
+      "|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+  for (const auto& r : v.results)
+    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", r.c.devset, r.c.name,
+                       r.c.kind, r.c.scenario.cluster.world_size(), r.c.scenario.workload->model, r.c.quantity,
+                       published_text(r), figure(r.c.quantity, r.predicted), opt_percent(r.error, true),
+                       opt_percent(r.loo_error, true), band_text(r), verdict(r));
+  for (const auto& r : v.results) {
     out += fmt::format("\n#### {} `{}`\n\nSource: {} (confidence: {}). Setup: {}\n", r.c.devset, r.c.name, r.c.source,
                        r.c.confidence, r.c.setup);
     out += fmt::format("\nPredicted iteration time {:.4f} s", r.time);
@@ -232,10 +285,32 @@ std::string render_iterations_markdown(const std::vector<IterationCaseResult>& r
   return out;
 }
 
-nlohmann::ordered_json iterations_section_json(const std::vector<IterationCaseResult>& results) {
+namespace {
+
+nlohmann::ordered_json fit_json(const ConstantsFit& f) {
+  nlohmann::ordered_json constants = nlohmann::ordered_json::array();
+  const ConstantValues at = constant_values(f.at), fitted = constant_values(f.fitted),
+                       low = constant_values(f.loo_low), high = constant_values(f.loo_high);
+  for (std::size_t j = 0; j < kFittedConstantCount; ++j)
+    constants.push_back({{"name", kFittedConstantNames[j]},
+                         {"run_with", at[j]},
+                         {"fitted", fitted[j]},
+                         {"loo_low", low[j]},
+                         {"loo_high", high[j]}});
+  return {{"loss", "huber"},
+          {"huber_scale", kFitHuberScale},
+          {"cases", f.cases.size()},
+          {"rms_time_error", f.rms},
+          {"constants", constants},
+          {"band", {{"low", f.band.low}, {"high", f.band.high}, {"cases", f.band.cases}, {"covered", f.covered}}}};
+}
+
+}  // namespace
+
+nlohmann::ordered_json iterations_section_json(const IterationValidation& v) {
   auto opt = [](const auto& x) { return x ? nlohmann::ordered_json(*x) : nlohmann::ordered_json(nullptr); };
   nlohmann::ordered_json cases = nlohmann::ordered_json::array();
-  for (const auto& r : results)
+  for (const auto& r : v.results)
     cases.push_back({{"case", r.c.name},
                      {"devset", r.c.devset},
                      {"file", r.c.file},
@@ -250,20 +325,26 @@ nlohmann::ordered_json iterations_section_json(const std::vector<IterationCaseRe
                      {"time_s", r.time},
                      {"baseline_time_s", opt(r.baseline_time)},
                      {"error", opt(r.error)},
+                     {"loo_error", opt(r.loo_error)},
+                     {"in_band", opt(r.in_band)},
                      {"same_sign", opt(r.same_sign)},
                      {"verdict", verdict(r)},
                      {"assumed", r.c.assumed},
                      {"gap", r.c.gap},
                      {"unscored", r.c.unscored}});
-  const IterationSummary s = summarise(results);
+  const IterationSummary s = summarise(v.results);
   nlohmann::ordered_json summary{{"ddp_scored", s.ddp_scored},
                                  {"ddp_median_abs_error", opt(s.ddp_median)},
                                  {"ddp_worst_abs_error", opt(s.ddp_worst)},
+                                 {"ddp_median_abs_error_loo", opt(s.ddp_median_loo)},
+                                 {"ddp_worst_abs_error_loo", opt(s.ddp_worst_loo)},
                                  {"speedup_scored", s.speedup_scored},
                                  {"speedup_sign_ok", s.speedup_sign_ok},
                                  {"speedup_within", s.speedup_within},
+                                 {"speedup_within_loo", s.speedup_within_loo},
                                  {"unscored", s.unscored}};
-  return nlohmann::ordered_json{{"cases", cases}, {"summary", summary}};
+  return nlohmann::ordered_json{
+      {"cases", cases}, {"summary", summary}, {"fit", v.fit ? fit_json(*v.fit) : nlohmann::ordered_json(nullptr)}};
 }
 
 }  // namespace gw::validate

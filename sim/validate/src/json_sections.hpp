@@ -13,7 +13,7 @@ namespace gw::validate {
 
 /// One collective case: its header, errors, verdict and points.
 nlohmann::ordered_json collective_case_json(const CaseResult& result);
-/// {"cases": [...], "summary": {...}}.
-nlohmann::ordered_json iterations_section_json(const std::vector<IterationCaseResult>& results);
+/// {"cases": [...], "summary": {...}, "fit": {...} or null}.
+nlohmann::ordered_json iterations_section_json(const IterationValidation& validation);
 
 }  // namespace gw::validate

@@ -28,6 +28,8 @@
 // one micro-step. Plain C++, no SimGrid.
 // DDP overheads (docs/model.md, "DDP overheads"; workload.ddp_overheads):
 //   copy-in  : tensor j's backward takes d_j + c_j, c_j = 2 bytes_j / copy_bw
+//   host     : at bucket b's last tensor l_b the autograd thread adds
+//              h_b = h x (b's collectives) before b is ready (tensor_host)
 //   launch   : bucket b's comm starts L x (its collectives) after start_b
 //   copy-out : o = backward_end; o = max(o, end_b) + c_b per bucket in order;
 //              the optimizer starts at o
@@ -61,6 +63,44 @@ struct Profile;
 struct IterationResult;
 struct MeasuredCompute;
 
+/// The iteration model's constants that no source states, fitted once by
+/// least squares over every scored case of the validation devset
+/// (docs/validation.md, "Fitted constants"; `gradwire validate iterations
+/// --fit` refits them; docs/model.md sections 7, 7a and "DDP overheads").
+struct FittedConstants {
+  /// M1: compute slow-down of a backward tensor that starts while a
+  /// collective runs (section 7's tensor rule), where neither the profile
+  /// nor workload.interference gives one.
+  double compute_under_nccl = 0;
+  /// M2: cv of one rank's micro-step compute (section 7a), where neither
+  /// workload.compute_jitter nor a measured-compute document gives it.
+  double rank_jitter = 0;
+  /// M3: host seconds on the autograd thread per collective DDP launches
+  /// for a bucket (Reducer::mark_bucket_ready .. ProcessGroupNCCL), before
+  /// the next backward tensor.
+  double host_per_collective = 0;
+  bool operator==(const FittedConstants&) const = default;
+};
+/// The values compiled in (sim/model/src/fitted_constants.cpp: `gradwire
+/// validate iterations --fit` prints its line from the devset;
+/// tests/validate checks they are its fit).
+extern const FittedConstants kFittedConstants;
+/// The constants in effect: kFittedConstants unless a ScopedFittedConstants
+/// is alive (the validation's fit evaluates the cases at other values).
+const FittedConstants& fitted_constants();
+/// Replaces fitted_constants() for its lifetime (one thread; not nested
+/// across threads).
+class ScopedFittedConstants {
+ public:
+  explicit ScopedFittedConstants(const FittedConstants& values);
+  ~ScopedFittedConstants();
+  ScopedFittedConstants(const ScopedFittedConstants&) = delete;
+  ScopedFittedConstants& operator=(const ScopedFittedConstants&) = delete;
+
+ private:
+  FittedConstants saved_;
+};
+
 /// The per-GPU costs the iteration model needs, usually read from a profile.
 struct DeviceCosts {
   std::string compute_precision;  ///< compute precision: a compute_precision_names() entry
@@ -80,6 +120,9 @@ struct DeviceCosts {
   /// collective step with one measured on exactly the cluster's shape
   /// (docs/model.md, "Collectives measured on the cluster").
   std::vector<MeasuredCollective> cluster_collectives;
+  /// The devset's fitted constants (device_costs: fitted_constants()); all 0
+  /// for costs made by hand, which then get none of those terms.
+  FittedConstants fitted;
 };
 
 /// The compute rate used for a gradient precision: fp32 -> the profile's tf32
@@ -109,6 +152,13 @@ double optimizer_step_time(const OptimizerSpec& optimizer, std::int64_t paramete
 /// constant (calibrate/profiles/make_datasheet_profiles.py, LAUNCH_OVERHEAD_S),
 /// used for every launch DDP adds (docs/model.md, "DDP overheads").
 inline constexpr double kKernelLaunchSeconds = 5e-6;
+
+/// Extra host cost of one kernel launched from Python, as a PyTorch comm
+/// hook's ops are (eager dispatcher, argument parsing) on top of
+/// kKernelLaunchSeconds: 15.3 ms / (54 x 24) = 11.8 us per Gram-Schmidt
+/// kernel measured on H200 (docs/kernels-topk-powersgd.md) less the 5 us
+/// launch (docs/model.md, "DDP overheads"). Sourced, not fitted.
+inline constexpr double kPythonOpSeconds = 6.8e-6;
 
 /// Everything the replay and the closed forms need, independent of the network.
 struct IterationPlan {
@@ -146,10 +196,17 @@ struct IterationPlan {
   std::vector<double> tensor_copy_in;     ///< per tensor: copy into its bucket (s), empty when off
   std::vector<double> bucket_copy_out;    ///< per bucket: copy back to the gradients (s), empty when off
   std::vector<double> bucket_launch;      ///< per bucket: launches before its first step (s), empty when off
+  /// per tensor: DDP's host work on the autograd thread after it (s): at a
+  /// bucket's last tensor, h x the bucket's collectives (FittedConstants::
+  /// host_per_collective), else 0; empty when off
+  std::vector<double> tensor_host;
   double fixed_work = 0;                  ///< per iteration: zero_grad + optimizer launches (s)
   double input_time = 0;                  ///< b x k / workload.input_rate (s), 0 when unbounded
   double compute_jitter = 0;              ///< cv of one rank's micro-step compute (stragglers.hpp)
   std::string compute_jitter_source;      ///< where cv comes from ("" when 0 by default)
+  /// cv is FittedConstants::rank_jitter: the band's residuals (term c) hold
+  /// its spread, so term (b) is left out
+  bool compute_jitter_fitted = false;
   std::vector<double> bucket_sync_delay;  ///< per bucket: D_b (s), empty when no stragglers
   double compute_spread = 0;              ///< relative measured spread of the compute rate (band term a)
   std::string compute_spread_source;      ///< where it comes from ("" when none)
@@ -264,6 +321,7 @@ struct IterationResult {
   double optimizer = 0;
   bool ddp_overheads = false;
   double bucket_copy_in = 0;     ///< copies into buckets on the autograd thread (on the compute timeline)
+  double bucket_host = 0;        ///< DDP's per-bucket host work on the autograd thread (IterationPlan::tensor_host)
   double bucket_copy_out = 0;    ///< exposed copy-out: from the later of backward end and last bucket to the optimizer
   double collective_launch = 0;  ///< launches on the comm stream, all buckets (may be hidden)
   double fixed_work = 0;         ///< per-iteration fixed work after the optimizer
@@ -304,6 +362,11 @@ CommActivity comm_activity_at(const IterationResult& result, std::size_t buckets
 /// first `buckets` buckets: Codec or Idle. comm_activity_at falls back on it
 /// when the comm stream is idle.
 CommActivity side_stream_activity(const IterationResult& result, std::size_t buckets, double s);
+/// Host work on the autograd thread after tensor j's backward kernel, on the
+/// compute timeline (neither evaluator slows it by interference): DDP's
+/// copy into the bucket (tensor_copy_in) plus, at a bucket's last tensor,
+/// its per-bucket host work (tensor_host).
+double autograd_host_work(const IterationPlan& plan, std::size_t j);
 /// The compute slow-down for an activity: interference, interference_codec or 0.
 double interference_at(const IterationPlan& plan, CommActivity activity);
 /// Seconds of a codec step that starts while the backward runs (beside

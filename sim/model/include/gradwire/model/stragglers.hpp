@@ -43,11 +43,12 @@ inline constexpr double kBandLowQuantile = 0.10;
 inline constexpr double kBandHighQuantile = 0.90;
 
 /// The model's residuals on the validation cases (validation/residuals.yaml,
-/// written by `gradwire validate iterations --format residuals`): quantiles of
-/// the iteration-time error predicted / measured - 1 over the scored DDP cases.
+/// written by `gradwire validate iterations --format residuals`): the
+/// split-conformal 10-90% band of the iteration-time error predicted /
+/// measured - 1 of every scored case out of sample (leave-one-case-out).
 struct ModelResiduals {
-  double low = 0;    ///< 10% quantile of the time error
-  double high = 0;   ///< 90% quantile
+  double low = 0;    ///< the band's low end (time error)
+  double high = 0;   ///< its high end
   int cases = 0;     ///< scored cases they come from
   std::string path;  ///< the file read (empty: none)
 };

@@ -20,10 +20,13 @@
 // there is one, and not scored (`unscored` says why).
 #pragma once
 
+#include <array>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "gradwire/model/iteration_model.hpp"
 #include "gradwire/model/scenario.hpp"
 #include "gradwire/model/stragglers.hpp"
 #include "gradwire/validate/case_header.hpp"
@@ -56,6 +59,11 @@ struct IterationCaseResult {
   double predicted = 0;                 ///< the case's quantity from the prediction
   std::optional<double> error;          ///< predicted / published - 1 (scored cases)
   std::optional<bool> same_sign;        ///< speedups: both above 1 or both below
+  /// Out of sample (iteration_fit.hpp): the error with the constants fitted
+  /// without this case, as `error`; and whether its iteration-time error is
+  /// inside the band of the other cases' out-of-sample errors.
+  std::optional<double> loo_error;
+  std::optional<bool> in_band;
 };
 
 /// Issue 15's targets: DDP cases median |error| <= 10%, worst <= 20%;
@@ -71,24 +79,62 @@ IterationCaseResult score_iteration_case(const IterationCase& c, double time, st
 /// Simulates the scenario (and baseline) as `gradwire simulate` does, then scores.
 IterationCaseResult run_iteration_case(const IterationCase& c);
 
+inline constexpr std::size_t kFittedConstantCount = 3;
+using ConstantValues = std::array<double, kFittedConstantCount>;
+/// One scored case linearised: its result's index, its time error with the
+/// constants it ran with (`error`) and with none (`reference_error`), and
+/// the slopes.
+struct CaseSlopes {
+  std::size_t result = 0;
+  double error = 0;
+  ConstantValues slope{};
+  double reference_error = 0;
+};
+
+struct ConstantsFit {
+  FittedConstants at;                ///< the constants the cases ran with
+  FittedConstants fitted;            ///< the fit over every scored case
+  FittedConstants loo_low, loo_high;  ///< the range of the leave-one-case-out fits
+  double rms = 0;                    ///< rms linearised time error at `fitted`
+  std::vector<CaseSlopes> cases;     ///< the scored cases, in the results' order
+  ModelResiduals band;               ///< the band of all leave-one-case-out errors
+  int covered = 0;                   ///< cases inside the band of the others' (out of sample)
+};
+
+/// Every case's result and, with two scored cases or more, the fit.
+struct IterationValidation {
+  std::vector<IterationCaseResult> results;
+  std::optional<ConstantsFit> fit;
+};
+
 struct IterationSummary {
   int ddp_scored = 0;
   std::optional<double> ddp_median, ddp_worst;  ///< |error| over the scored DDP cases
   int speedup_scored = 0, speedup_sign_ok = 0, speedup_within = 0;
   int unscored = 0;
+  /// Out of sample (loo_error; none without a fit): the DDP median and worst
+  /// |error|, the speedups with the published sign and within 25%.
+  std::optional<double> ddp_median_loo, ddp_worst_loo;
+  int speedup_within_loo = 0;
 };
 IterationSummary summarise(const std::vector<IterationCaseResult>& results);
 
-/// The model's residuals for the band (docs/model.md, "The band"): over the
-/// scored DDP cases, the iteration-time error (iteration_time: error; the
-/// other quantities go as 1 / T: 1 / (1 + error) - 1), its 10% and 90%
-/// quantiles (linear between order statistics).
-ModelResiduals iteration_residuals(const std::vector<IterationCaseResult>& results);
-/// validation/residuals.yaml: model_residuals_yaml(iteration_residuals(results)).
-std::string render_iterations_residuals(const std::vector<IterationCaseResult>& results);
+/// Runs every case (run_iteration_case; `on_case` first, e.g. to name it)
+/// with the constants in effect, then fits them (iteration_fit.hpp).
+IterationValidation validate_iterations(const std::vector<IterationCase>& cases,
+                                        const std::function<void(const IterationCase&)>& on_case = {});
+/// The model's residuals for the band (docs/model.md, "The band"): the fit's
+/// split-conformal 10-90% band of the scored cases' leave-one-case-out
+/// iteration-time errors; none (0 cases) without a fit.
+ModelResiduals iteration_residuals(const IterationValidation& v);
+/// validation/residuals.yaml: model_residuals_yaml(iteration_residuals(v)).
+std::string render_iterations_residuals(const IterationValidation& v);
 
-std::string render_iterations_markdown(const std::vector<IterationCaseResult>& results);
-std::string render_iterations_summary(const std::vector<IterationCaseResult>& results);
+std::string render_iterations_markdown(const IterationValidation& v);
+std::string render_iterations_summary(const IterationValidation& v);
+/// `validate iterations --fit`: the fitted constants, the line to compile in,
+/// and the figures of the refit.
+std::string render_iterations_fit(const IterationValidation& v);
 /// As JSON: validation_json.hpp.
 
 }  // namespace gw::validate
