@@ -358,7 +358,7 @@ engine::Granularity parse_granularity(const std::string& gran) {
 // transports), and the profile's measured collectives.
 struct ClusterScenario {
   Scenario scenario;
-  std::string profile;                        ///< the profile's name, "" when none was resolved
+  std::string profile;                       ///< the profile's name, "" when none was resolved
   std::vector<MeasuredCollective> measured;  ///< measured_collectives of the profile
 };
 ClusterScenario load_cluster_scenario(const std::string& path) {
@@ -498,7 +498,8 @@ int compare(const po::variables_map& vm, const ClusterScenario& cs, const std::s
   const Timed timed = time_sizes(cs, base, gpus, sizes, path);
   const auto result = validate::score_case(c, gpus, timed.times);
   if (format == "json") {
-    if (!timed.note.empty()) std::cerr << kCmd << ": note: times measured on this cluster's shape: " << timed.note << "\n";
+    if (!timed.note.empty())
+      std::cerr << kCmd << ": note: times measured on this cluster's shape: " << timed.note << "\n";
     std::cout << validate::render_compare_json(result);
     return kExitOk;
   }

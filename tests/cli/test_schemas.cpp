@@ -194,8 +194,8 @@ TEST(Schemas, CollectiveWithAMeasuredCurve) {
   ASSERT_EQ(cal.exit_code, 0) << cal.err;
   std::ifstream cluster(kSource + "/validation/clusters/h100-a3-mega-2x8.yaml");
   std::ofstream(d / "scenario.yaml") << cluster.rdbuf() << "profile: " << profile << "\n";
-  const auto r = gw::test::run({kBin, "collective", (d / "scenario.yaml").string(), "--sizes", "4GiB:16GiB", "--format",
-                                "json"});
+  const auto r =
+      gw::test::run({kBin, "collective", (d / "scenario.yaml").string(), "--sizes", "4GiB:16GiB", "--format", "json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   expect_valid(v, r.out, "gradwire-collective/2", "measured curve");
   const json doc = json::parse(r.out);

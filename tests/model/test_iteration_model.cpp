@@ -622,8 +622,8 @@ TEST(ClosedForm, AMeasuredCurveTimesItsCollectivesAndJoinsTheModelAtItsEnds) {
   EXPECT_NEAR(plan.comm[1].steps[0].measured_seconds, 90e-6 * std::sqrt(400.0 / 90.0), 1e-12);  // halfway in log
   const CollectiveTimeFn never = [](const CommStep&) -> double { throw std::logic_error("modelled, not measured"); };
   const auto closed = evaluate_closed_form(plan, never);
-  EXPECT_NEAR(closed.buckets[1].steps[0].end - closed.buckets[1].steps[0].start,
-              plan.comm[1].steps[0].measured_seconds, 1e-15);
+  EXPECT_NEAR(closed.buckets[1].steps[0].end - closed.buckets[1].steps[0].start, plan.comm[1].steps[0].measured_seconds,
+              1e-15);
   // Measured up to 4 MB only: the 8 MB bucket is the model's time x the
   // curve's / the model's at 4 MB.
   c.cluster_collectives[0].curve.knots.pop_back();

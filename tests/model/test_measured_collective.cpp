@@ -37,9 +37,11 @@ CollectiveCost entry(CollectiveOp op, int gpus, int nodes, std::vector<CurvePoin
 }
 
 // A wobbling measured curve, as nccl-tests logs have at launch-bound sizes.
-const std::vector<CurvePoint> kPoints = {
-    {8, 130e-6, 0.1, 20}, {64, 123e-6, 0, 20}, {1024, 135e-6, 0.2, 20}, {1 << 20, 205e-6, 0, 20},
-    {1 << 30, 6.7e-3, 0, 20}};
+const std::vector<CurvePoint> kPoints = {{8, 130e-6, 0.1, 20},
+                                         {64, 123e-6, 0, 20},
+                                         {1024, 135e-6, 0.2, 20},
+                                         {1 << 20, 205e-6, 0, 20},
+                                         {1 << 30, 6.7e-3, 0, 20}};
 
 TEST(MeasuredCollective, MeasuredEntriesOfAProfile) {
   Profile p;
@@ -105,9 +107,9 @@ TEST(MeasuredCollective, AppliesToItsOwnShapeOnly) {
   const auto twelve = node_cluster("h100", 2, 12, 450e9, Transport::NVSwitch);
   EXPECT_EQ(measured_collective_for(m, CollectiveOp::AllReduce, twelve, 16), nullptr);
   // 16 GPUs on 4 nodes of 4: another node count.
-  EXPECT_EQ(measured_collective_for(m, CollectiveOp::AllReduce, node_cluster("h100", 4, 4, 450e9,
-                                                                            Transport::NVSwitch), 16),
-            nullptr);
+  EXPECT_EQ(
+      measured_collective_for(m, CollectiveOp::AllReduce, node_cluster("h100", 4, 4, 450e9, Transport::NVSwitch), 16),
+      nullptr);
 }
 
 TEST(MeasuredCollective, ThePinsNcclAccepts) {
@@ -118,8 +120,8 @@ TEST(MeasuredCollective, ThePinsNcclAccepts) {
   EXPECT_TRUE(nccl_accepts(ar, Algorithm::Ring, Protocol::Auto, h100x2, two));
   EXPECT_TRUE(nccl_accepts(ar, Algorithm::Tree, Protocol::LL128, h100x2, two));
   EXPECT_TRUE(nccl_accepts(ar, Algorithm::NvlsTree, Protocol::Auto, h100x2, two));
-  EXPECT_FALSE(nccl_accepts(ar, Algorithm::NVLS, Protocol::Auto, h100x2, two));  // one node only
-  EXPECT_FALSE(nccl_accepts(ar, Algorithm::NvlsTree, Protocol::LL, h100x2, two));  // Simple only
+  EXPECT_FALSE(nccl_accepts(ar, Algorithm::NVLS, Protocol::Auto, h100x2, two));          // one node only
+  EXPECT_FALSE(nccl_accepts(ar, Algorithm::NvlsTree, Protocol::LL, h100x2, two));        // Simple only
   EXPECT_FALSE(nccl_accepts(ar, Algorithm::Hierarchical, Protocol::Auto, h100x2, two));  // gradwire's own
   EXPECT_FALSE(nccl_accepts(ar, Algorithm::Pat, Protocol::Auto, h100x2, two));           // not an all-reduce
   const auto pcie = node_cluster("rtx-2080ti", 1, 2, 15.75e9, Transport::PcieHost);

@@ -192,8 +192,8 @@ TEST(ReplayDdpOverheads, PerBucketHostWorkDelaysTheBackwardAtEachBucket) {
   expect_rel(r.backward, plan.backward());
   expect_rel(r.total, closed.total);
   expect_rel(r.bucket_host, closed.bucket_host);
-  expect_rel(r.forward + r.backward + r.bucket_copy_in + r.bucket_host + r.exposed_communication +
-                 r.bucket_copy_out + r.optimizer + r.fixed_work,
+  expect_rel(r.forward + r.backward + r.bucket_copy_in + r.bucket_host + r.exposed_communication + r.bucket_copy_out +
+                 r.optimizer + r.fixed_work,
              r.total);
   EXPECT_NE(format_table(r).find("DDP bucket host work (autograd)"), std::string::npos);
   EXPECT_DOUBLE_EQ(result_from_json(result_to_json(r, -1)).bucket_host, r.bucket_host);
@@ -229,7 +229,7 @@ TEST(ReplayFittedConstants, DefaultsApplyOnlyWhereNothingStatesThem) {
   expect_rel(r.total, closed.total);
   expect_rel(r.backward, closed.backward);
   expect_rel(r.straggler_wait, closed.straggler_wait);
-  EXPECT_GT(r.backward, plan.backward() * (1 + 1e-6));  // slowed beside the collectives
+  EXPECT_GT(r.backward, plan.backward() * (1 + 1e-6));     // slowed beside the collectives
   EXPECT_EQ(r.band.jitter_low + r.band.jitter_high, 0.0);  // a fitted cv's spread is in the residuals
   EXPECT_EQ(r.band.interference_high, 0.0);
   // What the scenario or a measurement states wins.
@@ -762,9 +762,10 @@ TEST(ReplayProfile, AFitMeasuredOnTheClusterReplacesTheNetworkModel) {
             nlohmann::json::array({"allreduce on 4 GPUs, 4 nodes"}));
   EXPECT_EQ(result_from_json(json).measured_collectives, sim.measured_collectives);
   EXPECT_EQ(result_to_json(modelled, -1).find("measured_collectives"), std::string::npos);
-  EXPECT_NE(format_table(sim).find("collectives measured on this cluster (the profile's measured times, not the network "
-                                   "model): allreduce on 4 GPUs, 4 nodes"),
-            std::string::npos);
+  EXPECT_NE(
+      format_table(sim).find("collectives measured on this cluster (the profile's measured times, not the network "
+                             "model): allreduce on 4 GPUs, 4 nodes"),
+      std::string::npos);
 }
 
 // A measured curve (the profile's points for 4 GPUs on 4 nodes, as

@@ -210,8 +210,8 @@ TEST(MeasuredCurves, TheOutputsSayWhichSizesWereMeasured) {
   EXPECT_FALSE(model.contains("measured"));
   EXPECT_FALSE(model["results"][0].contains("source"));
   ASSERT_EQ(j["results"].size(), 4u);
-  EXPECT_EQ(j["measured"].get<std::string>().rfind("allreduce on 16 GPUs, 2 nodes, measured 8 B..8.00 GiB (profile ", 0),
-            0u)
+  EXPECT_EQ(
+      j["measured"].get<std::string>().rfind("allreduce on 16 GPUs, 2 nodes, measured 8 B..8.00 GiB (profile ", 0), 0u)
       << j["measured"];
   const std::vector<std::string> source = {"measured", "measured", "modelled", "modelled"};
   const double at_end = j["results"][1]["time_us"].get<double>() / model["results"][1]["time_us"].get<double>();
@@ -231,12 +231,15 @@ TEST(MeasuredCurves, TheOutputsSayWhichSizesWereMeasured) {
   EXPECT_NE(csv.find(",measured\n"), std::string::npos);
   EXPECT_NE(csv.find(",modelled\n"), std::string::npos);
   const std::string model_csv = run(kClusters + "h100-a3-mega-2x8.yaml", "csv");
-  EXPECT_EQ(model_csv.substr(0, model_csv.find('\n')), "size_B,count,type,time_us,algbw_GBps,busbw_GBps,algorithm,protocol");
+  EXPECT_EQ(model_csv.substr(0, model_csv.find('\n')),
+            "size_B,count,type,time_us,algbw_GBps,busbw_GBps,algorithm,protocol");
   const std::string table = run(c.scenario, "table");
-  EXPECT_NE(table.find("# times measured on this cluster's shape: allreduce on 16 GPUs, 2 nodes, measured 8 B..8.00 GiB"),
-            std::string::npos)
+  EXPECT_NE(
+      table.find("# times measured on this cluster's shape: allreduce on 16 GPUs, 2 nodes, measured 8 B..8.00 GiB"),
+      std::string::npos)
       << table;
-  EXPECT_NE(table.find("#   4.00 GiB .. 8.00 GiB: measured\n#   16.0 GiB .. 32.0 GiB: modelled\n"), std::string::npos) << table;
+  EXPECT_NE(table.find("#   4.00 GiB .. 8.00 GiB: measured\n#   16.0 GiB .. 32.0 GiB: modelled\n"), std::string::npos)
+      << table;
   // The table still parses as an nccl-tests log, with the curve's times.
   const auto parsed = nccl_tests::parse_log(table, "table");
   ASSERT_EQ(parsed.rows.size(), 4u);

@@ -52,11 +52,11 @@ std::string band_lines(const IterationResult& r) {
   o += fmt::format("  measured spread: {}\n",
                    r.compute_spread > 0 ? fmt::format("{:.3g} ({})", r.compute_spread, r.compute_spread_source)
                                         : std::string("none (the profile has no repeats for this rate)"));
-  o += fmt::format("  compute jitter:  {}\n", r.compute_jitter > 0
-                                                  ? fmt::format("cv {:.3g} ({}); slowest of {} ranks{}", r.compute_jitter,
-                                                                r.compute_jitter_source, r.world_size,
-                                                                r.band.jitter_high > 0 ? "" : "; its spread is in the residuals")
-                                                  : std::string("0 (set workload.compute_jitter)"));
+  o += fmt::format("  compute jitter:  {}\n",
+                   r.compute_jitter > 0
+                       ? fmt::format("cv {:.3g} ({}); slowest of {} ranks{}", r.compute_jitter, r.compute_jitter_source,
+                                     r.world_size, r.band.jitter_high > 0 ? "" : "; its spread is in the residuals")
+                       : std::string("0 (set workload.compute_jitter)"));
   o += fmt::format(
       "  model residuals: {:+.1f}% .. {:+.1f}% (time error: split-conformal 10-90% band of the leave-one-case-out "
       "errors of {} validation cases)\n",
@@ -163,9 +163,8 @@ std::string format_table(const IterationResult& r, const MemoryBreakdown* memory
       r.accumulation, r.sync_every_micro_step ? " (no_sync off: every micro-step synchronizes)" : "", r.global_batch,
       r.interference);
   if (!r.measured_collectives.empty()) {
-    o += fmt::format(
-        "collectives measured on this cluster (the profile's measured times, not the network model): {}\n",
-        fmt::join(r.measured_collectives, "; "));
+    o += fmt::format("collectives measured on this cluster (the profile's measured times, not the network model): {}\n",
+                     fmt::join(r.measured_collectives, "; "));
   }
   if (!r.compute_measured.empty()) {
     o += fmt::format("compute: {} (forward, per-tensor backward, optimizer; {:.3g} of the profile's GEMM rate)\n",

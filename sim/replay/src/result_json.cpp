@@ -144,9 +144,8 @@ json_fields::Table<R> figure_rows() {
       // DDP's own overheads (docs/model.md, "DDP overheads"), seconds.
       object<R>("ddp_overheads",
                 {member("on", &R::ddp_overheads), member("bucket_copy_in_s", &R::bucket_copy_in),
-                 member("bucket_host_s", &R::bucket_host),
-                 member("bucket_copy_out_s", &R::bucket_copy_out), member("collective_launch_s", &R::collective_launch),
-                 member("fixed_work_s", &R::fixed_work)}),
+                 member("bucket_host_s", &R::bucket_host), member("bucket_copy_out_s", &R::bucket_copy_out),
+                 member("collective_launch_s", &R::collective_launch), member("fixed_work_s", &R::fixed_work)}),
       codec_streams_row(), band_row(), member("samples_per_s", &R::samples_per_second),
       member("wire_per_gpu_bytes", &R::wire_bytes_per_gpu),
       member("error_feedback_per_gpu_bytes", &R::error_feedback_bytes),

@@ -169,8 +169,8 @@ std::optional<ConstantsFit> fit_iteration_constants(const std::vector<IterationC
 }
 
 std::string fitted_constants_source(const FittedConstants& c) {
-  return fmt::format("const FittedConstants kFittedConstants{{{:.4g}, {:.4g}, {:.4g}}};",
-                     c.compute_under_nccl, c.rank_jitter, c.host_per_collective);
+  return fmt::format("const FittedConstants kFittedConstants{{{:.4g}, {:.4g}, {:.4g}}};", c.compute_under_nccl,
+                     c.rank_jitter, c.host_per_collective);
 }
 
 }  // namespace gw::validate

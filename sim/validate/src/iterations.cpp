@@ -179,9 +179,7 @@ IterationValidation validate_iterations(const std::vector<IterationCase>& cases,
   return v;
 }
 
-ModelResiduals iteration_residuals(const IterationValidation& v) {
-  return v.fit ? v.fit->band : ModelResiduals{};
-}
+ModelResiduals iteration_residuals(const IterationValidation& v) { return v.fit ? v.fit->band : ModelResiduals{}; }
 
 std::string render_iterations_residuals(const IterationValidation& v) {
   return model_residuals_yaml(iteration_residuals(v));
@@ -213,8 +211,8 @@ std::string fit_lines(const ConstantsFit& f) {
       "Fitted constants (Huber, scale {:.0f}%, over the {} scored cases, each linearised from its runs without "
       "them and with each alone; refit: gradwire validate iterations --fit):\n",
       100 * kFitHuberScale, f.cases.size());
-  const ConstantValues at = constant_values(f.at), fitted = constant_values(f.fitted),
-                       low = constant_values(f.loo_low), high = constant_values(f.loo_high);
+  const ConstantValues at = constant_values(f.at), fitted = constant_values(f.fitted), low = constant_values(f.loo_low),
+                       high = constant_values(f.loo_high);
   for (std::size_t j = 0; j < kFittedConstantCount; ++j)
     out += fmt::format("  {:<20} run with {:<10} fitted {:<10} leave-one-case-out {} .. {}\n", kFittedConstantNames[j],
                        constant_text(j, at[j]), constant_text(j, fitted[j]), constant_text(j, low[j]),
@@ -237,9 +235,7 @@ std::string published_text(const IterationCaseResult& r) {
   return r.c.published ? figure(r.c.quantity, *r.c.published) : std::string("-");
 }
 
-std::string band_text(const IterationCaseResult& r) {
-  return r.in_band ? (*r.in_band ? "in" : "OUT") : "-";
-}
+std::string band_text(const IterationCaseResult& r) { return r.in_band ? (*r.in_band ? "in" : "OUT") : "-"; }
 
 }  // namespace
 
@@ -257,8 +253,8 @@ std::string render_iterations_summary(const IterationValidation& v) {
 std::string render_iterations_fit(const IterationValidation& v) {
   if (!v.fit) return "no fit: fewer than two scored cases\n";
   return fit_lines(*v.fit) + summary_lines(summarise(v.results)) +
-         "The line to compile in (sim/model/src/fitted_constants.cpp):\n  " +
-         fitted_constants_source(v.fit->fitted) + "\n";
+         "The line to compile in (sim/model/src/fitted_constants.cpp):\n  " + fitted_constants_source(v.fit->fitted) +
+         "\n";
 }
 
 std::string render_iterations_markdown(const IterationValidation& v) {
@@ -289,8 +285,8 @@ namespace {
 
 nlohmann::ordered_json fit_json(const ConstantsFit& f) {
   nlohmann::ordered_json constants = nlohmann::ordered_json::array();
-  const ConstantValues at = constant_values(f.at), fitted = constant_values(f.fitted),
-                       low = constant_values(f.loo_low), high = constant_values(f.loo_high);
+  const ConstantValues at = constant_values(f.at), fitted = constant_values(f.fitted), low = constant_values(f.loo_low),
+                       high = constant_values(f.loo_high);
   for (std::size_t j = 0; j < kFittedConstantCount; ++j)
     constants.push_back({{"name", kFittedConstantNames[j]},
                          {"run_with", at[j]},

@@ -7,8 +7,7 @@
 
 namespace gw::validate {
 
-std::string render_validation_json(const std::vector<CaseResult>* collectives,
-                                   const IterationValidation* iterations) {
+std::string render_validation_json(const std::vector<CaseResult>* collectives, const IterationValidation* iterations) {
   nlohmann::ordered_json j{{"schema", kValidationSchema}};
   if (collectives != nullptr) {
     nlohmann::ordered_json cases = nlohmann::ordered_json::array();

@@ -192,18 +192,18 @@ struct IterationPlan {
   std::vector<Bucket> buckets;
   std::vector<BucketComm> comm;  ///< per bucket
   double optimizer = 0;
-  bool ddp_overheads = false;             ///< the terms below are on
-  std::vector<double> tensor_copy_in;     ///< per tensor: copy into its bucket (s), empty when off
-  std::vector<double> bucket_copy_out;    ///< per bucket: copy back to the gradients (s), empty when off
-  std::vector<double> bucket_launch;      ///< per bucket: launches before its first step (s), empty when off
+  bool ddp_overheads = false;           ///< the terms below are on
+  std::vector<double> tensor_copy_in;   ///< per tensor: copy into its bucket (s), empty when off
+  std::vector<double> bucket_copy_out;  ///< per bucket: copy back to the gradients (s), empty when off
+  std::vector<double> bucket_launch;    ///< per bucket: launches before its first step (s), empty when off
   /// per tensor: DDP's host work on the autograd thread after it (s): at a
   /// bucket's last tensor, h x the bucket's collectives (FittedConstants::
   /// host_per_collective), else 0; empty when off
   std::vector<double> tensor_host;
-  double fixed_work = 0;                  ///< per iteration: zero_grad + optimizer launches (s)
-  double input_time = 0;                  ///< b x k / workload.input_rate (s), 0 when unbounded
-  double compute_jitter = 0;              ///< cv of one rank's micro-step compute (stragglers.hpp)
-  std::string compute_jitter_source;      ///< where cv comes from ("" when 0 by default)
+  double fixed_work = 0;              ///< per iteration: zero_grad + optimizer launches (s)
+  double input_time = 0;              ///< b x k / workload.input_rate (s), 0 when unbounded
+  double compute_jitter = 0;          ///< cv of one rank's micro-step compute (stragglers.hpp)
+  std::string compute_jitter_source;  ///< where cv comes from ("" when 0 by default)
   /// cv is FittedConstants::rank_jitter: the band's residuals (term c) hold
   /// its spread, so term (b) is left out
   bool compute_jitter_fitted = false;

@@ -40,8 +40,8 @@
 namespace gw::validate {
 
 /// FittedConstants' members, in this order everywhere below.
-inline constexpr std::array<const char*, kFittedConstantCount> kFittedConstantNames{
-    "compute_under_nccl", "rank_jitter", "host_per_collective"};
+inline constexpr std::array<const char*, kFittedConstantCount> kFittedConstantNames{"compute_under_nccl", "rank_jitter",
+                                                                                    "host_per_collective"};
 /// Each constant's probe value (alone, the others 0).
 inline constexpr ConstantValues kFitProbe{0.1, 0.05, 20e-6};
 /// Sourced upper ends: compute_under_nccl at most kInterferenceRangeHigh

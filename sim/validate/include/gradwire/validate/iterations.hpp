@@ -92,13 +92,13 @@ struct CaseSlopes {
 };
 
 struct ConstantsFit {
-  FittedConstants at;                ///< the constants the cases ran with
-  FittedConstants fitted;            ///< the fit over every scored case
+  FittedConstants at;                 ///< the constants the cases ran with
+  FittedConstants fitted;             ///< the fit over every scored case
   FittedConstants loo_low, loo_high;  ///< the range of the leave-one-case-out fits
-  double rms = 0;                    ///< rms linearised time error at `fitted`
-  std::vector<CaseSlopes> cases;     ///< the scored cases, in the results' order
-  ModelResiduals band;               ///< the band of all leave-one-case-out errors
-  int covered = 0;                   ///< cases inside the band of the others' (out of sample)
+  double rms = 0;                     ///< rms linearised time error at `fitted`
+  std::vector<CaseSlopes> cases;      ///< the scored cases, in the results' order
+  ModelResiduals band;                ///< the band of all leave-one-case-out errors
+  int covered = 0;                    ///< cases inside the band of the others' (out of sample)
 };
 
 /// Every case's result and, with two scored cases or more, the fit.
