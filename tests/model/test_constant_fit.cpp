@@ -140,3 +140,33 @@ TEST(ConstantFit, RefusesWhatItCannotFit) {
   bad.huber_scale = 0;
   EXPECT_THROW(gw::fit::fit_constants({ok}, 1, bad), std::invalid_argument);
 }
+
+TEST(ConstantFit, AnUpperBoundHoldsTheConstantAndRefitsTheOthers) {
+  // y = 0.5 c0 in one case, y = 0.6 = c0 + c1 in another; with c0 <= 0.4 the
+  // optimum holds c0 at 0.4 and gives c1 the rest of the second case.
+  std::vector<Observation> obs{{"a", 0.5, {1.0, 0.0}, 1.0}, {"b", 0.6, {1.0, 1.0}, 1.0}};
+  gw::fit::FitOptions bounded;
+  bounded.upper = {0.4, std::numeric_limits<double>::infinity()};
+  const auto fit = gw::fit::fit_constants(obs, 2, bounded);
+  EXPECT_DOUBLE_EQ(fit.values[0], 0.4);
+  EXPECT_NEAR(fit.values[1], 0.2, 1e-12);
+  // Unbounded, the first case alone sets c0.
+  EXPECT_NEAR(gw::fit::fit_constants(obs, 2).values[0], 0.5, 1e-12);
+}
+
+TEST(ConstantFit, NoPointOfTheBoxBeatsTheBoundedOptimum) {
+  auto obs = linear_data({0.9, 1.7}, 15, 3, 0.2, 13);
+  gw::fit::FitOptions bounded;
+  bounded.upper = {0.5, 1.0};
+  const auto fit = gw::fit::fit_constants(obs, 2, bounded);
+  EXPECT_LE(fit.values[0], 0.5);
+  EXPECT_LE(fit.values[1], 1.0);
+  const double best = cost(obs, fit.values);
+  for (int i = 0; i <= 100; ++i) {
+    for (int k = 0; k <= 100; ++k) EXPECT_GE(cost(obs, {i * 0.005, k * 0.01}), best - 1e-9);
+  }
+  bounded.upper = {0.5};
+  EXPECT_THROW(gw::fit::fit_constants(obs, 2, bounded), std::invalid_argument);
+  bounded.upper = {-1.0, 1.0};
+  EXPECT_THROW(gw::fit::fit_constants(obs, 2, bounded), std::invalid_argument);
+}

@@ -28,23 +28,33 @@ void check(const std::vector<Observation>& obs, std::size_t constants) {
   }
 }
 
-// Solves the weighted normal equations restricted to the constants in
-// `free` (a bit mask); nullopt when they are singular there.
+// Each constant held at 0, held at its upper bound, or free.
+enum class Held { zero, upper, free };
+
+// Solves the weighted normal equations for the free constants, the others
+// held at their bounds; nullopt when they are singular there.
 std::optional<std::vector<double>> solve_subset(const std::vector<Observation>& obs, const std::vector<double>& w,
-                                                std::size_t constants, unsigned free) {
+                                                const std::vector<Held>& held, const std::vector<double>& upper) {
+  const std::size_t constants = held.size();
   std::vector<std::size_t> idx;
   for (std::size_t j = 0; j < constants; ++j) {
-    if (free & (1u << j)) idx.push_back(j);
+    if (held[j] == Held::free) idx.push_back(j);
+  }
+  std::vector<double> values(constants, 0.0);
+  for (std::size_t j = 0; j < constants; ++j) {
+    if (held[j] == Held::upper) values[j] = upper[j];
   }
   const std::size_t m = idx.size();
   std::vector<std::vector<double>> a(m, std::vector<double>(m + 1, 0.0));  // [A | b]
   for (std::size_t i = 0; i < obs.size(); ++i) {
+    const double y = obs[i].y - predict(obs[i], values);  // what the held constants leave
     for (std::size_t r = 0; r < m; ++r) {
       const double xr = obs[i].x[idx[r]] * w[i];
       for (std::size_t c = 0; c < m; ++c) a[r][c] += xr * obs[i].x[idx[c]];
-      a[r][m] += xr * obs[i].y;
+      a[r][m] += xr * y;
     }
   }
+  if (m == 0) return values;
   double scale = 0;
   for (std::size_t r = 0; r < m; ++r) scale = std::max(scale, std::abs(a[r][r]));
   if (scale == 0) return std::nullopt;
@@ -61,7 +71,6 @@ std::optional<std::vector<double>> solve_subset(const std::vector<Observation>& 
       for (std::size_t c = col; c <= m; ++c) a[r][c] -= k * a[col][c];
     }
   }
-  std::vector<double> values(constants, 0.0);
   for (std::size_t r = 0; r < m; ++r) values[idx[r]] = a[r][m] / a[r][r];
   return values;
 }
@@ -76,16 +85,38 @@ double weighted_squares(const std::vector<Observation>& obs, const std::vector<d
   return sum;
 }
 
-// Exact non-negative least squares: the optimum is the unconstrained
-// solution on its own support, so the best feasible subset solution is it.
-std::vector<double> nonnegative_squares(const std::vector<Observation>& obs, const std::vector<double>& w,
-                                        std::size_t constants) {
-  std::vector<double> best(constants, 0.0);
+// Advances `held` to the next assignment (0, free, and upper where the
+// bound is finite); false after the last.
+bool next_assignment(std::vector<Held>& held, const std::vector<double>& upper) {
+  for (std::size_t j = 0; j < held.size(); ++j) {
+    if (held[j] == Held::zero) {
+      held[j] = Held::free;
+      return true;
+    }
+    if (held[j] == Held::free && std::isfinite(upper[j])) {
+      held[j] = Held::upper;
+      return true;
+    }
+    held[j] = Held::zero;
+  }
+  return false;
+}
+
+// Exact least squares within the bounds (a convex problem): the optimum
+// holds some constants at a bound and is the unconstrained solution in the
+// others, so the best feasible assignment's solution is it.
+std::vector<double> bounded_squares(const std::vector<Observation>& obs, const std::vector<double>& w,
+                                    const std::vector<double>& upper) {
+  std::vector<Held> held(upper.size(), Held::zero);
+  std::vector<double> best(upper.size(), 0.0);
   double best_cost = weighted_squares(obs, w, best);
-  for (unsigned free = 1; free < (1u << constants); ++free) {
-    const auto values = solve_subset(obs, w, constants, free);
+  while (next_assignment(held, upper)) {
+    const auto values = solve_subset(obs, w, held, upper);
     if (!values) continue;
-    if (std::any_of(values->begin(), values->end(), [](double v) { return v < 0; })) continue;
+    bool feasible = true;
+    for (std::size_t j = 0; j < values->size(); ++j)
+      feasible = feasible && (*values)[j] >= 0 && (*values)[j] <= upper[j];
+    if (!feasible) continue;
     const double cost = weighted_squares(obs, w, *values);
     if (cost < best_cost) {
       best_cost = cost;
@@ -103,16 +134,17 @@ std::vector<double> weights_of(const std::vector<Observation>& obs) {
 }
 
 // Huber by iteratively reweighted least squares, from the squares solution.
-std::vector<double> huber(const std::vector<Observation>& obs, std::size_t constants, double scale) {
+std::vector<double> huber(const std::vector<Observation>& obs, const std::vector<double>& upper, double scale) {
+  const std::size_t constants = upper.size();
   const std::vector<double> w0 = weights_of(obs);
-  std::vector<double> values = nonnegative_squares(obs, w0, constants);
+  std::vector<double> values = bounded_squares(obs, w0, upper);
   std::vector<double> w = w0;
   for (int iteration = 0; iteration < 200; ++iteration) {
     for (std::size_t i = 0; i < obs.size(); ++i) {
       const double r = std::abs(obs[i].y - predict(obs[i], values));
       w[i] = w0[i] * (r <= scale ? 1.0 : scale / r);
     }
-    const std::vector<double> next = nonnegative_squares(obs, w, constants);
+    const std::vector<double> next = bounded_squares(obs, w, upper);
     double change = 0;
     for (std::size_t j = 0; j < constants; ++j) {
       const double size = std::max(std::abs(next[j]), std::abs(values[j]));
@@ -137,9 +169,15 @@ ConstantFit fit_constants(const std::vector<Observation>& obs, std::size_t const
   if (options.loss == Loss::huber && !(options.huber_scale > 0)) {
     throw std::invalid_argument("constant fit: the Huber scale must be > 0");
   }
+  std::vector<double> upper = options.upper;
+  if (upper.empty()) upper.assign(constants, std::numeric_limits<double>::infinity());
+  if (upper.size() != constants ||
+      std::any_of(upper.begin(), upper.end(), [](double u) { return std::isnan(u) || u < 0; })) {
+    throw std::invalid_argument("constant fit: one upper bound >= 0 per constant");
+  }
   ConstantFit fit;
-  fit.values = options.loss == Loss::huber ? huber(obs, constants, options.huber_scale)
-                                           : nonnegative_squares(obs, weights_of(obs), constants);
+  fit.values = options.loss == Loss::huber ? huber(obs, upper, options.huber_scale)
+                                           : bounded_squares(obs, weights_of(obs), upper);
   double total_weight = 0;
   for (const Observation& o : obs) total_weight += o.weight;
   const double squares = weighted_squares(obs, weights_of(obs), fit.values);

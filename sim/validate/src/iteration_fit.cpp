@@ -74,30 +74,11 @@ std::vector<fit::Observation> observations(const std::vector<CaseSlopes>& slopes
   return obs;
 }
 
-/// fit::fit_constants within kFitUpperBound: a constant past its bound is
-/// held there (its part moved into y) and the others refitted.
-ConstantValues bounded_fit(std::vector<fit::Observation> obs, const fit::FitOptions& options, double* rms = nullptr) {
-  fit::ConstantFit f = fit::fit_constants(obs, kFittedConstantCount, options);
-  ConstantValues c = from_fit_units(f.values);
-  std::array<bool, kFittedConstantCount> held{};
-  for (bool again = true; again;) {
-    again = false;
-    for (std::size_t j = 0; j < kFittedConstantCount; ++j) {
-      if (held[j] || c[j] <= kFitUpperBound[j]) continue;
-      held[j] = again = true;
-      for (auto& o : obs) {
-        o.y -= o.x[j] * kFitUpperBound[j] / kFitUnit[j];
-        o.x[j] = 0;
-      }
-    }
-    if (!again) break;
-    f = fit::fit_constants(obs, kFittedConstantCount, options);
-    c = from_fit_units(f.values);
-    for (std::size_t j = 0; j < kFittedConstantCount; ++j)
-      if (held[j]) c[j] = kFitUpperBound[j];
-  }
-  if (rms != nullptr) *rms = f.rms;
-  return c;
+/// The fit's options: Huber, the constants held within kFitUpperBound.
+fit::FitOptions fit_options() {
+  fit::FitOptions options{fit::Loss::huber, kFitHuberScale, {}};
+  for (std::size_t j = 0; j < kFittedConstantCount; ++j) options.upper.push_back(kFitUpperBound[j] / kFitUnit[j]);
+  return options;
 }
 
 /// Out of sample: each case against the band of the others' errors.
@@ -126,14 +107,15 @@ ConstantsFit fit_from_slopes(const FittedConstants& at, std::vector<CaseSlopes> 
   f.cases = std::move(slopes);
   const ConstantValues a = constant_values(at);
   const auto obs = observations(f.cases);
-  const fit::FitOptions options{fit::Loss::huber, kFitHuberScale};
-  ConstantValues low = bounded_fit(obs, options, &f.rms), high = low;
+  const fit::FitOptions options = fit_options();
+  const fit::ConstantFit all = fit::fit_constants(obs, kFittedConstantCount, options);
+  f.rms = all.rms;
+  ConstantValues low = from_fit_units(all.values), high = low;
   f.fitted = fitted_constants_of(low);
+  const auto left_out = fit::leave_one_group_out(obs, kFittedConstantCount, options);  // a case per observation
   std::vector<double> loo;
   for (std::size_t i = 0; i < obs.size(); ++i) {
-    std::vector<fit::Observation> others = obs;
-    others.erase(others.begin() + static_cast<std::ptrdiff_t>(i));
-    const ConstantValues c = bounded_fit(std::move(others), options);
+    const ConstantValues c = from_fit_units(left_out.at(i).second.values);
     for (std::size_t j = 0; j < kFittedConstantCount; ++j) {
       low[j] = std::min(low[j], c[j]);
       high[j] = std::max(high[j], c[j]);

@@ -16,11 +16,13 @@
 //   auto fit = gw::fit::fit_constants(obs, 3);                 // all cases
 //   auto loo = gw::fit::leave_one_group_out(obs, 3);           // one per case
 //
-// Non-negative least squares is solved exactly by trying every set of free
-// constants (2^n normal-equation solves; n <= kMaxConstants), which is
-// simple to check and fast for the handful of constants a mechanism may have
-// (at most two per mechanism). The Huber loss (robust to a case that no
-// mechanism explains) is iteratively reweighted least squares.
+// Least squares within the bounds 0 <= c <= upper is solved exactly by
+// trying every way of holding each constant at a bound or leaving it free
+// (2^n normal-equation solves, 3^n where every constant has an upper bound;
+// n <= kMaxConstants), which is simple to check and fast for the handful of
+// constants a mechanism may have (at most two per mechanism). The Huber loss
+// (robust to a case that no mechanism explains) is iteratively reweighted
+// least squares.
 #pragma once
 
 #include <cstddef>
@@ -44,6 +46,9 @@ enum class Loss { squares, huber };
 struct FitOptions {
   Loss loss = Loss::squares;
   double huber_scale = 0.05;  ///< |residual| beyond which Huber weighs linearly (same unit as y)
+  /// Upper bound per constant (a sourced range, e.g. a published maximum);
+  /// empty: none. An entry may be +infinity.
+  std::vector<double> upper;
 };
 
 struct ConstantFit {
@@ -58,11 +63,12 @@ constexpr std::size_t kMaxConstants = 8;
 /// x . c
 double predict(const Observation& o, const std::vector<double>& values);
 
-/// min sum w (y - x . c)^2 over c >= 0 (Huber: iteratively reweighted).
-/// A constant no observation exercises (its column all zero) comes out 0.
-/// Throws std::invalid_argument for no observations, constants outside
-/// 1..kMaxConstants, an x of another length, a negative or non-finite
-/// weight, or a non-finite y or x.
+/// min sum w (y - x . c)^2 over 0 <= c <= options.upper (Huber: iteratively
+/// reweighted). A constant no observation exercises (its column all zero)
+/// comes out 0. Throws std::invalid_argument for no observations, constants
+/// outside 1..kMaxConstants, an x of another length, a negative or
+/// non-finite weight, a non-finite y or x, or bounds of another length or
+/// below 0.
 ConstantFit fit_constants(const std::vector<Observation>& obs, std::size_t constants, const FitOptions& options = {});
 
 /// Per distinct group, in order of first appearance: the fit without that

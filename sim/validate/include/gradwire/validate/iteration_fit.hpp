@@ -17,7 +17,8 @@
 // case no mechanism explains does not pull them: gw::fit::fit_constants),
 // within their sourced bounds (kFitUpperBound: compute_under_nccl at most
 // the 0.40 Lee et al. measured, kInterferenceRangeHigh; a constant past its
-// bound is held there and the others refitted), and again without each
+// bound is held there and the others refitted, exactly: gw::fit solves
+// within the box), and again without each
 // case: that case's out-of-sample error is its error at the values run,
 // e(at), moved by the slopes to those constants: e(at) + s.(c_loo - at).
 //
@@ -29,6 +30,7 @@
 #pragma once
 
 #include <array>
+#include <limits>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -46,7 +48,8 @@ inline constexpr std::array<const char*, kFittedConstantCount> kFittedConstantNa
 inline constexpr ConstantValues kFitProbe{0.1, 0.05, 20e-6};
 /// Sourced upper ends: compute_under_nccl at most kInterferenceRangeHigh
 /// (docs/model.md section 7); the others unbounded.
-inline constexpr ConstantValues kFitUpperBound{kInterferenceRangeHigh, 1e300, 1e300};
+inline constexpr ConstantValues kFitUpperBound{kInterferenceRangeHigh, std::numeric_limits<double>::infinity(),
+                                               std::numeric_limits<double>::infinity()};
 /// Units the fit solves in (host_per_collective in microseconds), so that the
 /// columns are of one magnitude.
 inline constexpr ConstantValues kFitUnit{1, 1, 1e-6};
