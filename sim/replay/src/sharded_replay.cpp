@@ -1,9 +1,12 @@
 #include "gradwire/replay/sharded_replay.hpp"
 
-#include <cstdlib>
+#include <concepts>
+#include <cstdint>
 #include <memory>
-#include <sstream>
+#include <string_view>
+#include <type_traits>
 
+#include "gradwire/core/wire.hpp"
 #include "gradwire/replay/collective_memo.hpp"
 
 namespace gw {
@@ -15,21 +18,31 @@ struct ChildLengths {
   std::vector<double> lengths;
 };
 
-std::string encode(const ChildLengths& c) {
-  std::ostringstream o;
-  o << std::hexfloat << (c.exact ? 1 : 0) << ' ' << c.simulated << ' ' << c.replayed << ' ' << c.activities;
-  for (double l : c.lengths) o << ' ' << l;
-  return o.str();
+template <class S, class F>
+requires std::same_as<std::remove_const_t<S>, ChildLengths>
+void wire_fields(S& c, F&& f) {
+  f(c.exact);
+  f(c.simulated);
+  f(c.replayed);
+  f(c.activities);
+  f(c.lengths);
 }
 
-ChildLengths decode(const std::string& s) {
-  std::istringstream in(s);
-  ChildLengths c;
-  int exact = 0;
-  in >> exact >> c.simulated >> c.replayed >> c.activities;
-  c.exact = exact != 0;
-  std::string word;
-  while (in >> word) c.lengths.push_back(std::strtod(word.c_str(), nullptr));  // hexfloat: exact
+// The child's answer as a gw::wire message (exact doubles, length-checked).
+constexpr std::string_view kLengthsKind = "SHRD";
+constexpr std::uint32_t kLengthsVersion = 1;
+
+std::string encode(const ChildLengths& c) {
+  wire::Writer w;
+  w.put(c);
+  return wire::seal(kLengthsKind, kLengthsVersion, w.take());
+}
+
+ChildLengths decode(const std::string& message) {
+  const std::string what = "the sharded replay child's message";
+  wire::Reader r(wire::open(message, kLengthsKind, kLengthsVersion, what), what);
+  ChildLengths c = r.get<ChildLengths>();
+  r.finish();
   return c;
 }
 
