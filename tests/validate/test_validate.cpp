@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -174,8 +175,55 @@ TEST(ValidateBundled, DocsHoldTheCurrentTables) {
   const auto a = text.find(begin), b = text.find(end);
   ASSERT_NE(a, std::string::npos);
   ASSERT_NE(b, std::string::npos);
-  EXPECT_EQ(text.substr(a + begin.size(), b - a - begin.size()), render_markdown(results))
+  const RampFit ramp = fit_ramp(results);
+  EXPECT_EQ(text.substr(a + begin.size(), b - a - begin.size()), render_markdown(results, &ramp))
       << "regenerate docs/validation.md (see its first section)";
+}
+
+// The per-size ramp's compiled constants (nccl_model.cpp) are the fit of the
+// committed devset within 1%: a model or devset change that is not refitted
+// fails here (refit: `gradwire validate collectives` prints the fit).
+TEST(ValidateBundled, CompiledRampEqualsTheDevsetFit) {
+  std::vector<CaseResult> results;
+  const auto cwd = fs::current_path();
+  fs::current_path(kRepo);
+  for (const auto& c : load_collective_cases("validation/collectives")) results.push_back(run_case(c));
+  fs::current_path(cwd);
+  const RampFit ramp = fit_ramp(results);
+  ASSERT_GT(ramp.observations, 100u);
+  for (std::size_t j = 0; j < ramp.fitted.size(); ++j) {
+    EXPECT_GT(ramp.fitted[j], 0) << ramp_constant_names()[j];
+    EXPECT_NEAR(ramp.compiled[j], ramp.fitted[j], 0.01 * ramp.fitted[j])
+        << ramp_constant_names()[j] << ": refit nccl_model.cpp's kRamp (" << ramp_line(ramp) << ")";
+  }
+}
+
+// A case's observations are its closed form split linear in the constants:
+// linearised at the compiled constants, y - x . c there is log(published /
+// closed form), and each case weighs 1 in all (its points 1 / points each).
+TEST(ValidateCase, RampObservationsAreTheClosedFormsTerms) {
+  TempDir d;
+  const ClusterSpec c = load_scenario(d.write("one-node.yaml", kCluster)).cluster;
+  const auto cc = load_collective_case(
+      d.write("cases/r.yaml", case_text("  - [8, 0]\n  - [65536, 1]\n  - [2097152, 10]\n  - [268435456, 100]\n")));
+  const CaseResult r = run_case(cc);
+  const RampConstants k = ramp_in_fit_units(nccl_ramp());
+  const auto obs = ramp_observations(r, k);
+  ASSERT_EQ(obs.size(), 3u);  // the rounded 0 is not scored
+  double weights = 0;
+  for (std::size_t i = 0; i < obs.size(); ++i) {
+    const auto& p = r.points[i + 1];
+    const double published = p.published.bytes * 1.75 / p.published.busbw;
+    const double closed = choose_collective(CollectiveOp::AllReduce, Algorithm::Ring, Protocol::Auto, c,
+                                            collective_shape(c, 8), p.published.bytes)
+                              .time;
+    double fitted = obs[i].y;
+    for (std::size_t j = 0; j < k.size(); ++j) fitted -= obs[i].x[j] * k[j];
+    EXPECT_NEAR(fitted, std::log(published / closed), 1e-9) << p.published.bytes;
+    EXPECT_EQ(obs[i].group, cc.devset);
+  }
+  for (const auto& o : obs) weights += o.weight;
+  EXPECT_NEAR(weights, 1.0, 1e-12);
 }
 
 }  // namespace

@@ -59,10 +59,11 @@ constexpr int kThreadThreshold[3] = {8, 8, 64};
 // once by least squares over every devset collective case at the same time
 // (`gradwire validate collectives` prints the fit beside these; the test
 // ValidateCollectives.CompiledRampEqualsTheDevsetFit holds them to it).
+// docs/engine.md ("The per-size ramp") lists the cases and residuals.
 constexpr NcclRamp kRamp{
-    .launch = 2.35e-6,   // t_launch (s)
-    .fill_scale = 1.98,  // f
-    .proxy = 3.81e-6,    // o_proxy (s per message)
+    .launch = 2.313e-6,   // t_launch (s): every case
+    .fill_scale = 1.943,  // f: the NVLS (A1) and NVLS+tree (A6) pipelines
+    .proxy = 3.840e-6,    // o_proxy (s per message): socket / tcpx cases (A4a, A4b, A6, A8*)
 };
 
 // init.cc's buffers: LL 8 lines x 512 threads x NCCL_STEPS x 16 B; LL128 120
@@ -182,6 +183,7 @@ const std::vector<ProtocolInfo>& protocols() {
 }
 
 int nccl_comm_channels(const ClusterSpec& c, int nodes) {
+  if (c.network.nccl_channels > 0) return c.network.nccl_channels;  // forced (NCCL_MIN/MAX_NCHANNELS)
   const SearchResult r = ring_search(c, nodes);
   int channels = r.channels;
   if (r.speed >= kDupSpeed) channels = std::min(2 * channels, kSearchMaxChannels);

@@ -160,7 +160,8 @@ struct NcclChannels {
 /// node, inter-node table across nodes) that carries the most channels x s
 /// on the GPU's usable intra-node bandwidth and, across nodes, on its NICs
 /// (each channel uses one NIC), at most 16 channels; doubled when s >= 25
-/// GB/s (at most 16), then doubled again (at most 32).
+/// GB/s (at most 16), then doubled again (at most 32). A cluster's
+/// `network.nccl_channels` (a run's forced NCCL_MIN/MAX_NCHANNELS) wins.
 int nccl_comm_channels(const ClusterSpec& c, int nodes);
 NcclChannels nccl_channels(Algorithm a, Protocol p, const ClusterSpec& c, NcclShape shape, double bytes);
 /// nullopt when NCCL does not run the pair (nccl_pair_refusal says why).
