@@ -88,8 +88,8 @@ std::string algo_label(const CollectiveCase& c) {
   return c.protocol == "auto" ? c.algorithm : c.algorithm + " / " + c.protocol;
 }
 
-// The pair NCCL's rule picks at each point (the one the engine ran).
-// and the closed form's terms in the ramp's constants there.
+// The pair NCCL's rule picks at each point (the one the engine ran), and the
+// closed form's terms in the ramp's constants there.
 void label_pairs(CaseResult& r, const ClusterSpec& cluster, const engine::CollectiveRequest& req) {
   const NcclShape shape = collective_shape(cluster, r.gpus);
   for (auto& p : r.points) {
@@ -145,8 +145,9 @@ namespace {
 
 // Gauss-Newton on the log residuals: each step the non-negative linear fit
 // of the observations linearised at the last constants, from one fixed start
-// until the constants settle. `skip`: a case left out ("" none).
-fit::ConstantFit fit_ramp_on(const std::vector<CaseResult>& results, const std::string& skip) {
+// until the constants settle. `skip`: a case left out ("" none); nullopt
+// when no other case has a scored point.
+std::optional<fit::ConstantFit> fit_ramp_on(const std::vector<CaseResult>& results, const std::string& skip) {
   RampConstants at{1, 1, 1};
   fit::ConstantFit f;
   for (int step = 0; step < kRampSteps; ++step) {
@@ -156,6 +157,7 @@ fit::ConstantFit fit_ramp_on(const std::vector<CaseResult>& results, const std::
         auto o = ramp_observations(r, at);
         obs.insert(obs.end(), o.begin(), o.end());
       }
+    if (obs.empty()) return std::nullopt;
     f = fit::fit_constants(obs, at.size());
     const RampConstants next = to_constants(f.values);
     double moved = 0;
@@ -171,17 +173,15 @@ fit::ConstantFit fit_ramp_on(const std::vector<CaseResult>& results, const std::
 RampFit fit_ramp(std::vector<CaseResult>& results) {
   RampFit f;
   f.compiled = ramp_in_fit_units(nccl_ramp());
-  std::size_t scored = 0;
-  for (const auto& r : results) scored += ramp_observations(r, f.compiled).size();
-  if (scored == 0) return f;
-  const fit::ConstantFit all = fit_ramp_on(results, "");
-  f.fitted = to_constants(all.values);
-  f.rms = all.rms;
-  f.observations = all.observations;
+  const auto all = fit_ramp_on(results, "");
+  if (!all) return f;
+  f.fitted = to_constants(all->values);
+  f.rms = all->rms;
+  f.observations = all->observations;
   std::vector<double> in_small, in_large, loo_small, loo_large;
   for (auto& r : results) {
-    score_left_out(r, results.size() > 1 ? to_constants(fit_ramp_on(results, r.c.devset).values) : f.fitted,
-                   f.compiled);
+    const auto left_out = fit_ramp_on(results, r.c.devset);  // the other cases alone (the full fit if none)
+    score_left_out(r, left_out ? to_constants(left_out->values) : f.fitted, f.compiled);
     for (auto [x, list] : {std::pair{r.median_small, &in_small}, {r.median_large, &in_large},
                            {r.loo_small, &loo_small}, {r.loo_large, &loo_large}})
       if (x) list->push_back(*x);
@@ -199,8 +199,8 @@ std::string ramp_line(const RampFit& f) {
     constants += fmt::format("{}{} {:.3g}{} (compiled {:.3g})", j == 0 ? "" : ", ", ramp_constant_names()[j],
                              f.fitted[j], ramp_constant_units()[j], f.compiled[j]);
   return fmt::format(
-      "Per-size ramp fitted on {} points: {}; rms log(published / predicted time) {:.3f}. Median over cases: in sample {} below "
-      "1 MiB, {} from 1 MiB; leave one case out {} below, {} from 1 MiB (target <= {:.0f}%).\n",
+      "Per-size ramp fitted on {} points: {}; rms log(published / predicted time) {:.3f}. Median over cases: in "
+      "sample {} below 1 MiB, {} from 1 MiB; leave one case out {} below, {} from 1 MiB (target <= {:.0f}%).\n",
       f.observations, constants, f.rms, percent(f.in_small), percent(f.in_large), percent(f.loo_small),
       percent(f.loo_large), 100 * kTargetLooLarge);
 }
@@ -314,6 +314,8 @@ std::string render_summary(const std::vector<CaseResult>& results, const RampFit
   return out + "\n" + summary_line(results) + (ramp ? ramp_line(*ramp) : "");
 }
 
+namespace {
+
 // The fitted constants beside the compiled ones, as a Markdown table.
 std::string ramp_markdown(const RampFit& f) {
   std::string out = "| constant | fitted | compiled |\n|---|---|---|\n";
@@ -322,6 +324,8 @@ std::string ramp_markdown(const RampFit& f) {
                        ramp_constant_units()[j], f.compiled[j], ramp_constant_units()[j]);
   return out + "\n" + ramp_line(f) + "\n";
 }
+
+}  // namespace
 
 std::string render_markdown(const std::vector<CaseResult>& results, const RampFit* ramp) {
   std::string out = ramp ? ramp_markdown(*ramp) : "";
