@@ -198,6 +198,41 @@ TEST(ValidateBundled, CompiledRampEqualsTheDevsetFit) {
   }
 }
 
+// Leave one case out, by hand: two cases whose published times are a base
+// plus a launch floor of 2 us (A) and 4 us (B), nothing else. Together the
+// fit puts t_launch between them and f, o_proxy (no point exercises them) at
+// 0; A left out is predicted with B's 4 us and B's with A's 2 us, so their
+// left-out errors are published / (base + the other's floor) - 1 exactly.
+TEST(ValidateCase, LeaveOneCaseOutRefitsWithoutTheCase) {
+  const double base = 10e-6;
+  const auto make = [&](const std::string& id, double launch_us) {
+    CollectiveCase c;
+    c.devset = id;
+    c.op = "allreduce";
+    std::vector<double> times;
+    for (double bytes : {1e3, 1e4, 4e6}) {
+      c.points.push_back({bytes, bytes * 1.75 / (base + launch_us * 1e-6), std::nullopt});
+      times.push_back(base + ramp_in_fit_units(nccl_ramp())[0] * 1e-6);  // as the engine predicts them
+    }
+    CaseResult r = score_case(c, 8, times);
+    for (auto& p : r.points) p.ramp = RampTerms{base, {1e-6, 0, 0}};
+    return r;
+  };
+  std::vector<CaseResult> results{make("A", 2), make("B", 4)};
+  const RampFit f = fit_ramp(results);
+  EXPECT_GT(f.fitted[0], 2);
+  EXPECT_LT(f.fitted[0], 4);
+  EXPECT_DOUBLE_EQ(f.fitted[1], 0);
+  EXPECT_DOUBLE_EQ(f.fitted[2], 0);
+  EXPECT_NEAR(results[0].loo_constants[0], 4, 1e-6);
+  EXPECT_NEAR(results[1].loo_constants[0], 2, 1e-6);
+  for (const auto& p : results[0].points) EXPECT_NEAR(*p.loo_error, (base + 2e-6) / (base + 4e-6) - 1, 1e-6);
+  for (const auto& p : results[1].points) EXPECT_NEAR(*p.loo_error, (base + 4e-6) / (base + 2e-6) - 1, 1e-6);
+  ASSERT_TRUE(results[0].loo_large && results[0].loo_small);
+  EXPECT_NEAR(*results[0].loo_large, 1 - (base + 2e-6) / (base + 4e-6), 1e-6);
+  EXPECT_NE(ramp_line(f).find("leave one case out"), std::string::npos);
+}
+
 // A case's observations are its closed form split linear in the constants:
 // linearised at the compiled constants, y - x . c there is log(published /
 // closed form), and each case weighs 1 in all (its points 1 / points each).
