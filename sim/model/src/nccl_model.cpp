@@ -55,11 +55,11 @@ constexpr double kPciBw = 12.0;                       // topo.h PCI_BW: ring Sim
 constexpr int kMaxThreads[3] = {512, 640, 512};
 constexpr int kThreadThreshold[3] = {8, 8, 64};
 
-// The per-size ramp's constants (docs/engine.md "The per-size ramp"): fitted
-// once by least squares over every devset collective case at the same time
-// (`gradwire validate collectives` prints the fit beside these; the test
-// ValidateCollectives.CompiledRampEqualsTheDevsetFit holds them to it).
-// docs/engine.md ("The per-size ramp") lists the cases and residuals.
+// The per-size ramp's constants: fitted once by least squares over every
+// devset collective case at the same time (`gradwire validate collectives`
+// prints the fit beside these; ValidateBundled.CompiledRampEqualsTheDevsetFit
+// holds them to it). docs/engine.md ("The per-size ramp") lists the cases
+// each one is fitted on and its residual.
 constexpr NcclRamp kRamp{
     .launch = 2.313e-6,   // t_launch (s): every case
     .fill_scale = 1.943,  // f: the NVLS (A1) and NVLS+tree (A6) pipelines
