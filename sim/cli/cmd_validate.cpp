@@ -32,8 +32,9 @@ auto run_cases(const std::vector<Case>& cases, Run run) {
 }
 
 /// The text forms of one kind: summary, markdown or (iterations) residuals.
-std::string render_collectives(const std::vector<validate::CaseResult>& r, const std::string& format) {
-  return format == "summary" ? validate::render_summary(r) : validate::render_markdown(r);
+std::string render_collectives(const std::vector<validate::CaseResult>& r, const validate::RampFit& ramp,
+                               const std::string& format) {
+  return format == "summary" ? validate::render_summary(r, &ramp) : validate::render_markdown(r, &ramp);
 }
 
 std::string render_iterations(const validate::IterationValidation& r, const std::string& format) {
@@ -99,8 +100,11 @@ int cmd_validate(int argc, char** argv) {
   };
   std::optional<std::vector<validate::CaseResult>> collectives;
   std::optional<validate::IterationValidation> iterations;
-  if (what != "iterations")
+  validate::RampFit ramp;  // the per-size ramp's constants fitted on the cases, each left out in turn
+  if (what != "iterations") {
     collectives = run_cases(validate::load_collective_cases(dir("collectives")), validate::run_case);
+    ramp = validate::fit_ramp(*collectives);
+  }
   const auto name_case = [](const validate::IterationCase& c) {
     std::cerr << "gradwire validate: " << c.devset << " " << c.name << "\n";
   };
@@ -113,10 +117,10 @@ int cmd_validate(int argc, char** argv) {
     iterations = validate::validate_iterations(validate::load_iteration_cases(dir("iterations")), name_case);
   if (format == "json") {
     std::cout << validate::render_validation_json(collectives ? &*collectives : nullptr,
-                                                  iterations ? &*iterations : nullptr);
+                                                  iterations ? &*iterations : nullptr, collectives ? &ramp : nullptr);
     return kExitOk;
   }
-  if (collectives) std::cout << render_collectives(*collectives, format);
+  if (collectives) std::cout << render_collectives(*collectives, ramp, format);
   if (collectives && iterations) std::cout << "\n";
   if (iterations) std::cout << render_iterations(*iterations, format);
   return kExitOk;

@@ -3,6 +3,7 @@
 // cases whose answer is known.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "gradwire/model/closed_form.hpp"
@@ -60,12 +61,14 @@ TEST(NcclCost, ProtocolBandwidthFactors) {
   EXPECT_DOUBLE_EQ(cost(CollectiveOp::AllReduce, Algorithm::Ring, Protocol::LL, h100, MiB).efficiency, 87.7e9 / 450e9);
   EXPECT_DOUBLE_EQ(cost(CollectiveOp::AllReduce, Algorithm::Ring, Protocol::LL128, h100, MiB).efficiency, 0.92);
   EXPECT_DOUBLE_EQ(cost(CollectiveOp::AllReduce, Algorithm::Ring, Protocol::Simple, h100, MiB).efficiency, 1.0);
-  EXPECT_DOUBLE_EQ(cost(CollectiveOp::AllReduce, Algorithm::NVLS, Protocol::Simple, h100, MiB).efficiency, 5.0 / 6);
+  EXPECT_DOUBLE_EQ(cost(CollectiveOp::AllReduce, Algorithm::NVLS, Protocol::Simple, h100, MiB).tuning_efficiency,
+                   5.0 / 6);
   // A slow link stays under the cap: LL all-gather on one node is 1/3.
   const auto slow = node_cluster("h100", 1, 8, 100e9);
   EXPECT_DOUBLE_EQ(cost(CollectiveOp::AllGather, Algorithm::Ring, Protocol::LL, slow, MiB).efficiency, 1.0 / 3);
   // Tree Simple at 1 MiB: 0.92 x the correction at log2(1 MiB / 64) = 14 (0.5).
-  EXPECT_DOUBLE_EQ(cost(CollectiveOp::AllReduce, Algorithm::Tree, Protocol::Simple, h100, MiB).efficiency, 0.92 * 0.5);
+  EXPECT_DOUBLE_EQ(cost(CollectiveOp::AllReduce, Algorithm::Tree, Protocol::Simple, h100, MiB).tuning_efficiency,
+                   0.92 * 0.5);
   // The wire efficiencies of the protocols' formats.
   EXPECT_DOUBLE_EQ(protocols()[0].wire_efficiency, 0.5);
   EXPECT_DOUBLE_EQ(protocols()[1].wire_efficiency, 120.0 / 128);
@@ -203,8 +206,8 @@ TEST(NcclCost, NvlsTreeAsNcclsTuningModel) {
   EXPECT_NEAR(cost(CollectiveOp::AllReduce, Algorithm::NvlsTree, Protocol::Simple, h100x2, MiB).latency, 51e-6, 1e-12);
   EXPECT_NEAR(cost(CollectiveOp::AllReduce, Algorithm::NvlsTree, Protocol::Simple, h100x64, MiB).latency, 191e-6,
               1e-12);
-  EXPECT_DOUBLE_EQ(cost(CollectiveOp::AllReduce, Algorithm::NvlsTree, Protocol::Simple, h100x2, MiB).efficiency,
-                   5.0 / 6);
+  EXPECT_DOUBLE_EQ(
+      cost(CollectiveOp::AllReduce, Algorithm::NvlsTree, Protocol::Simple, h100x2, MiB).tuning_efficiency, 5.0 / 6);
   const auto none = [](Algorithm a, Protocol p, const ClusterSpec& c, int ranks) {
     return !collective_cost(CollectiveOp::AllReduce, a, p, c, collective_shape(c, ranks), MiB).has_value();
   };
@@ -365,6 +368,94 @@ TEST(NcclChoice, TheChoiceIsTheFastestUnderNcclsTuningModel) {
   // At 64 KiB the ring runs on 2 of its channels: slower than NCCL's model of it.
   const auto ring = pick(c, 64 * KiB, Algorithm::Ring, Protocol::LL);
   EXPECT_GT(ring.time, ring.tuning_time);
+}
+
+// --- The per-size ramp (issue 31; docs/engine.md "The per-size ramp") -------
+
+// NVLS on one node of 8: 16 channels x 8 heads, chunks of 128 KiB shrunk for
+// small sizes (enqueue.cc): K = 1 at 1 MiB (16 KiB chunks), 8 at 32 MiB (32
+// KiB) and 64 MiB (64 KiB), 64 at 1 GiB (128 KiB); d = 3 stages. The
+// efficiency is 5/6 x 15/16 (NVLS's channels) x K / (K + 2 f); NCCL's
+// choice keeps 5/6.
+TEST(NcclRamp, NvlsFillFollowsNcclsChunks) {
+  const auto h100 = node_cluster("h100", 1, 8, 450e9);
+  const double f = nccl_ramp().fill_scale;
+  ASSERT_GT(f, 0);
+  for (auto [bytes, k] : {std::pair{double(MiB), 1.0}, {32.0 * MiB, 8.0}, {64.0 * MiB, 8.0}, {double(GiB), 64.0}}) {
+    const NcclCost k_cost = cost(CollectiveOp::AllReduce, Algorithm::NVLS, Protocol::Simple, h100, bytes);
+    EXPECT_DOUBLE_EQ(k_cost.efficiency, 5.0 / 6 * 15.0 / 16 * k / (k + 2 * f)) << bytes;
+    EXPECT_DOUBLE_EQ(k_cost.tuning_efficiency, 5.0 / 6) << bytes;
+    EXPECT_DOUBLE_EQ(k_cost.ramp_latency, nccl_ramp().launch) << bytes;  // one node: no proxy
+    EXPECT_DOUBLE_EQ(k_cost.inter_node_ratio, 1.0);
+  }
+}
+
+// NVLSTree on 2 x 8 with 8 NICs: 16 channels x 8 heads (one per NIC), 512 KiB
+// chunks shrunk to 32 KiB at 1 MiB (K = 1), none at 8 GiB (K = 128); d = 4 +
+// 2 log2(2) = 6. The trees between nodes run without NVLS's ratio.
+TEST(NcclRamp, NvlsTreeFillAndPlainNetwork) {
+  const auto h100x2 = node_cluster("h100", 2, 8, 450e9);
+  const double f = nccl_ramp().fill_scale;
+  for (auto [bytes, k] : {std::pair{double(MiB), 1.0}, {8.0 * GiB, 128.0}}) {
+    const NcclCost c = cost(CollectiveOp::AllReduce, Algorithm::NvlsTree, Protocol::Simple, h100x2, bytes);
+    EXPECT_DOUBLE_EQ(c.efficiency, 5.0 / 6 * 15.0 / 16 * k / (k + 5 * f)) << bytes;
+    EXPECT_DOUBLE_EQ(c.efficiency * c.inter_node_ratio, k / (k + 5 * f)) << bytes;
+    EXPECT_DOUBLE_EQ(c.ramp_latency, nccl_ramp().launch);  // RDMA-class NIC (network): no proxy term
+  }
+}
+
+// Ring: lock-step (d = 1), no fill: NCCL's factors alone. Across nodes over
+// sockets the proxy handles 2(n-1) x loops steps x 2 slices (Simple) x the
+// active channels one after another: 2 nodes of 1 GPU, 4 channels,
+// 64 MiB: loops = ceil(64 MiB / 4 / (2 x 2 MiB)) = 4, so M = 2 x 4 x 2 x 4 = 64.
+TEST(NcclRamp, RingProxyMessagesOverSockets) {
+  auto c = node_cluster("h100", 2, 1, 450e9);
+  c.nic.transport = Transport::Socket;
+  const NcclShape shape = collective_shape(c, 2);
+  const double bytes = 64.0 * MiB;
+  ASSERT_EQ(nccl_comm_channels(c, 2), 4);
+  ASSERT_EQ(nccl_channels(Algorithm::Ring, Protocol::Simple, c, shape, bytes).channels, 4);
+  const NcclCost k = cost(CollectiveOp::AllReduce, Algorithm::Ring, Protocol::Simple, c, bytes);
+  EXPECT_DOUBLE_EQ(k.efficiency, 1.0);
+  EXPECT_NEAR(k.ramp_latency, nccl_ramp().launch + 64 * nccl_ramp().proxy, 1e-15);
+  // LL: one message per step, loops of 32 KiB chunks: ceil(64 KiB / 4 / (2 x 32 KiB)) = 1 at 64 KiB.
+  const NcclCost ll = cost(CollectiveOp::AllReduce, Algorithm::Ring, Protocol::LL, c, 64.0 * KiB);
+  const int active = nccl_channels(Algorithm::Ring, Protocol::LL, c, shape, 64.0 * KiB).channels;
+  EXPECT_NEAR(ll.ramp_latency, nccl_ramp().launch + 2.0 * active * nccl_ramp().proxy, 1e-15);
+  // The same cluster over an RDMA NIC: the launch floor alone.
+  c.nic.transport = Transport::IB;
+  EXPECT_DOUBLE_EQ(cost(CollectiveOp::AllReduce, Algorithm::Ring, Protocol::Simple, c, bytes).ramp_latency,
+                   nccl_ramp().launch);
+}
+
+// The closed form adds the ramp after NCCL's latency; NCCL's choice prices
+// the pair without it (its tuning time is the ring's without ramp_latency).
+TEST(NcclRamp, InTheClosedFormNotInTheChoice) {
+  auto c = node_cluster("h100", 2, 1, 450e9);
+  c.nic.transport = Transport::Socket;
+  const NcclShape shape = collective_shape(c, 2);
+  const double bytes = 64.0 * MiB;
+  const NcclCost k = cost(CollectiveOp::AllReduce, Algorithm::Ring, Protocol::Simple, c, bytes);
+  const auto link = collective_link(c, shape);
+  const double expect = std::max(k.latency, link.alpha) + k.ramp_latency + bytes / link.bandwidth;
+  EXPECT_NEAR(*collective_time(CollectiveOp::AllReduce, Algorithm::Ring, Protocol::Simple, c, shape, bytes), expect,
+              1e-12 * expect);
+  const auto chosen = choose_collective(CollectiveOp::AllReduce, Algorithm::Ring, Protocol::Simple, c, shape, bytes);
+  EXPECT_NEAR(chosen.tuning_time, expect - k.ramp_latency, 1e-12 * expect);
+  // Other constants (a fit's): the time moves by exactly their terms.
+  const NcclRamp none{};
+  const NcclRamp probe{1e-6, 0, 2e-6};
+  const double t0 = *collective_time(CollectiveOp::AllReduce, Algorithm::Ring, Protocol::Simple, c, shape, bytes, none);
+  const double t1 = *collective_time(CollectiveOp::AllReduce, Algorithm::Ring, Protocol::Simple, c, shape, bytes, probe);
+  EXPECT_NEAR(t1 - t0, 1e-6 + 64 * 2e-6, 1e-12);
+}
+
+// NCCL's chunks per protocol (init.cc buffers / NCCL_STEPS, enqueue.cc).
+TEST(NcclRamp, ChunkPerProtocol) {
+  EXPECT_DOUBLE_EQ(nccl_chunk_bytes(Protocol::LL, true), 32.0 * KiB);
+  EXPECT_DOUBLE_EQ(nccl_chunk_bytes(Protocol::LL128, true), 120.0 * 640 * 8 / 16 * 15);
+  EXPECT_DOUBLE_EQ(nccl_chunk_bytes(Protocol::Simple, true), 2.0 * MiB);
+  EXPECT_DOUBLE_EQ(nccl_chunk_bytes(Protocol::Simple, false), 512.0 * KiB);
 }
 
 }  // namespace

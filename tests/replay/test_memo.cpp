@@ -173,7 +173,10 @@ TEST(ReplayMemo, AnotherIterationOnAnEqualClusterReplaysWhatTheFirstRecorded) {
   EXPECT_EQ(other.simulated, first.simulated);
   expect_same_timeline(simulate_iteration(l.scenario, l.model, l.profile, full_opts), c, "other cluster");
   ASSERT_FALSE(c.buckets.empty());
-  EXPECT_GT(c.buckets[0].steps.back().end - c.buckets[0].steps.back().start,
+  // Its own figures (not necessarily slower: half the NIC rate gives NCCL
+  // fewer channels, so a tree bucket's pipeline fills in fewer chunk times;
+  // docs/engine.md, "The per-size ramp").
+  EXPECT_NE(c.buckets[0].steps.back().end - c.buckets[0].steps.back().start,
             a.buckets[0].steps.back().end - a.buckets[0].steps.back().start);
 }
 

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -174,8 +175,90 @@ TEST(ValidateBundled, DocsHoldTheCurrentTables) {
   const auto a = text.find(begin), b = text.find(end);
   ASSERT_NE(a, std::string::npos);
   ASSERT_NE(b, std::string::npos);
-  EXPECT_EQ(text.substr(a + begin.size(), b - a - begin.size()), render_markdown(results))
+  const RampFit ramp = fit_ramp(results);
+  EXPECT_EQ(text.substr(a + begin.size(), b - a - begin.size()), render_markdown(results, &ramp))
       << "regenerate docs/validation.md (see its first section)";
+}
+
+// The per-size ramp's compiled constants (nccl_model.cpp) are the fit of the
+// committed devset within 1%: a model or devset change that is not refitted
+// fails here (refit: `gradwire validate collectives` prints the fit).
+TEST(ValidateBundled, CompiledRampEqualsTheDevsetFit) {
+  std::vector<CaseResult> results;
+  const auto cwd = fs::current_path();
+  fs::current_path(kRepo);
+  for (const auto& c : load_collective_cases("validation/collectives")) results.push_back(run_case(c));
+  fs::current_path(cwd);
+  const RampFit ramp = fit_ramp(results);
+  ASSERT_GT(ramp.observations, 100u);
+  for (std::size_t j = 0; j < ramp.fitted.size(); ++j) {
+    EXPECT_GT(ramp.fitted[j], 0) << ramp_constant_names()[j];
+    EXPECT_NEAR(ramp.compiled[j], ramp.fitted[j], 0.01 * ramp.fitted[j])
+        << ramp_constant_names()[j] << ": refit nccl_model.cpp's kRamp (" << ramp_line(ramp) << ")";
+  }
+}
+
+// Leave one case out, by hand: two cases whose published times are a base
+// plus a launch floor of 2 us (A) and 4 us (B), nothing else. Together the
+// fit puts t_launch between them and f, o_proxy (no point exercises them) at
+// 0; A left out is predicted with B's 4 us and B's with A's 2 us, so their
+// left-out errors are published / (base + the other's floor) - 1 exactly.
+TEST(ValidateCase, LeaveOneCaseOutRefitsWithoutTheCase) {
+  const double base = 10e-6;
+  const auto make = [&](const std::string& id, double launch_us) {
+    CollectiveCase c;
+    c.devset = id;
+    c.op = "allreduce";
+    std::vector<double> times;
+    for (double bytes : {1e3, 1e4, 4e6}) {
+      c.points.push_back({bytes, bytes * 1.75 / (base + launch_us * 1e-6), std::nullopt});
+      times.push_back(base + ramp_in_fit_units(nccl_ramp())[0] * 1e-6);  // as the engine predicts them
+    }
+    CaseResult r = score_case(c, 8, times);
+    for (auto& p : r.points) p.ramp = RampTerms{base, {1e-6, 0, 0}};
+    return r;
+  };
+  std::vector<CaseResult> results{make("A", 2), make("B", 4)};
+  const RampFit f = fit_ramp(results);
+  EXPECT_GT(f.fitted[0], 2);
+  EXPECT_LT(f.fitted[0], 4);
+  EXPECT_DOUBLE_EQ(f.fitted[1], 0);
+  EXPECT_DOUBLE_EQ(f.fitted[2], 0);
+  EXPECT_NEAR(results[0].loo_constants[0], 4, 1e-6);
+  EXPECT_NEAR(results[1].loo_constants[0], 2, 1e-6);
+  for (const auto& p : results[0].points) EXPECT_NEAR(*p.loo_error, (base + 2e-6) / (base + 4e-6) - 1, 1e-6);
+  for (const auto& p : results[1].points) EXPECT_NEAR(*p.loo_error, (base + 4e-6) / (base + 2e-6) - 1, 1e-6);
+  ASSERT_TRUE(results[0].loo_large && results[0].loo_small);
+  EXPECT_NEAR(*results[0].loo_large, 1 - (base + 2e-6) / (base + 4e-6), 1e-6);
+  EXPECT_NE(ramp_line(f).find("leave one case out"), std::string::npos);
+}
+
+// A case's observations are its closed form split linear in the constants:
+// linearised at the compiled constants, y - x . c there is log(published /
+// closed form), and each case weighs 1 in all (its points 1 / points each).
+TEST(ValidateCase, RampObservationsAreTheClosedFormsTerms) {
+  TempDir d;
+  const ClusterSpec c = load_scenario(d.write("one-node.yaml", kCluster)).cluster;
+  const auto cc = load_collective_case(
+      d.write("cases/r.yaml", case_text("  - [8, 0]\n  - [65536, 1]\n  - [2097152, 10]\n  - [268435456, 100]\n")));
+  const CaseResult r = run_case(cc);
+  const RampConstants k = ramp_in_fit_units(nccl_ramp());
+  const auto obs = ramp_observations(r, k);
+  ASSERT_EQ(obs.size(), 3u);  // the rounded 0 is not scored
+  double weights = 0;
+  for (std::size_t i = 0; i < obs.size(); ++i) {
+    const auto& p = r.points[i + 1];
+    const double published = p.published.bytes * 1.75 / p.published.busbw;
+    const double closed = choose_collective(CollectiveOp::AllReduce, Algorithm::Ring, Protocol::Auto, c,
+                                            collective_shape(c, 8), p.published.bytes)
+                              .time;
+    double fitted = obs[i].y;
+    for (std::size_t j = 0; j < k.size(); ++j) fitted -= obs[i].x[j] * k[j];
+    EXPECT_NEAR(fitted, std::log(published / closed), 1e-9) << p.published.bytes;
+    EXPECT_EQ(obs[i].group, cc.devset);
+  }
+  for (const auto& o : obs) weights += o.weight;
+  EXPECT_NEAR(weights, 1.0, 1e-12);
 }
 
 }  // namespace

@@ -11,13 +11,16 @@
 // carries c = S/(2g) (NVLS's S as 2g flows of c). The phase is lockstep
 // (Phase::lockstep): NCCL's flow control keeps the NVLS part and the tree in
 // step, so every flow moves at the most loaded link's pace and the time is
-// that link's bytes over its bandwidth, the parts overlapping. (Max-min
+// that link's bytes over its bandwidth, the parts overlapping. The driver
+// divides the NVLS flows by NcclCost::efficiency and the flows between nodes
+// by efficiency x inter_node_ratio: the trees are plain network traffic,
+// without NVLS's ratio. (Max-min
 // sharing alone weights a flow by its route latency under CM02: on a GPU link
 // both parts cross, the 2 us NVLS flows took 7x the share of the 14 us
 // inter-node ones, which then finished alone at the NIC's rate: 75.2 ms for
 // 53.7 ms at 8 GiB on 2 x 8 H100, 8 x 200 Gb/s; issue 31.) With D the most
 // tree edges at one node (collective::nvlstree_node_degree), each direction:
-//   max(L, alpha_inter) + max((2g + D) c / B_gpu, D c / B_conn, g D c / B_node) / e
+//   max(L, alpha_inter) + R + max((2g / e + D / e') c / B_gpu, D c / (B_conn e'), g D c / (B_node e'))
 // Closed form: collective::nvlstree_allreduce_time(nodes, g, S, tree_links, cost).
 #include <span>
 #include <stdexcept>

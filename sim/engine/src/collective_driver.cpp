@@ -80,10 +80,14 @@ double Simulation::run_collective(const detail::PreparedCollective& prepared) {
   const NcclCost& cost = prepared.cost;
   const double start = now();
   double wire_latency = 0;  // the route latencies the phases paid
+  const int gpus_per_node = std::max(1, impl_->cluster.gpus_per_node);
   algo.schedule(in, [&](detail::Phase& phase) {
     auto& flows = phase.flows;
-    if (cost.efficiency != 1.0)
-      for (auto& f : flows) f.bytes /= cost.efficiency;
+    if (cost.efficiency != 1.0 || cost.inter_node_ratio != 1.0)
+      for (auto& f : flows) {
+        const bool crosses = f.src / gpus_per_node != f.dst / gpus_per_node;
+        f.bytes /= crosses ? cost.efficiency * cost.inter_node_ratio : cost.efficiency;
+      }
     if (phase.lockstep) impl_->pace_lockstep(flows);
     impl_->run_flows(flows);
     if (phase.extra_latency_steps > 0 || cost.latency > 0) {
@@ -93,7 +97,9 @@ double Simulation::run_collective(const detail::PreparedCollective& prepared) {
       wire_latency += (1 + phase.extra_latency_steps) * alpha;
     }
   });
-  if (cost.latency > wire_latency) sleep_for(cost.latency - wire_latency);
+  // NCCL's latency beyond the wire's and the ramp's, in one sleep.
+  const double rest = std::max(0.0, cost.latency - wire_latency) + cost.ramp_latency;
+  if (rest > 0) sleep_for(rest);
   return now() - start;
 }
 

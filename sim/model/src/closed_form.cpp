@@ -43,8 +43,8 @@ collective::TreeLinks tree_links(const ClusterSpec& c) {
 }
 
 std::optional<NcclCost> collective_cost(CollectiveOp op, Algorithm a, Protocol p, const ClusterSpec& c, NcclShape shape,
-                                        double bytes) {
-  return nccl_cost(op, a, p, c, shape, bytes, collective_link(c, shape).bandwidth);
+                                        double bytes, const NcclRamp& ramp) {
+  return nccl_cost(op, a, p, c, shape, bytes, collective_link(c, shape).bandwidth, ramp);
 }
 
 namespace {
@@ -62,8 +62,8 @@ double time_under(CollectiveOp op, Algorithm a, const ClusterSpec& c, NcclShape 
 }  // namespace
 
 std::optional<double> collective_time(CollectiveOp op, Algorithm a, Protocol p, const ClusterSpec& c, NcclShape shape,
-                                      double bytes) {
-  const auto cost = collective_cost(op, a, p, c, shape, bytes);
+                                      double bytes, const NcclRamp& ramp) {
+  const auto cost = collective_cost(op, a, p, c, shape, bytes, ramp);
   if (!cost) return std::nullopt;
   return time_under(op, a, c, shape, bytes, *cost);
 }
@@ -81,8 +81,10 @@ CollectiveChoice choose_collective(CollectiveOp op, Algorithm a, Protocol p, con
       if (p != Protocol::Auto && proto.protocol != p) continue;
       const auto cost = collective_cost(op, algo, proto.protocol, c, shape, bytes);
       if (!cost) continue;
-      NcclCost tuning = *cost;
+      NcclCost tuning = *cost;  // NCCL's tuning model: no ramp, one factor
       tuning.efficiency = cost->tuning_efficiency;
+      tuning.ramp_latency = 0;
+      tuning.inter_node_ratio = 1;
       const double t = time_under(op, algo, c, shape, bytes, tuning, true);
       if (best && !(t < best_tuning)) continue;
       best_tuning = t;

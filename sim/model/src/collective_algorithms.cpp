@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <limits>
 #include <stdexcept>
 #include <utility>
@@ -64,8 +65,11 @@ double tree_factor(const Row&, Protocol p, NcclShape s) {
   return 0.92;
 }
 
-// NVLS, NVLS+tree: algorithm bandwidth = 5/6 of the bus bandwidth.
+// NVLS, NVLS+tree: algorithm bandwidth = 5/6 of the bus bandwidth (2.20.3's
+// tuning model, what NCCL's choice compares); they run on (nvlsChannels - 1)
+// / nvlsChannels of it (NCCL HEAD tuning.cc: one channel of the 16 carries no data).
 double nvls_factor(const Row&, Protocol, NcclShape) { return 5.0 / 6.0; }
+constexpr double kNvlsShare = (kNvlsChannels - 1.0) / kNvlsChannels;
 double nvls_latency_us(const Row& row, Protocol p, const ClusterSpec& c, NcclShape) { return intra_lat(row, p, c); }
 // NVLS inside the node, then up and down the trees across nodes.
 double nvlstree_latency_us(const Row& row, Protocol p, const ClusterSpec& c, NcclShape s) {
@@ -85,6 +89,84 @@ double pat_factor(const Row&, Protocol, NcclShape) { return kPatFactor; }
 double pat_latency_us(const Row&, Protocol, const ClusterSpec&, NcclShape s) {
   const double inter = nccl_hw_latency_us(NcclLinkClass::Net, kTreeRow, Protocol::Simple);
   return kPatBaseUs + nccl_log2i(s.nodes) * (inter / kPatLogDivisor) + s.ranks * kPatPerRankUs;
+}
+
+// --- NCCL's pipelines (the per-size ramp, nccl_model.hpp NcclPipeline) --------
+//
+// enqueue.cc (2.20.3) computeCollChunkInfo, computeCollSteps and the kernels
+// (all_reduce.h); docs/measurements/nccl-ramp-2026-12-03/design.md section 1.
+
+int tree_levels(NcclShape s) { return std::max(1, nccl_log2i(s.nodes)); }
+
+// Ring: a channel runs loops of 2(n-1) lock-step steps (all-gather,
+// reduce-scatter: n-1), one chunk each: depth 1. Across nodes each step of
+// each active channel is one proxy message per slice (Simple: 2 slices per
+// chunk, ALLREDUCE_CHUNKSTEPS / ALLREDUCE_SLICESTEPS; LL, LL128: 1).
+NcclPipeline ring_pipeline(const Row& row, Protocol p, const ClusterSpec& c, NcclShape s, double bytes) {
+  const int n = s.ranks;
+  const double chunk = nccl_chunk_bytes(p, true);
+  const double per_channel = bytes / nccl_comm_channels(c, s.nodes);
+  const bool ar = row.op == CollectiveOp::AllReduce;
+  const double loops = std::max(1.0, std::ceil(ar ? per_channel / (n * chunk) : per_channel / n / chunk));
+  NcclPipeline out;
+  out.chunks = (ar ? 2.0 * (n - 1) : n - 1.0) * loops;
+  if (s.nodes > 1)
+    out.messages = out.chunks * (p == Protocol::Simple ? 2 : 1) * nccl_channels(row.algorithm, p, c, s, bytes).channels;
+  return out;
+}
+
+// Tree: the chain inside the node and log2 m levels between nodes, up then
+// down: d = 2((g - 1) + log2 m); LL128 halves its chunk while a channel has few
+// (enqueue.cc); across nodes one message up and one down per level and active
+// channel on a chunk's path (later chunks overlap them).
+NcclPipeline tree_pipeline(const Row& row, Protocol p, const ClusterSpec& c, NcclShape s, double bytes) {
+  const double ppn = static_cast<double>(s.ranks) / s.nodes;
+  const int channels = nccl_comm_channels(c, s.nodes);
+  double chunk = nccl_chunk_bytes(p, false);
+  if (p == Protocol::LL128) {
+    const double steps = 1 + nccl_log2i(s.nodes) + 0.1 * ppn;
+    while (bytes / (channels * chunk) < steps * 64 / ppn && chunk > 131072) chunk /= 2;
+    while (bytes / (channels * chunk) < steps * 16 / ppn && chunk > 32768) chunk /= 2;
+  }
+  const int active = nccl_channels(row.algorithm, p, c, s, bytes).channels;
+  NcclPipeline out;
+  out.chunks = std::max(1.0, std::ceil(bytes / (active * chunk)));
+  out.depth = std::max(1, 2 * (static_cast<int>(ppn) - 1 + nccl_log2i(s.nodes)));
+  if (s.nodes > 1) out.messages = 2.0 * tree_levels(s) * active;
+  return out;
+}
+
+// NVLS on one node: scatter, reduce-and-multicast, gather (d = 3) over chunks
+// of at most 128 KiB, shrunk for small sizes, per channel and head (a head per
+// GPU).
+NcclPipeline nvls_pipeline(const Row&, Protocol, const ClusterSpec&, NcclShape s, double bytes) {
+  constexpr double KiB = 1024;
+  const double ops = static_cast<double>(kNvlsChannels) * s.ranks;
+  double chunk = std::min(nccl_chunk_bytes(Protocol::Simple, false), 128 * KiB);
+  for (auto [times, limit] : {std::pair{64.0, 64 * KiB}, {8.0, 32 * KiB}, {2.0, 16 * KiB}})
+    if (bytes < times * ops * chunk && chunk > limit) chunk = limit;
+  NcclPipeline out;
+  out.chunks = std::max(1.0, std::ceil(bytes / (ops * chunk)));
+  out.depth = 3;
+  return out;
+}
+
+// NVLSTree: scatter, NVLS reduce, tree up and down (a stage per level each
+// way), NVLS broadcast, gather (d = 4 + 2 log2 m); a head per NIC; the chunk
+// at most 64 KiB from 4 nodes (NCCL_NVLSTREE_MAX_CHUNKSIZE), shrunk for
+// small sizes; one message up and one down per level and NVLS channel.
+NcclPipeline nvlstree_pipeline(const Row&, Protocol, const ClusterSpec& c, NcclShape s, double bytes) {
+  constexpr double KiB = 1024;
+  const double ops = static_cast<double>(kNvlsChannels) * std::max(1, c.nic_count);
+  double chunk = nccl_chunk_bytes(Protocol::Simple, false);
+  if (s.nodes >= 4) chunk = std::min(chunk, 64 * KiB);
+  for (auto [times, limit] : {std::pair{32.0, 256 * KiB}, {16.0, 128 * KiB}, {4.0, 64 * KiB}, {1.0, 32 * KiB}})
+    if (bytes < times * ops * chunk && chunk > limit) chunk = limit;
+  NcclPipeline out;
+  out.chunks = std::max(1.0, std::ceil(bytes / (ops * chunk)));
+  out.depth = 4 + 2 * tree_levels(s);
+  out.messages = 2.0 * tree_levels(s) * kNvlsChannels;
+  return out;
 }
 
 // --- closed forms ---------------------------------------------------------------
@@ -232,26 +314,31 @@ const std::vector<Row>& rows() {
   // clang-format off
   static const std::vector<Row> table{
       {.algorithm = A::Ring, .op = Op::AllReduce, .name = "ring", .nccl_row = kRingRow, .factor = &ring_factor,
-       .latency_us = &ring_latency_us, .trims_channels = true, .closed_form = &ring_allreduce,
+       .latency_us = &ring_latency_us, .trims_channels = true, .pipeline = &ring_pipeline,
+       .closed_form = &ring_allreduce,
        .refusal = &ll128_refusal, .nccl_rule = true, .scenario = true},
       {.algorithm = A::Ring, .op = Op::AllGather, .name = "ring", .nccl_row = kRingRow, .factor = &ring_factor,
-       .latency_us = &ring_latency_us, .trims_channels = true, .closed_form = &ring_allgather,
+       .latency_us = &ring_latency_us, .trims_channels = true, .pipeline = &ring_pipeline,
+       .closed_form = &ring_allgather,
        .refusal = &ll128_refusal, .nccl_rule = true},
       {.algorithm = A::Ring, .op = Op::ReduceScatter, .name = "ring", .nccl_row = kRingRow, .factor = &ring_factor,
-       .latency_us = &ring_latency_us, .trims_channels = true, .closed_form = &ring_allgather,
+       .latency_us = &ring_latency_us, .trims_channels = true, .pipeline = &ring_pipeline,
+       .closed_form = &ring_allgather,
        .refusal = &ll128_refusal, .nccl_rule = true},
       {.algorithm = A::Ring, .op = Op::Broadcast, .name = "ring", .closed_form = &pipeline_broadcast,
        .refusal = &broadcast_ring_refusal, .nccl_rule = true},
       {.algorithm = A::Tree, .op = Op::AllReduce, .name = "tree", .nccl_row = kTreeRow, .factor = &tree_factor,
        .latency_us = &tree_latency_us, .size_correction = &nccl_tree_correction, .trims_channels = true,
-       .closed_form = &tree_allreduce, .tuning_form = &tree_allreduce_tuning, .refusal = &ll128_refusal,
-       .nccl_rule = true, .scenario = true},
+       .pipeline = &tree_pipeline, .closed_form = &tree_allreduce, .tuning_form = &tree_allreduce_tuning,
+       .refusal = &ll128_refusal, .nccl_rule = true, .scenario = true},
       {.algorithm = A::NVLS, .op = Op::AllReduce, .name = "nvls", .note = ", one NVSwitch node of H100/H200/B200 class",
-       .nccl_row = kNvlsRow, .factor = &nvls_factor, .latency_us = &nvls_latency_us, .closed_form = &nvls_allreduce,
+       .nccl_row = kNvlsRow, .factor = &nvls_factor, .latency_us = &nvls_latency_us, .pipeline = &nvls_pipeline,
+       .run_share = kNvlsShare, .closed_form = &nvls_allreduce,
        .refusal = &nvls_refusal, .nccl_rule = true},
       {.algorithm = A::NvlsTree, .op = Op::AllReduce, .name = "nvlstree",
        .note = ", NCCL's NVLSTree: two or more such nodes", .nccl_row = kNvlsTreeRow, .factor = &nvls_factor,
-       .latency_us = &nvlstree_latency_us, .closed_form = &nvlstree_allreduce,
+       .latency_us = &nvlstree_latency_us, .pipeline = &nvlstree_pipeline, .run_share = kNvlsShare,
+       .plain_network = true, .closed_form = &nvlstree_allreduce,
        .tuning_form = &nvlstree_allreduce_tuning, .refusal = &nvlstree_refusal, .nccl_rule = true},
       {.algorithm = A::Pat, .op = Op::AllGather, .name = "pat", .note = ": NCCL 2.23's PAT at one GPU per node",
        .factor = &pat_factor, .latency_us = &pat_latency_us, .closed_form = &pat, .tuning_form = &pat_tuning,

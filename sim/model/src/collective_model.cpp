@@ -53,7 +53,7 @@ double ring_allgather_time(int n, double bytes, AlphaBeta ab) {
 double ring_reducescatter_time(int n, double bytes, AlphaBeta ab) { return ring_allgather_time(n, bytes, ab); }
 
 double nccl_time(double wire_latency, double bandwidth_time, NcclCost cost) {
-  return std::max(cost.latency, wire_latency) + bandwidth_time / cost.efficiency;
+  return std::max(cost.latency, wire_latency) + cost.ramp_latency + bandwidth_time / cost.efficiency;
 }
 
 double ring_allreduce_time(int n, double bytes, AlphaBeta ab, NcclCost cost, bool per_step) {
@@ -440,12 +440,17 @@ double nvlstree_allreduce_time(int nodes, int gpus, double bytes, const TreeLink
   if (nodes * gpus == 1) return 0;
   const int d = nvlstree_node_degree(nodes);
   const double c = bytes / (2.0 * gpus);
-  const double intra_flows = gpus > 1 ? 2.0 * gpus : 0.0;
-  const double per_byte =
-      std::max({per_bandwidth(static_cast<int>(intra_flows) + d, links.intra.bandwidth),
-                per_bandwidth(d, links.connection), per_bandwidth(gpus * d, links.inter.bandwidth)});
+  const int intra_flows = gpus > 1 ? 2 * gpus : 0;
+  // The NVLS flows at the efficiency, the trees' (between nodes) at
+  // efficiency x inter_node_ratio; a GPU's link carries both.
+  const double e_intra = cost.efficiency, e_inter = cost.efficiency * cost.inter_node_ratio;
+  const double gpu_link = (intra_flows / e_intra + d / e_inter) / links.intra.bandwidth;
+  const double per_byte = std::max({gpu_link, per_bandwidth(d, links.connection) / e_inter,
+                                    per_bandwidth(gpus * d, links.inter.bandwidth) / e_inter});
   const double alpha = nodes > 1 ? links.inter.alpha : links.intra.alpha;
-  return nccl_time(alpha, per_byte * c, cost);
+  NcclCost applied = cost;
+  applied.efficiency = 1;  // in per_byte
+  return nccl_time(alpha, per_byte * c, applied);
 }
 
 double nvlstree_tuning_time(int nodes, double bytes, double intra_bandwidth, double inter_bandwidth, double alpha,

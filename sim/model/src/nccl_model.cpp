@@ -55,6 +55,23 @@ constexpr double kPciBw = 12.0;                       // topo.h PCI_BW: ring Sim
 constexpr int kMaxThreads[3] = {512, 640, 512};
 constexpr int kThreadThreshold[3] = {8, 8, 64};
 
+// The per-size ramp's constants: fitted once by least squares over every
+// devset collective case at the same time (`gradwire validate collectives`
+// prints the fit beside these; ValidateBundled.CompiledRampEqualsTheDevsetFit
+// holds them to it). docs/engine.md ("The per-size ramp") lists the cases
+// each one is fitted on and its residual.
+constexpr NcclRamp kRamp{
+    .launch = 2.313e-6,   // t_launch (s): every case
+    .fill_scale = 1.943,  // f: the NVLS (A1) and NVLS+tree (A6) pipelines
+    .proxy = 3.840e-6,    // o_proxy (s per message): socket / tcpx cases (A4a, A4b, A6, A8*)
+};
+
+// init.cc's buffers: LL 8 lines x 512 threads x NCCL_STEPS x 16 B; LL128 120
+// words x 640 threads x NCCL_STEPS x 8 B; Simple NCCL_BUFFSIZE 4 MiB.
+constexpr int kNcclSteps = 8;  // device.h NCCL_STEPS
+constexpr double kBufferBytes[3] = {8.0 * 512 * kNcclSteps * 16, 120.0 * 640 * kNcclSteps * 8, 4.0 * 1024 * 1024};
+constexpr int kRingChunkSteps = kNcclSteps / 2;  // collectives.h ALLREDUCE_CHUNKSTEPS (ring, Simple)
+
 struct SearchResult {
   int channels = 1;
   double speed = 0;
@@ -108,6 +125,17 @@ double ll_cap(const ClusterSpec& c, int nodes) {
   return kLlMaxBw[index1][index2] * 1e9;
 }
 
+// The per-size ramp on NCCL's cost (docs/engine.md "The per-size ramp"): the
+// row's run share (NVLS's channels), the pipeline fill K / (K + f (d - 1)) on
+// the efficiency, and the launch floor plus the proxy's messages on a
+// host-proxied network as ramp_latency. tuning_efficiency keeps none of it.
+void apply_ramp(NcclCost& cost, const AlgorithmRow& row, Protocol p, const ClusterSpec& c, NcclShape s, double bytes,
+                const NcclRamp& ramp) {
+  const NcclPipeline pipe = row.pipeline ? row.pipeline(row, p, c, s, bytes) : NcclPipeline{};
+  cost.efficiency *= row.run_share * pipe.chunks / (pipe.chunks + ramp.fill_scale * (pipe.depth - 1));
+  cost.ramp_latency = ramp.launch + (s.nodes > 1 && host_proxied_network(c) ? ramp.proxy * pipe.messages : 0.0);
+}
+
 }  // namespace
 
 std::string to_string(Protocol p) {
@@ -155,10 +183,25 @@ const std::vector<ProtocolInfo>& protocols() {
 }
 
 int nccl_comm_channels(const ClusterSpec& c, int nodes) {
+  if (c.network.nccl_channels > 0) return c.network.nccl_channels;  // forced (NCCL_MIN/MAX_NCHANNELS)
   const SearchResult r = ring_search(c, nodes);
   int channels = r.channels;
   if (r.speed >= kDupSpeed) channels = std::min(2 * channels, kSearchMaxChannels);
   return std::min(2 * channels, kMaxChannels);
+}
+
+const NcclRamp& nccl_ramp() { return kRamp; }
+
+double nccl_chunk_bytes(Protocol p, bool ring) {
+  const int i = proto_index(p);
+  double chunk = kBufferBytes[i] / kNcclSteps * (ring && p == Protocol::Simple ? kRingChunkSteps : 1);
+  if (p == Protocol::LL) chunk /= 2;
+  if (p == Protocol::LL128) chunk = chunk / 16 * 15;
+  return chunk;
+}
+
+bool host_proxied_network(const ClusterSpec& c) {
+  return c.nic.transport == Transport::Socket || c.nic.transport == Transport::TCPX;
 }
 
 NcclChannels nccl_channels(Algorithm a, Protocol p, const ClusterSpec& c, NcclShape shape, double bytes) {
@@ -223,7 +266,7 @@ std::string nccl_pair_refusal(CollectiveOp op, Algorithm a, Protocol p, const Cl
 }
 
 std::optional<NcclCost> nccl_cost(CollectiveOp op, Algorithm a, Protocol p, const ClusterSpec& c, NcclShape s,
-                                  double bytes, double link_bandwidth) {
+                                  double bytes, double link_bandwidth, const NcclRamp& ramp) {
   if (s.ranks < 1 || s.nodes < 1) throw std::invalid_argument("NCCL cost over no ranks");
   if (!nccl_pair_refusal(op, a, p, c, s).empty()) return std::nullopt;
   const AlgorithmRow& row = *find_algorithm_row(op, a);
@@ -242,6 +285,8 @@ std::optional<NcclCost> nccl_cost(CollectiveOp op, Algorithm a, Protocol p, cons
     cost.tuning_efficiency *= correction;
   }
   cost.latency = row.latency_us(row, p, c, s) * 1e-6;
+  apply_ramp(cost, row, p, c, s, bytes, ramp);
+  if (row.plain_network) cost.inter_node_ratio = 1.0 / (factor * row.run_share);
   return cost;
 }
 

@@ -115,10 +115,11 @@ void parse_placement_network(const yaml::Node& n, ClusterSpec& c) {
     c.placement = p->as_enum({"linear", "interleaved"}) == "linear" ? Placement::Linear : Placement::Interleaved;
   }
   if (auto net = n.optional("network")) {
-    net->allow_keys({"model", "crosstraffic", "tcp_gamma"});
+    net->allow_keys({"model", "crosstraffic", "tcp_gamma", "nccl_channels"});
     if (auto m = net->optional("model")) c.network.model = m->as_enum({"CM02", "LV08"});
     if (auto x = net->optional("crosstraffic")) c.network.crosstraffic = x->as_bool();
     if (auto g = net->optional("tcp_gamma")) c.network.tcp_gamma = g->as_size(1024, 1e15);
+    if (auto x = net->optional("nccl_channels")) c.network.nccl_channels = static_cast<int>(x->as_int(1, 32));
   }
 }
 

@@ -26,6 +26,52 @@ namespace {
 
 constexpr double kMaxBytes = 1e15;
 
+constexpr double kUs = 1e-6;
+constexpr int kRampSteps = 100;  // Gauss-Newton steps at most (a few settle it)
+
+// A point's closed form split linear in the ramp's constants (exact: the
+// ramp is linear in each, nccl_model.hpp), at the pair `pick`.
+RampTerms ramp_terms(const ClusterSpec& c, CollectiveOp op, const CollectiveChoice& pick, NcclShape shape,
+                     double bytes) {
+  const auto time = [&](const RampConstants& v) {
+    return collective_time(op, pick.algorithm, pick.protocol, c, shape, bytes, ramp_from_fit_units(v)).value_or(0.0);
+  };
+  RampTerms t;
+  t.base = time({0, 0, 0});
+  for (std::size_t j = 0; j < t.per_unit.size(); ++j) {
+    RampConstants unit{0, 0, 0};
+    unit[j] = 1;
+    t.per_unit[j] = time(unit) - t.base;
+  }
+  return t;
+}
+
+std::optional<double> median_of(const std::vector<double>& v) {
+  return v.empty() ? std::optional<double>() : std::optional<double>(fit::median(v));
+}
+
+// The published time of a scored point (busbw > 0).
+double published_time(const PointResult& p, double factor) { return p.published.bytes * factor / p.published.busbw; }
+
+// The case's errors with its time moved by (v - compiled) x per_unit: the
+// leave-one-case-out columns.
+void score_left_out(CaseResult& r, const RampConstants& v, const RampConstants& compiled) {
+  const double factor = bus_bandwidth_factor(parse_collective_op(r.c.op), r.gpus);
+  std::vector<double> small, large;
+  r.loo_constants = v;
+  for (auto& p : r.points) {
+    if (!p.error) continue;
+    double t = p.predicted_time;
+    for (std::size_t j = 0; j < v.size(); ++j) t += (v[j] - compiled[j]) * p.ramp.per_unit[j];
+    p.loo_error = published_time(p, factor) / t - 1;
+    (p.published.bytes < kLargeFrom ? small : large).push_back(std::abs(*p.loo_error));
+  }
+  r.loo_small = median_of(small);
+  r.loo_large = median_of(large);
+}
+
+RampConstants to_constants(const std::vector<double>& v) { return {v.at(0), v.at(1), v.at(2)}; }
+
 PublishedPoint read_point(const yaml::Node& n, double unit) {
   n.expect_seq();
   if (n.size() != 2 && n.size() != 3) n.fail("a point is [bytes, busbw] or [bytes, busbw, time in us]");
@@ -42,12 +88,14 @@ std::string algo_label(const CollectiveCase& c) {
   return c.protocol == "auto" ? c.algorithm : c.algorithm + " / " + c.protocol;
 }
 
-// The pair NCCL's rule picks at each point (the one the engine ran).
+// The pair NCCL's rule picks at each point (the one the engine ran), and the
+// closed form's terms in the ramp's constants there.
 void label_pairs(CaseResult& r, const ClusterSpec& cluster, const engine::CollectiveRequest& req) {
   const NcclShape shape = collective_shape(cluster, r.gpus);
   for (auto& p : r.points) {
     const auto pick = choose_collective(req.op, req.algorithm, req.protocol, cluster, shape, p.published.bytes);
     p.pair = to_string(pick.algorithm) + "/" + to_string(pick.protocol);
+    p.ramp = ramp_terms(cluster, req.op, pick, shape, p.published.bytes);
   }
 }
 
@@ -65,6 +113,97 @@ std::string verdict(const CaseResult& r) {
 }
 
 }  // namespace
+
+RampConstants ramp_in_fit_units(const NcclRamp& r) { return {r.launch / kUs, r.fill_scale, r.proxy / kUs}; }
+NcclRamp ramp_from_fit_units(const RampConstants& v) { return {v[0] * kUs, v[1], v[2] * kUs}; }
+const std::array<const char*, 3>& ramp_constant_names() {
+  static const std::array<const char*, 3> names{"t_launch", "f", "o_proxy"};
+  return names;
+}
+const std::array<const char*, 3>& ramp_constant_units() {
+  static const std::array<const char*, 3> units{"us", "", "us"};
+  return units;
+}
+
+std::vector<fit::Observation> ramp_observations(const CaseResult& r, const RampConstants& at) {
+  const double factor = bus_bandwidth_factor(parse_collective_op(r.c.op), r.gpus);
+  std::vector<fit::Observation> out;
+  for (const auto& p : r.points) {
+    if (!p.error) continue;
+    double t = p.ramp.base;
+    for (std::size_t j = 0; j < at.size(); ++j) t += at[j] * p.ramp.per_unit[j];
+    // log T(c) ~= log T(at) + (T(c) - T(at)) / T(at), T(c) = base + per_unit . c
+    fit::Observation o{r.c.devset, std::log(published_time(p, factor) / t) + (t - p.ramp.base) / t, {}, 1};
+    for (double x : p.ramp.per_unit) o.x.push_back(x / t);
+    out.push_back(std::move(o));
+  }
+  for (auto& o : out) o.weight = 1.0 / static_cast<double>(out.size());
+  return out;
+}
+
+namespace {
+
+// Gauss-Newton on the log residuals: each step the non-negative linear fit
+// of the observations linearised at the last constants, from one fixed start
+// until the constants settle. `skip`: a case left out ("" none); nullopt
+// when no other case has a scored point.
+std::optional<fit::ConstantFit> fit_ramp_on(const std::vector<CaseResult>& results, const std::string& skip) {
+  RampConstants at{1, 1, 1};
+  fit::ConstantFit f;
+  for (int step = 0; step < kRampSteps; ++step) {
+    std::vector<fit::Observation> obs;
+    for (const auto& r : results)
+      if (r.c.devset != skip) {
+        auto o = ramp_observations(r, at);
+        obs.insert(obs.end(), o.begin(), o.end());
+      }
+    if (obs.empty()) return std::nullopt;
+    f = fit::fit_constants(obs, at.size());
+    const RampConstants next = to_constants(f.values);
+    double moved = 0;
+    for (std::size_t j = 0; j < at.size(); ++j) moved = std::max(moved, std::abs(next[j] - at[j]));
+    at = next;
+    if (moved < 1e-9) break;
+  }
+  return f;
+}
+
+}  // namespace
+
+RampFit fit_ramp(std::vector<CaseResult>& results) {
+  RampFit f;
+  f.compiled = ramp_in_fit_units(nccl_ramp());
+  const auto all = fit_ramp_on(results, "");
+  if (!all) return f;
+  f.fitted = to_constants(all->values);
+  f.rms = all->rms;
+  f.observations = all->observations;
+  std::vector<double> in_small, in_large, loo_small, loo_large;
+  for (auto& r : results) {
+    const auto left_out = fit_ramp_on(results, r.c.devset);  // the other cases alone (the full fit if none)
+    score_left_out(r, left_out ? to_constants(left_out->values) : f.fitted, f.compiled);
+    for (auto [x, list] : {std::pair{r.median_small, &in_small}, {r.median_large, &in_large},
+                           {r.loo_small, &loo_small}, {r.loo_large, &loo_large}})
+      if (x) list->push_back(*x);
+  }
+  f.in_small = median_of(in_small);
+  f.in_large = median_of(in_large);
+  f.loo_small = median_of(loo_small);
+  f.loo_large = median_of(loo_large);
+  return f;
+}
+
+std::string ramp_line(const RampFit& f) {
+  std::string constants;
+  for (std::size_t j = 0; j < f.fitted.size(); ++j)
+    constants += fmt::format("{}{} {:.3g}{} (compiled {:.3g})", j == 0 ? "" : ", ", ramp_constant_names()[j],
+                             f.fitted[j], ramp_constant_units()[j], f.compiled[j]);
+  return fmt::format(
+      "Per-size ramp fitted on {} points: {}; rms log(published / predicted time) {:.3f}. Median over cases: in "
+      "sample {} below 1 MiB, {} from 1 MiB; leave one case out {} below, {} from 1 MiB (target <= {:.0f}%).\n",
+      f.observations, constants, f.rms, percent(f.in_small), percent(f.in_large), percent(f.loo_small),
+      percent(f.loo_large), 100 * kTargetLooLarge);
+}
 
 CollectiveCase load_collective_case(const std::string& path) {
   const auto doc = yaml::load_file(path);
@@ -163,26 +302,44 @@ std::string summary_line(const std::vector<CaseResult>& results) {
       100 * kTargetLarge, small.size() + large.size());
 }
 
-std::string render_summary(const std::vector<CaseResult>& results) {
-  std::string out = fmt::format("{:<5} {:<40} {:>5} {:>14} {:>14} {:>10}  {}\n", "id", "case", "GPUs", "median <1MiB",
-                                "median >=1MiB", "worst", "verdict");
+std::string render_summary(const std::vector<CaseResult>& results, const RampFit* ramp) {
+  const auto loo = [&](const std::optional<double>& x) { return ramp ? fmt::format(" {:>10}", percent(x)) : ""; };
+  std::string out = fmt::format("{:<5} {:<40} {:>5} {:>14} {:>14}{}{} {:>10}  {}\n", "id", "case", "GPUs",
+                                "median <1MiB", "median >=1MiB", ramp ? fmt::format(" {:>10}", "LOO <1MiB") : "",
+                                ramp ? fmt::format(" {:>10}", "LOO >=1MiB") : "", "worst", "verdict");
   for (const auto& r : results)
-    out += fmt::format("{:<5} {:<40} {:>5} {:>14} {:>14} {:>10}  {}\n", r.c.devset, r.c.name, r.gpus,
-                       percent(r.median_small), percent(r.median_large), percent(r.worst), verdict(r));
-  return out + "\n" + summary_line(results);
+    out += fmt::format("{:<5} {:<40} {:>5} {:>14} {:>14}{}{} {:>10}  {}\n", r.c.devset, r.c.name, r.gpus,
+                       percent(r.median_small), percent(r.median_large), loo(r.loo_small), loo(r.loo_large),
+                       percent(r.worst), verdict(r));
+  return out + "\n" + summary_line(results) + (ramp ? ramp_line(*ramp) : "");
 }
 
-std::string render_markdown(const std::vector<CaseResult>& results) {
-  std::string out;
-  out +=
+namespace {
+
+// The fitted constants beside the compiled ones, as a Markdown table.
+std::string ramp_markdown(const RampFit& f) {
+  std::string out = "| constant | fitted | compiled |\n|---|---|---|\n";
+  for (std::size_t j = 0; j < f.fitted.size(); ++j)
+    out += fmt::format("| {} | {:.3g} {} | {:.3g} {} |\n", ramp_constant_names()[j], f.fitted[j],
+                       ramp_constant_units()[j], f.compiled[j], ramp_constant_units()[j]);
+  return out + "\n" + ramp_line(f) + "\n";
+}
+
+}  // namespace
+
+std::string render_markdown(const std::vector<CaseResult>& results, const RampFit* ramp) {
+  std::string out = ramp ? ramp_markdown(*ramp) : "";
+  out += fmt::format(
       "| id | case | GPUs | op / gradwire algorithm | published algorithm | median abs error < 1 MiB "
-      "| median abs error >= 1 MiB | worst | verdict |\n|---|---|---|---|---|---|---|---|---|\n";
+      "| median abs error >= 1 MiB | {}worst | verdict |\n|---|---|---|---|---|---|---|{}---|---|\n",
+      ramp ? "leave one case out < 1 MiB | leave one case out >= 1 MiB | " : "", ramp ? "---|---|" : "");
   for (const auto& r : results)
-    out +=
-        fmt::format("| {} | {} | {} | {} / {} | {} | {} | {} | {} at {} | {} |\n", r.c.devset, r.c.name, r.gpus, r.c.op,
-                    algo_label(r.c), r.c.published_algorithm.empty() ? "not stated" : r.c.published_algorithm,
-                    percent(r.median_small), percent(r.median_large), percent(r.worst),
-                    units::format_size(r.worst_bytes), verdict(r));
+    out += fmt::format("| {} | {} | {} | {} / {} | {} | {} | {} | {}{} at {} | {} |\n", r.c.devset, r.c.name, r.gpus,
+                       r.c.op, algo_label(r.c),
+                       r.c.published_algorithm.empty() ? "not stated" : r.c.published_algorithm,
+                       percent(r.median_small), percent(r.median_large),
+                       ramp ? percent(r.loo_small) + " | " + percent(r.loo_large) + " | " : "", percent(r.worst),
+                       units::format_size(r.worst_bytes), verdict(r));
   for (const auto& r : results) {
     out += fmt::format("\n### {} `{}`\n\n", r.c.devset, r.c.name);
     out += fmt::format("{} GPUs, {} simulated as `{}` on `{}`; published: {} (confidence: {}).\n", r.gpus, r.c.op,
@@ -216,6 +373,8 @@ nlohmann::ordered_json collective_case_json(const CaseResult& r) {
   c["median_abs_error_small"] = opt(r.median_small);
   c["median_abs_error_large"] = opt(r.median_large);
   c["worst_abs_error"] = opt(r.worst);
+  c["loo_median_abs_error_small"] = opt(r.loo_small);
+  c["loo_median_abs_error_large"] = opt(r.loo_large);
   c["verdict"] = verdict(r);
   c["points"] = nlohmann::ordered_json::array();
   for (const auto& p : r.points)
@@ -224,6 +383,7 @@ nlohmann::ordered_json collective_case_json(const CaseResult& r) {
                            {"predicted_busbw_bytes_per_s", p.predicted_busbw},
                            {"predicted_time_s", p.predicted_time},
                            {"error", opt(p.error)},
+                           {"loo_error", opt(p.loo_error)},
                            {"pair", p.pair}});
   return c;
 }

@@ -47,12 +47,13 @@ std::vector<int> collective_node_sizes(const ClusterSpec& c, int ranks);
 collective::TreeLinks tree_links(const ClusterSpec& c);
 /// NCCL's cost of (op, a, p) over `shape` on `c` at `bytes`, with the link of
 /// collective_link (nccl_model.hpp nccl_cost); nullopt where NCCL lacks the pair.
+/// `ramp`: the per-size ramp's constants (a fit tries others).
 std::optional<NcclCost> collective_cost(CollectiveOp op, Algorithm a, Protocol p, const ClusterSpec& c, NcclShape shape,
-                                        double bytes);
+                                        double bytes, const NcclRamp& ramp = nccl_ramp());
 /// Closed-form time of (op, a, p) over `shape` at `bytes` (the Aggregated
 /// schedule's), nullopt where NCCL lacks the pair. a and p are not auto.
 std::optional<double> collective_time(CollectiveOp op, Algorithm a, Protocol p, const ClusterSpec& c, NcclShape shape,
-                                      double bytes);
+                                      double bytes, const NcclRamp& ramp = nccl_ramp());
 
 struct CollectiveChoice {
   Algorithm algorithm = Algorithm::Ring;

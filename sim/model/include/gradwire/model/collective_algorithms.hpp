@@ -27,6 +27,7 @@ enum class Protocol;  // nccl_model.hpp
 struct ClusterSpec;
 struct NcclShape;
 struct NcclCost;
+struct NcclPipeline;
 
 /// One algorithm for one op. Forms that NCCL's cost model reads are null for
 /// gradwire's own schedules (hierarchical, direct, the broadcast ring), whose
@@ -51,6 +52,16 @@ struct AlgorithmRow {
   /// NCCL trims this algorithm's channels and threads for small sizes
   /// (nccl_channels: ring and tree; NVLS and PAT keep theirs).
   bool trims_channels = false;
+  /// NCCL's pipeline at `bytes` (chunks, stages, proxy messages: the per-size
+  /// ramp, nccl_model.hpp); null: none (one chunk, one stage, no message).
+  NcclPipeline (*pipeline)(const AlgorithmRow& row, Protocol p, const ClusterSpec& c, NcclShape s,
+                           double bytes) = nullptr;
+  /// The share of NCCL's factor it runs at beyond the tuning model's (NVLS:
+  /// (nvlsChannels - 1) / nvlsChannels of the link, NCCL HEAD tuning.cc).
+  double run_share = 1.0;
+  /// Its flows between nodes are plain network traffic, without the factor
+  /// (NVLSTree's trees: NcclCost::inter_node_ratio).
+  bool plain_network = false;
   /// The Aggregated schedule's closed form on `c` under `cost`.
   double (*closed_form)(const ClusterSpec& c, NcclShape s, double bytes, const NcclCost& cost) = nullptr;
   /// As NCCL's tuning model prices it (what choose_collective compares);

@@ -40,11 +40,13 @@ double ring_reducescatter_time(int n, double bytes, AlphaBeta ab);
 
 // --- NCCL's algorithms under NCCL's cost (nccl_model.hpp) ------------------
 // A collective of NCCL's takes
-//   max(L, w) + (bytes on the busiest link) / (B e)
-// L, e: NcclCost (NCCL's latency model and the pair's bandwidth efficiency);
-// w: the route latency the engine's flows pay, a floor under L (Aggregated:
-// one phase, w = alpha; PerStep: one alpha per step). The efficiency makes
-// every flow carry bytes / e on the wire.
+//   max(L, w) + R + (bytes on the busiest link) / (B e)
+// L, e: NcclCost (NCCL's latency model and the pair's bandwidth efficiency,
+// the per-size ramp's pipeline fill included); R: NcclCost::ramp_latency (the
+// launch floor and a host proxy's messages); w: the route latency the
+// engine's flows pay, a floor under L (Aggregated: one phase, w = alpha;
+// PerStep: one alpha per step). The efficiency makes every flow carry
+// bytes / e on the wire.
 double nccl_time(double wire_latency, double bandwidth_time, NcclCost cost);
 /// Ring all-reduce: max(L, w) + 2(n-1)/n S/(B e); PerStep w = 2(n-1) alpha.
 double ring_allreduce_time(int n, double bytes, AlphaBeta ab, NcclCost cost, bool per_step = false);
@@ -193,10 +195,12 @@ double tree_allreduce_time(int n, double bytes, AlphaBeta ab, NcclCost cost, boo
 /// S/(2g) per rail and direction, pipelined (all at once, as the tree's
 /// Aggregated schedule). With D the most tree edges at one node (both trees:
 /// 2 on two nodes, 4 from four nodes on) and c = S/(2g), each direction:
-///   GPU link   (2g + D) c / B_intra  (NVLS's S and the node's rail traffic)
-///   connection D c / B_conn           (a GPU's flows out of its node)
-///   node       g D c / B_inter        (D S/2 through the node's NICs)
-///   time = max(L, alpha_inter) + max(the three) / e
+///   GPU link   (2g / e + D / e') c / B_intra  (NVLS's S and the node's rail traffic)
+///   connection D c / (B_conn e')                (a GPU's flows out of its node)
+///   node       g D c / (B_inter e')             (D S/2 through the node's NICs)
+///   time = max(L, alpha_inter) + R + max(the three)
+/// e' = e x NcclCost::inter_node_ratio: the trees carry plain network
+/// traffic, without NVLS's ratio.
 /// `links`: TreeLinks (intra: the GPU link; inter: a node's fabric share).
 double nvlstree_allreduce_time(int nodes, int gpus, double bytes, const TreeLinks& links, NcclCost cost);
 /// D above: the most edges of both node-level trees at one node.

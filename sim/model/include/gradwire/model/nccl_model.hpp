@@ -96,7 +96,45 @@ struct NcclCost {
   /// compares (choose_collective); NCCL picks the pair before it trims the
   /// channels.
   double tuning_efficiency = 1;
+  /// The per-size ramp's additive time (seconds; nccl_ramp): the launch floor
+  /// and, on a host-proxied network transport, the proxy's messages in
+  /// sequence. The closed forms add it after max(latency, route latency), the
+  /// engine sleeps it after the phases; NCCL's choice leaves it out.
+  double ramp_latency = 0;
+  /// Flows that cross nodes run at efficiency x inter_node_ratio: NVLSTree's
+  /// tree between nodes is plain network traffic and pays no NVLS ratio
+  /// (1 / (5/6 x 15/16)); 1 for every other algorithm.
+  double inter_node_ratio = 1;
 };
+
+/// The per-size ramp's constants (issue 31; docs/engine.md "The per-size
+/// ramp"): what NCCL's own structure leaves without a sourced value, fitted
+/// once over the whole devset (`gradwire validate collectives`).
+struct NcclRamp {
+  double launch = 0;      ///< t_launch (s): once per collective (nccl-tests' back-to-back launches)
+  double fill_scale = 0;  ///< f: K chunks through d stages take K + f (d - 1) chunk times
+  double proxy = 0;       ///< o_proxy (s): per message of a host-proxied network transport (socket, tcpx)
+};
+/// The compiled constants (nccl_model.cpp's table).
+const NcclRamp& nccl_ramp();
+
+/// NCCL's pipeline of one collective at one size (enqueue.cc's chunk rule
+/// per algorithm and protocol, the algorithm's stages): what the ramp reads.
+struct NcclPipeline {
+  double chunks = 1;    ///< K: chunks one channel (and NVLS head) runs in sequence
+  int depth = 1;        ///< d: stages a chunk passes (ring: 1, lock-step)
+  double messages = 0;  ///< M: network messages the GPU's proxy handles in sequence (0 on one node)
+};
+/// NCCL's chunk before the per-algorithm shrinking (enqueue.cc
+/// computeCollChunkInfo): the protocol's buffer step (init.cc, NCCL_STEPS
+/// = 8 steps) x chunkSteps (ring Simple 4, else 1); LL carries half data, LL128
+/// 15 of 16 words. Bytes.
+double nccl_chunk_bytes(Protocol p, bool ring);
+/// NVLS's channels (NCCL_NVLS_NCHANNELS' default, transport/nvls.cc).
+constexpr int kNvlsChannels = 16;
+/// True for the network transports whose messages a host proxy thread
+/// handles one after another (socket, tcpx); RDMA posts cost nothing here.
+bool host_proxied_network(const ClusterSpec& c);
 
 /// NCCL's channels for one collective. NCCL runs a collective on up to
 /// comm->nChannels channels (one CTA each) and, for small messages, on fewer
@@ -122,7 +160,8 @@ struct NcclChannels {
 /// node, inter-node table across nodes) that carries the most channels x s
 /// on the GPU's usable intra-node bandwidth and, across nodes, on its NICs
 /// (each channel uses one NIC), at most 16 channels; doubled when s >= 25
-/// GB/s (at most 16), then doubled again (at most 32).
+/// GB/s (at most 16), then doubled again (at most 32). A cluster's
+/// `network.nccl_channels` (a run's forced NCCL_MIN/MAX_NCHANNELS) wins.
 int nccl_comm_channels(const ClusterSpec& c, int nodes);
 NcclChannels nccl_channels(Algorithm a, Protocol p, const ClusterSpec& c, NcclShape shape, double bytes);
 /// nullopt when NCCL does not run the pair (nccl_pair_refusal says why).
@@ -130,8 +169,11 @@ NcclChannels nccl_channels(Algorithm a, Protocol p, const ClusterSpec& c, NcclSh
 /// gradwire's alpha-beta schedules: Simple only, cost {0, 1} (their latency
 /// is the platform's per step). `link_bandwidth` is what one flow of the
 /// algorithm gets on the platform (bytes/s), for LL's cap.
+/// `ramp`: the per-size ramp's constants (the compiled ones unless a fit
+/// tries others): efficiency x K / (K + f (d - 1)) and ramp_latency from the
+/// row's pipeline (NcclPipeline), NVLS's (16 - 1) / 16 channels.
 std::optional<NcclCost> nccl_cost(CollectiveOp op, Algorithm a, Protocol p, const ClusterSpec& c, NcclShape shape,
-                                  double bytes, double link_bandwidth);
+                                  double bytes, double link_bandwidth, const NcclRamp& ramp = nccl_ramp());
 
 /// The algorithms of `op` that NCCL's rule chooses among: its rows with
 /// nccl_rule, in the rows' order (all-reduce: ring, tree, nvls, nvlstree;

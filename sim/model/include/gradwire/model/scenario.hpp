@@ -101,6 +101,10 @@ struct NetworkModelSpec {
   /// SimGrid network/TCP-gamma (window), bytes. Large by default so that flows
   /// are not window-limited.
   double tcp_gamma = 4.0 * 1024 * 1024 * 1024;
+  /// NCCL's channels when the run forced them (NCCL_MIN_NCHANNELS =
+  /// NCCL_MAX_NCHANNELS, as a published run states); 0: NCCL's own
+  /// (nccl_comm_channels).
+  int nccl_channels = 0;
   bool operator==(const NetworkModelSpec&) const = default;
 };
 
