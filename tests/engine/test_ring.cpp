@@ -140,13 +140,8 @@ TEST(NcclPairs, TreeOnTheNodeLinkAtLargeSizes) {
   const auto run = run_collectives(c, {req});
   const NcclShape shape = collective_shape(c, 32);
   const auto cost = *collective_cost(CollectiveOp::AllReduce, Algorithm::Tree, Protocol::Simple, c, shape, GiB);
-  // Pipeline fill: K chunks of 512 KiB per channel through d = 2((8 - 1) +
-  // log2 4) = 18 stages.
-  const int channels = nccl_channels(Algorithm::Tree, Protocol::Simple, c, shape, GiB).channels;
-  const double k = std::ceil(GiB / (channels * 512.0 * KiB));
-  const double fill = k / (k + nccl_ramp().fill_scale * 17);
   const double bw_term = run.times[0] - std::max(cost.latency, route_latency(c, true)) - cost.ramp_latency;
-  EXPECT_NEAR(bw_term, 2 * GiB / (0.92 * fill * kNicBw), 0.03 * bw_term);
+  EXPECT_NEAR(bw_term, 2 * GiB / (0.92 * kNicBw), 0.03 * bw_term);
 }
 
 TEST(NcclPairs, NvlsEqualsClosedFormOnOneNode) {
@@ -220,9 +215,9 @@ TEST(NcclPairs, NvlsTreeEqualsClosedFormWhenNicsAreSlowerThanNvlink) {
 }
 
 // The per-size ramp's proxy term (issue 31): over a host-proxied network
-// (sockets) every pair's cost carries the launch floor and the proxy's
-// messages; the engine sleeps them after the phases and the closed form adds
-// them: equal within 0.1% for ring and tree, every protocol, at N = 2, 8, 64
+// (sockets) every pair's cost carries the launch floor and what the proxy's
+// messages take beyond the transfer (at some sizes of every ring); the
+// engine sleeps them after the phases and the closed form adds them: equal within 0.1% for ring and tree, every protocol, at N = 2, 8, 64
 // (one GPU per node) and 512 (ring Simple), and on 2 x 8 (tree's chains).
 TEST(NcclPairs, RampOverSocketsEqualsClosedForm) {
   for (auto [nodes, gpus] : {std::pair{2, 1}, {8, 1}, {64, 1}, {2, 8}, {512, 1}}) {
@@ -241,16 +236,18 @@ TEST(NcclPairs, RampOverSocketsEqualsClosedForm) {
       }
     const auto run = run_collectives(c, reqs);
     ASSERT_EQ(run.times.size(), reqs.size());
-    std::size_t i = 0;
+    std::size_t i = 0, exposed = 0;
     for (const auto& x : pairs)
       for (double s : kSizes) {
         const auto cost = *collective_cost(x.op, x.a, x.p, c, shape, s);
-        EXPECT_GT(cost.ramp_latency, nccl_ramp().launch) << label(x) << " n=" << n;  // the proxy's messages
+        EXPECT_GE(cost.ramp_latency, nccl_ramp().launch) << label(x) << " n=" << n;
+        if (x.a == Algorithm::Ring && cost.ramp_latency > nccl_ramp().launch) ++exposed;  // the proxy beyond the wire
         const double expect = *collective_time(x.op, x.a, x.p, c, shape, s);
         EXPECT_NEAR(run.times[i], expect, kTolerance * expect) << label(x) << " " << nodes << "x" << gpus
                                                                << " size=" << s;
         ++i;
       }
+    if (gpus == 1) EXPECT_GT(exposed, 0u) << nodes << " nodes: no size shows the proxy";
   }
 }
 
@@ -278,7 +275,10 @@ TEST(NcclPairs, TwoNodeTreesGoBeyondTheNic) {
     const auto busbw = [&](double t) { return 2.0 * (n - 1) / n * s / t; };
     EXPECT_LT(busbw(run.times[0]), nic) << nodes << " nodes, ring";
     if (nodes == 2) {
-      const double fill = 128 / (128 + 5 * nccl_ramp().fill_scale);
+      // 4 NVLS stages on the GPUs' links (at NVLS's 5/6 x 15/16), 2 on the
+      // NICs: fill = sum of the chunk times / the slowest's - 1.
+      const double t_gpu = 1 / (intra_flow_bandwidth(c, 1) * 5 / 6 * 15 / 16), t_nic = 1 / nic;
+      const double fill = 128 / (128 + (4 * t_gpu + 2 * t_nic) / std::max(t_gpu, t_nic) - 1);
       EXPECT_GT(busbw(run.times[1]), 1.5 * nic) << "tree";
       EXPECT_NEAR(busbw(run.times[2]), 2.0 * (n - 1) / n * nic * fill, 0.01 * nic) << "nvlstree";
       EXPECT_EQ(choose_collective(CollectiveOp::AllReduce, Algorithm::Auto, Protocol::Auto, c, collective_shape(c, n), s)

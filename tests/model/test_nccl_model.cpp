@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 #include "gradwire/model/closed_form.hpp"
@@ -374,33 +375,62 @@ TEST(NcclChoice, TheChoiceIsTheFastestUnderNcclsTuningModel) {
 
 // NVLS on one node of 8: 16 channels x 8 heads, chunks of 128 KiB shrunk for
 // small sizes (enqueue.cc): K = 1 at 1 MiB (16 KiB chunks), 8 at 32 MiB (32
-// KiB) and 64 MiB (64 KiB), 64 at 1 GiB (128 KiB); d = 3 stages. The
-// efficiency is 5/6 x 15/16 (NVLS's channels) x K / (K + 2 f); NCCL's
-// choice keeps 5/6.
+// KiB) and 64 MiB (64 KiB), 64 at 1 GiB (128 KiB); d = 3 stages alike, so
+// the fill is 2 chunk times. The efficiency is 5/6 x 15/16 (NVLS's channels)
+// x K / (K + 2), the two hand-offs 2 t_stage; NCCL's choice keeps 5/6.
 TEST(NcclRamp, NvlsFillFollowsNcclsChunks) {
   const auto h100 = node_cluster("h100", 1, 8, 450e9);
-  const double f = nccl_ramp().fill_scale;
-  ASSERT_GT(f, 0);
   for (auto [bytes, k] : {std::pair{double(MiB), 1.0}, {32.0 * MiB, 8.0}, {64.0 * MiB, 8.0}, {double(GiB), 64.0}}) {
     const NcclCost k_cost = cost(CollectiveOp::AllReduce, Algorithm::NVLS, Protocol::Simple, h100, bytes);
-    EXPECT_DOUBLE_EQ(k_cost.efficiency, 5.0 / 6 * 15.0 / 16 * k / (k + 2 * f)) << bytes;
+    EXPECT_DOUBLE_EQ(k_cost.efficiency, 5.0 / 6 * 15.0 / 16 * k / (k + 2)) << bytes;
     EXPECT_DOUBLE_EQ(k_cost.tuning_efficiency, 5.0 / 6) << bytes;
-    EXPECT_DOUBLE_EQ(k_cost.ramp_latency, nccl_ramp().launch) << bytes;  // one node: no proxy
+    EXPECT_DOUBLE_EQ(k_cost.ramp_latency, nccl_ramp().launch + 2 * nccl_ramp().stage) << bytes;  // no proxy
     EXPECT_DOUBLE_EQ(k_cost.inter_node_ratio, 1.0);
   }
 }
 
 // NVLSTree on 2 x 8 with 8 NICs: 16 channels x 8 heads (one per NIC), 512 KiB
 // chunks shrunk to 32 KiB at 1 MiB (K = 1), none at 8 GiB (K = 128); d = 4 +
-// 2 log2(2) = 6. The trees between nodes run without NVLS's ratio.
+// 2 log2(2) = 6 stages: 4 NVLS stages on NVLink (450 GB/s at 5/6 x 15/16:
+// 351.6 GB/s, the slowest), 2 on the node's NICs (8 x 50 GB/s), so the fill
+// is 3 + 2 x 351.6 / 400 chunk times. The trees between nodes run without
+// NVLS's ratio.
 TEST(NcclRamp, NvlsTreeFillAndPlainNetwork) {
   const auto h100x2 = node_cluster("h100", 2, 8, 450e9);
-  const double f = nccl_ramp().fill_scale;
+  const double nvls = 450.0 * 5 / 6 * 15 / 16;
+  const double fill = 3 + 2 * nvls / 400.0;
   for (auto [bytes, k] : {std::pair{double(MiB), 1.0}, {8.0 * GiB, 128.0}}) {
     const NcclCost c = cost(CollectiveOp::AllReduce, Algorithm::NvlsTree, Protocol::Simple, h100x2, bytes);
-    EXPECT_DOUBLE_EQ(c.efficiency, 5.0 / 6 * 15.0 / 16 * k / (k + 5 * f)) << bytes;
-    EXPECT_DOUBLE_EQ(c.efficiency * c.inter_node_ratio, k / (k + 5 * f)) << bytes;
-    EXPECT_DOUBLE_EQ(c.ramp_latency, nccl_ramp().launch);  // RDMA-class NIC (network): no proxy term
+    EXPECT_NEAR(c.efficiency, 5.0 / 6 * 15.0 / 16 * k / (k + fill), 1e-12) << bytes;
+    EXPECT_NEAR(c.efficiency * c.inter_node_ratio, k / (k + fill), 1e-12) << bytes;
+    EXPECT_NEAR(c.ramp_latency, nccl_ramp().launch + 5 * nccl_ramp().stage, 1e-18);  // RDMA-class NIC: no proxy
+  }
+}
+
+// 32 nodes of 8 GPUs on 1 Gb/s NICs. NVLS+tree: 4 NVLS stages on NVLink and
+// 10 between nodes (5 levels up, 5 down); the NVLink stages add almost
+// nothing to the fill (9 of the NIC's chunk times and 4 x 1 / 187.5 of one:
+// NVLS runs at 5/6 x 15/16 of 240 GB/s), not 13 (the fault a per-depth fill had: every stage charged at the
+// NIC's pace). The tree: no fill and no hand-offs on top of NCCL's own
+// latency model and per-size tree correction (the ramp adds the launch floor
+// alone), so a 64 KiB all-reduce stays near NCCL's model (it took 41 ms with
+// the per-depth fill).
+TEST(NcclRamp, FillChargesEachStageAtItsOwnLinkAndTheTreeOnlyNcclsCorrection) {
+  auto c = node_cluster("h100", 32, 8, 240e9);
+  c.nic = {0.125e9, 5e-6};
+  const NcclShape shape = collective_shape(c, 256);
+  const AlgorithmRow& nvlstree = *find_algorithm_row(CollectiveOp::AllReduce, Algorithm::NvlsTree);
+  const NcclPipeline pipe = nvlstree.pipeline(nvlstree, Protocol::Simple, c, shape, 64.0 * KiB);
+  EXPECT_EQ(pipe.depth, 14);
+  EXPECT_NEAR(pipe.fill, 9 + 4 * (8 * 0.125) / (240 * 5.0 / 6 * 15 / 16), 1e-12);
+  const AlgorithmRow& tree = *find_algorithm_row(CollectiveOp::AllReduce, Algorithm::Tree);
+  for (Protocol p : {Protocol::LL, Protocol::Simple}) {
+    const NcclPipeline t = tree.pipeline(tree, p, c, shape, 64.0 * KiB);
+    EXPECT_EQ(t.depth, 1);  // its 14 chain stages and 10 levels are in NCCL's latency model
+    EXPECT_EQ(t.fill, 0);
+    const NcclCost k = cost(CollectiveOp::AllReduce, Algorithm::Tree, p, c, 64.0 * KiB);
+    EXPECT_DOUBLE_EQ(k.efficiency, k.tuning_efficiency * nccl_channels(Algorithm::Tree, p, c, shape, 64.0 * KiB).fraction());
+    EXPECT_DOUBLE_EQ(k.ramp_latency, nccl_ramp().launch);
   }
 }
 
@@ -408,24 +438,39 @@ TEST(NcclRamp, NvlsTreeFillAndPlainNetwork) {
 // sockets the proxy handles 2(n-1) x loops steps x 2 slices (Simple) x the
 // active channels one after another: 2 nodes of 1 GPU, 4 channels,
 // 64 MiB: loops = ceil(64 MiB / 4 / (2 x 2 MiB)) = 4, so M = 2 x 4 x 2 x 4 = 64.
-TEST(NcclRamp, RingProxyMessagesOverSockets) {
+// The proxy posts while the GPUs move data, so only what M x o_proxy takes
+// beyond the transfer shows: nothing at a small o_proxy, M x its change once
+// the proxy is the slower side.
+TEST(NcclRamp, RingProxyMessagesOverSocketsOverlapTheTransfer) {
   auto c = node_cluster("h100", 2, 1, 450e9);
   c.nic.transport = Transport::Socket;
   const NcclShape shape = collective_shape(c, 2);
   const double bytes = 64.0 * MiB;
   ASSERT_EQ(nccl_comm_channels(c, 2), 4);
   ASSERT_EQ(nccl_channels(Algorithm::Ring, Protocol::Simple, c, shape, bytes).channels, 4);
-  const NcclCost k = cost(CollectiveOp::AllReduce, Algorithm::Ring, Protocol::Simple, c, bytes);
-  EXPECT_DOUBLE_EQ(k.efficiency, 1.0);
-  EXPECT_NEAR(k.ramp_latency, nccl_ramp().launch + 64 * nccl_ramp().proxy, 1e-15);
+  const double link = collective_link(c, shape).bandwidth;
+  const auto raw = *nccl_cost(CollectiveOp::AllReduce, Algorithm::Ring, Protocol::Simple, c, shape, bytes, link);
+  EXPECT_DOUBLE_EQ(raw.efficiency, 1.0);
+  EXPECT_NEAR(raw.proxy_time, 64 * nccl_ramp().proxy, 1e-15);
+  EXPECT_DOUBLE_EQ(raw.ramp_latency, nccl_ramp().launch);
+  const auto time = [&](double proxy) {
+    return *collective_time(CollectiveOp::AllReduce, Algorithm::Ring, Protocol::Simple, c, shape, bytes,
+                            NcclRamp{0, 0, proxy});
+  };
+  EXPECT_DOUBLE_EQ(time(1e-9), time(0));                    // 64 ns of posts under ~1 ms of transfer
+  EXPECT_NEAR(time(2e-3) - time(1e-3), 64 * 1e-3, 1e-12);  // the proxy is the slower side
+  EXPECT_GT(time(1e-3), 64 * 1e-3);
+  EXPECT_EQ(cost(CollectiveOp::AllReduce, Algorithm::Ring, Protocol::Simple, c, bytes).proxy_time, 0);  // folded
   // LL: one message per step, loops of 32 KiB chunks: ceil(64 KiB / 4 / (2 x 32 KiB)) = 1 at 64 KiB.
-  const NcclCost ll = cost(CollectiveOp::AllReduce, Algorithm::Ring, Protocol::LL, c, 64.0 * KiB);
+  const auto ll =
+      *nccl_cost(CollectiveOp::AllReduce, Algorithm::Ring, Protocol::LL, c, shape, 64.0 * KiB, link);
   const int active = nccl_channels(Algorithm::Ring, Protocol::LL, c, shape, 64.0 * KiB).channels;
-  EXPECT_NEAR(ll.ramp_latency, nccl_ramp().launch + 2.0 * active * nccl_ramp().proxy, 1e-15);
-  // The same cluster over an RDMA NIC: the launch floor alone.
+  EXPECT_NEAR(ll.proxy_time, 2.0 * active * nccl_ramp().proxy, 1e-15);
+  // The same cluster over an RDMA NIC: no proxy term.
   c.nic.transport = Transport::IB;
-  EXPECT_DOUBLE_EQ(cost(CollectiveOp::AllReduce, Algorithm::Ring, Protocol::Simple, c, bytes).ramp_latency,
-                   nccl_ramp().launch);
+  EXPECT_DOUBLE_EQ(nccl_cost(CollectiveOp::AllReduce, Algorithm::Ring, Protocol::Simple, c, shape, bytes, link)
+                       ->proxy_time,
+                   0.0);
 }
 
 // The closed form adds the ramp after NCCL's latency; NCCL's choice prices
@@ -447,7 +492,13 @@ TEST(NcclRamp, InTheClosedFormNotInTheChoice) {
   const NcclRamp probe{1e-6, 0, 2e-6};
   const double t0 = *collective_time(CollectiveOp::AllReduce, Algorithm::Ring, Protocol::Simple, c, shape, bytes, none);
   const double t1 = *collective_time(CollectiveOp::AllReduce, Algorithm::Ring, Protocol::Simple, c, shape, bytes, probe);
-  EXPECT_NEAR(t1 - t0, 1e-6 + 64 * 2e-6, 1e-12);
+  EXPECT_NEAR(t1 - t0, 1e-6, 1e-12);  // the proxy's 128 us hide under the transfer
+  // A proxy slower than the transfer: its change shows in full (64 messages).
+  const NcclRamp slow{1e-6, 0, 1e-3}, slower{2e-6, 0, 2e-3};
+  const double t2 = *collective_time(CollectiveOp::AllReduce, Algorithm::Ring, Protocol::Simple, c, shape, bytes, slow);
+  const double t3 =
+      *collective_time(CollectiveOp::AllReduce, Algorithm::Ring, Protocol::Simple, c, shape, bytes, slower);
+  EXPECT_NEAR(t3 - t2, 1e-6 + 64 * 1e-3, 1e-12);
 }
 
 // NCCL's chunks per protocol (init.cc buffers / NCCL_STEPS, enqueue.cc).

@@ -200,7 +200,7 @@ TEST(ValidateBundled, CompiledRampEqualsTheDevsetFit) {
 
 // Leave one case out, by hand: two cases whose published times are a base
 // plus a launch floor of 2 us (A) and 4 us (B), nothing else. Together the
-// fit puts t_launch between them and f, o_proxy (no point exercises them) at
+// fit puts t_launch between them and t_stage, o_proxy (no point exercises them) at
 // 0; A left out is predicted with B's 4 us and B's with A's 2 us, so their
 // left-out errors are published / (base + the other's floor) - 1 exactly.
 TEST(ValidateCase, LeaveOneCaseOutRefitsWithoutTheCase) {

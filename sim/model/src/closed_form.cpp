@@ -42,11 +42,6 @@ collective::TreeLinks tree_links(const ClusterSpec& c) {
           c.intra_node.host_staged() ? c.intra_node.staged_bandwidth() : none};
 }
 
-std::optional<NcclCost> collective_cost(CollectiveOp op, Algorithm a, Protocol p, const ClusterSpec& c, NcclShape shape,
-                                        double bytes, const NcclRamp& ramp) {
-  return nccl_cost(op, a, p, c, shape, bytes, collective_link(c, shape).bandwidth, ramp);
-}
-
 namespace {
 
 // The Aggregated schedule's time of (op, a) under `cost`: its row's closed
@@ -60,6 +55,22 @@ double time_under(CollectiveOp op, Algorithm a, const ClusterSpec& c, NcclShape 
 }
 
 }  // namespace
+
+// A host proxy posts the messages of one step while the GPUs fill the next
+// (NCCL_STEPS slots in flight), so its messages overlap the transfer: what
+// they take beyond the contention-free transfer (route latency and bytes at
+// the cost's efficiency) is added once, as ramp latency.
+std::optional<NcclCost> collective_cost(CollectiveOp op, Algorithm a, Protocol p, const ClusterSpec& c, NcclShape shape,
+                                        double bytes, const NcclRamp& ramp) {
+  auto cost = nccl_cost(op, a, p, c, shape, bytes, collective_link(c, shape).bandwidth, ramp);
+  if (cost && cost->proxy_time > 0) {
+    NcclCost wire = *cost;
+    wire.latency = wire.ramp_latency = wire.proxy_time = 0;
+    cost->ramp_latency += std::max(0.0, cost->proxy_time - time_under(op, a, c, shape, bytes, wire));
+    cost->proxy_time = 0;
+  }
+  return cost;
+}
 
 std::optional<double> collective_time(CollectiveOp op, Algorithm a, Protocol p, const ClusterSpec& c, NcclShape shape,
                                       double bytes, const NcclRamp& ramp) {

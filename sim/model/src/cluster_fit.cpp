@@ -99,8 +99,12 @@ void describe_fit(ClusterFit& f, const std::vector<CurvePoint>& floor) {
   f.plateau_model = pick.time;
   f.plateau_pair = to_string(pick.algorithm) + "/" + to_string(pick.protocol);
   f.floor_ratio = floor_ratio(f.cluster, f.op, floor);
+  // "No longer depends": doubling the rate gains under 1%. A pipeline's fill
+  // still reads the NICs' chunk time where they are not its slowest stage
+  // (NcclPipeline: up to 1 / (K + fill) of the time, 3% at NVLS+tree's 32
+  // chunks of 8 GiB over 32 NIC heads).
   const ClusterSpec faster = with_nic(f.cluster, 2 * f.cluster.nic.bandwidth, f.cluster.nic.latency);
-  f.bandwidth_lower_bound = model_time(faster, f.op, f.plateau_bytes) >= f.plateau_model * (1 - 1e-6);
+  f.bandwidth_lower_bound = model_time(faster, f.op, f.plateau_bytes) >= f.plateau_model * (1 - 1e-2);
 }
 
 std::vector<CurvePoint> floor_points(std::vector<CurvePoint> points) {

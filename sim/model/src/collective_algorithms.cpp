@@ -98,6 +98,20 @@ double pat_latency_us(const Row&, Protocol, const ClusterSpec&, NcclShape s) {
 
 int tree_levels(NcclShape s) { return std::max(1, nccl_log2i(s.nodes)); }
 
+// The fill of a pipeline of `intra` stages inside a node (a GPU's link at
+// `intra_share` of its rate: NVLS's 5/6 x 15/16) and `inter` stages between
+// nodes (the node's share of the fabric, capped by the NIC transport's
+// connections, plain network traffic), in the slowest stage's chunk times
+// (NcclPipeline::fill): sum of the stages' chunk times / the slowest's - 1.
+// The slowest is the closed form's bottleneck, so the time, the slowest
+// stage's chunk time x (K + fill), falls as any link gets faster.
+double pipeline_fill(const ClusterSpec& c, int intra, int inter, double intra_share) {
+  const double t_intra = 1 / (intra_share * intra_flow_bandwidth(c, 1));
+  const double t_inter = 1 / std::min(node_fabric_bandwidth(c), connection_limit(c));
+  const double slowest = inter > 0 ? std::max(t_intra, t_inter) : t_intra;
+  return (intra * t_intra + inter * t_inter) / slowest - 1;
+}
+
 // Ring: a channel runs loops of 2(n-1) lock-step steps (all-gather,
 // reduce-scatter: n-1), one chunk each: depth 1. Across nodes each step of
 // each active channel is one proxy message per slice (Simple: 2 slices per
@@ -115,10 +129,14 @@ NcclPipeline ring_pipeline(const Row& row, Protocol p, const ClusterSpec& c, Ncc
   return out;
 }
 
-// Tree: the chain inside the node and log2 m levels between nodes, up then
-// down: d = 2((g - 1) + log2 m); LL128 halves its chunk while a channel has few
-// (enqueue.cc); across nodes one message up and one down per level and active
-// channel on a chunk's path (later chunks overlap them).
+// Tree: K chunks per channel (LL128 halves its chunk while a channel has few,
+// enqueue.cc); across nodes one message up and one down per level and active
+// channel on a chunk's path (later chunks overlap them). No fill and no
+// hand-offs: the tree is the one pipeline NCCL's tuning model already prices,
+// its chain and levels in the latency (tuning.cc: (ppn - 1) intra + log2 m
+// network hops, each way) and its chunks by the per-size treeCorrectionFactor
+// ("instead of proper chunk modeling"), which nccl_cost applies to the tree
+// (nccl_tree_correction): the ramp's stages would charge them twice.
 NcclPipeline tree_pipeline(const Row& row, Protocol p, const ClusterSpec& c, NcclShape s, double bytes) {
   const double ppn = static_cast<double>(s.ranks) / s.nodes;
   const int channels = nccl_comm_channels(c, s.nodes);
@@ -131,7 +149,6 @@ NcclPipeline tree_pipeline(const Row& row, Protocol p, const ClusterSpec& c, Ncc
   const int active = nccl_channels(row.algorithm, p, c, s, bytes).channels;
   NcclPipeline out;
   out.chunks = std::max(1.0, std::ceil(bytes / (active * chunk)));
-  out.depth = std::max(1, 2 * (static_cast<int>(ppn) - 1 + nccl_log2i(s.nodes)));
   if (s.nodes > 1) out.messages = 2.0 * tree_levels(s) * active;
   return out;
 }
@@ -148,6 +165,7 @@ NcclPipeline nvls_pipeline(const Row&, Protocol, const ClusterSpec&, NcclShape s
   NcclPipeline out;
   out.chunks = std::max(1.0, std::ceil(bytes / (ops * chunk)));
   out.depth = 3;
+  out.fill = out.depth - 1.0;
   return out;
 }
 
@@ -155,7 +173,7 @@ NcclPipeline nvls_pipeline(const Row&, Protocol, const ClusterSpec&, NcclShape s
 // way), NVLS broadcast, gather (d = 4 + 2 log2 m); a head per NIC; the chunk
 // at most 64 KiB from 4 nodes (NCCL_NVLSTREE_MAX_CHUNKSIZE), shrunk for
 // small sizes; one message up and one down per level and NVLS channel.
-NcclPipeline nvlstree_pipeline(const Row&, Protocol, const ClusterSpec& c, NcclShape s, double bytes) {
+NcclPipeline nvlstree_pipeline(const Row& row, Protocol, const ClusterSpec& c, NcclShape s, double bytes) {
   constexpr double KiB = 1024;
   const double ops = static_cast<double>(kNvlsChannels) * std::max(1, c.nic_count);
   double chunk = nccl_chunk_bytes(Protocol::Simple, false);
@@ -165,6 +183,7 @@ NcclPipeline nvlstree_pipeline(const Row&, Protocol, const ClusterSpec& c, NcclS
   NcclPipeline out;
   out.chunks = std::max(1.0, std::ceil(bytes / (ops * chunk)));
   out.depth = 4 + 2 * tree_levels(s);
+  out.fill = pipeline_fill(c, 4, 2 * tree_levels(s), nvls_factor(row, Protocol::Simple, s) * kNvlsShare);
   out.messages = 2.0 * tree_levels(s) * kNvlsChannels;
   return out;
 }

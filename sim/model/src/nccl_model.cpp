@@ -61,9 +61,9 @@ constexpr int kThreadThreshold[3] = {8, 8, 64};
 // holds them to it). docs/engine.md ("The per-size ramp") lists the cases
 // each one is fitted on and its residual.
 constexpr NcclRamp kRamp{
-    .launch = 2.313e-6,   // t_launch (s): every case
-    .fill_scale = 1.943,  // f: the NVLS (A1) and NVLS+tree (A6) pipelines
-    .proxy = 3.840e-6,    // o_proxy (s per message): socket / tcpx cases (A4a, A4b, A6, A8*)
+    .launch = 4.360e-6,   // t_launch (s): every case
+    .stage = 3.564e-6,   // t_stage (s): the NVLS pipelines (A1, A11 NVLS; A6 NVLS+tree)
+    .proxy = 4.617e-6,   // o_proxy (s per message): socket / tcpx cases (A4a, A4b, A6, A8*)
 };
 
 // init.cc's buffers: LL 8 lines x 512 threads x NCCL_STEPS x 16 B; LL128 120
@@ -126,14 +126,16 @@ double ll_cap(const ClusterSpec& c, int nodes) {
 }
 
 // The per-size ramp on NCCL's cost (docs/engine.md "The per-size ramp"): the
-// row's run share (NVLS's channels), the pipeline fill K / (K + f (d - 1)) on
-// the efficiency, and the launch floor plus the proxy's messages on a
-// host-proxied network as ramp_latency. tuning_efficiency keeps none of it.
+// row's run share (NVLS's channels), the pipeline fill K / (K + fill) on the
+// efficiency, the launch floor and the stages' hand-offs as ramp_latency, the
+// proxy's messages on a host-proxied network as proxy_time (collective_cost
+// overlaps them with the transfer). tuning_efficiency keeps none of it.
 void apply_ramp(NcclCost& cost, const AlgorithmRow& row, Protocol p, const ClusterSpec& c, NcclShape s, double bytes,
                 const NcclRamp& ramp) {
   const NcclPipeline pipe = row.pipeline ? row.pipeline(row, p, c, s, bytes) : NcclPipeline{};
-  cost.efficiency *= row.run_share * pipe.chunks / (pipe.chunks + ramp.fill_scale * (pipe.depth - 1));
-  cost.ramp_latency = ramp.launch + (s.nodes > 1 && host_proxied_network(c) ? ramp.proxy * pipe.messages : 0.0);
+  cost.efficiency *= row.run_share * pipe.chunks / (pipe.chunks + pipe.fill);
+  cost.ramp_latency = ramp.launch + ramp.stage * (pipe.depth - 1);
+  cost.proxy_time = s.nodes > 1 && host_proxied_network(c) ? ramp.proxy * pipe.messages : 0.0;
 }
 
 }  // namespace

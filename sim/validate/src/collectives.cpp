@@ -29,19 +29,27 @@ constexpr double kMaxBytes = 1e15;
 constexpr double kUs = 1e-6;
 constexpr int kRampSteps = 100;  // Gauss-Newton steps at most (a few settle it)
 
-// A point's closed form split linear in the ramp's constants (exact: the
-// ramp is linear in each, nccl_model.hpp), at the pair `pick`.
-RampTerms ramp_terms(const ClusterSpec& c, CollectiveOp op, const CollectiveChoice& pick, NcclShape shape,
-                     double bytes) {
-  const auto time = [&](const RampConstants& v) {
-    return collective_time(op, pick.algorithm, pick.protocol, c, shape, bytes, ramp_from_fit_units(v)).value_or(0.0);
+constexpr double kStepUs = 1e-3;  // the linearisation's step in each constant (us)
+
+// The closed form of the point's pair at other constants.
+std::function<double(const NcclRamp&)> closed_form_at(const ClusterSpec& c, CollectiveOp op,
+                                                      const CollectiveChoice& pick, NcclShape shape, double bytes) {
+  return [=](const NcclRamp& r) {
+    return collective_time(op, pick.algorithm, pick.protocol, c, shape, bytes, r).value_or(0.0);
   };
+}
+
+// The point's time linearised at `at` (forward differences of kStepUs).
+RampTerms ramp_terms_at(const PointResult& p, const RampConstants& at) {
+  if (!p.time_at) return p.ramp;
   RampTerms t;
-  t.base = time({0, 0, 0});
-  for (std::size_t j = 0; j < t.per_unit.size(); ++j) {
-    RampConstants unit{0, 0, 0};
-    unit[j] = 1;
-    t.per_unit[j] = time(unit) - t.base;
+  const double here = p.time_at(ramp_from_fit_units(at));
+  t.base = here;
+  for (std::size_t j = 0; j < at.size(); ++j) {
+    RampConstants step = at;
+    step[j] += kStepUs;
+    t.per_unit[j] = (p.time_at(ramp_from_fit_units(step)) - here) / kStepUs;
+    t.base -= at[j] * t.per_unit[j];
   }
   return t;
 }
@@ -62,7 +70,10 @@ void score_left_out(CaseResult& r, const RampConstants& v, const RampConstants& 
   for (auto& p : r.points) {
     if (!p.error) continue;
     double t = p.predicted_time;
-    for (std::size_t j = 0; j < v.size(); ++j) t += (v[j] - compiled[j]) * p.ramp.per_unit[j];
+    if (p.time_at)
+      t += p.time_at(ramp_from_fit_units(v)) - p.time_at(ramp_from_fit_units(compiled));
+    else
+      for (std::size_t j = 0; j < v.size(); ++j) t += (v[j] - compiled[j]) * p.ramp.per_unit[j];
     p.loo_error = published_time(p, factor) / t - 1;
     (p.published.bytes < kLargeFrom ? small : large).push_back(std::abs(*p.loo_error));
   }
@@ -95,7 +106,8 @@ void label_pairs(CaseResult& r, const ClusterSpec& cluster, const engine::Collec
   for (auto& p : r.points) {
     const auto pick = choose_collective(req.op, req.algorithm, req.protocol, cluster, shape, p.published.bytes);
     p.pair = to_string(pick.algorithm) + "/" + to_string(pick.protocol);
-    p.ramp = ramp_terms(cluster, req.op, pick, shape, p.published.bytes);
+    p.time_at = closed_form_at(cluster, req.op, pick, shape, p.published.bytes);
+    p.ramp = ramp_terms_at(p, ramp_in_fit_units(nccl_ramp()));
   }
 }
 
@@ -114,14 +126,14 @@ std::string verdict(const CaseResult& r) {
 
 }  // namespace
 
-RampConstants ramp_in_fit_units(const NcclRamp& r) { return {r.launch / kUs, r.fill_scale, r.proxy / kUs}; }
-NcclRamp ramp_from_fit_units(const RampConstants& v) { return {v[0] * kUs, v[1], v[2] * kUs}; }
+RampConstants ramp_in_fit_units(const NcclRamp& r) { return {r.launch / kUs, r.stage / kUs, r.proxy / kUs}; }
+NcclRamp ramp_from_fit_units(const RampConstants& v) { return {v[0] * kUs, v[1] * kUs, v[2] * kUs}; }
 const std::array<const char*, 3>& ramp_constant_names() {
-  static const std::array<const char*, 3> names{"t_launch", "f", "o_proxy"};
+  static const std::array<const char*, 3> names{"t_launch", "t_stage", "o_proxy"};
   return names;
 }
 const std::array<const char*, 3>& ramp_constant_units() {
-  static const std::array<const char*, 3> units{"us", "", "us"};
+  static const std::array<const char*, 3> units{"us", "us", "us"};
   return units;
 }
 
@@ -130,11 +142,12 @@ std::vector<fit::Observation> ramp_observations(const CaseResult& r, const RampC
   std::vector<fit::Observation> out;
   for (const auto& p : r.points) {
     if (!p.error) continue;
-    double t = p.ramp.base;
-    for (std::size_t j = 0; j < at.size(); ++j) t += at[j] * p.ramp.per_unit[j];
+    const RampTerms terms = ramp_terms_at(p, at);
+    double t = terms.base;
+    for (std::size_t j = 0; j < at.size(); ++j) t += at[j] * terms.per_unit[j];
     // log T(c) ~= log T(at) + (T(c) - T(at)) / T(at), T(c) = base + per_unit . c
-    fit::Observation o{r.c.devset, std::log(published_time(p, factor) / t) + (t - p.ramp.base) / t, {}, 1};
-    for (double x : p.ramp.per_unit) o.x.push_back(x / t);
+    fit::Observation o{r.c.devset, std::log(published_time(p, factor) / t) + (t - terms.base) / t, {}, 1};
+    for (double x : terms.per_unit) o.x.push_back(x / t);
     out.push_back(std::move(o));
   }
   for (auto& o : out) o.weight = 1.0 / static_cast<double>(out.size());

@@ -11,7 +11,7 @@ namespace {
 
 nlohmann::ordered_json ramp_json(const RampFit& f) {
   const auto constants = [](const RampConstants& v) {
-    return nlohmann::ordered_json{{"t_launch_us", v[0]}, {"f", v[1]}, {"o_proxy_us", v[2]}};
+    return nlohmann::ordered_json{{"t_launch_us", v[0]}, {"t_stage_us", v[1]}, {"o_proxy_us", v[2]}};
   };
   auto opt = [](const std::optional<double>& x) { return x ? nlohmann::ordered_json(*x) : nullptr; };
   return {{"fitted", constants(f.fitted)},

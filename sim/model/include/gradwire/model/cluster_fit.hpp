@@ -44,7 +44,8 @@ struct ClusterFit {
 /// Each is the least value that gives its end: the latency is 0
 /// (latency_at_zero) where the model is already that slow without any
 /// (NCCL's latency model alone), and the rate a lower bound
-/// (bandwidth_lower_bound) where the plateau no longer depends on it. Throws std::invalid_argument when no NIC rate in
+/// (bandwidth_lower_bound) where the plateau no longer depends on it (doubling
+/// the rate gains under 1%). Throws std::invalid_argument when no NIC rate in
 /// the schema's range [kMinLinkBandwidth, kMaxLinkBandwidth] gives the
 /// plateau (the intra-node link or a connection cap holds the model below it).
 ClusterFit fit_cluster_network(const ClusterSpec& base, CollectiveOp op, const std::vector<CurvePoint>& points);

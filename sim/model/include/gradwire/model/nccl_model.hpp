@@ -96,11 +96,16 @@ struct NcclCost {
   /// compares (choose_collective); NCCL picks the pair before it trims the
   /// channels.
   double tuning_efficiency = 1;
-  /// The per-size ramp's additive time (seconds; nccl_ramp): the launch floor
-  /// and, on a host-proxied network transport, the proxy's messages in
-  /// sequence. The closed forms add it after max(latency, route latency), the
-  /// engine sleeps it after the phases; NCCL's choice leaves it out.
+  /// The per-size ramp's additive time (seconds; nccl_ramp): the launch floor,
+  /// the stages' fixed hand-off (d - 1) x t_stage and, on a host-proxied
+  /// network transport, what the proxy's messages take beyond the wire time
+  /// (collective_cost). The closed forms add it after max(latency, route
+  /// latency), the engine sleeps it after the phases; NCCL's choice leaves it out.
   double ramp_latency = 0;
+  /// The proxy's messages in sequence, M x o_proxy (s), before collective_cost
+  /// overlaps them with the transfer (it folds the excess into ramp_latency
+  /// and sets this to 0).
+  double proxy_time = 0;
   /// Flows that cross nodes run at efficiency x inter_node_ratio: NVLSTree's
   /// tree between nodes is plain network traffic and pays no NVLS ratio
   /// (1 / (5/6 x 15/16)); 1 for every other algorithm.
@@ -111,18 +116,25 @@ struct NcclCost {
 /// ramp"): what NCCL's own structure leaves without a sourced value, fitted
 /// once over the whole devset (`gradwire validate collectives`).
 struct NcclRamp {
-  double launch = 0;      ///< t_launch (s): once per collective (nccl-tests' back-to-back launches)
-  double fill_scale = 0;  ///< f: K chunks through d stages take K + f (d - 1) chunk times
-  double proxy = 0;       ///< o_proxy (s): per message of a host-proxied network transport (socket, tcpx)
+  double launch = 0;  ///< t_launch (s): once per collective (nccl-tests' back-to-back launches)
+  double stage = 0;   ///< t_stage (s): a chunk's fixed hand-off from one stage of the pipeline to the next
+  double proxy = 0;   ///< o_proxy (s): per message of a host-proxied network transport (socket, tcpx)
 };
 /// The compiled constants (nccl_model.cpp's table).
 const NcclRamp& nccl_ramp();
 
 /// NCCL's pipeline of one collective at one size (enqueue.cc's chunk rule
 /// per algorithm and protocol, the algorithm's stages): what the ramp reads.
+///
+/// K chunks through d stages whose chunk times are t_1 .. t_d, the slowest
+/// t_max, take K t_max + sum of the others (the pipeline fills once, each
+/// chunk then leaves at the slowest stage's pace): `fill` = (sum t_i - t_max)
+/// / t_max, in the slowest stage's chunk times. A stage on NVLink in a tree
+/// whose slowest stage is a 1 Gb/s NIC adds almost nothing to it.
 struct NcclPipeline {
   double chunks = 1;    ///< K: chunks one channel (and NVLS head) runs in sequence
   int depth = 1;        ///< d: stages a chunk passes (ring: 1, lock-step)
+  double fill = 0;      ///< the other stages' chunk times in the slowest one's (d - 1 when alike)
   double messages = 0;  ///< M: network messages the GPU's proxy handles in sequence (0 on one node)
 };
 /// NCCL's chunk before the per-algorithm shrinking (enqueue.cc
@@ -170,7 +182,8 @@ NcclChannels nccl_channels(Algorithm a, Protocol p, const ClusterSpec& c, NcclSh
 /// is the platform's per step). `link_bandwidth` is what one flow of the
 /// algorithm gets on the platform (bytes/s), for LL's cap.
 /// `ramp`: the per-size ramp's constants (the compiled ones unless a fit
-/// tries others): efficiency x K / (K + f (d - 1)) and ramp_latency from the
+/// tries others): efficiency x K / (K + fill), ramp_latency (launch and
+/// stages) and proxy_time from the
 /// row's pipeline (NcclPipeline), NVLS's (16 - 1) / 16 channels.
 std::optional<NcclCost> nccl_cost(CollectiveOp op, Algorithm a, Protocol p, const ClusterSpec& c, NcclShape shape,
                                   double bytes, double link_bandwidth, const NcclRamp& ramp = nccl_ramp());

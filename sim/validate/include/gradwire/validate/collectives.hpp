@@ -13,6 +13,7 @@
 #pragma once
 
 #include <array>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -47,16 +48,18 @@ CollectiveCase load_collective_case(const std::string& path);
 std::vector<CollectiveCase> load_collective_cases(const std::string& dir);
 
 /// The per-size ramp's constants (nccl_model.hpp NcclRamp) in the fit's
-/// units and order: t_launch (us), f, o_proxy (us).
+/// units and order: t_launch (us), t_stage (us), o_proxy (us).
 using RampConstants = std::array<double, 3>;
 RampConstants ramp_in_fit_units(const NcclRamp& r);
 NcclRamp ramp_from_fit_units(const RampConstants& v);
-/// "t_launch", "f", "o_proxy" and their units ("us", "", "us").
+/// "t_launch", "t_stage", "o_proxy" and their units ("us" each).
 const std::array<const char*, 3>& ramp_constant_names();
 const std::array<const char*, 3>& ramp_constant_units();
 
-/// A point's closed-form time (the pair the engine ran), linear in the
-/// ramp's constants: time = base + sum_j per_unit[j] x constant j (seconds).
+/// A point's closed-form time (the pair the engine ran) near some constants,
+/// linear in them: time = base + sum_j per_unit[j] x constant j (seconds).
+/// Exact in t_launch and t_stage; piecewise in o_proxy (the proxy's excess
+/// over the transfer, closed_form.hpp collective_cost), hence linearised.
 struct RampTerms {
   double base = 0;
   RampConstants per_unit{};
@@ -68,7 +71,10 @@ struct PointResult {
   double predicted_busbw = 0;   ///< bytes/s
   std::optional<double> error;  ///< predicted/published - 1; none when the source rounds to 0
   std::string pair;             ///< the algorithm/protocol simulated at this size ("nvls/Simple")
-  RampTerms ramp;               ///< run_case's; zero for a score_case alone
+  RampTerms ramp;               ///< run_case's, at the compiled constants; zero for a score_case alone
+  /// The closed form of the pair at other constants (run_case's; empty for a
+  /// score_case alone, whose `ramp` is then taken as exact).
+  std::function<double(const NcclRamp&)> time_at;
   std::optional<double> loo_error;  ///< error with the ramp refitted without this point's case (fit_ramp)
 };
 
