@@ -458,4 +458,3 @@ TEST(Studies, ShardingSchemesAtAFixedGlobalBatchFollowTheirMechanisms) {
 
 }  // namespace
 }  // namespace gw::plan
-

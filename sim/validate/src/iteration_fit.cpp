@@ -84,7 +84,7 @@ fit::FitOptions fit_options() {
 }
 
 /// Out of sample: each case against the band of the others' errors. Only
-/// the cases whose schedule takes the band (kTakesTheBand) make it.
+/// the cases whose schedule takes the band (takes_the_band) make it.
 void mark_coverage(ConstantsFit& f, std::vector<IterationCaseResult>& results, const std::vector<double>& all_loo) {
   std::vector<double> loo;
   std::vector<std::size_t> which;  // index into f.cases
