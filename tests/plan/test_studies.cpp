@@ -380,7 +380,10 @@ TEST(Studies, CompressionV100DirectionsAllReduceWinsFadeWithBandwidthAndBatchAll
 TEST(Studies, ShardingSchemesAtAFixedGlobalBatchFollowTheirMechanisms) {
   Tmp t;
   const auto recs = run_study("study-sharding.yaml", (t.dir / "sharding.jsonl").string());
-  ASSERT_EQ(recs.size(), 4u * 3 * 4 * 5);
+  // 4 models x 3 node counts x 5 k x the schemes: the 4 simulated today,
+  // and HSDP and ZeRO++ once they are uncommented in the study.
+  ASSERT_EQ(recs.size() % (4 * 3 * 5), 0u);
+  ASSERT_GE(recs.size(), 4u * 3 * 5 * 4);
   // (model, GPUs, scheme, k) -> the record
   using Key = std::tuple<std::string, int, std::string, int>;
   std::map<Key, json> at;
