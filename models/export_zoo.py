@@ -63,6 +63,18 @@ ZOO = {
                    "Llama-2-13B (LlamaForCausalLM, the Llama-2-13b-hf config): 40 layers, hidden 5120, 40 heads, "
                    "SwiGLU 13824, RMSNorm, vocab 32000, untied lm_head. Touvron et al. 2023, 'Llama 2: Open "
                    "Foundation and Fine-Tuned Chat Models'"),
+    "llama2-34b": (["transformers:LlamaForCausalLM", "--dtype", "bf16", "--set", "hidden_size=8192",
+                    "intermediate_size=22016", "num_hidden_layers=48", "num_attention_heads=64",
+                    "num_key_value_heads=8", "max_position_embeddings=4096"],
+                   "Llama-2-34B shape (LlamaForCausalLM; the 34B of the Llama 2 paper, Table 1, with grouped-query "
+                   "attention; unreleased, its architecture as Code Llama 34B's config.json and IBM fms-fsdp's 34b "
+                   "variant): 48 layers, hidden 8192, 64 heads, 8 key-value heads (GQA), SwiGLU 22016, RMSNorm, "
+                   "vocab 32000, untied lm_head, 4096 tokens. Touvron et al. 2023, 'Llama 2: Open Foundation and "
+                   "Fine-Tuned Chat Models'"),
+    "llama2-70b": (["transformers:meta-llama/Llama-2-70b-hf", "--dtype", "bf16"],
+                   "Llama-2-70B (LlamaForCausalLM, the Llama-2-70b-hf config): 80 layers, hidden 8192, 64 heads, "
+                   "8 key-value heads (GQA), SwiGLU 28672, RMSNorm, vocab 32000, untied lm_head, 4096 tokens. "
+                   "Touvron et al. 2023, 'Llama 2: Open Foundation and Fine-Tuned Chat Models'"),
     "llama3-8b": (["transformers:meta-llama/Meta-Llama-3-8B", "--dtype", "bf16"],
                   "Llama-3-8B (LlamaForCausalLM, the Meta-Llama-3-8B config): 32 layers, hidden 4096, 32 heads, "
                   "8 key-value heads (GQA), SwiGLU 14336, RMSNorm, vocab 128256, untied lm_head, 8192 tokens. "

@@ -24,7 +24,21 @@ const std::string kFixtures = GW_TEST_MODELS_DIR;
 //   (wte and lm_head tied, counted once), LlamaForCausalLM for Llama-2-7b-hf;
 //   LlamaForCausalLM from the public config.json of Llama-2-13b-hf,
 //   Meta-Llama-3-8B and Meta-Llama-3-70B (the Hub's "8.03B" and "70.6B";
-//   docs/models.md, "Models from the Hugging Face Hub").
+//   docs/models.md, "Models from the Hugging Face Hub"); Llama-2-70B and the
+//   Llama 2 paper's 34B (unreleased; Code Llama 34B's and IBM fms-fsdp's
+//   shape) summed by hand from their architecture below.
+// A Llama's parameters from its architecture: embedding and untied lm_head
+// V h each, per layer q and o h^2 each, k and v h x (h / heads x kv_heads)
+// each, gate, up and down h x ffn each, two RMSNorm scales h; the final norm h.
+constexpr std::int64_t llama_parameters(std::int64_t h, std::int64_t ffn, std::int64_t layers, std::int64_t heads,
+                                        std::int64_t kv_heads, std::int64_t vocab) {
+  const std::int64_t kv = h / heads * kv_heads;
+  return 2 * vocab * h + layers * (2 * h * h + 2 * h * kv + 3 * h * ffn + 2 * h) + h;
+}
+static_assert(llama_parameters(4096, 11008, 32, 32, 32, 32000) == 6'738'415'616);     // Llama-2-7B, "6.74B"
+static_assert(llama_parameters(5120, 13824, 40, 40, 40, 32000) == 13'015'864'320);    // Llama-2-13B, "13.0B"
+static_assert(llama_parameters(4096, 14336, 32, 32, 8, 128256) == 8'030'261'248);     // Llama-3-8B, "8.03B"
+static_assert(llama_parameters(8192, 28672, 80, 64, 8, 128256) == 70'553'706'496);    // Llama-3-70B, "70.6B"
 const std::map<std::string, std::int64_t> kPublished = {
     {"resnet50", 25'557'032},       {"resnet101", 44'549'160},
     {"vgg16", 138'357'544},         {"bert-base", 109'482'240},
@@ -32,6 +46,8 @@ const std::map<std::string, std::int64_t> kPublished = {
     {"gpt2-xl", 1'557'611'200},     {"llama2-7b", 6'738'415'616},
     {"llama2-13b", 13'015'864'320}, {"llama3-8b", 8'030'261'248},
     {"llama3-70b", 70'553'706'496}, {"mlp-tiny", 784 * 256 + 256 + 256 * 128 + 128 + 128 * 10 + 10},
+    {"llama2-34b", llama_parameters(8192, 22016, 48, 64, 8, 32000)},  // 33,743,970,304: "34B"
+    {"llama2-70b", llama_parameters(8192, 28672, 80, 64, 8, 32000)},  // 68,976,648,192: "69B" (the Hub's "70B")
 };
 
 gw::ModelDesc zoo(const std::string& name) { return gw::load_model(name, {kZoo}); }
@@ -103,6 +119,8 @@ TEST(ModelZoo, SequenceModelsHaveASequenceLength) {
   EXPECT_EQ(zoo("llama2-13b").sequence_length, 4096);
   EXPECT_EQ(zoo("llama3-8b").sequence_length, 8192);
   EXPECT_EQ(zoo("llama3-70b").sequence_length, 8192);
+  EXPECT_EQ(zoo("llama2-34b").sequence_length, 4096);
+  EXPECT_EQ(zoo("llama2-70b").sequence_length, 4096);
 }
 
 // Gradient-ready order as observed in a backward pass (docs/models.md): the
@@ -120,7 +138,7 @@ TEST(ModelZoo, TensorsAreInGradientReadyOrder) {
             std::make_pair(std::string("pooler.dense.bias"), std::string("embeddings.word_embeddings.weight")));
   EXPECT_EQ(first_last("gpt2"),
             std::make_pair(std::string("transformer.ln_f.weight"), std::string("transformer.wte.weight")));
-  for (const char* name : {"llama2-7b", "llama2-13b", "llama3-8b", "llama3-70b"})
+  for (const char* name : {"llama2-7b", "llama2-13b", "llama2-34b", "llama2-70b", "llama3-8b", "llama3-70b"})
     EXPECT_EQ(first_last(name), std::make_pair(std::string("lm_head.weight"), std::string("model.embed_tokens.weight")))
         << name;
   // Inside a bottleneck, bn3 (weight, bias) before conv3 before bn2 ...
@@ -156,6 +174,7 @@ TEST(ModelZoo, FlopCountsFollowTheConvention) {
     double s, h, L, V;
   };
   for (const Llama& m : {Llama{"llama2-7b", 4096, 4096, 32, 32000}, Llama{"llama2-13b", 4096, 5120, 40, 32000},
+                         Llama{"llama2-34b", 4096, 8192, 48, 32000}, Llama{"llama2-70b", 4096, 8192, 80, 32000},
                          Llama{"llama3-8b", 8192, 4096, 32, 128256}, Llama{"llama3-70b", 8192, 8192, 80, 128256}}) {
     gw::ModelDesc l = zoo(m.name);
     const double norms = (2 * m.L + 1) * m.h;
@@ -168,7 +187,8 @@ TEST(ModelZoo, ActivationsAreMeasuredInTheTrainingDtype) {
   // The CNNs and the MLP are exported in fp32, the transformers in bf16.
   for (const char* name : {"mlp-tiny", "resnet50", "resnet101", "vgg16"}) EXPECT_EQ(zoo(name).activation_dtype, "fp32");
   for (const char* name :
-       {"bert-base", "bert-large", "gpt2", "gpt2-xl", "llama2-7b", "llama2-13b", "llama3-8b", "llama3-70b"})
+       {"bert-base", "bert-large", "gpt2", "gpt2-xl", "llama2-7b", "llama2-13b", "llama2-34b", "llama2-70b", "llama3-8b",
+        "llama3-70b"})
     EXPECT_EQ(zoo(name).activation_dtype, "bf16") << name;
   // mlp-tiny: what autograd saves is each linear layer's fp32 input (the
   // ReLU's output is the same storage), per sample.

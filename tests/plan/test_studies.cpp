@@ -374,5 +374,90 @@ TEST(Studies, CompressionV100DirectionsAllReduceWinsFadeWithBandwidthAndBatchAll
       }
 }
 
+// Issue 33, item 8: 7B-70B on 64-1,024 H100 at a fixed global batch of 1,024
+// sequences, sharding scheme x accumulation (scenarios/study-sharding.yaml).
+// Directions that follow from each scheme's mechanism (docs/model.md, 7c).
+TEST(Studies, ShardingSchemesAtAFixedGlobalBatchFollowTheirMechanisms) {
+  Tmp t;
+  const auto recs = run_study("study-sharding.yaml", (t.dir / "sharding.jsonl").string());
+  // 4 models x 3 node counts x 5 k x the schemes: the 4 simulated today,
+  // and HSDP and ZeRO++ once they are uncommented in the study.
+  ASSERT_EQ(recs.size() % (4 * 3 * 5), 0u);
+  ASSERT_GE(recs.size(), 4u * 3 * 5 * 4);
+  // (model, GPUs, scheme, k) -> the record
+  using Key = std::tuple<std::string, int, std::string, int>;
+  std::map<Key, json> at;
+  for (const auto& r : recs) {
+    const auto& p = r["params"];
+    const int k = std::stoi(p["workload.accumulation"].get<std::string>());
+    const int gpus = 8 * std::stoi(p["cluster.nodes"].get<std::string>());
+    // A split that does not divide the global batch is invalid, nothing else.
+    EXPECT_EQ(r["status"] == "invalid", 1024 % (gpus * k) != 0) << r.dump();
+    if (r["status"] == "invalid") continue;
+    ASSERT_TRUE(r["status"] == "ok" || r["status"] == "no_fit") << r.dump();
+    EXPECT_EQ(r["micro_batch"].get<int>() * k * gpus, 1024) << r.dump();
+    at[{p["workload.model"].get<std::string>(), gpus, p["workload.sharding"].get<std::string>(), k}] = r;
+  }
+  const auto ok = [&](const Key& key) { return at.count(key) && at.at(key)["status"] == "ok"; };
+  const auto fig = [&](const Key& key, const char* f) { return at.at(key)[f].get<double>(); };
+  const auto memory = [&](const Key& key) { return at.at(key)["memory"]["total_bytes"].get<double>(); };
+  // (1) Memory follows what each scheme shards: 70B on 1,024 GPUs does not
+  // fit under ZeRO-1 (16-bit parameters and gradients whole: 4 x 69.0e9
+  // bytes > 80 GB) nor SHARD_GRAD_OP (parameters whole from forward to
+  // backward), and fits under FULL_SHARD.
+  EXPECT_FALSE(ok({"llama2-70b", 1024, "zero1", 1}));
+  EXPECT_GT(memory({"llama2-70b", 1024, "zero1", 1}), 4 * 68.9e9);
+  EXPECT_FALSE(ok({"llama2-70b", 1024, "shard_grad_op", 1}));
+  EXPECT_TRUE(ok({"llama2-70b", 1024, "full_shard", 1}));
+  const std::vector<std::string> models{"llama2-7b", "llama2-13b", "llama2-34b", "llama2-70b"};
+  const std::vector<std::string> schemes{"full_shard", "shard_grad_op", "zero1", "zero3"};
+  for (const auto& m : models)
+    for (int gpus : {64, 256, 1024})
+      for (int k : {1, 2, 4, 8, 16}) {
+        if (!at.count({m, gpus, "zero1", k})) continue;
+        SCOPED_TRACE(m + " on " + std::to_string(gpus) + " GPUs, k = " + std::to_string(k));
+        EXPECT_LT(memory({m, gpus, "full_shard", k}), memory({m, gpus, "shard_grad_op", k}));
+        EXPECT_LT(memory({m, gpus, "shard_grad_op", k}), memory({m, gpus, "zero1", k}));
+        for (const auto& s : schemes) {
+          // (2) More accumulation, smaller micro-batches: less memory, so a
+          // split that fits stays fitting with more micro-steps.
+          if (k > 1 && at.count({m, gpus, s, k / 2})) {
+            EXPECT_LT(memory({m, gpus, s, k}), memory({m, gpus, s, k / 2})) << s;
+            if (ok({m, gpus, s, k / 2})) EXPECT_TRUE(ok({m, gpus, s, k})) << s;
+          }
+          // (3) More GPUs at the same global batch: less compute each, a
+          // shorter optimizer step for every scheme that fits both.
+          if (gpus < 1024 && ok({m, gpus, s, k}) && ok({m, 4 * gpus, s, k}))
+            EXPECT_LT(fig({m, 4 * gpus, s, k}, "iteration_s"), fig({m, gpus, s, k}, "iteration_s")) << s;
+        }
+        if (k == 1 || !ok({m, gpus, "full_shard", k / 2})) continue;
+        // (4) FULL_SHARD (FSDP1, synchronizing every micro-step) gathers the
+        // parameters twice and reduce-scatters the gradients in every
+        // micro-step: twice the micro-steps, twice the bytes per optimizer
+        // step, and more of them exposed at the same compute; ZeRO-1 reduces
+        // once at the boundary: its bytes and its step do not move with k.
+        const Key fs{m, gpus, "full_shard", k}, fs_half{m, gpus, "full_shard", k / 2};
+        EXPECT_NEAR(fig(fs, "wire_per_gpu_bytes"), 2 * fig(fs_half, "wire_per_gpu_bytes"),
+                    1e-9 * fig(fs, "wire_per_gpu_bytes"));
+        EXPECT_GT(fig(fs, "exposed_communication_s"), fig(fs_half, "exposed_communication_s"));
+        EXPECT_GT(fig(fs, "iteration_s"), fig(fs_half, "iteration_s"));
+        const Key z1{m, gpus, "zero1", k}, z1_half{m, gpus, "zero1", k / 2};
+        if (ok(z1) && ok(z1_half)) {
+          EXPECT_DOUBLE_EQ(fig(z1, "wire_per_gpu_bytes"), fig(z1_half, "wire_per_gpu_bytes"));
+          EXPECT_NEAR(fig(z1, "iteration_s"), fig(z1_half, "iteration_s"), 1e-9 * fig(z1, "iteration_s"));
+        }
+      }
+  // (5) On 64 GPUs accumulation is what makes the larger models fit: the
+  // smallest k that fits under FULL_SHARD grows with the model.
+  const auto smallest_k = [&](const std::string& m) {
+    for (int k : {1, 2, 4, 8, 16})
+      if (ok({m, 64, "full_shard", k})) return k;
+    return 0;
+  };
+  EXPECT_GE(smallest_k("llama2-7b"), 1);
+  EXPECT_LE(smallest_k("llama2-7b"), smallest_k("llama2-13b"));
+  EXPECT_LT(smallest_k("llama2-13b"), smallest_k("llama2-70b"));
+}
+
 }  // namespace
 }  // namespace gw::plan

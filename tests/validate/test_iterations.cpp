@@ -137,7 +137,7 @@ TEST(IterationCase, QuantitiesFollowTheirClosedForms) {
 
 // The summary over hand-made results: DDP errors +10%, -30%, +20% (median
 // 20%, worst 30%); speedups +20% with the sign, +50% with the sign, -10%
-// with the wrong sign; one unscored case.
+// with the wrong sign; one unscored case; sharded -50% and +4% (median 27%).
 TEST(IterationCase, SummaryCountsTheTargets) {
   const auto result = [](const std::string& kind, std::optional<double> error, std::optional<bool> sign) {
     IterationCaseResult r;
@@ -149,8 +149,13 @@ TEST(IterationCase, SummaryCountsTheTargets) {
   const std::vector<IterationCaseResult> rs{
       result("ddp", 0.1, std::nullopt),         result("ddp", -0.3, std::nullopt), result("ddp", 0.2, std::nullopt),
       result("compression", 0.2, true),         result("accumulation", 0.5, true), result("compression", -0.1, false),
-      result("ddp", std::nullopt, std::nullopt)};
+      result("ddp", std::nullopt, std::nullopt), result("sharded", -0.5, std::nullopt),
+      result("sharded", 0.04, std::nullopt)};
   const auto s = summarise(rs);
+  // Sharded cases are summarised apart, against the DDP targets.
+  EXPECT_EQ(s.sharded_scored, 2);
+  EXPECT_NEAR(*s.sharded_median, 0.27, 1e-12);
+  EXPECT_NEAR(*s.sharded_worst, 0.5, 1e-12);
   EXPECT_EQ(s.ddp_scored, 3);
   EXPECT_NEAR(*s.ddp_median, 0.2, 1e-12);
   EXPECT_NEAR(*s.ddp_worst, 0.3, 1e-12);
@@ -166,6 +171,8 @@ TEST(IterationCase, SummaryCountsTheTargets) {
   EXPECT_NEAR(*l.ddp_median_loo, 0.4, 1e-12);
   EXPECT_NEAR(*l.ddp_worst_loo, 0.6, 1e-12);
   EXPECT_EQ(l.speedup_within_loo, 0);
+  EXPECT_NEAR(*l.sharded_median_loo, 0.54, 1e-12);
+  EXPECT_NEAR(*l.sharded_worst_loo, 1.0, 1e-12);
 }
 
 double simulate_total(const std::string& scenario_file) {
@@ -190,6 +197,10 @@ TEST(IterationBundled, PredictionsAreWhatSimulatePrints) {
           (fs::path(c.file).parent_path() / doc[part]["cluster"].as<std::string>()).lexically_normal().string();
       YAML::Node s = YAML::LoadFile(cluster);
       s["workload"] = doc[part]["workload"];
+      // A model given as a file is relative to the case, as its cluster is.
+      const std::string model = s["workload"]["model"].as<std::string>();
+      if (model.find(".yaml") != std::string::npos)
+        s["workload"]["model"] = (fs::path(c.file).parent_path() / model).lexically_normal().string();
       const std::string file = d.write("scenario.yaml", YAML::Dump(s) + "\n");
       const double expected = std::string(part) == "scenario" ? r.time : r.baseline_time.value();
       EXPECT_NEAR(simulate_total(file), expected, 1e-12 * expected) << c.file << " " << part;
@@ -296,6 +307,33 @@ TEST(IterationCase, FitAndLeaveOneOutFollowTheirClosedForms) {
   // The band of all four (n = 4: floor(0.5) -> 1st, ceil(4.5) -> 4th).
   EXPECT_NEAR(f.band.low, -0.02, 1e-12);
   EXPECT_NEAR(f.band.high, 0.02, 1e-12);
+}
+
+// A sharded case (no fitted constant acts on its schedule: slopes 0) is in
+// the fit and keeps its error out of sample, but stays out of the band, which
+// the sharded schedule does not carry (docs/model.md, section 7c): the same
+// four cases as above plus a sharded one at +0.5 give the same fit and band.
+TEST(IterationCase, ShardedCasesAreFittedButMakeNoBand) {
+  const std::vector<double> v{-0.02, -0.04, -0.03, -0.01, 0.5};
+  std::vector<IterationCaseResult> results(v.size());
+  std::vector<CaseSlopes> slopes;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    results[i].c.quantity = "iteration_time";
+    results[i].c.kind = i == 4 ? "sharded" : "ddp";
+    slopes.push_back({i, v[i], {i == 4 ? 0.0 : 1.0, 0.0, 0.0}, v[i]});
+  }
+  const ConstantsFit f = fit_from_slopes(FittedConstants{}, slopes, results);
+  EXPECT_EQ(f.cases.size(), 5u);
+  // Huber: the sharded residual weighs linearly but has no slope to pull.
+  EXPECT_NEAR(f.fitted.compute_under_nccl, 0.025, 1e-9);
+  EXPECT_NEAR(*results[4].loo_error, 0.5, 1e-12);
+  EXPECT_FALSE(results[4].in_band.has_value());
+  EXPECT_EQ(f.band.cases, 4);
+  EXPECT_EQ(f.covered, 2);
+  EXPECT_NEAR(f.band.low, -0.02, 1e-9);
+  EXPECT_NEAR(f.band.high, 0.02, 1e-9);
+  EXPECT_TRUE(takes_the_band(results[0].c));
+  EXPECT_FALSE(takes_the_band(results[4].c));
 }
 
 // compute_under_nccl stays within the published 0.40 (kFitUpperBound): a fit

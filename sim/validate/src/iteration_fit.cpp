@@ -31,6 +31,8 @@ double quantity_error(const IterationCaseResult& r, double error) {
 
 }  // namespace
 
+bool takes_the_band(const IterationCase& c) { return c.kind != "sharded"; }
+
 std::optional<double> time_error(const IterationCaseResult& r) {
   if (!r.error) return std::nullopt;
   return quantity_error(r, *r.error);
@@ -81,15 +83,23 @@ fit::FitOptions fit_options() {
   return options;
 }
 
-/// Out of sample: each case against the band of the others' errors.
-void mark_coverage(ConstantsFit& f, std::vector<IterationCaseResult>& results, const std::vector<double>& loo) {
+/// Out of sample: each case against the band of the others' errors. Only
+/// the cases whose schedule takes the band (takes_the_band) make it.
+void mark_coverage(ConstantsFit& f, std::vector<IterationCaseResult>& results, const std::vector<double>& all_loo) {
+  std::vector<double> loo;
+  std::vector<std::size_t> which;  // index into f.cases
+  for (std::size_t i = 0; i < all_loo.size(); ++i)
+    if (takes_the_band(results.at(f.cases[i].result).c)) {
+      loo.push_back(all_loo[i]);
+      which.push_back(i);
+    }
   f.covered = 0;
   for (std::size_t i = 0; i < loo.size(); ++i) {
     std::vector<double> others = loo;
     others.erase(others.begin() + static_cast<std::ptrdiff_t>(i));
     const auto [low, high] = conformal_band(others);
     const bool inside = low <= loo[i] && loo[i] <= high;
-    results.at(f.cases[i].result).in_band = inside;
+    results.at(f.cases[which[i]].result).in_band = inside;
     f.covered += inside ? 1 : 0;
   }
   const auto [low, high] = conformal_band(loo);

@@ -55,13 +55,16 @@ std::string opt_percent(const std::optional<double>& x, bool sign) {
 
 std::string figure(const std::string& quantity, double x) {
   if (quantity == "iteration_time") return fmt::format("{:.3f} s", x);
-  if (quantity == "per_gpu_throughput") return fmt::format("{:.1f}/s", x);
+  if (quantity == "per_gpu_throughput") return fmt::format("{:.3g}/s", x);
   return fmt::format("{:.3f}", x);
 }
 
+/// DDP and sharded cases score an absolute figure against the DDP targets.
+bool absolute_kind(const std::string& kind) { return kind == "ddp" || kind == "sharded"; }
+
 std::string verdict(const IterationCaseResult& r) {
   if (!r.error) return "unscored";
-  if (r.c.kind == "ddp") return std::abs(*r.error) <= kTargetDdpWorst ? "within 20%" : "outside 20%";
+  if (absolute_kind(r.c.kind)) return std::abs(*r.error) <= kTargetDdpWorst ? "within 20%" : "outside 20%";
   const bool ok = r.same_sign.value_or(true) && std::abs(*r.error) <= kTargetSpeedup;
   return ok ? "sign and 25%: met" : (r.same_sign.value_or(true) ? "outside 25%" : "wrong sign");
 }
@@ -75,7 +78,7 @@ IterationCase load_iteration_case(const std::string& path) {
       case_header_keys({"kind", "quantity", "setup", "assumed", "published", "unscored", "scenario", "baseline"}));
   IterationCase c;
   static_cast<CaseHeader&>(c) = read_case_header(root, path);
-  c.kind = root.required("kind").as_enum({"ddp", "compression", "accumulation"});
+  c.kind = root.required("kind").as_enum({"ddp", "sharded", "compression", "accumulation"});
   const auto quantity = root.required("quantity");
   c.quantity = quantity.as_enum({"iteration_time", "per_gpu_throughput", "scaling_efficiency", "speedup"});
   c.setup = root.required("setup").as_string();
@@ -90,7 +93,7 @@ IterationCase load_iteration_case(const std::string& path) {
   if (!published && !unscored) root.fail("a case gives `published` (the figure) or says why it is `unscored`");
   if (published) c.published = published->as_double(1e-9, 1e9);
   if (unscored) c.unscored = unscored->as_string();
-  if (c.kind != "ddp" && c.quantity != "speedup")
+  if (!absolute_kind(c.kind) && c.quantity != "speedup")
     quantity.fail("a compression or accumulation case compares a speedup against its baseline");
   return c;
 }
@@ -148,13 +151,14 @@ void set_median_worst(std::vector<double> v, std::optional<double>& median, std:
 
 IterationSummary summarise(const std::vector<IterationCaseResult>& results) {
   IterationSummary s;
-  std::vector<double> ddp, ddp_loo;
+  std::vector<double> ddp, ddp_loo, sharded, sharded_loo;
   for (const auto& r : results) {
     if (!r.error) {
       ++s.unscored;
-    } else if (r.c.kind == "ddp") {
-      ddp.push_back(std::abs(*r.error));
-      if (r.loo_error) ddp_loo.push_back(std::abs(*r.loo_error));
+    } else if (absolute_kind(r.c.kind)) {
+      const bool is_ddp = r.c.kind == "ddp";
+      (is_ddp ? ddp : sharded).push_back(std::abs(*r.error));
+      if (r.loo_error) (is_ddp ? ddp_loo : sharded_loo).push_back(std::abs(*r.loo_error));
     } else {
       ++s.speedup_scored;
       if (r.same_sign.value_or(false)) ++s.speedup_sign_ok;
@@ -165,6 +169,9 @@ IterationSummary summarise(const std::vector<IterationCaseResult>& results) {
   s.ddp_scored = static_cast<int>(ddp.size());
   set_median_worst(ddp, s.ddp_median, s.ddp_worst);
   set_median_worst(ddp_loo, s.ddp_median_loo, s.ddp_worst_loo);
+  s.sharded_scored = static_cast<int>(sharded.size());
+  set_median_worst(sharded, s.sharded_median, s.sharded_worst);
+  set_median_worst(sharded_loo, s.sharded_median_loo, s.sharded_worst_loo);
   return s;
 }
 
@@ -187,15 +194,26 @@ std::string render_iterations_residuals(const IterationValidation& v) {
 
 namespace {
 
+/// "N scored, median |error| M in sample, L out of sample (target ...), worst ..."
+std::string absolute_line(const char* what, int scored, const std::optional<double>& median,
+                          const std::optional<double>& worst, const std::optional<double>& median_loo,
+                          const std::optional<double>& worst_loo) {
+  const bool loo = median_loo.has_value();
+  return fmt::format("{}: {} scored, median |error| {}{} (target <= {:.0f}%), worst {}{} (target <= {:.0f}%).\n",
+                     what, scored, opt_percent(median, false),
+                     loo ? " in sample, " + opt_percent(median_loo, false) + " out of sample" : "",
+                     100 * kTargetDdpMedian, opt_percent(worst, false),
+                     loo ? " / " + opt_percent(worst_loo, false) : "", 100 * kTargetDdpWorst);
+}
+
 std::string summary_lines(const IterationSummary& s) {
   const bool loo = s.ddp_median_loo.has_value();
-  return fmt::format(
-      "DDP cases: {} scored, median |error| {}{} (target <= {:.0f}%), worst {}{} (target <= {:.0f}%).\n"
+  return absolute_line("DDP cases", s.ddp_scored, s.ddp_median, s.ddp_worst, s.ddp_median_loo, s.ddp_worst_loo) +
+         absolute_line("Sharded cases (FSDP, ZeRO)", s.sharded_scored, s.sharded_median, s.sharded_worst,
+                       s.sharded_median_loo, s.sharded_worst_loo) +
+         fmt::format(
       "Compression and accumulation cases: {} scored, {} with the published sign, {} with it and within "
       "{:.0f}%{}.\nUnscored cases: {}.\n",
-      s.ddp_scored, opt_percent(s.ddp_median, false),
-      loo ? " in sample, " + opt_percent(s.ddp_median_loo, false) + " out of sample" : "", 100 * kTargetDdpMedian,
-      opt_percent(s.ddp_worst, false), loo ? " / " + opt_percent(s.ddp_worst_loo, false) : "", 100 * kTargetDdpWorst,
       s.speedup_scored, s.speedup_sign_ok, s.speedup_within, 100 * kTargetSpeedup,
       loo ? fmt::format(" ({} out of sample)", s.speedup_within_loo) : "", s.unscored);
 }
@@ -334,6 +352,11 @@ nlohmann::ordered_json iterations_section_json(const IterationValidation& v) {
                                  {"ddp_worst_abs_error", opt(s.ddp_worst)},
                                  {"ddp_median_abs_error_loo", opt(s.ddp_median_loo)},
                                  {"ddp_worst_abs_error_loo", opt(s.ddp_worst_loo)},
+                                 {"sharded_scored", s.sharded_scored},
+                                 {"sharded_median_abs_error", opt(s.sharded_median)},
+                                 {"sharded_worst_abs_error", opt(s.sharded_worst)},
+                                 {"sharded_median_abs_error_loo", opt(s.sharded_median_loo)},
+                                 {"sharded_worst_abs_error_loo", opt(s.sharded_worst_loo)},
                                  {"speedup_scored", s.speedup_scored},
                                  {"speedup_sign_ok", s.speedup_sign_ok},
                                  {"speedup_within", s.speedup_within},

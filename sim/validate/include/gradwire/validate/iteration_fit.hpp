@@ -26,7 +26,11 @@
 // 10-90% band is [e_(k_lo), e_(k_hi)], k_lo = floor((n + 1) 0.1), k_hi =
 // ceil((n + 1) 0.9): a new exchangeable case falls inside with probability
 // >= 80%. Out of sample, each case is checked against the band of the other
-// cases' leave-one-case-out errors.
+// cases' leave-one-case-out errors. The band is made of the cases whose
+// prediction carries it (takes_the_band): not the sharded cases, whose
+// schedule has no band yet (docs/model.md, section 7c) and on which no
+// fitted constant acts; they are fitted with the others all the same
+// (slopes 0: they move no constant) and keep their out-of-sample errors.
 #pragma once
 
 #include <array>
@@ -58,6 +62,9 @@ inline constexpr double kFitHuberScale = 0.05;
 
 ConstantValues constant_values(const FittedConstants& c);
 FittedConstants fitted_constants_of(const ConstantValues& v);
+
+/// Whether a case's errors make the band (above): every kind but `sharded`.
+bool takes_the_band(const IterationCase& c);
 
 /// Iteration-time error of a scored result (above); nullopt when unscored.
 std::optional<double> time_error(const IterationCaseResult& r);
