@@ -13,42 +13,16 @@
 #include "gradwire/model/sharding.hpp"
 #include "gradwire/replay/sharded_replay.hpp"
 #include "gradwire/core/yaml_reader.hpp"
-#include "synthetic.hpp"
+#include "sharded_fixtures.hpp"
 
 namespace gw {
 namespace {
 
-ShardingSpec spec_of(const std::string& text) {
-  auto doc = yaml::load_string("sharding: " + text + "\n", "s.yaml");
-  return parse_sharding(doc.root().required("sharding"));
-}
-
-/// Two blocks of 1,000 elements each, in gradient-ready order.
-ModelDesc two_blocks() {
-  return test::model_of({test::tensor("layers.1.w", {1000}, 2e9), test::tensor("layers.0.w", {1000}, 2e9)});
-}
-
-/// The DDP plan's compute: forward 2 s (1 s a unit), backward 2 s a unit.
-IterationPlan hand_base(int k) {
-  IterationPlan b;
-  b.model = "synthetic";
-  b.world_size = 8;
-  b.accumulation = k;
-  b.forward = 2;
-  b.tensor_names = {"layers.1.w", "layers.0.w"};
-  b.tensor_backward = {2, 2};
-  b.optimizer = 8;
-  return b;
-}
-
-WorkloadSpec workload_with(const std::string& sharding, int k) {
-  WorkloadSpec w;
-  w.model = "synthetic";
-  w.accumulation = k;
-  w.precision = Precision::BF16;
-  w.sharding = spec_of(sharding);
-  return w;
-}
+using test::gpt2_scenario;
+using test::hand_base;
+using test::spec_of;
+using test::two_blocks;
+using test::workload_with;
 
 // All-gathers and reduce-scatters take 0.5 s each.
 const ShardCollectiveTimeFn kHalfSecond = [](CollectiveOp, double, const ShardCommGroup&) { return 0.5; };
@@ -156,23 +130,6 @@ TEST(ShardedSchedule, SchemesNotSimulatedYetAreRefused) {
   WorkloadSpec w = workload_with("zero3", 1);
   w.compression.kind = "int8";
   EXPECT_THROW(plan_sharded_iteration(w, test::cluster(1, 8), two_blocks(), hand_base(1)), std::invalid_argument);
-}
-
-/// A scenario on `cluster` with GPT-2 (12 blocks) under `sharding`.
-Scenario gpt2_scenario(const ClusterSpec& cluster, const std::string& sharding, int k) {
-  Scenario s;
-  s.name = "sharded-test";
-  s.file = "in-code";
-  s.cluster = cluster;
-  s.cluster.gpu = "h100";
-  WorkloadSpec w = workload_with(sharding, k);
-  w.model = "gpt2";
-  w.micro_batch = 2;
-  w.compute_precision = "bf16";
-  w.optimizer.kind = "adamw";
-  w.ddp_overheads = false;
-  s.workload = w;
-  return s;
 }
 
 ModelDesc gpt2() { return load_model("gpt2"); }

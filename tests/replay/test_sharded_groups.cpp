@@ -14,15 +14,12 @@
 #include "gradwire/model/sharded_iteration.hpp"
 #include "gradwire/model/sharding.hpp"
 #include "gradwire/replay/sharded_replay.hpp"
-#include "synthetic.hpp"
+#include "sharded_fixtures.hpp"
 
 namespace gw {
 namespace {
 
-ShardingSpec spec_of(const std::string& text) {
-  auto doc = yaml::load_string("sharding: " + text + "\n", "s.yaml");
-  return parse_sharding(doc.root().required("sharding"));
-}
+using namespace test;  // sharded_fixtures.hpp
 
 const char* const kHpzAlone = "{scheme: zeropp, qwz: false, qgz: false}";
 
@@ -52,32 +49,6 @@ TEST(ShardGroups, RanksShapesAndTheGroupsBeside) {
   ClusterSpec c = test::cluster(4, 8);
   EXPECT_DOUBLE_EQ(nic_share_cluster(c, 8).usable_node_bandwidth(), c.usable_node_bandwidth() / 8);
   EXPECT_EQ(nic_share_cluster(c, 1), c);
-}
-
-/// Two blocks of 1,000 elements each, in gradient-ready order.
-ModelDesc two_blocks() {
-  return test::model_of({test::tensor("layers.1.w", {1000}, 2e9), test::tensor("layers.0.w", {1000}, 2e9)});
-}
-
-IterationPlan hand_base(int k, int world) {
-  IterationPlan b;
-  b.model = "synthetic";
-  b.world_size = world;
-  b.accumulation = k;
-  b.forward = 2;
-  b.tensor_names = {"layers.1.w", "layers.0.w"};
-  b.tensor_backward = {2, 2};
-  b.optimizer = 8;
-  return b;
-}
-
-WorkloadSpec workload_with(const std::string& sharding, int k) {
-  WorkloadSpec w;
-  w.model = "synthetic";
-  w.accumulation = k;
-  w.precision = Precision::BF16;
-  w.sharding = spec_of(sharding);
-  return w;
 }
 
 /// Bytes one GPU sends per optimizer step on each link class, from the
@@ -181,23 +152,6 @@ TEST(ShardedGroupSchedule, QuantisedZeroPlusPlusIsStillRefused) {
   }
   for (const std::string s : {"hsdp", kHpzAlone, "{scheme: zero3, framework: fsdp2, reshard_after_forward: 4}"})
     EXPECT_EQ(sharding_not_simulated(workload_with(s, 1), spec_of(s)), "") << s;
-}
-
-/// A scenario on `cluster` with GPT-2 (12 blocks) under `sharding`.
-Scenario gpt2_scenario(const ClusterSpec& cluster, const std::string& sharding, int k) {
-  Scenario s;
-  s.name = "sharded-groups-test";
-  s.file = "in-code";
-  s.cluster = cluster;
-  s.cluster.gpu = "h100";
-  WorkloadSpec w = workload_with(sharding, k);
-  w.model = "gpt2";
-  w.micro_batch = 2;
-  w.compute_precision = "bf16";
-  w.optimizer.kind = "adamw";
-  w.ddp_overheads = false;
-  s.workload = w;
-  return s;
 }
 
 // The closed form equals the replay within 0.1% for the schemes over groups
