@@ -45,6 +45,10 @@ TEST(ShardGroups, RanksShapesAndTheGroupsBeside) {
   const auto r4 = spec_of("{scheme: zero3, framework: fsdp2, reshard_after_forward: 4}");
   EXPECT_EQ(schedule_groups(effective_spec(r4, t), t, 32).reshard, (ShardCommGroup{ShardGroupKind::Reshard, 4, 1}));
   EXPECT_TRUE(groups_alongside(h.shard, 32, 8).empty());
+  // qgZ's groups: the node, and local rank 0 on every node beside 7 others.
+  EXPECT_EQ(h.node, (ShardCommGroup{ShardGroupKind::Node, 8, 1}));
+  EXPECT_EQ(group_ranks(h.cross_node, 0), (std::vector<int>{0, 8, 16, 24}));
+  EXPECT_EQ(groups_alongside(h.cross_node, 32, 8).size(), 7u);
   // The NIC share: each of 8 groups sees an eighth of the node's NICs.
   ClusterSpec c = test::cluster(4, 8);
   EXPECT_DOUBLE_EQ(nic_share_cluster(c, 8).usable_node_bandwidth(), c.usable_node_bandwidth() / 8);

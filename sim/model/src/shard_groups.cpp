@@ -19,6 +19,9 @@ ScheduleGroups schedule_groups(const ShardingSpec& s, const ShardTopology& t, in
   // replicate the outer dimension; FSDP1 _init_intra_and_inter_node_groups).
   g.replicas = {ShardGroupKind::Replicas, degree > 0 ? t.world / degree : 1, degree};
   if (g.replicas.size <= 1) g.replicas = {ShardGroupKind::Replicas, 1, 1};
+  const int gpn = std::min(t.world, std::max(1, t.gpus_per_node));
+  g.node = consecutive(ShardGroupKind::Node, gpn);
+  g.cross_node = {ShardGroupKind::CrossNode, t.world / gpn, t.world > gpn ? gpn : 1};
   return g;
 }
 

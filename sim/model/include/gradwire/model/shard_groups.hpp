@@ -14,6 +14,10 @@
 //   replicas  : the W / G ranks holding the same shard, one per shard group:
 //               ranks j, j + G, j + 2G, ... (FSDP1's _inter_node_pg, FSDP2's
 //               replicate mesh dimension).
+//   node      : the g GPUs of one node; cross_node: the GPUs of one local
+//               rank on every node, j, j + g, ... (ZeRO++ qgZ's two
+//               all-to-alls, coalesced_collectives.py all_to_all_quant_reduce;
+//               not scheduled yet: qgZ is refused).
 //
 // Every group is a block of a partition of the W ranks into equal groups:
 // stride 1 (consecutive ranks) or stride G (every G-th rank). Plain C++.
@@ -35,9 +39,10 @@ struct ShardCommGroup {
 
 /// The groups of a sharded schedule on `t` with shard degree `degree`
 /// (shard_degree): the shard group (world unless hsdp), the resharded group
-/// (size 1 when none) and the replicas (size 1 unless hsdp on several groups).
+/// (size 1 when none), the replicas (size 1 unless hsdp on several groups),
+/// the node and the local rank across nodes (size 1 on one node).
 struct ScheduleGroups {
-  ShardCommGroup shard, reshard, replicas;
+  ShardCommGroup shard, reshard, replicas, node, cross_node;
 };
 ScheduleGroups schedule_groups(const ShardingSpec& effective, const ShardTopology& t, int degree);
 
