@@ -49,6 +49,12 @@ TEST(ShardGroups, RanksShapesAndTheGroupsBeside) {
   EXPECT_EQ(h.node, (ShardCommGroup{ShardGroupKind::Node, 8, 1}));
   EXPECT_EQ(group_ranks(h.cross_node, 0), (std::vector<int>{0, 8, 16, 24}));
   EXPECT_EQ(groups_alongside(h.cross_node, 32, 8).size(), 7u);
+  // Groups that would straddle nodes are refused: a shard group of 4 on
+  // nodes of 6, a reshard of 12 on nodes of 8.
+  EXPECT_THROW(shard_degree(spec_of("{scheme: hsdp, group: 4}"), {24, 6}), std::invalid_argument);
+  EXPECT_THROW(shard_degree(spec_of("{scheme: hsdp, group: 24, reshard_after_forward: 12}"), {48, 8}),
+               std::invalid_argument);
+  EXPECT_EQ(shard_degree(spec_of("{scheme: hsdp, group: 16, reshard_after_forward: 4}"), {32, 8}), 16);
   // The NIC share: each of 8 groups sees an eighth of the node's NICs.
   ClusterSpec c = test::cluster(4, 8);
   EXPECT_DOUBLE_EQ(nic_share_cluster(c, 8).usable_node_bandwidth(), c.usable_node_bandwidth() / 8);

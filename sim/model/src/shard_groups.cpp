@@ -33,11 +33,14 @@ std::vector<int> group_ranks(const ShardCommGroup& g, int first) {
 
 NcclShape group_shape(const ShardCommGroup& g, int gpus_per_node) {
   const int gpn = std::max(1, gpus_per_node);
-  if (g.stride <= 1) return {g.size, (g.size + gpn - 1) / gpn};
-  // Every stride-th rank: gpn / stride of them on each node when the stride
-  // divides a node, else one per node.
-  const int per_node = g.stride < gpn ? gpn / g.stride : 1;
-  return {g.size, std::max(1, g.size / per_node)};
+  // Rank 0's group: ranks j x stride, on nodes j x stride / gpn (non-decreasing).
+  int nodes = 0;
+  for (int j = 0, last = -1; j < g.size; ++j) {
+    const int node = j * g.stride / gpn;
+    nodes += node != last ? 1 : 0;
+    last = node;
+  }
+  return {g.size, std::max(1, nodes)};
 }
 
 std::vector<std::vector<int>> groups_alongside(const ShardCommGroup& g, int world, int gpus_per_node) {
