@@ -13,45 +13,19 @@
 #include "gradwire/model/sharding.hpp"
 #include "gradwire/replay/sharded_replay.hpp"
 #include "gradwire/core/yaml_reader.hpp"
-#include "synthetic.hpp"
+#include "sharded_fixtures.hpp"
 
 namespace gw {
 namespace {
 
-ShardingSpec spec_of(const std::string& text) {
-  auto doc = yaml::load_string("sharding: " + text + "\n", "s.yaml");
-  return parse_sharding(doc.root().required("sharding"));
-}
-
-/// Two blocks of 1,000 elements each, in gradient-ready order.
-ModelDesc two_blocks() {
-  return test::model_of({test::tensor("layers.1.w", {1000}, 2e9), test::tensor("layers.0.w", {1000}, 2e9)});
-}
-
-/// The DDP plan's compute: forward 2 s (1 s a unit), backward 2 s a unit.
-IterationPlan hand_base(int k) {
-  IterationPlan b;
-  b.model = "synthetic";
-  b.world_size = 8;
-  b.accumulation = k;
-  b.forward = 2;
-  b.tensor_names = {"layers.1.w", "layers.0.w"};
-  b.tensor_backward = {2, 2};
-  b.optimizer = 8;
-  return b;
-}
-
-WorkloadSpec workload_with(const std::string& sharding, int k) {
-  WorkloadSpec w;
-  w.model = "synthetic";
-  w.accumulation = k;
-  w.precision = Precision::BF16;
-  w.sharding = spec_of(sharding);
-  return w;
-}
+using test::gpt2_scenario;
+using test::hand_base;
+using test::spec_of;
+using test::two_blocks;
+using test::workload_with;
 
 // All-gathers and reduce-scatters take 0.5 s each.
-const ShardCollectiveTimeFn kHalfSecond = [](CollectiveOp, double) { return 0.5; };
+const ShardCollectiveTimeFn kHalfSecond = [](CollectiveOp, double, const ShardCommGroup&) { return 0.5; };
 
 // FULL_SHARD, prefetch 1, two units (F 1, B 2, collectives 0.5):
 //   NCCL   : AG0 [0, .5]  AG1 [.5, 1]  AG(B1) [1.5, 2] after F0  AG(B0) [2.5, 3] after F1
@@ -144,35 +118,18 @@ TEST(ShardedSchedule, MicroStepsAreFolded) {
   EXPECT_DOUBLE_EQ(evaluate_sharded_closed_form(no_sync, kHalfSecond).total, 3 * 6.5 + 7.0 + 1.0);
 }
 
+// ZeRO++'s quantised traffic (qwZ, qgZ, on by default) and compression
+// with sharding are refused (test_sharded_groups.cpp: what runs over groups).
 TEST(ShardedSchedule, SchemesNotSimulatedYetAreRefused) {
-  for (const std::string s : {"hsdp", "zeropp", "{scheme: zero3, framework: fsdp2, reshard_after_forward: 4}"}) {
-    try {
-      plan_sharded_iteration(workload_with(s, 1), test::cluster(2, 8), two_blocks(), hand_base(1));
-      ADD_FAILURE() << s << " was simulated";
-    } catch (const std::invalid_argument& e) {
-      EXPECT_NE(std::string(e.what()).find("not simulated yet"), std::string::npos) << e.what();
-    }
+  try {
+    plan_sharded_iteration(workload_with("zeropp", 1), test::cluster(2, 8), two_blocks(), hand_base(1));
+    ADD_FAILURE() << "zeropp was simulated";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("not simulated yet"), std::string::npos) << e.what();
   }
   WorkloadSpec w = workload_with("zero3", 1);
   w.compression.kind = "int8";
   EXPECT_THROW(plan_sharded_iteration(w, test::cluster(1, 8), two_blocks(), hand_base(1)), std::invalid_argument);
-}
-
-/// A scenario on `cluster` with GPT-2 (12 blocks) under `sharding`.
-Scenario gpt2_scenario(const ClusterSpec& cluster, const std::string& sharding, int k) {
-  Scenario s;
-  s.name = "sharded-test";
-  s.file = "in-code";
-  s.cluster = cluster;
-  s.cluster.gpu = "h100";
-  WorkloadSpec w = workload_with(sharding, k);
-  w.model = "gpt2";
-  w.micro_batch = 2;
-  w.compute_precision = "bf16";
-  w.optimizer.kind = "adamw";
-  w.ddp_overheads = false;
-  s.workload = w;
-  return s;
 }
 
 ModelDesc gpt2() { return load_model("gpt2"); }
@@ -219,12 +176,12 @@ TEST(ShardedReplay, AccumulationDoesNotGrowTheSimulation) {
 
 TEST(ShardedReplay, ARefusedSchemeIsAnInputErrorAtTheKey) {
   const Profile p = load_profile("h100");
-  Scenario s = gpt2_scenario(test::cluster(2, 8), "hsdp", 1);
+  Scenario s = gpt2_scenario(test::cluster(2, 8), "zeropp", 1);
   s.workload->sharding_line = 7;
   s.workload->sharding_column = 13;
   try {
     closed_form_iteration(s, gpt2(), p);
-    ADD_FAILURE() << "hsdp was simulated";
+    ADD_FAILURE() << "zeropp was simulated";
   } catch (const InputError& e) {
     EXPECT_EQ(e.key(), "workload.sharding");
     EXPECT_EQ(e.line(), 7);

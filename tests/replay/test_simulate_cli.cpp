@@ -322,3 +322,45 @@ TEST(SimulateCli, ARefusalNamesTheShardingSchemesThatFit) {
   EXPECT_NE(r.out.find(" per iteration, closed form)"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("ddp ("), std::string::npos) << r.out;
 }
+
+namespace {
+
+/// The bundled Llama-2-7B FULL_SHARD scenario on two p5.48xlarge under
+/// `sharding`, without checkpointing when `checkpointing` is false.
+std::filesystem::path llama_on_two_nodes(const std::string& sharding, bool checkpointing) {
+  std::string text = gw::test::read_text(std::string(GW_SOURCE_DIR) + "/scenarios/llama2-7b-fsdp-8xh100.yaml");
+  text.replace(text.find("nodes: 1}"), 9, "nodes: 2}");
+  const std::string old_sharding = "sharding: {scheme: full_shard, gradient_sync: every}";
+  text.replace(text.find(old_sharding), old_sharding.size(), "sharding: " + sharding);
+  if (!checkpointing) text.replace(text.find("activation_checkpointing: full"), 30, "");
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("gw-hsdp-" + std::to_string(::getpid()) + (checkpointing ? "-ac" : "") + ".yaml");
+  gw::test::write_text(path, text);
+  return path;
+}
+
+}  // namespace
+
+// HSDP on 2 x 8 H100 simulates (its name in the breakdown), and the
+// refusal of the same job without checkpointing lists hsdp with its
+// closed-form time among the schemes that fit; ZeRO++ with its quantised
+// traffic (qwZ, qgZ: not simulated yet) only with its memory.
+TEST(SimulateCli, HsdpRunsAndIsListedWithItsTimeWhenItFits) {
+  const auto hsdp = llama_on_two_nodes("hybrid_shard", true);
+  const auto r = run(hsdp.string());
+  std::filesystem::remove(hsdp);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("sharding: hsdp (fsdp1)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("method: simulation"), std::string::npos) << r.out;
+  const auto ddp = llama_on_two_nodes("ddp", false);
+  const auto refused = run(ddp.string());
+  std::filesystem::remove(ddp);
+  EXPECT_EQ(refused.code, gw::kExitNoFit) << refused.out;
+  EXPECT_NE(refused.out.find("hsdp + full activation checkpointing ("), std::string::npos) << refused.out;
+  const auto at = refused.out.find("hsdp + full activation checkpointing (");
+  EXPECT_NE(refused.out.find(" per iteration, closed form)", at), std::string::npos) << refused.out;
+  const auto zpp = refused.out.find("zeropp + full activation checkpointing (");
+  ASSERT_NE(zpp, std::string::npos) << refused.out;
+  const std::string zpp_entry = refused.out.substr(zpp, refused.out.find(')', zpp) - zpp);
+  EXPECT_EQ(zpp_entry.find("per iteration"), std::string::npos) << zpp_entry;
+}

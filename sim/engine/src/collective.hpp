@@ -98,6 +98,7 @@ void set_flows_for_symmetry(std::size_t flows);
 /// algorithm NCCL's rule (or the request) picks, and its cost.
 struct PreparedCollective {
   ScheduleInput in;
+  std::vector<std::vector<int>> alongside;  ///< CollectiveRequest::alongside, checked
   const AlgorithmDescriptor* algo = nullptr;
   NcclCost cost;
 };

@@ -12,6 +12,7 @@
 
 #include "collective.hpp"
 #include "gradwire/model/closed_form.hpp"
+#include "gradwire/model/shard_groups.hpp"
 #include "simulation_impl.hpp"
 
 namespace gw::engine {
@@ -50,6 +51,39 @@ std::vector<int> checked_ranks(const std::vector<int>& requested, int world) {
   return ranks;
 }
 
+// The groups beside the request's: each checked as its ranks, none sharing a rank.
+std::vector<std::vector<int>> checked_alongside(const CollectiveRequest& request, const std::vector<int>& ranks,
+                                                int world) {
+  std::vector<int> all = ranks;
+  for (const auto& g : request.alongside) {
+    if (g.size() != ranks.size())
+      throw std::invalid_argument("a collective group alongside has " + std::to_string(g.size()) + " ranks, not " +
+                                  std::to_string(ranks.size()));
+    all.insert(all.end(), g.begin(), g.end());
+  }
+  checked_ranks(all, world);
+  return request.alongside;
+}
+
+// The phases of every group, merged phase by phase: congruent groups (one
+// shape, one algorithm) emit the same phases, so phase i of all of them run
+// as one.
+void schedule_alongside(const detail::PreparedCollective& p, const detail::EmitPhase& emit) {
+  std::vector<detail::Phase> merged;
+  p.algo->schedule(p.in, [&](detail::Phase& phase) { merged.push_back(phase); });
+  for (const auto& group : p.alongside) {
+    detail::ScheduleInput in = p.in;
+    in.ranks = group;
+    std::size_t i = 0;
+    p.algo->schedule(in, [&](detail::Phase& phase) {
+      if (i >= merged.size()) throw std::logic_error("collective groups alongside emit different phases");
+      auto& flows = merged[i++].flows;
+      flows.insert(flows.end(), phase.flows.begin(), phase.flows.end());
+    });
+  }
+  for (auto& phase : merged) emit(phase);
+}
+
 }  // namespace
 
 detail::PreparedCollective detail::prepare_collective(const ClusterSpec& cluster, int world,
@@ -61,12 +95,15 @@ detail::PreparedCollective detail::prepare_collective(const ClusterSpec& cluster
   p.in.bytes = request.bytes;
   p.in.granularity = request.granularity;
   p.in.ranks = checked_ranks(request.ranks, world);
+  p.alongside = checked_alongside(request, p.in.ranks, world);
   const NcclShape shape = shape_of(p.in.ranks, cluster.gpus_per_node);
+  // The cluster as this group sees it beside the others (the closed form's view too).
+  const ClusterSpec view = nic_share_cluster(cluster, nic_sharing(p.in.ranks, p.alongside, cluster.gpus_per_node));
   if (request.algorithm != Algorithm::Auto) find_algorithm(request.op, request.algorithm);  // names what exists
   const CollectiveChoice pick =
-      choose_collective(request.op, request.algorithm, request.protocol, cluster, shape, request.bytes);
+      choose_collective(request.op, request.algorithm, request.protocol, view, shape, request.bytes);
   p.algo = &find_algorithm(request.op, pick.algorithm);
-  p.cost = *collective_cost(request.op, pick.algorithm, pick.protocol, cluster, shape, request.bytes);
+  p.cost = *collective_cost(request.op, pick.algorithm, pick.protocol, view, shape, request.bytes);
   return p;
 }
 
@@ -81,7 +118,11 @@ double Simulation::run_collective(const detail::PreparedCollective& prepared) {
   const double start = now();
   double wire_latency = 0;  // the route latencies the phases paid
   const int gpus_per_node = std::max(1, impl_->cluster.gpus_per_node);
-  algo.schedule(in, [&](detail::Phase& phase) {
+  const auto schedule = [&](const detail::EmitPhase& emit) {
+    if (prepared.alongside.empty()) return algo.schedule(in, emit);
+    schedule_alongside(prepared, emit);
+  };
+  schedule([&](detail::Phase& phase) {
     auto& flows = phase.flows;
     if (cost.efficiency != 1.0 || cost.inter_node_ratio != 1.0)
       for (auto& f : flows) {

@@ -15,6 +15,12 @@ NcclShape collective_shape(const ClusterSpec& c, int ranks) {
   return {ranks, std::max(1, (ranks + g - 1) / g)};
 }
 
+ClusterSpec nic_share_cluster(const ClusterSpec& c, int sharing) {
+  ClusterSpec view = c;
+  if (sharing > 1) view.nic.bandwidth /= sharing;
+  return view;
+}
+
 // Transports (transports.hpp): the usable bandwidths, the host-staged copies'
 // shared path (a ring's concurrent intra-node flows share it) and the
 // per-connection cap on a GPU's flows out of its node.

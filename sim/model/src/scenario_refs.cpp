@@ -7,6 +7,7 @@
 #include "gradwire/model/catalog.hpp"
 #include "gradwire/model/key_path.hpp"
 #include "gradwire/model/reference.hpp"
+#include "gradwire/model/sharding.hpp"
 #include "gradwire/core/yaml_reader.hpp"
 
 namespace gw {
@@ -158,6 +159,23 @@ Profile resolve_scenario_profile(const Scenario& s, const std::string& file,
   }
 }
 
+namespace {
+
+/// The sharding's groups against the resolved cluster (shard_degree): an
+/// HSDP group or an int reshard_after_forward that does not divide is an
+/// input error at workload.sharding, before anything runs.
+void check_sharding_groups(const Scenario& s, const ClusterSpec& c, const std::string& file) {
+  if (!s.workload || s.workload->sharding.scheme == ShardingScheme::Ddp) return;
+  try {
+    const ShardTopology t{c.world_size(), c.gpus_per_node};
+    (void)shard_degree(effective_spec(s.workload->sharding, t), t);
+  } catch (const std::invalid_argument& e) {
+    throw InputError(file, s.workload->sharding_line, s.workload->sharding_column, "workload.sharding", e.what());
+  }
+}
+
+}  // namespace
+
 ScenarioRefs resolve_scenario_references(const Scenario& s, const std::string& path,
                                          const std::optional<std::string>& profile_override) {
   const std::string file = s.file.empty() ? path : s.file;
@@ -177,6 +195,7 @@ ScenarioRefs resolve_scenario_references(const Scenario& s, const std::string& p
   }
   // A cluster without intra_node takes it from the profile (an error when it cannot).
   refs.cluster = resolve_cluster(s, refs.profile);
+  check_sharding_groups(s, refs.cluster, file);
   refs.warnings = reference_warnings(s, refs);
   return refs;
 }

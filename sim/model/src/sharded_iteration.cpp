@@ -9,21 +9,15 @@
 
 #include "gradwire/core/error.hpp"
 #include "gradwire/model/closed_form.hpp"
+#include "gradwire/model/shard_groups.hpp"
 
 namespace gw {
 namespace {
 
-/// What gradwire simulates of the schemes: the rest is refused in one line.
+/// What gradwire simulates of the schemes (sharding_not_simulated).
 void check_simulated(const WorkloadSpec& w, const ShardingSpec& s) {
-  const std::string later =
-      " (its traffic and memory are in docs/model.md, section 7c; simulated: zero1, zero2, zero3)";
-  if (s.scheme == ShardingScheme::Hsdp || s.scheme == ShardingScheme::ZeroPP)
-    throw std::invalid_argument("scheme " + to_string(s.scheme) + " is not simulated yet" + later);
-  if (s.reshard_after_forward > 0)
-    throw std::invalid_argument("reshard_after_forward as a number of ranks is not simulated yet" + later);
-  if (w.compression.kind != "none")
-    throw std::invalid_argument("compression " + w.compression.kind +
-                                " with sharding is not simulated yet: sharded traffic is sent uncompressed");
+  const std::string why = sharding_not_simulated(w, s);
+  if (!why.empty()) throw std::invalid_argument(why);
 }
 
 /// A unit's compute in one micro-step (forward order).
@@ -64,50 +58,66 @@ struct Wire {
   double gather = 0, reduce = 0;  ///< bytes per element
 };
 
-/// The program of one micro-step (header comment: issue order and waits).
-ShardProgram micro_step_program(const std::vector<UnitCompute>& units, const MicroStepPasses& m, int prefetch,
-                                const Wire& wire) {
-  const int n = static_cast<int>(units.size()), slots = 2 * n;
-  auto unit = [&](int c) -> const UnitCompute& { return units[static_cast<std::size_t>(c < n ? c : slots - 1 - c)]; };
-  auto gathered = [&](int c) { return c < n ? m.forward_gather : m.backward_gather; };
+/// Builds the program of one micro-step (header comment: issue order and
+/// waits; the groups each collective runs over: shard_groups.hpp).
+struct ProgramBuilder {
+  ProgramBuilder(const std::vector<UnitCompute>& u, const MicroStepPasses& passes, const ScheduleGroups& g, int ahead,
+                 Wire w)
+      : units(u), m(passes), groups(g), prefetch(ahead), wire(w) {}
+  const std::vector<UnitCompute>& units;
+  const MicroStepPasses& m;
+  const ScheduleGroups& groups;
+  int prefetch;
+  Wire wire;
+  int n = static_cast<int>(units.size()), slots = 2 * n;
   ShardProgram p;
-  std::vector<int> compute(static_cast<std::size_t>(slots), -1), gather(static_cast<std::size_t>(slots), -1);
-  auto issue_gather = [&](int t) {
-    if (t >= slots || !gathered(t)) return;
-    ShardOp o{true,
-              "all-gather " + unit(t).name,
-              0,
-              CollectiveOp::AllGather,
-              static_cast<double>(unit(t).parameters) * wire.gather,
-              {}};
-    if (t - 1 - prefetch >= 0) o.after.push_back(compute[static_cast<std::size_t>(t - 1 - prefetch)]);
-    gather[static_cast<std::size_t>(t)] = static_cast<int>(p.ops.size());
+  std::vector<int> compute = std::vector<int>(static_cast<std::size_t>(slots), -1);
+  std::vector<int> gather = std::vector<int>(static_cast<std::size_t>(slots), -1);
+
+  const UnitCompute& unit(int c) const { return units[static_cast<std::size_t>(c < n ? c : slots - 1 - c)]; }
+  int push(ShardOp o) {
     p.ops.push_back(std::move(o));
-  };
-  for (int c = 0; c < slots; ++c) {
-    if (c == 0)
-      for (int t = 0; t < prefetch; ++t) issue_gather(t);
-    issue_gather(c + prefetch);
-    const bool backward = c >= n;
-    ShardOp o{false,
-              (backward ? "backward " : "forward ") + unit(c).name,
-              backward ? unit(c).backward : unit(c).forward,
-              CollectiveOp::AllGather,
-              0,
-              {}};
-    if (gather[static_cast<std::size_t>(c)] >= 0) o.after.push_back(gather[static_cast<std::size_t>(c)]);
-    compute[static_cast<std::size_t>(c)] = static_cast<int>(p.ops.size());
-    p.ops.push_back(std::move(o));
-    if (backward && m.reduce)
-      p.ops.push_back({true,
-                       "reduce-scatter " + unit(c).name,
-                       0,
-                       CollectiveOp::ReduceScatter,
-                       static_cast<double>(unit(c).parameters) * wire.reduce,
-                       {compute[static_cast<std::size_t>(c)]}});
+    return static_cast<int>(p.ops.size()) - 1;
   }
-  return p;
-}
+  /// Slot t's all-gather: forward over the shard group; backward over it
+  /// when resharded fully, over the R ranks when partly (reshard_after_forward
+  /// R, hpZ); none when the parameters were kept.
+  void issue_gather(int t) {
+    if (t >= slots) return;
+    const bool forward = t < n;
+    if (forward ? !m.forward_gather : !(m.backward_gather || m.backward_regather)) return;
+    const ShardCommGroup& g = !forward && m.backward_regather ? groups.reshard : groups.shard;
+    ShardOp o{true, "all-gather " + unit(t).name, 0, CollectiveOp::AllGather,
+              static_cast<double>(unit(t).parameters) * wire.gather, {}, g};
+    if (t - 1 - prefetch >= 0) o.after.push_back(compute[static_cast<std::size_t>(t - 1 - prefetch)]);
+    gather[static_cast<std::size_t>(t)] = push(std::move(o));
+  }
+  /// A unit's gradient reduction after its backward: the reduce-scatter over
+  /// the shard group, then (HSDP) the all-reduce of the shard over its
+  /// replicas on the same stream (its issue order).
+  void reduce(int c) {
+    const double bytes = static_cast<double>(unit(c).parameters) * wire.reduce;
+    push({true, "reduce-scatter " + unit(c).name, 0, CollectiveOp::ReduceScatter, bytes,
+          {compute[static_cast<std::size_t>(c)]}, groups.shard});
+    if (groups.replicas.size > 1)
+      push({true, "all-reduce (replicas) " + unit(c).name, 0, CollectiveOp::AllReduce, bytes / groups.shard.size, {},
+            groups.replicas});
+  }
+  ShardProgram build() {
+    for (int c = 0; c < slots; ++c) {
+      if (c == 0)
+        for (int t = 0; t < prefetch; ++t) issue_gather(t);
+      issue_gather(c + prefetch);
+      const bool backward = c >= n;
+      ShardOp o{false, (backward ? "backward " : "forward ") + unit(c).name,
+                backward ? unit(c).backward : unit(c).forward, CollectiveOp::AllGather, 0, {}, {}};
+      if (gather[static_cast<std::size_t>(c)] >= 0) o.after.push_back(gather[static_cast<std::size_t>(c)]);
+      compute[static_cast<std::size_t>(c)] = push(std::move(o));
+      if (backward && m.reduce) reduce(c);
+    }
+    return std::move(p);
+  }
+};
 
 /// DeepSpeed ZeRO-1/2 keep the 16-bit parameters replicated: after the step
 /// on the shard they all-gather them (stage_1_and_2.py, step).
@@ -123,11 +133,22 @@ const char* micro_step_name(std::size_t i, std::size_t count) {
 
 }  // namespace
 
+std::string sharding_not_simulated(const WorkloadSpec& w, const ShardingSpec& s) {
+  if (s.scheme == ShardingScheme::ZeroPP && (s.qwz || s.qgz))
+    return "ZeRO++'s quantised traffic (qwz, qgz) is not simulated yet (its traffic and memory are in docs/model.md, "
+           "section 7c; simulated: zero1, zero2, zero3, hsdp, reshard_after_forward as a number, zeropp with hpz "
+           "alone: {scheme: zeropp, qwz: false, qgz: false})";
+  if (w.compression.kind != "none")
+    return "compression " + w.compression.kind +
+           " with sharding is not simulated yet: sharded traffic is sent uncompressed";
+  return "";
+}
+
 ShardedIterationPlan plan_sharded_iteration(const WorkloadSpec& w, const ClusterSpec& cluster, const ModelDesc& model,
                                             IterationPlan base) {
   const ShardTopology topo{cluster.world_size(), cluster.gpus_per_node};
   const ShardingSpec spec = effective_spec(w.sharding, topo);
-  check_simulated(w, spec);
+  check_simulated(w, w.sharding);
   const double e = bytes_per_element(w.precision);
   ShardedIterationPlan p;
   p.traffic = sharding_plan(w.sharding, topo, model.parameters, e, w.accumulation);
@@ -138,23 +159,22 @@ ShardedIterationPlan plan_sharded_iteration(const WorkloadSpec& w, const Cluster
     p.forward += u.forward;
     p.backward += u.backward;
   }
+  const ScheduleGroups groups = schedule_groups(spec, topo, p.traffic.degree);
+  const ShardCommGroup world{ShardGroupKind::World, topo.world, 1};
   const auto kinds = micro_steps(spec, w.accumulation);
   for (std::size_t i = 0; i < kinds.size(); ++i) {
-    ShardProgram prog = micro_step_program(units, kinds[i].passes, spec.prefetch, wire);
+    ShardProgram prog = ProgramBuilder(units, kinds[i].passes, groups, spec.prefetch, wire).build();
     prog.what = micro_step_name(i, kinds.size());
     prog.times = kinds[i].times;
     p.programs.push_back(std::move(prog));
   }
   // The optimizer on this GPU's shard: the whole model's step time x 1 / D.
   p.optimizer = base.optimizer / p.traffic.degree;
-  ShardProgram step{"optimizer step", 1, {{false, "optimizer (shard)", p.optimizer, CollectiveOp::AllGather, 0, {}}}};
+  ShardProgram step{
+      "optimizer step", 1, {{false, "optimizer (shard)", p.optimizer, CollectiveOp::AllGather, 0, {}, {}}}};
   if (gathers_after_step(spec))
-    step.ops.push_back({true,
-                        "all-gather parameters",
-                        0,
-                        CollectiveOp::AllGather,
-                        static_cast<double>(model.parameters) * wire.gather,
-                        {0}});
+    step.ops.push_back({true, "all-gather parameters", 0, CollectiveOp::AllGather,
+                        static_cast<double>(model.parameters) * wire.gather, {0}, world});
   p.programs.push_back(std::move(step));
   p.base = std::move(base);
   return p;
@@ -168,7 +188,7 @@ std::vector<double> schedule_program(const ShardProgram& program, const ShardCol
     double& free_at = stream_end[o.collective ? 1 : 0];
     double start = free_at;
     for (int a : o.after) start = std::max(start, ends.at(static_cast<std::size_t>(a)));
-    ends[i] = start + (o.collective ? time(o.op, o.bytes) : o.seconds);
+    ends[i] = start + (o.collective ? time(o.op, o.bytes, o.group) : o.seconds);
     free_at = ends[i];
   }
   return ends;
@@ -220,9 +240,12 @@ IterationResult evaluate_sharded_closed_form(const ShardedIterationPlan& plan, c
 }
 
 ShardCollectiveTimeFn sharded_collective_time(const ClusterSpec& c) {
-  const NcclShape shape = collective_shape(c, c.world_size());
-  return [=](CollectiveOp op, double bytes) {
-    return shape.ranks <= 1 ? 0.0 : choose_collective(op, Algorithm::Auto, Protocol::Auto, c, shape, bytes).time;
+  return [=](CollectiveOp op, double bytes, const ShardCommGroup& g) {
+    const NcclShape shape = group_shape(g, c.gpus_per_node);
+    if (shape.ranks <= 1) return 0.0;
+    const int sharing = nic_sharing(group_ranks(g, 0), groups_alongside(g, c.world_size(), c.gpus_per_node),
+                                    c.gpus_per_node);
+    return choose_collective(op, Algorithm::Auto, Protocol::Auto, nic_share_cluster(c, sharing), shape, bytes).time;
   };
 }
 

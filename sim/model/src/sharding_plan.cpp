@@ -163,6 +163,16 @@ int shard_degree(const ShardingSpec& s, const ShardTopology& t) {
     throw std::invalid_argument("reshard_after_forward " + std::to_string(s.reshard_after_forward) +
                                 " is not a divisor of the shard group of " + std::to_string(d) +
                                 " GPUs other than 1 and itself");
+  // Groups of consecutive ranks (shard_groups.hpp) lie inside one node or on
+  // whole nodes, all alike: their size divides a node or is a multiple of it.
+  const auto check_aligned = [&](const std::string& what, int ranks) {
+    if (ranks % t.gpus_per_node == 0 || t.gpus_per_node % ranks == 0) return;
+    throw std::invalid_argument(what + " " + std::to_string(ranks) + " neither divides the " +
+                                std::to_string(t.gpus_per_node) +
+                                " GPUs of a node nor is a multiple of them: its groups would straddle nodes");
+  };
+  if (d < t.world) check_aligned("hsdp group", d);
+  if (s.reshard_after_forward > 0) check_aligned("reshard_after_forward", s.reshard_after_forward);
   return d;
 }
 

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "gradwire/model/closed_form.hpp"
+#include "gradwire/model/sharded_iteration.hpp"
 #include "gradwire/model/sharding.hpp"
 
 namespace gw::plan {
@@ -164,8 +165,7 @@ std::vector<SchemeAlternative> fitting_schemes(const Scenario& scenario, const S
     if (checkpointed) a.label += " + " + to_string(f.checkpointing) + " activation checkpointing";
     a.memory = f.memory.total;
     const ShardingScheme k = f.spec.scheme;
-    const bool simulated = k == ShardingScheme::Zero1 || k == ShardingScheme::Zero2 || k == ShardingScheme::Zero3 ||
-                           (k == ShardingScheme::Ddp && !checkpointed);
+    const bool simulated = k == ShardingScheme::Ddp ? !checkpointed : sharding_not_simulated(w, f.spec).empty();
     if (simulated && w.compression.kind == "none") {
       Scenario s = scenario;
       s.workload->sharding = f.spec;

@@ -6,7 +6,7 @@
 //   bench_replay --gpus 4096 --model gpt2-xl --compression powersgd --k 1
 //       one configuration (25 MiB buckets, overlap on), for docs/engine.md's figures
 //   --full-simulation: every collective simulated in full (no memo), the "before"
-//   bench_replay --gpus 16384 --model llama3-70b --sharding full_shard --k 1 --k 64
+//   bench_replay --gpus 16384 --model llama3-70b --sharding full_shard --k 1 --k 64   (or hsdp, ...)
 //       a sharded optimizer step (workload.sharding; bf16, micro-batch 1; "buckets": units)
 // "coll sim" / "coll memo": collectives simulated in full / replayed from the memo.
 #include <chrono>
@@ -73,7 +73,7 @@ int main(int argc, char** argv) {
       "resnet50, gpt2-xl, llama2-7b (default: all three)")(
       "compression", po::value<std::string>(&compression)->default_value(compression), "none or powersgd")(
       "sharding", po::value<std::string>(&sharding),
-      "a workload.sharding scheme (zero1, zero2, zero3, full_shard, ...)")(
+      "a workload.sharding scheme (zero1, zero2, zero3, full_shard, hsdp, ...) or mapping")(
       "k", po::value<std::vector<int>>(&ks)->composing(), "accumulation steps (default: 1 and 1024)")(
       "full-simulation", po::bool_switch(&options.full_simulation), "no memoised collectives, no symmetry classes");
   po::positional_options_description pos;

@@ -13,6 +13,10 @@ std::string CollectiveMemo::key(const engine::CollectiveRequest& r) {
   std::memcpy(bits, &r.bytes, sizeof bits);
   k.append(bits, sizeof bits);
   for (int rank : r.ranks) k += '/' + std::to_string(rank);
+  for (const auto& group : r.alongside) {
+    k += '+';
+    for (int rank : group) k += '/' + std::to_string(rank);
+  }
   return k;
 }
 

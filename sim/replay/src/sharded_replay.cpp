@@ -46,6 +46,18 @@ ChildLengths decode(const std::string& message) {
   return c;
 }
 
+/// The engine's ranks of a schedule group: rank 0's group (empty for the
+/// world: all ranks) and the groups beside it on its NICs (shard_groups.hpp).
+struct GroupRanks {
+  std::vector<int> ranks;
+  std::vector<std::vector<int>> alongside;
+};
+
+GroupRanks engine_ranks(const ShardCommGroup& g, int world, int gpus_per_node) {
+  if (g.size >= world) return {};
+  return {group_ranks(g, 0), groups_alongside(g, world, gpus_per_node)};
+}
+
 /// The two streams of one rank running the plan's programs in turn.
 struct ShardedChild {
   engine::Simulation& sim;
@@ -55,6 +67,7 @@ struct ShardedChild {
   std::vector<std::vector<std::unique_ptr<engine::Signal>>> done;  // per program, per op: released once per waiter
   std::vector<std::vector<int>> waiters;                           // per program, per op
   engine::Signal compute_idle, comm_idle;                          // a program's end on each stream
+  std::vector<std::pair<ShardCommGroup, GroupRanks>> groups;       // each distinct group's ranks, made once
   ChildLengths out;
 
   ShardedChild(engine::Simulation& s, const ShardedIterationPlan& p, const ReplayOptions& o, CollectiveMemo& m)
@@ -68,13 +81,23 @@ struct ShardedChild {
     }
   }
 
+  const GroupRanks& ranks_of(const ShardCommGroup& g) {
+    for (const auto& [group, ranks] : groups)
+      if (group == g) return ranks;
+    groups.emplace_back(g, engine_ranks(g, sim.world_size(), sim.cluster().gpus_per_node));
+    return groups.back().second;
+  }
+
   void run_op(std::size_t g, std::size_t i) {
     const ShardOp& op = plan.programs[g].ops[i];
     for (int a : op.after) done[g][static_cast<std::size_t>(a)]->acquire();
     if (!op.collective) {
       if (op.seconds > 0) engine::Simulation::sleep_for(op.seconds);
-    } else if (sim.world_size() > 1) {
+    } else if (sim.world_size() > 1 && op.group.size > 1) {
+      const GroupRanks& group = ranks_of(op.group);
       engine::CollectiveRequest req;
+      req.ranks = group.ranks;
+      req.alongside = group.alongside;
       req.op = op.op;
       req.algorithm = engine::Algorithm::Auto;  // NCCL's rule, as sharded_collective_time
       req.granularity = options.granularity;

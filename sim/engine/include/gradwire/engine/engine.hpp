@@ -54,6 +54,13 @@ struct CollectiveRequest {
   double bytes = 0;
   /// Ranks taking part, in ring order; empty = all ranks 0..N-1.
   std::vector<int> ranks;
+  /// Other groups running the same collective at the same time (each in
+  /// ring order, disjoint from `ranks` and each other): their flows join
+  /// each phase of `ranks`'s. NCCL's choice and cost are `ranks`'s on the
+  /// cluster as it sees it beside them (gw::nic_share_cluster, with
+  /// gw::nic_sharing of these groups): HSDP's replica all-reduces, one group
+  /// per local rank on every node's NICs (gradwire/model/shard_groups.hpp).
+  std::vector<std::vector<int>> alongside;
 };
 
 namespace detail {

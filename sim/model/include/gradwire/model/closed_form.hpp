@@ -30,6 +30,12 @@ CollectiveTimeFn closed_form_collective_time(const ClusterSpec& cluster);
 /// The first `ranks` ranks of `c` (ranks are numbered node by node): their
 /// count and the nodes they span.
 NcclShape collective_shape(const ClusterSpec& c, int ranks);
+/// The cluster as one of `sharing` groups that cross the network at once
+/// from the same nodes sees it (HSDP's replica all-reduces, one group per
+/// local rank: shard_groups.hpp): each NIC's bandwidth / sharing, the rest
+/// as is; `c` itself for sharing <= 1. NCCL's choice and cost of such a
+/// group's collective are taken on it, in the closed form and the engine.
+ClusterSpec nic_share_cluster(const ClusterSpec& c, int sharing);
 /// The route a collective's steps wait for and what one flow gets on it:
 /// within one node (2 x intra latency, the intra link's usable bandwidth,
 /// shared by the node's ring flows when host-staged); across nodes the worst

@@ -5,7 +5,9 @@
 //   compute : the forward of each unit (sharding.hpp's shard_units: a
 //             transformer block, or one other module) in forward order, then
 //             its backward in reverse order;
-//   NCCL    : the all-gathers and reduce-scatters, one at a time in the order
+//   NCCL    : the all-gathers and reduce-scatters (and HSDP's all-reduce of
+//             each shard across its replicas, after its reduce-scatter), each
+//             over its group (shard_groups.hpp), one at a time in the order
 //             the host issues them. FSDP's BackwardPrefetch docstring
 //             (torch/distributed/fsdp/api.py): "For NCCL backend, any
 //             collectives, even if issued in different streams, contend for
@@ -41,12 +43,14 @@
 #include <vector>
 
 #include "gradwire/model/iteration_model.hpp"
+#include "gradwire/model/shard_groups.hpp"
 #include "gradwire/model/sharding.hpp"
 
 namespace gw {
 
 /// One op of a program: compute on the compute stream or a collective on the
-/// NCCL stream (over all data-parallel GPUs).
+/// NCCL stream over `group` (shard_groups.hpp: the world, HSDP's shard group
+/// or replicas, the resharded group).
 struct ShardOp {
   bool collective = false;
   std::string label;                          ///< "forward model.layers.3", "all-gather model.layers.3", ...
@@ -54,6 +58,7 @@ struct ShardOp {
   CollectiveOp op = CollectiveOp::AllGather;  ///< collective: what it runs
   double bytes = 0;                           ///< collective: nccl-tests size (the gathered total)
   std::vector<int> after;                     ///< earlier ops on the other stream it waits for
+  ShardCommGroup group;                       ///< collective: the ranks it runs over (rank 0's group)
 };
 
 /// A micro-step (or the optimizer step) and how many of the optimizer step's run as it does.
@@ -72,15 +77,20 @@ struct ShardedIterationPlan {
   std::vector<ShardProgram> programs;
 };
 
+/// Why gradwire does not simulate `s` under `w` yet, in one line; "" when it
+/// does: ZeRO++'s quantisation (qwz, qgz) and compression with sharding are
+/// refused; zero1/2/3, hsdp, an int reshard_after_forward and ZeRO++'s hpZ
+/// alone are simulated.
+std::string sharding_not_simulated(const WorkloadSpec& w, const ShardingSpec& s);
+
 /// The sharded plan of `w` from its DDP plan `base` (compute per tensor, the
-/// optimizer of the whole model). Throws std::invalid_argument naming what
-/// gradwire does not simulate yet: hsdp, zeropp, reshard_after_forward as an
-/// int, compression, one GPU; and what sharding_plan throws.
+/// optimizer of the whole model). Throws std::invalid_argument with
+/// sharding_not_simulated's line, and what sharding_plan throws.
 ShardedIterationPlan plan_sharded_iteration(const WorkloadSpec& w, const ClusterSpec& cluster, const ModelDesc& model,
                                             IterationPlan base);
 
-/// Seconds of one collective op of a program (closed form or measured).
-using ShardCollectiveTimeFn = std::function<double(CollectiveOp op, double bytes)>;
+/// Seconds of one collective op of a program over `group` (closed form or measured).
+using ShardCollectiveTimeFn = std::function<double(CollectiveOp op, double bytes, const ShardCommGroup& group)>;
 
 /// The end of each op of `program` started at 0 on idle streams, the
 /// collectives timed by `time`.
@@ -108,8 +118,10 @@ struct PreparedShardedIteration {
 PreparedShardedIteration prepare_sharded_iteration(const Scenario& scenario, const ModelDesc& model,
                                                    const Profile& profile);
 
-/// NCCL's pair at each size over all the cluster's GPUs, its closed-form
-/// time (closed_form.hpp, choose_collective): what the replay's engine runs.
+/// NCCL's pair at each size over the op's group (its ranks and the nodes
+/// they span, group_shape) on the cluster as the group sees it beside the
+/// groups alongside (nic_share_cluster), its closed-form time
+/// (closed_form.hpp, choose_collective): what the replay's engine runs.
 ShardCollectiveTimeFn sharded_collective_time(const ClusterSpec& cluster);
 /// prepare_sharded_iteration, then evaluate_sharded_closed_form with
 /// sharded_collective_time, labelled (closed_form_iteration calls it for a

@@ -3,7 +3,9 @@
 // representative rank run each program of the plan in turn:
 //   compute : the units' forward and backward sleeps, each after the
 //             all-gather it waits for;
-//   NCCL    : the plan's collectives over all ranks, one at a time in issue
+//   NCCL    : the plan's collectives over their groups (all ranks, or rank
+//             0's group of shard_groups.hpp with the groups beside it on its
+//             NICs: CollectiveRequest::alongside), one at a time in issue
 //             order (run_collective, or a memoised identical one's sleep:
 //             collective_memo.hpp), each after the compute it waits for.
 // A program ends when both are idle; the next starts then. Distinct
