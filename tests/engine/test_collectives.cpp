@@ -51,6 +51,34 @@ TEST(Hierarchical, EqualsClosedFormOnFourNodesOfEight) {
   }
 }
 
+// ZeRO++ qgZ's two-stage all-to-all: inside the nodes, then the 8 groups of
+// one rank per node side by side on the nodes' NICs.
+TEST(Hierarchical, AllToAllEqualsClosedFormOnFourNodesOfEight) {
+  ClusterSpec c = switch_cluster(4, 8);
+  c.intra_node = {150e9, 1e-6};
+  c.nic_count = 4;
+  const int g = 8, nodes = 4;
+  const cm::AlphaBeta intra{2 * 1e-6, 150e9};
+  const cm::AlphaBeta inter{2 * 1e-6 + 2 * (kNicLat + kFabricLat), 4 * kNicBw / g};
+  std::vector<CollectiveRequest> reqs;
+  const std::vector<double> sizes = {KiB, MiB, 256 * MiB};
+  for (double s : sizes) {
+    reqs.push_back(request(CollectiveOp::AllToAll, Algorithm::Hierarchical, s));
+    reqs.push_back(request(CollectiveOp::AllToAll, Algorithm::Hierarchical, s, Granularity::PerStep));
+  }
+  const auto run = run_collectives(c, reqs);
+  ASSERT_EQ(run.times.size(), reqs.size());
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    const double expect = cm::hierarchical_alltoall_time(nodes, g, sizes[i], intra, inter);
+    EXPECT_NEAR(run.times[2 * i], expect, kTolerance * expect) << "aggregated " << sizes[i];
+    EXPECT_NEAR(run.times[2 * i + 1], expect, kTolerance * expect) << "per-step " << sizes[i];
+  }
+  // The closed form the model's table gives (choose_collective) is the same.
+  const double table = *collective_time(CollectiveOp::AllToAll, Algorithm::Hierarchical, Protocol::Simple, c,
+                                        collective_shape(c, c.world_size()), 256 * MiB);
+  EXPECT_NEAR(table, cm::hierarchical_alltoall_time(nodes, g, 256 * MiB, intra, inter), 1e-12);
+}
+
 TEST(Hierarchical, BeatsTheFlatRingWhenNicsAreSlow) {
   ClusterSpec c = switch_cluster(4, 8);
   c.intra_node = {150e9, 1e-6};

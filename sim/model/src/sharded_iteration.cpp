@@ -16,14 +16,20 @@ namespace {
 /// What gradwire simulates of the schemes: the rest is refused in one line.
 void check_simulated(const WorkloadSpec& w, const ShardingSpec& s) {
   const std::string later =
-      " (its traffic and memory are in docs/model.md, section 7c; simulated: zero1, zero2, zero3)";
-  if (s.scheme == ShardingScheme::Hsdp || s.scheme == ShardingScheme::ZeroPP)
+      " (its traffic and memory are in docs/model.md, section 7c; simulated: zero1, zero2, zero3, zeropp with "
+      "hpz: false)";
+  if (s.scheme == ShardingScheme::Hsdp)
     throw std::invalid_argument("scheme " + to_string(s.scheme) + " is not simulated yet" + later);
+  if (s.scheme == ShardingScheme::ZeroPP && s.reshard_after_forward > 0)
+    throw std::invalid_argument("zeropp's hpz (the secondary shard in the node) is not simulated yet" + later);
   if (s.reshard_after_forward > 0)
     throw std::invalid_argument("reshard_after_forward as a number of ranks is not simulated yet" + later);
+  // No framework compresses sharded gradients the way `compression:` does
+  // DDP's buckets; the compressed formats they have are sharding's own keys.
   if (w.compression.kind != "none")
     throw std::invalid_argument("compression " + w.compression.kind +
-                                " with sharding is not simulated yet: sharded traffic is sent uncompressed");
+                                " with sharding: no framework runs it; the compressed sharded formats are "
+                                "zeropp's qwz and qgz and FSDP2's float8_all_gather");
 }
 
 /// A unit's compute in one micro-step (forward order).
@@ -31,6 +37,9 @@ struct UnitCompute {
   std::string name;
   std::int64_t parameters = 0;
   double forward = 0, backward = 0;
+  UnitElements elements;
+  GatherWire gather;  ///< its all-gather's format (sharded_wire.hpp)
+  ReduceWire reduce;  ///< its gradient reduction's
 };
 
 /// The units in forward order with their share of the plan's compute: a
@@ -38,14 +47,15 @@ struct UnitCompute {
 /// name), its forward the plan's forward in the same proportion; activation
 /// checkpointing adds its recompute to the backward (full: the unit's
 /// forward; selective: the attention products' share of it).
-std::vector<UnitCompute> unit_compute(const ModelDesc& model, const IterationPlan& base, ActivationCheckpointing ac) {
+std::vector<UnitCompute> unit_compute(const ModelDesc& model, const IterationPlan& base, ActivationCheckpointing ac,
+                                      int world) {
   std::map<std::string, double> backward_of;
   for (std::size_t j = 0; j < base.tensor_names.size() && j < base.tensor_backward.size(); ++j)
     backward_of[base.tensor_names[j]] = base.tensor_backward[j];
   std::vector<UnitCompute> units;
   double total = 0;
   for (const auto& u : shard_units(model)) {
-    UnitCompute c{u.name, u.parameters, 0, 0};
+    UnitCompute c{u.name, u.parameters, 0, 0, unit_elements(model, u, world), {}, {}};
     for (int i : u.tensors) c.backward += backward_of[model.tensors[static_cast<std::size_t>(i)].name];
     total += c.backward;
     units.push_back(c);
@@ -60,53 +70,75 @@ std::vector<UnitCompute> unit_compute(const ModelDesc& model, const IterationPla
   return units;
 }
 
-struct Wire {
-  double gather = 0, reduce = 0;  ///< bytes per element
+/// Builds the program of one micro-step (header comment: issue order and
+/// waits): slot c < U is unit c's forward, slot c >= U unit 2U - 1 - c's backward.
+struct ProgramBuilder {
+  const std::vector<UnitCompute>& units;
+  const MicroStepPasses& m;
+  int prefetch;
+  int n = static_cast<int>(units.size()), slots = 2 * n;
+  ShardProgram p;
+  std::vector<int> compute = std::vector<int>(static_cast<std::size_t>(slots), -1);
+  std::vector<int> gather = std::vector<int>(static_cast<std::size_t>(slots), -1);
+
+  const UnitCompute& unit(int c) const { return units[static_cast<std::size_t>(c < n ? c : slots - 1 - c)]; }
+  int push(ShardOp o) {
+    p.ops.push_back(std::move(o));
+    return static_cast<int>(p.ops.size()) - 1;
+  }
+  ShardOp collective(std::string label, CollectiveOp op, double bytes, std::vector<int> after, double kernel = 0) {
+    ShardOp o{true, std::move(label), 0, op, bytes, std::move(after)};
+    o.kernel = kernel;
+    return o;
+  }
+  // The all-gather of slot t (qwZ: then its scales'), after compute slot t - 1 - p.
+  void issue_gather(int t) {
+    if (t >= slots || !(t < n ? m.forward_gather : m.backward_gather)) return;
+    const GatherWire& g = unit(t).gather;
+    std::vector<int> after;
+    if (t - 1 - prefetch >= 0) after.push_back(compute[static_cast<std::size_t>(t - 1 - prefetch)]);
+    int last = push(collective("all-gather " + unit(t).name, CollectiveOp::AllGather, g.bytes, after, g.sender_seconds));
+    if (g.scale_bytes > 0)
+      last = push(collective("all-gather scales " + unit(t).name, CollectiveOp::AllGather, g.scale_bytes, {}));
+    gather[static_cast<std::size_t>(t)] = last;
+  }
+  // Slot c's compute, after its all-gather (and its dequantisation, qwZ).
+  void issue_compute(int c) {
+    const bool backward = c >= n;
+    const int g = gather[static_cast<std::size_t>(c)];
+    std::vector<int> after;
+    if (g >= 0) after.push_back(g);
+    if (g >= 0 && unit(c).gather.receiver_seconds > 0) {
+      push({false, "dequantise " + unit(c).name, unit(c).gather.receiver_seconds, CollectiveOp::AllGather, 0, after});
+      after.clear();
+    }
+    compute[static_cast<std::size_t>(c)] = push({false, (backward ? "backward " : "forward ") + unit(c).name,
+                                                 backward ? unit(c).backward : unit(c).forward, CollectiveOp::AllGather,
+                                                 0, after});
+  }
+  // Slot c's gradient reduction: a reduce-scatter, or qgZ's all-to-all and
+  // the reduce-scatter of what it does not take.
+  void issue_reduce(int c) {
+    const ReduceWire& r = unit(c).reduce;
+    const int done = compute[static_cast<std::size_t>(c)];
+    if (r.all_to_all_bytes > 0)
+      push(collective("all-to-all (int4) " + unit(c).name, CollectiveOp::AllToAll, r.all_to_all_bytes, {done},
+                      r.seconds));
+    if (r.reduce_scatter_bytes > 0)
+      push(collective("reduce-scatter " + unit(c).name, CollectiveOp::ReduceScatter, r.reduce_scatter_bytes, {done}));
+  }
 };
 
-/// The program of one micro-step (header comment: issue order and waits).
-ShardProgram micro_step_program(const std::vector<UnitCompute>& units, const MicroStepPasses& m, int prefetch,
-                                const Wire& wire) {
-  const int n = static_cast<int>(units.size()), slots = 2 * n;
-  auto unit = [&](int c) -> const UnitCompute& { return units[static_cast<std::size_t>(c < n ? c : slots - 1 - c)]; };
-  auto gathered = [&](int c) { return c < n ? m.forward_gather : m.backward_gather; };
-  ShardProgram p;
-  std::vector<int> compute(static_cast<std::size_t>(slots), -1), gather(static_cast<std::size_t>(slots), -1);
-  auto issue_gather = [&](int t) {
-    if (t >= slots || !gathered(t)) return;
-    ShardOp o{true,
-              "all-gather " + unit(t).name,
-              0,
-              CollectiveOp::AllGather,
-              static_cast<double>(unit(t).parameters) * wire.gather,
-              {}};
-    if (t - 1 - prefetch >= 0) o.after.push_back(compute[static_cast<std::size_t>(t - 1 - prefetch)]);
-    gather[static_cast<std::size_t>(t)] = static_cast<int>(p.ops.size());
-    p.ops.push_back(std::move(o));
-  };
-  for (int c = 0; c < slots; ++c) {
+ShardProgram micro_step_program(const std::vector<UnitCompute>& units, const MicroStepPasses& m, int prefetch) {
+  ProgramBuilder b{units, m, prefetch};
+  for (int c = 0; c < b.slots; ++c) {
     if (c == 0)
-      for (int t = 0; t < prefetch; ++t) issue_gather(t);
-    issue_gather(c + prefetch);
-    const bool backward = c >= n;
-    ShardOp o{false,
-              (backward ? "backward " : "forward ") + unit(c).name,
-              backward ? unit(c).backward : unit(c).forward,
-              CollectiveOp::AllGather,
-              0,
-              {}};
-    if (gather[static_cast<std::size_t>(c)] >= 0) o.after.push_back(gather[static_cast<std::size_t>(c)]);
-    compute[static_cast<std::size_t>(c)] = static_cast<int>(p.ops.size());
-    p.ops.push_back(std::move(o));
-    if (backward && m.reduce)
-      p.ops.push_back({true,
-                       "reduce-scatter " + unit(c).name,
-                       0,
-                       CollectiveOp::ReduceScatter,
-                       static_cast<double>(unit(c).parameters) * wire.reduce,
-                       {compute[static_cast<std::size_t>(c)]}});
+      for (int t = 0; t < prefetch; ++t) b.issue_gather(t);
+    b.issue_gather(c + prefetch);
+    b.issue_compute(c);
+    if (c >= b.n && m.reduce) b.issue_reduce(c);
   }
-  return p;
+  return std::move(b.p);
 }
 
 /// DeepSpeed ZeRO-1/2 keep the 16-bit parameters replicated: after the step
@@ -114,6 +146,18 @@ ShardProgram micro_step_program(const std::vector<UnitCompute>& units, const Mic
 bool gathers_after_step(const ShardingSpec& s) {
   return s.scheme == ShardingScheme::Zero1 ||
          (s.scheme == ShardingScheme::Zero2 && s.framework == ShardingFramework::DeepSpeed);
+}
+
+/// torchao's precompute_float8_dynamic_scale_for_fsdp after the optimizer
+/// step: the amax of every Float8Linear weight's shard (read once), then one
+/// all-reduce of the fp32 amaxes.
+ShardOp float8_scales(const ModelDesc& model, int world, double element_bytes, const WireKernels& k) {
+  double weights = 0;
+  for (const auto& u : shard_units(model))
+    for (int i : u.tensors) weights += u.repeated && model.tensors[static_cast<std::size_t>(i)].shape.size() == 2;
+  ShardOp o{true, "all-reduce float8 scales", 0, CollectiveOp::AllReduce, 4.0 * weights, {0}};
+  o.kernel = k.bandwidth_bound(model_elements(model, world).float8 / world * element_bytes);
+  return o;
 }
 
 const char* micro_step_name(std::size_t i, std::size_t count) {
@@ -124,23 +168,29 @@ const char* micro_step_name(std::size_t i, std::size_t count) {
 }  // namespace
 
 ShardedIterationPlan plan_sharded_iteration(const WorkloadSpec& w, const ClusterSpec& cluster, const ModelDesc& model,
-                                            IterationPlan base) {
+                                            IterationPlan base, const WireKernels& kernels) {
   const ShardTopology topo{cluster.world_size(), cluster.gpus_per_node};
   const ShardingSpec spec = effective_spec(w.sharding, topo);
   check_simulated(w, spec);
   const double e = bytes_per_element(w.precision);
+  const ShardWireFormat format = wire_format(spec, e, w.precision == Precision::BF16);
   ShardedIterationPlan p;
-  p.traffic = sharding_plan(w.sharding, topo, model.parameters, e, w.accumulation);
-  const Wire wire{spec.gather_bytes > 0 ? spec.gather_bytes : e, spec.reduce_bytes > 0 ? spec.reduce_bytes : e};
-  const std::vector<UnitCompute> units = unit_compute(model, base, w.activation_checkpointing);
+  const UnitElements all = model_elements(model, topo.world);
+  p.traffic = sharding_plan(w.sharding, topo, model.parameters, e, w.accumulation, &all);
+  std::vector<UnitCompute> units = unit_compute(model, base, w.activation_checkpointing, topo.world);
+  for (auto& u : units) {
+    u.gather = gather_wire(format, u.elements, p.traffic.degree, kernels);
+    u.reduce = reduce_wire(format, u.elements, topo, kernels);
+  }
   p.units = static_cast<int>(units.size());
+  if (format.qwz || format.qgz || format.float8) p.wire = wire_label(format);
   for (const auto& u : units) {
     p.forward += u.forward;
     p.backward += u.backward;
   }
   const auto kinds = micro_steps(spec, w.accumulation);
   for (std::size_t i = 0; i < kinds.size(); ++i) {
-    ShardProgram prog = micro_step_program(units, kinds[i].passes, spec.prefetch, wire);
+    ShardProgram prog = micro_step_program(units, kinds[i].passes, spec.prefetch);
     prog.what = micro_step_name(i, kinds.size());
     prog.times = kinds[i].times;
     p.programs.push_back(std::move(prog));
@@ -153,8 +203,9 @@ ShardedIterationPlan plan_sharded_iteration(const WorkloadSpec& w, const Cluster
                         "all-gather parameters",
                         0,
                         CollectiveOp::AllGather,
-                        static_cast<double>(model.parameters) * wire.gather,
+                        static_cast<double>(model.parameters) * format.gather_bytes,
                         {0}});
+  if (format.float8) step.ops.push_back(float8_scales(model, topo.world, e, kernels));
   p.programs.push_back(std::move(step));
   p.base = std::move(base);
   return p;
@@ -168,7 +219,7 @@ std::vector<double> schedule_program(const ShardProgram& program, const ShardCol
     double& free_at = stream_end[o.collective ? 1 : 0];
     double start = free_at;
     for (int a : o.after) start = std::max(start, ends.at(static_cast<std::size_t>(a)));
-    ends[i] = start + (o.collective ? time(o.op, o.bytes) : o.seconds);
+    ends[i] = start + (o.collective ? o.kernel + time(o.op, o.bytes) : o.seconds);
     free_at = ends[i];
   }
   return ends;
@@ -187,7 +238,7 @@ IterationResult sharded_result(const ShardedIterationPlan& plan, const std::vect
   IterationResult r;
   r.method = method;
   r.model = b.model;
-  r.compression = "none";
+  r.compression = plan.wire;
   r.compute_precision = b.compute_precision;
   r.allreduce_algorithm = "-";
   r.sharding = to_string(plan.traffic.spec.scheme) + " (" + to_string(plan.traffic.spec.framework) + ")";
@@ -203,6 +254,8 @@ IterationResult sharded_result(const ShardedIterationPlan& plan, const std::vect
   r.backward = plan.backward * b.accumulation;
   r.optimizer = plan.optimizer;
   for (std::size_t i = 0; i < lengths.size(); ++i) r.total += static_cast<double>(plan.programs[i].times) * lengths[i];
+  for (const auto& prog : plan.programs)
+    for (const auto& o : prog.ops) r.encode += static_cast<double>(prog.times) * (o.collective ? o.kernel : 0.0);
   r.exposed_communication = std::max(0.0, r.total - r.forward - r.backward - r.optimizer);
   r.band_low = r.band_high = r.total;
   r.samples_per_second = r.total > 0 ? r.global_batch / r.total : 0;
@@ -219,10 +272,14 @@ IterationResult evaluate_sharded_closed_form(const ShardedIterationPlan& plan, c
   return sharded_result(plan, lengths, "closed form");
 }
 
+Algorithm sharded_algorithm(CollectiveOp op) {
+  return op == CollectiveOp::AllToAll ? Algorithm::Hierarchical : Algorithm::Auto;
+}
+
 ShardCollectiveTimeFn sharded_collective_time(const ClusterSpec& c) {
   const NcclShape shape = collective_shape(c, c.world_size());
   return [=](CollectiveOp op, double bytes) {
-    return shape.ranks <= 1 ? 0.0 : choose_collective(op, Algorithm::Auto, Protocol::Auto, c, shape, bytes).time;
+    return shape.ranks <= 1 ? 0.0 : choose_collective(op, sharded_algorithm(op), Protocol::Auto, c, shape, bytes).time;
   };
 }
 
@@ -242,8 +299,10 @@ PreparedShardedIteration prepare_sharded_iteration(const Scenario& scenario, con
                                                    const Profile& profile) {
   PreparedIteration prepared = prepare_iteration(scenario, model, profile);
   const WorkloadSpec& w = *scenario.workload;
+  const DeviceCosts costs = scenario_device_costs(scenario, profile);
   try {
-    return {prepared.cluster, plan_sharded_iteration(w, prepared.cluster, model, std::move(prepared.plan))};
+    return {prepared.cluster, plan_sharded_iteration(w, prepared.cluster, model, std::move(prepared.plan),
+                                                     {costs.codec_time, costs.copy_bandwidth})};
   } catch (const std::invalid_argument& e) {
     throw InputError(scenario.file, w.sharding_line, w.sharding_column, "workload.sharding", e.what());
   }

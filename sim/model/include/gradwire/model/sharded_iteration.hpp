@@ -41,6 +41,7 @@
 #include <vector>
 
 #include "gradwire/model/iteration_model.hpp"
+#include "gradwire/model/sharded_wire.hpp"
 #include "gradwire/model/sharding.hpp"
 
 namespace gw {
@@ -54,6 +55,8 @@ struct ShardOp {
   CollectiveOp op = CollectiveOp::AllGather;  ///< collective: what it runs
   double bytes = 0;                           ///< collective: nccl-tests size (the gathered total)
   std::vector<int> after;                     ///< earlier ops on the other stream it waits for
+  /// Collective: quantisation kernels on its stream around it (sharded_wire.hpp), s.
+  double kernel = 0;
 };
 
 /// A micro-step (or the optimizer step) and how many of the optimizer step's run as it does.
@@ -69,18 +72,25 @@ struct ShardedIterationPlan {
   int units = 0;
   double forward = 0, backward = 0;  ///< one micro-step, all units (backward with recompute)
   double optimizer = 0;              ///< on the shard
+  std::string wire = "none";         ///< the sharded traffic's compressed formats (wire_label), "none"
   std::vector<ShardProgram> programs;
 };
 
 /// The sharded plan of `w` from its DDP plan `base` (compute per tensor, the
 /// optimizer of the whole model). Throws std::invalid_argument naming what
-/// gradwire does not simulate yet: hsdp, zeropp, reshard_after_forward as an
-/// int, compression, one GPU; and what sharding_plan throws.
+/// gradwire does not simulate yet: hsdp, zeropp's hpz, reshard_after_forward
+/// as an int, compression of gradients (`compression:`); and what
+/// sharding_plan throws.
+/// `kernels`: the quantisation kernels' costs (default: none).
 ShardedIterationPlan plan_sharded_iteration(const WorkloadSpec& w, const ClusterSpec& cluster, const ModelDesc& model,
-                                            IterationPlan base);
+                                            IterationPlan base, const WireKernels& kernels = {});
 
-/// Seconds of one collective op of a program (closed form or measured).
+/// Seconds of one collective op of a program (closed form or measured). The
+/// all-to-all of a sharded schedule is qgZ's two-stage one
+/// (sharded_algorithm: hierarchical); the rest take NCCL's rule.
 using ShardCollectiveTimeFn = std::function<double(CollectiveOp op, double bytes)>;
+/// The algorithm the closed form and the replay run `op` of a program with.
+Algorithm sharded_algorithm(CollectiveOp op);
 
 /// The end of each op of `program` started at 0 on idle streams, the
 /// collectives timed by `time`.
