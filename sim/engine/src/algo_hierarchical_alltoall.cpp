@@ -7,7 +7,6 @@
 // collective's: the caller times it. Every node must hold the same number g
 // of participating ranks. Closed form: collective::hierarchical_alltoall_time().
 #include <span>
-#include <stdexcept>
 
 #include "collective.hpp"
 
@@ -40,16 +39,9 @@ void emit_groups(const std::vector<std::vector<int>>& groups, double bytes, Gran
 }
 
 void schedule(const ScheduleInput& in, const EmitPhase& emit) {
-  const std::vector<std::vector<int>> intra = ranks_by_node(in);
-  const int g = static_cast<int>(intra.front().size());
-  for (const auto& ranks : intra)
-    if (static_cast<int>(ranks.size()) != g)
-      throw std::invalid_argument("hierarchical all-to-all needs the same number of ranks on every node");
-  std::vector<std::vector<int>> inter(g);
-  for (int l = 0; l < g; ++l)
-    for (const auto& ranks : intra) inter[l].push_back(ranks[l]);
+  const auto [intra, inter] = node_groups(in, "hierarchical all-to-all");
   emit_groups(intra, in.bytes, in.granularity, emit);
-  emit_groups(inter, in.bytes / g, in.granularity, emit);
+  emit_groups(inter, in.bytes / static_cast<double>(inter.size()), in.granularity, emit);
 }
 
 }  // namespace
