@@ -59,6 +59,10 @@ struct ResultRecord {
   std::optional<std::string> gpu;
   std::optional<double> node_bandwidth;  ///< B/s
   std::optional<std::string> cluster_key, model, compression, compression_kind, evaluator;
+  /// The sharding scheme and activation checkpointing in words
+  /// (scheme_label: "zero3 (fsdp1) + full activation checkpointing");
+  /// written when not DDP without checkpointing.
+  std::optional<std::string> sharding;
   std::optional<int> micro_batch, accumulation;
   std::optional<double> global_batch;
   /// How micro-batch and k follow a fixed training.global_batch ("k = 2, the
