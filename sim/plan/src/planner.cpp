@@ -212,8 +212,7 @@ std::string describe(const PlanPoint& p) {
                        (key == "workload.micro_batch" && p.global_batch > 0);
     if (!named) rest += (rest.empty() ? "; " : ", ") + key + "=" + value;
   }
-  const std::string scheme = p.sharding.empty() ? "" : " under " + p.sharding;
-  return p.compression + scheme + ", k = " + std::to_string(p.accumulation) + batch + " on " + where + rest;
+  return configuration_label(p.compression, p.compression_kind, p.sharding) + ", k = " + std::to_string(p.accumulation) + batch + " on " + where + rest;
 }
 
 namespace {

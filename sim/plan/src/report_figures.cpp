@@ -285,8 +285,7 @@ struct Dimensions {
   /// The series of `r`: its compressor, then the rest.
   std::string series_of(const ResultRecord& r, const std::vector<Dim>& skip) const {
     const std::string rest = rest_of(r, skip);
-    const std::string scheme = r.sharding ? " under " + *r.sharding : "";
-    return r.compression.value_or("") + scheme + (rest.empty() ? "" : ", " + rest);
+    return r.configuration() + (rest.empty() ? "" : ", " + rest);
   }
 };
 

@@ -43,6 +43,15 @@ struct BandFigures {
 
 using StringPairs = std::vector<std::pair<std::string, std::string>>;
 
+/// What runs, in words: the compressor (`compression`, its `kind`) alone
+/// without a scheme (`sharding` ""), the scheme alone for an uncompressed
+/// sharded point, else "COMPRESSOR under SCHEME".
+inline std::string configuration_label(const std::string& compression, const std::string& kind,
+                                       const std::string& sharding) {
+  if (sharding.empty()) return compression;
+  return kind == "none" ? sharding : compression + " under " + sharding;
+}
+
 /// The fields of a record, in the order a record is written. index, of,
 /// sweep, key and status are always written; every optional field only when set.
 struct ResultRecord {
@@ -81,6 +90,10 @@ struct ResultRecord {
 
   /// The instance name, "" when there is none.
   std::string instance_name() const { return instance && *instance ? **instance : std::string(); }
+  /// configuration_label of the record's fields.
+  std::string configuration() const {
+    return configuration_label(compression.value_or(""), compression_kind.value_or(""), sharding.value_or(""));
+  }
 };
 
 }  // namespace gw::plan
