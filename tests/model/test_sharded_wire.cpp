@@ -47,12 +47,12 @@ TEST(ShardedWire, UnitElementsSplitByWhatEachFormatTakes) {
   ASSERT_EQ(units.size(), 2u);  // lm_head, layers.0
   const UnitElements head = unit_elements(m, units[0], 8), block = unit_elements(m, units[1], 8);
   EXPECT_DOUBLE_EQ(head.all, 3200);
-  EXPECT_DOUBLE_EQ(head.matrices, 3200);     // 3,200 divides by 2 x 8
-  EXPECT_DOUBLE_EQ(head.qgz_groups, 100);    // max(100, 32, 8)
-  EXPECT_DOUBLE_EQ(head.float8, 0);          // the head stays in param_dtype
+  EXPECT_DOUBLE_EQ(head.matrices, 3200);   // 3,200 divides by 2 x 8
+  EXPECT_DOUBLE_EQ(head.qgz_groups, 100);  // max(100, 32, 8)
+  EXPECT_DOUBLE_EQ(head.float8, 0);        // the head stays in param_dtype
   EXPECT_DOUBLE_EQ(block.all, 2048 + 32);
-  EXPECT_DOUBLE_EQ(block.matrices, 2048);    // the norm falls back to a reduce-scatter
-  EXPECT_DOUBLE_EQ(block.float8, 2048);      // the block's linear weight
+  EXPECT_DOUBLE_EQ(block.matrices, 2048);  // the norm falls back to a reduce-scatter
+  EXPECT_DOUBLE_EQ(block.float8, 2048);    // the block's linear weight
   // 2 W = 4,096 divides neither matrix: qgZ reduce-scatters both.
   EXPECT_DOUBLE_EQ(unit_elements(m, units[1], 2048).matrices, 0);
   EXPECT_DOUBLE_EQ(model_elements(m, 8).all, 3200 + 2080);
@@ -65,8 +65,8 @@ TEST(ShardedWire, QwzSendsInt8BlocksAndTheirScales) {
   const WireKernels k{log.fn(), 1e12};
   const UnitElements u{8 * 20000.0, 0, 0, 0};
   const GatherWire g = gather_wire(f, u, 8, k);
-  EXPECT_DOUBLE_EQ(g.bytes, u.all);                  // one byte per element
-  EXPECT_DOUBLE_EQ(g.scale_bytes, 4.0 * 3 * 8);      // ceil(20,000 / 8,000) fp32 scales per rank
+  EXPECT_DOUBLE_EQ(g.bytes, u.all);              // one byte per element
+  EXPECT_DOUBLE_EQ(g.scale_bytes, 4.0 * 3 * 8);  // ceil(20,000 / 8,000) fp32 scales per rank
   // The int8 codec at the element count moving the same bytes: the shard
   // read in 16 bits and written in 8 (3 of the codec's 5 bytes per element).
   EXPECT_DOUBLE_EQ(g.sender_seconds, 20000 * 3.0 / 5 * 1e-9);
@@ -83,7 +83,7 @@ TEST(ShardedWire, QgzReducesMatricesThroughAHierarchicalAllToAllInInt4) {
   const UnitElements u{1'000'000 + 4096, 1'000'000, 1000, 0};
   const ReduceWire r = reduce_wire(f, u, t, {nullptr, 1e12});
   EXPECT_DOUBLE_EQ(r.all_to_all_bytes, 500'000 + 4000.0);  // int4 + fp32 scales
-  EXPECT_DOUBLE_EQ(r.reduce_scatter_bytes, 4096 * 2.0);     // the rest, in reduce_dtype
+  EXPECT_DOUBLE_EQ(r.reduce_scatter_bytes, 4096 * 2.0);    // the rest, in reduce_dtype
   // Kernels over the copy bandwidth: quantize (2.5 m), the node's reduction
   // (m/2 + m/16), dequantize (m/16 + m/4), the sum of 4 nodes' chunks (3 x
   // 2 m / 8) and the division (2 x 2 m / 32).

@@ -311,7 +311,8 @@ TEST(SweepCli, ShardingAccumulationAndCheckpointingAxesLabelEveryPoint) {
   const auto rec = nlohmann::json::parse(plan.out).at("groups").at(0).at("recommendation");
   const auto& chosen = records.at(rec.at("index").get<std::size_t>());
   EXPECT_EQ(chosen.at("status"), "ok");
-  EXPECT_LE(chosen.at("memory").at("total_bytes").get<double>(), chosen.at("memory").at("capacity_bytes").get<double>());
+  EXPECT_LE(chosen.at("memory").at("total_bytes").get<double>(),
+            chosen.at("memory").at("capacity_bytes").get<double>());
   // Uncompressed sharded points read as their scheme: "zero3 (fsdp1) + full
   // activation checkpointing, k = 1 (micro-batch 4, ...".
   EXPECT_EQ(rec.at("configuration").get<std::string>().rfind(chosen.at("sharding").get<std::string>() + ", k = ", 0),

@@ -138,7 +138,9 @@ struct HierarchicalLinks {
 HierarchicalLinks hierarchical_links(const ClusterSpec& c, NcclShape s) {
   const int g = std::min(s.ranks, c.gpus_per_node);
   const double out_cap = std::min(c.intra_node.usable_bandwidth(), connection_limit(c));
-  return {g, s.nodes, {route_latency(c, false), intra_flow_bandwidth(c, g)},
+  return {g,
+          s.nodes,
+          {route_latency(c, false), intra_flow_bandwidth(c, g)},
           {route_latency(c, true), std::min(out_cap, node_fabric_bandwidth(c) / g)}};
 }
 double hierarchical_allreduce(const ClusterSpec& c, NcclShape s, double bytes, const NcclCost&) {

@@ -97,7 +97,8 @@ struct ProgramBuilder {
     const GatherWire& g = unit(t).gather;
     std::vector<int> after;
     if (t - 1 - prefetch >= 0) after.push_back(compute[static_cast<std::size_t>(t - 1 - prefetch)]);
-    int last = push(collective("all-gather " + unit(t).name, CollectiveOp::AllGather, g.bytes, after, g.sender_seconds));
+    int last =
+        push(collective("all-gather " + unit(t).name, CollectiveOp::AllGather, g.bytes, after, g.sender_seconds));
     if (g.scale_bytes > 0)
       last = push(collective("all-gather scales " + unit(t).name, CollectiveOp::AllGather, g.scale_bytes, {}));
     gather[static_cast<std::size_t>(t)] = last;
@@ -112,9 +113,9 @@ struct ProgramBuilder {
       push({false, "dequantise " + unit(c).name, unit(c).gather.receiver_seconds, CollectiveOp::AllGather, 0, after});
       after.clear();
     }
-    compute[static_cast<std::size_t>(c)] = push({false, (backward ? "backward " : "forward ") + unit(c).name,
-                                                 backward ? unit(c).backward : unit(c).forward, CollectiveOp::AllGather,
-                                                 0, after});
+    compute[static_cast<std::size_t>(c)] =
+        push({false, (backward ? "backward " : "forward ") + unit(c).name,
+              backward ? unit(c).backward : unit(c).forward, CollectiveOp::AllGather, 0, after});
   }
   // Slot c's gradient reduction: a reduce-scatter, or qgZ's all-to-all and
   // the reduce-scatter of what it does not take.

@@ -94,8 +94,8 @@ GatherWire gather_wire(const ShardWireFormat& f, const UnitElements& u, int rank
     g.bytes = u.all;
     g.scale_bytes = 4.0 * std::ceil(shard / kQwzGroupElements) * std::max(1, ranks);
     g.sender_seconds = k.codec("int8", true, shard * (e + 1) / kInt8CodecBytes);
-    g.receiver_seconds = k.codec("int8", false, u.all * (1 + e) / kInt8CodecBytes) +
-                         (f.bf16 ? k.bandwidth_bound(4.0 * u.all) : 0.0);
+    g.receiver_seconds =
+        k.codec("int8", false, u.all * (1 + e) / kInt8CodecBytes) + (f.bf16 ? k.bandwidth_bound(4.0 * u.all) : 0.0);
     g.unsharded_bytes = u.all * e;
     g.buffer_bytes = g.bytes + g.scale_bytes;
     return g;
@@ -124,8 +124,8 @@ ReduceWire reduce_wire(const ShardWireFormat& f, const UnitElements& u, const Sh
   // out), dequantize (int4 in, e out), the sum of the n nodes' chunks
   // (n adds of two reads and a write) and the division by n.
   const double w = t.world;
-  const double bytes = m * (e + 0.5) + (m / 2 + m / (2 * g)) + (m / (2 * g) + m * e / g) + 3 * e * m / g +
-                       2 * e * m / w;
+  const double bytes =
+      m * (e + 0.5) + (m / 2 + m / (2 * g)) + (m / (2 * g) + m * e / g) + 3 * e * m / g + 2 * e * m / w;
   r.seconds = k.bandwidth_bound(bytes);
   // Live at once: the int4 input and output of each stage and the fp16
   // dequantized slice.

@@ -212,8 +212,7 @@ ShardingPlan sharding_plan(const ShardingSpec& s, const ShardTopology& t, std::i
   const double n = static_cast<double>(parameters);
   const ShardWireFormat f = wire_format(s, element_bytes);
   const UnitElements u = elements != nullptr ? *elements : uniform_elements(n);
-  const Sizes z{n, n * f.gather_bytes, n * f.reduce_bytes, gather_wire(f, u, p.degree, {}),
-                reduce_wire(f, u, t, {})};
+  const Sizes z{n, n * f.gather_bytes, n * f.reduce_bytes, gather_wire(f, u, p.degree, {}), reduce_wire(f, u, t, {})};
   const Tally tally = optimizer_step(p.spec, accumulation);
   add_gathers(p, t, tally, z);
   add_reductions(p, t, tally.reduce, z);

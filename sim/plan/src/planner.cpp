@@ -206,13 +206,14 @@ std::string describe(const PlanPoint& p) {
     // "cluster": a whole cluster per value, named by its instance (or "own cluster") and size.
     const bool scheme = key == "workload.sharding" || key.rfind("workload.sharding.", 0) == 0 ||
                         key == "workload.activation_checkpointing";
-    const bool named = is_compression_key(key) || (scheme && !p.sharding.empty()) ||
-                       key == "workload.accumulation" || key == "cluster.nodes" ||
-                       key == "cluster" || (key == "cluster.instance" && !p.instance.empty()) ||
+    const bool named = is_compression_key(key) || (scheme && !p.sharding.empty()) || key == "workload.accumulation" ||
+                       key == "cluster.nodes" || key == "cluster" ||
+                       (key == "cluster.instance" && !p.instance.empty()) ||
                        (key == "workload.micro_batch" && p.global_batch > 0);
     if (!named) rest += (rest.empty() ? "; " : ", ") + key + "=" + value;
   }
-  return configuration_label(p.compression, p.compression_kind, p.sharding) + ", k = " + std::to_string(p.accumulation) + batch + " on " + where + rest;
+  return configuration_label(p.compression, p.compression_kind, p.sharding) +
+         ", k = " + std::to_string(p.accumulation) + batch + " on " + where + rest;
 }
 
 namespace {
