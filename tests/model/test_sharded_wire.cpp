@@ -18,10 +18,7 @@
 namespace gw {
 namespace {
 
-ShardingSpec spec_of(const std::string& text) {
-  auto doc = yaml::load_string("sharding: " + text + "\n", "s.yaml");
-  return parse_sharding(doc.root().required("sharding"));
-}
+ShardingSpec spec_of(const std::string& text) { return test::sharding_of(text); }
 
 /// One block (a 64 x 32 matrix and its 32-element norm) and a 100 x 32 head.
 ModelDesc block_and_head() {

@@ -18,10 +18,7 @@
 namespace gw {
 namespace {
 
-ShardingSpec spec_of(const std::string& text) {
-  auto doc = yaml::load_string("sharding: " + text + "\n", "s.yaml");
-  return parse_sharding(doc.root().required("sharding"));
-}
+ShardingSpec spec_of(const std::string& text) { return test::sharding_of(text); }
 
 /// Two blocks of 1,000 elements each, in gradient-ready order.
 ModelDesc two_blocks() {
