@@ -78,14 +78,18 @@ TEST(ShardedWire, QgzReducesMatricesThroughAHierarchicalAllToAllInInt4) {
   const ShardWireFormat f = wire_format(spec_of("{scheme: zeropp, hpz: false}"), 2);
   const ShardTopology t{32, 8};
   const UnitElements u{1'000'000 + 4096, 1'000'000, 1000, 0};
-  const ReduceWire r = reduce_wire(f, u, t, {nullptr, 1e12});
+  CodecLog log;
+  const ReduceWire r = reduce_wire(f, u, t, {log.fn(), 1e12});
   EXPECT_DOUBLE_EQ(r.all_to_all_bytes, 500'000 + 4000.0);  // int4 + fp32 scales
   EXPECT_DOUBLE_EQ(r.reduce_scatter_bytes, 4096 * 2.0);    // the rest, in reduce_dtype
-  // Kernels over the copy bandwidth: quantize (2.5 m), the node's reduction
-  // (m/2 + m/16), dequantize (m/16 + m/4), the sum of 4 nodes' chunks (3 x
+  // The block quantizers as the int8 codec at equal bytes (5 per element):
+  // quantize (2.5 m bytes), the node's reduction (m/2 + m/16), dequantize
+  // (m/16 + m/4); over the copy bandwidth the sum of 4 nodes' chunks (3 x
   // 2 m / 8) and the division (2 x 2 m / 32).
   const double m = 1e6;
-  EXPECT_NEAR(r.seconds, (2.5 * m + 0.5 * m + m / 16 + m / 16 + m / 4 + 0.75 * m + m / 8) / 1e12, 1e-18);
+  EXPECT_EQ(log.calls, (std::vector<std::string>{"int8 encode", "int8 encode", "int8 decode"}));
+  const double codec = (2.5 * m + 0.5 * m + m / 16 + m / 16 + m / 4) / 5 * 1e-9;
+  EXPECT_NEAR(r.seconds, codec + (0.75 * m + m / 8) / 1e12, 1e-15);
   EXPECT_DOUBLE_EQ(r.buffer_bytes, m + m / 8 + 2 * m / 8);
   // Without qgZ: one reduce-scatter of everything.
   const ReduceWire plain = reduce_wire(wire_format(spec_of("zero3"), 2), u, t, {});

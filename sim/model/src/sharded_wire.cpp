@@ -119,14 +119,17 @@ ReduceWire reduce_wire(const ShardWireFormat& f, const UnitElements& u, const Sh
   const double m = u.matrices, e = f.source_bytes, g = std::min(t.world, t.gpus_per_node);
   r.reduce_scatter_bytes = (u.all - m) * f.reduce_bytes;
   r.all_to_all_bytes = m / 2 + 4.0 * u.qgz_groups;  // int4 + one fp32 scale per group
-  // all_to_all_quant_reduce's kernels, bytes read + written: swizzle_quant
-  // (e in, int4 out), quantized_reduction (the node's g slices in, its 1/g
-  // out), dequantize (int4 in, e out), the sum of the n nodes' chunks
-  // (n adds of two reads and a write) and the division by n.
+  // all_to_all_quant_reduce's kernels. Its block quantizers are the int8
+  // codec's kind (per-group absmax), charged at the element count moving
+  // the same bytes: swizzle_quant (e in, int4 out), quantized_reduction (the
+  // node's g int4 slices in, its 1/g out), dequantize (int4 in, e out).
+  // Then plain elementwise work over the copy bandwidth: the sum of the n
+  // nodes' chunks (n adds of two reads and a write) and the division by n.
   const double w = t.world;
-  const double bytes =
-      m * (e + 0.5) + (m / 2 + m / (2 * g)) + (m / (2 * g) + m * e / g) + 3 * e * m / g + 2 * e * m / w;
-  r.seconds = k.bandwidth_bound(bytes);
+  r.seconds = k.codec("int8", true, m * (e + 0.5) / kInt8CodecBytes) +
+              k.codec("int8", true, (m / 2 + m / (2 * g)) / kInt8CodecBytes) +
+              k.codec("int8", false, (m / (2 * g) + m * e / g) / kInt8CodecBytes) +
+              k.bandwidth_bound(3 * e * m / g + 2 * e * m / w);
   // Live at once: the int4 input and output of each stage and the fp16
   // dequantized slice.
   r.buffer_bytes = m + m / g + m * e / g;

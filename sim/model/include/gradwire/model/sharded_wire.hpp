@@ -61,10 +61,11 @@ UnitElements model_elements(const ModelDesc& model, int world);
 UnitElements uniform_elements(double parameters);
 
 /// What the kernels cost on one GPU: the profile's codec times (int8 for
-/// qwZ, the bf16 cast for float8; both measured on fp32 input, so charged at
-/// the element count that moves the same bytes) and, where no codec of the
-/// project matches (qgZ's int4), the bytes read and written over the
-/// device's copy bandwidth.
+/// the block quantizers of qwZ and qgZ, the bf16 cast for float8; measured
+/// on fp32 input, so charged at the element count that moves the same
+/// bytes) and, for plain elementwise work (qgZ's sum of the nodes' chunks,
+/// the cast after qwZ's dequantization, the fp8 amax), the bytes read and
+/// written over the device's copy bandwidth.
 struct WireKernels {
   CodecTimeFn codec_time;     ///< null: no codec costs (0 s)
   double copy_bandwidth = 0;  ///< bytes read + written per second; 0: no cost
