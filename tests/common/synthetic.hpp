@@ -9,9 +9,17 @@
 #include "gradwire/model/buckets.hpp"
 #include "gradwire/model/iteration_model.hpp"
 #include "gradwire/model/model_desc.hpp"
+#include "gradwire/core/yaml_reader.hpp"
 #include "gradwire/model/scenario.hpp"
+#include "gradwire/model/sharding.hpp"
 
 namespace gw::test {
+
+/// `workload.sharding` from its YAML text ("zero3", "{scheme: zeropp, hpz: false}").
+inline ShardingSpec sharding_of(const std::string& text) {
+  auto doc = yaml::load_string("sharding: " + text + "\n", "s.yaml");
+  return parse_sharding(doc.root().required("sharding"));
+}
 
 inline TensorDesc tensor(const std::string& name, std::vector<std::int64_t> shape, double backward_flops) {
   TensorDesc t;

@@ -28,28 +28,43 @@ CollectiveRequest simple_ring_request(double bytes) {
   return r;
 }
 
-TEST(Hierarchical, EqualsClosedFormOnFourNodesOfEight) {
-  // NVLink-class links inside nodes, four 100 Gbps NICs per node.
+// A hierarchical schedule (`op`) on four nodes of eight with NVLink-class
+// links inside the nodes and four 100 Gbps NICs per node, aggregated and per
+// step, against its closed form `time`; the model's table gives the same.
+void expect_hierarchical(CollectiveOp op, double (*time)(int, int, double, cm::AlphaBeta, cm::AlphaBeta)) {
   ClusterSpec c = switch_cluster(4, 8);
   c.intra_node = {150e9, 1e-6};
   c.nic_count = 4;
   const int g = 8, nodes = 4;
   const cm::AlphaBeta intra{2 * 1e-6, 150e9};
-  // The 8 inter-node rings share each node's 4 NICs: node bandwidth / 8 per flow.
+  // The 8 inter-node groups share each node's 4 NICs: node bandwidth / 8 per flow.
   const cm::AlphaBeta inter{2 * 1e-6 + 2 * (kNicLat + kFabricLat), 4 * kNicBw / g};
   std::vector<CollectiveRequest> reqs;
   const std::vector<double> sizes = {KiB, MiB, 256 * MiB};
   for (double s : sizes) {
-    reqs.push_back(request(CollectiveOp::AllReduce, Algorithm::Hierarchical, s));
-    reqs.push_back(request(CollectiveOp::AllReduce, Algorithm::Hierarchical, s, Granularity::PerStep));
+    reqs.push_back(request(op, Algorithm::Hierarchical, s));
+    reqs.push_back(request(op, Algorithm::Hierarchical, s, Granularity::PerStep));
   }
   const auto run = run_collectives(c, reqs);
   ASSERT_EQ(run.times.size(), reqs.size());
   for (std::size_t i = 0; i < sizes.size(); ++i) {
-    const double expect = cm::hierarchical_allreduce_time(nodes, g, sizes[i], intra, inter);
+    const double expect = time(nodes, g, sizes[i], intra, inter);
     EXPECT_NEAR(run.times[2 * i], expect, kTolerance * expect) << "aggregated " << sizes[i];
     EXPECT_NEAR(run.times[2 * i + 1], expect, kTolerance * expect) << "per-step " << sizes[i];
   }
+  const double table = *collective_time(op, Algorithm::Hierarchical, Protocol::Simple, c,
+                                        collective_shape(c, c.world_size()), 256 * MiB);
+  EXPECT_NEAR(table, time(nodes, g, 256 * MiB, intra, inter), 1e-12);
+}
+
+TEST(Hierarchical, EqualsClosedFormOnFourNodesOfEight) {
+  expect_hierarchical(CollectiveOp::AllReduce, &cm::hierarchical_allreduce_time);
+}
+
+// ZeRO++ qgZ's two-stage all-to-all: inside the nodes, then the 8 groups of
+// one rank per node side by side on the nodes' NICs.
+TEST(Hierarchical, AllToAllEqualsClosedFormOnFourNodesOfEight) {
+  expect_hierarchical(CollectiveOp::AllToAll, &cm::hierarchical_alltoall_time);
 }
 
 TEST(Hierarchical, BeatsTheFlatRingWhenNicsAreSlow) {

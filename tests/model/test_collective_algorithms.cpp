@@ -72,15 +72,16 @@ TEST(AlgorithmTable, HelpAndGroupsAreDerived) {
   EXPECT_EQ(help.rfind("ring (allreduce, allgather, reducescatter, broadcast), tree (allreduce), nvls (allreduce, one "
                        "NVSwitch node of H100/H200/B200 class), nvlstree (allreduce, NCCL's NVLSTree: two or more "
                        "such nodes), pat (allgather, reducescatter: NCCL 2.23's PAT at one GPU per node), "
-                       "hierarchical (allreduce; gradwire's, not NCCL's), direct (alltoall)",
+                       "hierarchical (allreduce, alltoall; gradwire's, not NCCL's), direct (alltoall)",
                        0),
             0u)
       << help;
   for (const AlgorithmRow& r : algorithm_rows())
     EXPECT_NE(help.find(std::string(r.name) + " ("), std::string::npos) << r.name;
   const std::string groups = algorithms_by_ops();
-  EXPECT_NE(groups.find("ring for allreduce, allgather, reducescatter and broadcast; tree, nvls, nvlstree and "
-                        "hierarchical for allreduce; pat for allgather and reducescatter"),
+  EXPECT_NE(groups.find("ring for allreduce, allgather, reducescatter and broadcast; tree, nvls and nvlstree for "
+                        "allreduce; pat for allgather and reducescatter; hierarchical for allreduce and alltoall; "
+                        "direct for alltoall"),
             std::string::npos)
       << groups;
   // An op an algorithm lacks is refused with the ops its rows hold.

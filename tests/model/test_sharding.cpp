@@ -5,11 +5,13 @@
 // paper's 2 + 2 + K bytes per parameter.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
 
 #include "gradwire/core/error.hpp"
 #include "gradwire/core/yaml_reader.hpp"
 #include "gradwire/model/model_desc.hpp"
+#include "gradwire/model/sharded_wire.hpp"
 #include "gradwire/model/sharding.hpp"
 
 namespace {
@@ -178,12 +180,15 @@ TEST(ShardingTraffic, ZeroPlusPlusCutsCrossNodeVolumeFourfold) {
   // node (0 across); qgZ: int4 gradients whose inter-node all-to-all moves
   // the node's reduced slice (M/4 per node).
   const gw::ShardingPlan pp = plan("zeropp", 1);
-  EXPECT_DOUBLE_EQ(pp.cross_node_bytes_per_node(gpn), ag(w) * kM / 2 + ag(nodes) * kM / 4);
+  // qwZ's fp32 scales, one per 8,000 elements of each rank's shard
+  // (sharded_wire.hpp), all-gathered beside the int8 weights.
+  const double scales = 4.0 * std::ceil(kPsi / w / gw::kQwzGroupElements) * w;
+  EXPECT_DOUBLE_EQ(pp.cross_node_bytes_per_node(gpn), ag(w) * (kM / 2 + scales) + ag(nodes) * kM / 4);
   // ZeRO++ paper (Wang et al. 2023, section 3): 3M -> 0.75M.
   EXPECT_NEAR(pp.cross_node_bytes_per_node(gpn) / zero3, 0.75 / 3, 0.002);
   // Each part alone.
   EXPECT_DOUBLE_EQ(plan("{scheme: zeropp, hpz: false, qgz: false}", 1).cross_node_bytes_per_node(gpn),
-                   ag(w) * kM / 2 * 2 + ag(w) * kM);
+                   ag(w) * (kM / 2 + scales) * 2 + ag(w) * kM);
   EXPECT_DOUBLE_EQ(plan("{scheme: zeropp, qwz: false, qgz: false}", 1).cross_node_bytes_per_node(gpn), 2 * ag(w) * kM);
   // The in-node parts still run: hpZ's backward all-gather over 8 GPUs in 16-bit.
   EXPECT_EQ(pp.count(CollectiveOp::AllGather, ShardPhase::Backward), 1);

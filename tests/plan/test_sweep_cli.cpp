@@ -261,6 +261,65 @@ TEST(SweepCli, PlanSaysWhyNothingQualifiesWhenNoPointFits) {
   EXPECT_EQ(r.out.find("no time-to-train"), std::string::npos) << r.out;
 }
 
+// Issue 33's planner axes: sharding x accumulation x activation
+// checkpointing (the compressed formats are sharding's own values: ZeRO++'s
+// qwZ and qgZ) at a fixed global batch of Llama-2-7B on 8 x H100 80 GB. Every
+// record and the plan's configuration name the scheme; the pick fits.
+TEST(SweepCli, ShardingAccumulationAndCheckpointingAxesLabelEveryPoint) {
+  TempDir d;
+  const std::string sweep = d.file("shard.yaml",
+                                   "name: shard\n"
+                                   "base:\n"
+                                   "  cluster: {instance: p5.48xlarge, nodes: 1}\n"
+                                   "  workload: {model: llama2-7b, precision: bf16, compute_precision: amp-bf16,\n"
+                                   "             optimizer: {kind: adamw}}\n"
+                                   "  training: {tokens: 2000000000, global_batch: 32}\n"
+                                   "axes:\n"
+                                   "  workload.sharding: [full_shard, zero2, zeropp]\n"
+                                   "  workload.accumulation: [1, 4]\n"
+                                   "  workload.activation_checkpointing: [none, full]\n");
+  const std::string bin = GW_GRADWIRE_BIN;
+  const std::string results = d.file("shard.jsonl");
+  ASSERT_EQ(run({bin, "sweep", sweep, "-j", "1", "--progress", "none", "--out", results}), 0);
+  std::vector<nlohmann::json> records(12);  // by index
+  std::ifstream in(results);
+  std::size_t lines = 0;
+  for (std::string line; std::getline(in, line); ++lines) {
+    const auto r = nlohmann::json::parse(line);
+    records.at(r.at("index").get<std::size_t>()) = r;
+  }
+  ASSERT_EQ(lines, 12u);
+  const std::vector<std::string> schemes = {"zero3 (fsdp1)", "zero2 (deepspeed)",
+                                            "zeropp (deepspeed, int8 weights + int4 gradients)"};
+  int ok = 0;
+  for (const auto& r : records) {
+    const auto i = r.at("index").get<std::size_t>();
+    const bool full = i % 2 == 1;
+    const std::string want = schemes[i / 4] + (full ? " + full activation checkpointing" : "");
+    ASSERT_TRUE(r.contains("sharding")) << r.dump();
+    EXPECT_EQ(r.at("sharding"), want) << r.dump();
+    EXPECT_EQ(r.at("accumulation"), (i / 2) % 2 == 0 ? 1 : 4) << r.dump();
+    EXPECT_DOUBLE_EQ(r.at("global_batch").get<double>(), 32.0);
+    if (r.at("status") == "ok") {
+      ++ok;
+      EXPECT_LE(r.at("memory").at("total_bytes").get<double>(), r.at("memory").at("capacity_bytes").get<double>());
+    }
+  }
+  EXPECT_GT(ok, 0);
+  const auto plan = gw::test::run({bin, "plan", results, "--format", "json"});
+  ASSERT_EQ(plan.exit_code, 0) << plan.all();
+  const auto rec = nlohmann::json::parse(plan.out).at("groups").at(0).at("recommendation");
+  const auto& chosen = records.at(rec.at("index").get<std::size_t>());
+  EXPECT_EQ(chosen.at("status"), "ok");
+  EXPECT_LE(chosen.at("memory").at("total_bytes").get<double>(),
+            chosen.at("memory").at("capacity_bytes").get<double>());
+  // Uncompressed sharded points read as their scheme: "zero3 (fsdp1) + full
+  // activation checkpointing, k = 1 (micro-batch 4, ...".
+  EXPECT_EQ(rec.at("configuration").get<std::string>().rfind(chosen.at("sharding").get<std::string>() + ", k = ", 0),
+            0u)
+      << rec.dump();
+}
+
 TEST(SweepCli, SimulateAndASweepRecordOfTheSamePointAgree) {
   // One scenario (a fixed global batch split by memory, a training target,
   // a catalog price) simulated alone and as a sweep's only point: both are

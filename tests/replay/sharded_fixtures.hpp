@@ -13,10 +13,7 @@
 
 namespace gw::test {
 
-inline ShardingSpec spec_of(const std::string& text) {
-  auto doc = yaml::load_string("sharding: " + text + "\n", "s.yaml");
-  return parse_sharding(doc.root().required("sharding"));
-}
+inline ShardingSpec spec_of(const std::string& text) { return sharding_of(text); }
 
 /// Two blocks of 1,000 elements each, in gradient-ready order.
 inline ModelDesc two_blocks() {

@@ -151,17 +151,13 @@ TEST(ShardedGroupSchedule, HsdpAllReduceFollowsEachReduceScatter) {
   EXPECT_DOUBLE_EQ(plan.optimizer, 1.0);
 }
 
-TEST(ShardedGroupSchedule, QuantisedZeroPlusPlusIsStillRefused) {
-  for (const std::string s : {"zeropp", "{scheme: zeropp, qgz: false}", "{scheme: zeropp, qwz: false}"}) {
-    try {
-      plan_sharded_iteration(workload_with(s, 1), test::cluster(2, 8), two_blocks(), hand_base(1, 16));
-      ADD_FAILURE() << s << " was simulated";
-    } catch (const std::invalid_argument& e) {
-      EXPECT_NE(std::string(e.what()).find("not simulated yet"), std::string::npos) << e.what();
-    }
-  }
-  for (const std::string s : {"hsdp", kHpzAlone, "{scheme: zero3, framework: fsdp2, reshard_after_forward: 4}"})
+TEST(ShardedGroupSchedule, EverySchemeIsSimulated) {
+  for (const std::string s : {"zeropp", "{scheme: zeropp, qgz: false}", "{scheme: zeropp, qwz: false}", "hsdp",
+                              kHpzAlone, "{scheme: zero3, framework: fsdp2, reshard_after_forward: 4}"}) {
     EXPECT_EQ(sharding_not_simulated(workload_with(s, 1), spec_of(s)), "") << s;
+    EXPECT_NO_THROW(plan_sharded_iteration(workload_with(s, 1), test::cluster(2, 8), two_blocks(), hand_base(1, 16)))
+        << s;
+  }
 }
 
 // The closed form equals the replay within 0.1% for the schemes over groups
@@ -182,6 +178,9 @@ TEST(ShardedReplay, ClosedFormEqualsTheReplayOverGroups) {
       {test::cluster(2, 4), "{scheme: zero3, framework: fsdp2, reshard_after_forward: 4}"},
       {test::cluster(2, 4), "{scheme: hsdp, reshard_after_forward: 2}"},
       {test::cluster(2, 4), kHpzAlone},
+      // ZeRO++ whole: hpZ's groups carrying qwZ's int8 and qgZ's all-to-all.
+      {test::cluster(2, 4), "zeropp"},
+      {test::cluster(2, 4), "{scheme: zeropp, qgz: false}"},
   };
   for (const auto& c : cases) {
     for (const int k : {1, 4}) {

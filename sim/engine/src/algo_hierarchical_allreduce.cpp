@@ -5,7 +5,6 @@
 // every node must hold the same number g of participating ranks.
 // Closed form: collective::hierarchical_allreduce_time().
 #include <span>
-#include <stdexcept>
 
 #include "collective.hpp"
 
@@ -13,15 +12,8 @@ namespace gw::engine::detail {
 namespace {
 
 void schedule(const ScheduleInput& in, const EmitPhase& emit) {
-  const std::vector<std::vector<int>> intra = ranks_by_node(in);
-  const int g = static_cast<int>(intra.front().size());
-  for (const auto& ranks : intra)
-    if (static_cast<int>(ranks.size()) != g)
-      throw std::invalid_argument("hierarchical all-reduce needs the same number of ranks on every node");
-  const int nodes = static_cast<int>(intra.size());
-  std::vector<std::vector<int>> inter(g);
-  for (int l = 0; l < g; ++l)
-    for (const auto& ranks : intra) inter[l].push_back(ranks[l]);
+  const auto [intra, inter] = node_groups(in, "hierarchical all-reduce");
+  const int g = static_cast<int>(intra.front().size()), nodes = static_cast<int>(intra.size());
 
   emit_ring_steps(intra, g - 1, in.bytes / g, in.granularity, emit, true);
   emit_ring_steps(inter, 2 * (nodes - 1), in.bytes / g / nodes, in.granularity, emit, true);

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "gradwire/engine/engine.hpp"
@@ -72,6 +73,15 @@ const std::vector<const AlgorithmDescriptor*>& engine_algorithms();
 /// the order their first rank appears, ranks in their order (the
 /// hierarchical all-reduce's rings, the tree's chains).
 std::vector<std::vector<int>> ranks_by_node(const ScheduleInput& in);
+
+/// The hierarchical schedules' groups: the ranks of each node (intra, every
+/// node holding the same number g of them, else std::invalid_argument
+/// "`what` needs the same number of ranks on every node") and the g groups of
+/// the ranks with the same local index on every node (inter).
+struct NodeGroups {
+  std::vector<std::vector<int>> intra, inter;
+};
+NodeGroups node_groups(const ScheduleInput& in, const std::string& what);
 
 /// Ring pass shared by the ring algorithms: `steps` steps over `ranks` in
 /// order, each rank sending `chunk` bytes to its successor per step. PerStep:

@@ -1,6 +1,8 @@
 // The ring pass shared by the ring algorithms, and the ranks grouped by node
 // (see collective.hpp).
 #include <map>
+#include <stdexcept>
+#include <string>
 
 #include "collective.hpp"
 
@@ -16,6 +18,17 @@ std::vector<std::vector<int>> ranks_by_node(const ScheduleInput& in) {
     groups[it->second].push_back(rank);
   }
   return groups;
+}
+
+NodeGroups node_groups(const ScheduleInput& in, const std::string& what) {
+  NodeGroups out{ranks_by_node(in), {}};
+  const std::size_t g = out.intra.front().size();
+  for (const auto& ranks : out.intra)
+    if (ranks.size() != g) throw std::invalid_argument(what + " needs the same number of ranks on every node");
+  out.inter.resize(g);
+  for (std::size_t l = 0; l < g; ++l)
+    for (const auto& ranks : out.intra) out.inter[l].push_back(ranks[l]);
+  return out;
 }
 
 void emit_ring_steps(const std::vector<std::vector<int>>& rings, int steps, double chunk, Granularity granularity,

@@ -229,13 +229,28 @@ double pat(const ClusterSpec& c, NcclShape s, double bytes, const NcclCost& cost
 double pat_tuning(const ClusterSpec& c, NcclShape s, double bytes, const NcclCost& cost) {
   return cm::pat_tuning_time(bytes, collective_link(c, s), cost);
 }
-// gradwire's own alpha-beta schedules (no NCCL latency model).
-double hierarchical_allreduce(const ClusterSpec& c, NcclShape s, double bytes, const NcclCost&) {
-  const int g = std::min(s.ranks, c.gpus_per_node), m = s.nodes;
+// gradwire's own alpha-beta schedules (no NCCL latency model). The
+// hierarchical ones: intra-node flows, and one flow per rank out of its node
+// while the g groups share the node's NICs.
+struct HierarchicalLinks {
+  int gpus, nodes;
+  cm::AlphaBeta intra, inter;
+};
+HierarchicalLinks hierarchical_links(const ClusterSpec& c, NcclShape s) {
+  const int g = std::min(s.ranks, c.gpus_per_node);
   const double out_cap = std::min(c.intra_node.usable_bandwidth(), connection_limit(c));
-  const cm::AlphaBeta intra{route_latency(c, false), intra_flow_bandwidth(c, g)};
-  const cm::AlphaBeta inter{route_latency(c, true), std::min(out_cap, node_fabric_bandwidth(c) / g)};
-  return cm::hierarchical_allreduce_time(m, g, bytes, intra, inter);
+  return {g,
+          s.nodes,
+          {route_latency(c, false), intra_flow_bandwidth(c, g)},
+          {route_latency(c, true), std::min(out_cap, node_fabric_bandwidth(c) / g)}};
+}
+double hierarchical_allreduce(const ClusterSpec& c, NcclShape s, double bytes, const NcclCost&) {
+  const HierarchicalLinks h = hierarchical_links(c, s);
+  return cm::hierarchical_allreduce_time(h.nodes, h.gpus, bytes, h.intra, h.inter);
+}
+double hierarchical_alltoall(const ClusterSpec& c, NcclShape s, double bytes, const NcclCost&) {
+  const HierarchicalLinks h = hierarchical_links(c, s);
+  return cm::hierarchical_alltoall_time(h.nodes, h.gpus, bytes, h.intra, h.inter);
 }
 double pipeline_broadcast(const ClusterSpec& c, NcclShape s, double bytes, const NcclCost&) {
   return cm::pipeline_broadcast_time(s.ranks, bytes, collective_link(c, s));
@@ -369,6 +384,8 @@ const std::vector<Row>& rows() {
        .closed_form = &hierarchical_allreduce, .refusal = &own_refusal, .scenario = true},
       {.algorithm = A::Direct, .op = Op::AllToAll, .name = "direct", .closed_form = &direct_alltoall,
        .refusal = &own_refusal, .nccl_rule = true},
+      {.algorithm = A::Hierarchical, .op = Op::AllToAll, .name = "hierarchical", .closed_form = &hierarchical_alltoall,
+       .refusal = &own_refusal},
   };
   // clang-format on
   return table;

@@ -114,6 +114,12 @@ double direct_alltoall_time(int n, double bytes, AlphaBeta ab) {
   return (n - 1) * ab.alpha + frac(n) * bytes / ab.bandwidth;
 }
 
+double hierarchical_alltoall_time(int nodes, int gpus, double bytes, AlphaBeta intra, AlphaBeta inter) {
+  require_ranks(nodes);
+  require_ranks(gpus);
+  return direct_alltoall_time(gpus, bytes, intra) + direct_alltoall_time(nodes, bytes / gpus, inter);
+}
+
 int pipeline_chunks(double bytes) {
   if (!(bytes > kPipelineChunkBytes)) return 1;
   return static_cast<int>(std::min(std::ceil(bytes / kPipelineChunkBytes), kMaxPipelineChunks));

@@ -28,20 +28,14 @@ ModelDesc in_measured_order(const ModelDesc& model, const MeasuredCompute& m) {
 
 DeviceCosts scenario_device_costs(const Scenario& scenario, const Profile& profile) {
   const WorkloadSpec& w = *scenario.workload;
+  DeviceCosts costs;
   try {
-    return device_costs(profile, w.precision, w.compute_precision);
+    costs = device_costs(profile, w.precision, w.compute_precision);
   } catch (const std::invalid_argument& e) {
     if (w.compute_precision.empty()) throw InputError(profile.path, 0, 0, "gemm_flops", e.what());
     throw InputError(scenario.file, w.compute_precision_line, w.compute_precision_column, "workload.compute_precision",
                      e.what());
   }
-}
-
-PreparedIteration prepare_iteration(const Scenario& scenario, const ModelDesc& model, const Profile& profile) {
-  if (!scenario.workload)
-    throw InputError(scenario.file, 0, 0, "workload", "a workload section is required to simulate");
-  const WorkloadSpec& w = *scenario.workload;
-  DeviceCosts costs = scenario_device_costs(scenario, profile);
   // A missing codec surfaces as std::out_of_range from Profile::codec_time.
   const CodecTimeFn codec = costs.codec_time;
   costs.codec_time = [codec, &profile](const std::string& name, bool encode, double elements) {
@@ -52,6 +46,14 @@ PreparedIteration prepare_iteration(const Scenario& scenario, const ModelDesc& m
                        "profile '" + profile.name + "' has no cost for codec '" + name + "': " + e.what());
     }
   };
+  return costs;
+}
+
+PreparedIteration prepare_iteration(const Scenario& scenario, const ModelDesc& model, const Profile& profile) {
+  if (!scenario.workload)
+    throw InputError(scenario.file, 0, 0, "workload", "a workload section is required to simulate");
+  const WorkloadSpec& w = *scenario.workload;
+  const DeviceCosts costs = scenario_device_costs(scenario, profile);
   PreparedIteration prepared{resolve_cluster(scenario, profile), {}};
   const std::optional<MeasuredCompute> measured = resolve_measured_compute(scenario, model);
   try {

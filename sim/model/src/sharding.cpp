@@ -150,6 +150,7 @@ void read_gradient_sync(const yaml::Node& node, ShardingSpec& s) {
   s.gradient_sync = g;
 }
 
+/// The compressed formats of the sharded traffic: ZeRO++'s parts, torchao's fp8 all-gather.
 void read_zeropp(const yaml::Node& root, ShardingSpec& s) {
   for (const char* key : {"qwz", "hpz", "qgz"}) {
     auto n = root.optional(key);
@@ -157,6 +158,12 @@ void read_zeropp(const yaml::Node& root, ShardingSpec& s) {
     if (s.scheme != ShardingScheme::ZeroPP) n->fail(std::string(key) + " is a part of ZeRO++ (scheme: zeropp)");
     bool& flag = std::string(key) == "qwz" ? s.qwz : std::string(key) == "hpz" ? s.hpz : s.qgz;
     flag = n->as_bool();
+  }
+  if (auto n = root.optional("float8_all_gather")) {
+    if (s.framework != ShardingFramework::Fsdp2)
+      n->fail("float8_all_gather is torchao's with FSDP2 (enable_fsdp_float8_all_gather); framework is " +
+              to_string(s.framework));
+    s.float8_all_gather = n->as_bool();
   }
 }
 
@@ -223,7 +230,7 @@ ShardingSpec parse_sharding(const yaml::Node& node) {
     return s;
   }
   node.allow_keys({"scheme", "framework", "gradient_sync", "group", "reshard_after_forward", "reshard_after_backward",
-                   "prefetch", "qwz", "hpz", "qgz", "reduce_dtype", "param_dtype"});
+                   "prefetch", "qwz", "hpz", "qgz", "float8_all_gather", "reduce_dtype", "param_dtype"});
   read_scheme(node.required("scheme"), s);
   read_options(node, s);
   return s;

@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "gradwire/model/sharded_wire.hpp"
 #include "gradwire/model/sharding.hpp"
 
 namespace gw {
@@ -66,18 +67,25 @@ void model_states(const MemoryBreakdown& base, const WorkloadSpec& w, const Shar
 
 /// Unsharded parameters in flight (the unit computing and `prefetch` ahead),
 /// all of them when kept after forward, 1/R of them when partly resharded,
-/// and the unsharded gradient of the unit being reduced.
-double unit_buffers(const ModelDesc& model, const WorkloadSpec& w, const ShardingSpec& s) {
-  std::int64_t largest = 0;
-  for (const auto& u : shard_units(model)) largest = std::max(largest, u.parameters);
-  const double e = bytes_per_element(w.precision);
-  const double gather = s.gather_bytes > 0 ? s.gather_bytes : e;
-  const double reduce = s.reduce_bytes > 0 ? s.reduce_bytes : e;
-  const double p = static_cast<double>(model.parameters), u = static_cast<double>(largest);
-  const double gradient = u * reduce;
-  if (s.reshard_after_forward == kReshardNone) return p * gather + gradient;
-  const double in_flight = (1.0 + s.prefetch) * u * gather;
-  const double kept = s.reshard_after_forward > 0 ? p * gather / s.reshard_after_forward : 0.0;
+/// and the unsharded gradient of the unit being reduced, in the formats of
+/// sharded_wire.hpp (fp8 weights under float8_all_gather); `wire`: the
+/// compressed receive buffers of the units in flight and of qgZ's reduction.
+double unit_buffers(const ModelDesc& model, const WorkloadSpec& w, const ShardingSpec& s, const ShardTopology& t,
+                    int degree, double& wire) {
+  ShardUnit largest;
+  for (const auto& u : shard_units(model))
+    if (u.parameters > largest.parameters) largest = u;
+  const ShardWireFormat f = wire_format(s, bytes_per_element(w.precision), w.precision == Precision::BF16);
+  const UnitElements unit = unit_elements(model, largest, t.world);
+  const GatherWire g = gather_wire(f, unit, degree, {});
+  UnitElements everything = model_elements(model, t.world);
+  everything.all = static_cast<double>(model.parameters);  // as the model file states it
+  const double all = gather_wire(f, everything, degree, {}).unsharded_bytes;
+  const double gradient = static_cast<double>(largest.parameters) * f.reduce_bytes;
+  wire = (1.0 + s.prefetch) * g.buffer_bytes + reduce_wire(f, unit, t, {}).buffer_bytes;
+  if (s.reshard_after_forward == kReshardNone) return all + gradient;
+  const double in_flight = (1.0 + s.prefetch) * g.unsharded_bytes;
+  const double kept = s.reshard_after_forward > 0 ? all / s.reshard_after_forward : 0.0;
   return in_flight + kept + gradient;
 }
 
@@ -164,13 +172,14 @@ ShardedMemory sharded_memory(const ModelDesc& model, const WorkloadSpec& w, cons
   const double d = shard_degree(s, t);
   const double p = static_cast<double>(model.parameters);
   model_states(base, w, s, d, o, p, m);
-  if (!replicated(s)) m.unit_buffers = unit_buffers(model, w, s);
+  if (!replicated(s)) m.unit_buffers = unit_buffers(model, w, s, t, static_cast<int>(d), m.wire_buffers);
   // Full unsharded gradients between micro-steps when sharded gradients are
   // not reduced until the last one (FSDP1 no_sync, FSDP2 without sync).
   if (s.gradient_sync == GradientSync::LastMicroStep && w.accumulation > 1 && zero_stage(s) >= 2)
     m.accumulated_gradients = p * bytes_per_element(w.precision);
   m.other = base.error_feedback + base.compressor_state + base.gather_buffer;
-  m.total = m.model_states() + m.unit_buffers + m.accumulated_gradients + m.activations + m.other + m.reserve;
+  m.total = m.model_states() + m.unit_buffers + m.wire_buffers + m.accumulated_gradients + m.activations + m.other +
+            m.reserve;
   return m;
 }
 
@@ -184,7 +193,7 @@ MemoryBreakdown workload_memory(const ModelDesc& model, const WorkloadSpec& w, c
     b.gradients = m.gradients + m.accumulated_gradients;
     b.optimizer_states = m.optimizer_states;
     b.buckets = 0;
-    b.gather_buffer = c.gather_buffer + m.unit_buffers;
+    b.gather_buffer = c.gather_buffer + m.unit_buffers + m.wire_buffers;
   }
   b.activations = m.activations;
   b.total = m.total;

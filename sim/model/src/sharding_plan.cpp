@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "gradwire/model/sharded_wire.hpp"
 #include "gradwire/model/sharding.hpp"
 
 namespace gw {
@@ -70,8 +71,12 @@ int in_node(int ranks, const ShardTopology& t) { return std::min(ranks, t.gpus_p
 /// The resharded group's size: FSDP2's int, or hpZ's node.
 int reshard_ranks(const ShardingSpec& s) { return s.reshard_after_forward > 0 ? s.reshard_after_forward : 0; }
 
+/// One pass over the model: the elements, the plain all-gather and
+/// reduction, and the primary group's formats (sharded_wire.hpp).
 struct Sizes {
   double parameters = 0, gather = 0, reduce = 0;
+  GatherWire primary;
+  ReduceWire reduction;
 };
 
 void add(ShardingPlan& p, ShardCollective c) {
@@ -81,7 +86,7 @@ void add(ShardingPlan& p, ShardCollective c) {
 void add_gathers(ShardingPlan& p, const ShardTopology& t, const Tally& n, const Sizes& z) {
   const ShardingSpec& s = p.spec;
   const auto group = p.degree == t.world ? ShardGroupKind::World : ShardGroupKind::Shard;
-  const double primary = s.qwz ? z.parameters : z.gather;  // qwZ: int8 over the primary group
+  const double primary = z.primary.bytes + z.primary.scale_bytes;  // qwZ: int8 + scales, fp8 weights
   const int g = in_node(p.degree, t);
   add(p, {"forward all-gather", CollectiveOp::AllGather, ShardPhase::Forward, group, p.degree, g, primary,
           n.forward_gather});
@@ -111,11 +116,15 @@ void add_reductions(ShardingPlan& p, const ShardTopology& t, long long count, co
     // qgZ (coalesced_collectives.py, all_to_all_quant_reduce): int4 gradients,
     // all-to-all inside the node, reduce, then all-to-all of the node's 1/g
     // slice among the GPUs of the same local rank on every node.
-    const double int4 = z.parameters * 0.5;
+    // Scales included; tensors it cannot split fall back to a reduce-scatter.
+    const double int4 = z.reduction.all_to_all_bytes;
     add(p, {"gradient all-to-all (node, int4)", CollectiveOp::AllToAll, ShardPhase::Backward, ShardGroupKind::Node,
             t.gpus_per_node, t.gpus_per_node, int4, count});
     add(p, {"gradient all-to-all (across nodes, int4)", CollectiveOp::AllToAll, ShardPhase::Backward,
             ShardGroupKind::CrossNode, t.nodes(), 1, int4 / t.gpus_per_node, count});
+    if (z.reduction.reduce_scatter_bytes > 0)
+      add(p, {"gradient reduce-scatter (not quantised)", CollectiveOp::ReduceScatter, ShardPhase::Backward,
+              ShardGroupKind::World, t.world, world_in_node, z.reduction.reduce_scatter_bytes, count});
   } else {
     add(p, {"gradient reduce-scatter", CollectiveOp::ReduceScatter, ShardPhase::Backward, ShardGroupKind::World,
             t.world, world_in_node, z.reduce, count});
@@ -204,15 +213,16 @@ long long ShardingPlan::count(CollectiveOp op, ShardPhase phase) const {
 }
 
 ShardingPlan sharding_plan(const ShardingSpec& s, const ShardTopology& t, std::int64_t parameters, double element_bytes,
-                           int accumulation) {
+                           int accumulation, const UnitElements* elements) {
   if (accumulation < 1) throw std::invalid_argument("accumulation must be at least 1");
   ShardingPlan p;
   p.spec = effective_spec(s, t);
   p.accumulation = accumulation;
   p.degree = shard_degree(p.spec, t);
   const double n = static_cast<double>(parameters);
-  const Sizes z{n, n * (s.gather_bytes > 0 ? s.gather_bytes : element_bytes),
-                n * (s.reduce_bytes > 0 ? s.reduce_bytes : element_bytes)};
+  const ShardWireFormat f = wire_format(s, element_bytes);
+  const UnitElements u = elements != nullptr ? *elements : uniform_elements(n);
+  const Sizes z{n, n * f.gather_bytes, n * f.reduce_bytes, gather_wire(f, u, p.degree, {}), reduce_wire(f, u, t, {})};
   const Tally tally = optimizer_step(p.spec, accumulation);
   add_gathers(p, t, tally, z);
   add_reductions(p, t, tally.reduce, z);

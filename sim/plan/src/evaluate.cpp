@@ -9,6 +9,7 @@
 #include "gradwire/core/error.hpp"
 #include "gradwire/model/compressors.hpp"
 #include "gradwire/model/scenario_refs.hpp"
+#include "gradwire/model/sharded_wire.hpp"
 #include "gradwire/plan/cost.hpp"
 #include "gradwire/plan/worker_pool.hpp"
 
@@ -159,6 +160,9 @@ ResultRecord PointEvaluator::evaluate(std::size_t index, std::size_t total, cons
   r.model = s.workload->model;
   r.compression = compressor_label(s.workload->compression);
   r.compression_kind = s.workload->compression.kind;
+  if (const std::string scheme = scheme_label(s.workload->sharding, s.workload->activation_checkpointing);
+      !scheme.empty())
+    r.sharding = scheme;
   r.evaluator = evaluator_name_;
   try {
     evaluate_workload(s, r);

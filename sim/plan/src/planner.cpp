@@ -58,6 +58,7 @@ PlanPoint plan_point(const ResultRecord& r, std::optional<double> price) {
   p.key = r.key;
   p.compression = r.compression.value_or("");
   p.compression_kind = r.compression_kind.value_or("");
+  p.sharding = r.sharding.value_or("");
   p.instance = r.instance_name();
   p.cluster_key = r.cluster_key.value_or("");
   p.model = r.model.value_or("");
@@ -203,12 +204,16 @@ std::string describe(const PlanPoint& p) {
   std::string rest;
   for (const auto& [key, value] : p.params) {
     // "cluster": a whole cluster per value, named by its instance (or "own cluster") and size.
-    const bool named = is_compression_key(key) || key == "workload.accumulation" || key == "cluster.nodes" ||
-                       key == "cluster" || (key == "cluster.instance" && !p.instance.empty()) ||
+    const bool scheme = key == "workload.sharding" || key.rfind("workload.sharding.", 0) == 0 ||
+                        key == "workload.activation_checkpointing";
+    const bool named = is_compression_key(key) || (scheme && !p.sharding.empty()) || key == "workload.accumulation" ||
+                       key == "cluster.nodes" || key == "cluster" ||
+                       (key == "cluster.instance" && !p.instance.empty()) ||
                        (key == "workload.micro_batch" && p.global_batch > 0);
     if (!named) rest += (rest.empty() ? "; " : ", ") + key + "=" + value;
   }
-  return p.compression + ", k = " + std::to_string(p.accumulation) + batch + " on " + where + rest;
+  return configuration_label(p.compression, p.compression_kind, p.sharding) +
+         ", k = " + std::to_string(p.accumulation) + batch + " on " + where + rest;
 }
 
 namespace {

@@ -230,7 +230,7 @@ std::string point_row(const ResultRecord& r, const std::vector<std::string>& key
     h << "<td class=\"l sk\" title=\"" << value << "\">" << value << "</td>";
   }
   h << "<td class=\"l\">" << html_escape(cluster) << "</td><td>" << r.world.value_or(0) << "</td><td class=\"l\">"
-    << html_escape(r.compression.value_or("")) << "</td><td>" << r.micro_batch.value_or(0) << "</td><td>"
+    << html_escape(r.configuration()) << "</td><td>" << r.micro_batch.value_or(0) << "</td><td>"
     << r.accumulation.value_or(0) << "</td><td>" << cell(r.global_batch, 1, "%.0f") << "</td><td>"
     << cell(r.iteration, 1e3, "%.4g") << "</td><td>" << band << "</td><td>"
     << cell(r.exposed_communication, 1e3, "%.4g") << "</td><td>" << mem << "</td><td>" << hours << "</td><td>" << od

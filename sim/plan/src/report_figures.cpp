@@ -285,7 +285,7 @@ struct Dimensions {
   /// The series of `r`: its compressor, then the rest.
   std::string series_of(const ResultRecord& r, const std::vector<Dim>& skip) const {
     const std::string rest = rest_of(r, skip);
-    return r.compression.value_or("") + (rest.empty() ? "" : ", " + rest);
+    return r.configuration() + (rest.empty() ? "" : ", " + rest);
   }
 };
 

@@ -240,6 +240,7 @@ std::vector<RecordField> point_fields() {
           field<&RR::model>("model", N::IfOk),
           field<&RR::compression>("compression", N::IfOk),
           field<&RR::compression_kind>("compression_kind", N::IfOk),
+          field<&RR::sharding>("sharding", N::Optional),
           field<&RR::evaluator>("evaluator", N::Optional),
           field<&RR::micro_batch>("micro_batch", N::IfOk, "samples"),
           field<&RR::accumulation>("accumulation", N::IfOk)};

@@ -93,13 +93,16 @@ struct ShardedChild {
     for (int a : op.after) done[g][static_cast<std::size_t>(a)]->acquire();
     if (!op.collective) {
       if (op.seconds > 0) engine::Simulation::sleep_for(op.seconds);
-    } else if (sim.world_size() > 1 && op.group.size > 1) {
+    } else if (op.kernel > 0) {
+      engine::Simulation::sleep_for(op.kernel);  // its quantisation kernels
+    }
+    if (op.collective && sim.world_size() > 1 && op.group.size > 1) {
       const GroupRanks& group = ranks_of(op.group);
       engine::CollectiveRequest req;
       req.ranks = group.ranks;
       req.alongside = group.alongside;
       req.op = op.op;
-      req.algorithm = engine::Algorithm::Auto;  // NCCL's rule, as sharded_collective_time
+      req.algorithm = sharded_algorithm(op.op);  // as sharded_collective_time
       req.granularity = options.granularity;
       req.bytes = op.bytes;
       memo.run(sim, req);

@@ -89,6 +89,13 @@ double hierarchical_allreduce_time(int nodes, int gpus, double bytes, AlphaBeta 
 ///   (n-1) alpha + (n-1)/n S/B   (S = total one rank sends, its own share included)
 double direct_alltoall_time(int n, double bytes, AlphaBeta ab);
 
+/// Hierarchical all-to-all on `nodes` nodes of `gpus` ranks each (ZeRO++
+/// qgZ): a direct all-to-all of S inside every node, then one of S / gpus
+/// among the ranks with the same local index (the gpus groups at once;
+/// `inter.bandwidth` as for hierarchical_allreduce_time).
+///   (g-1) a_i + (g-1)/g S/B_i + (n-1) a_o + (n-1)/n (S/g)/B_o
+double hierarchical_alltoall_time(int nodes, int gpus, double bytes, AlphaBeta intra, AlphaBeta inter);
+
 // --- Pipelines ---------------------------------------------------------------
 /// Chunk size of the pipelined algorithms (broadcast, tree): 128 KiB, the
 /// order of the slices NCCL's Simple protocol moves per step and channel. A

@@ -257,7 +257,9 @@ struct PreparedIteration {
 PreparedIteration prepare_iteration(const Scenario& scenario, const ModelDesc& model, const Profile& profile);
 /// device_costs() for a scenario with a workload; a GEMM rate the profile
 /// lacks throws gw::InputError at workload.compute_precision (file:line:column)
-/// when the scenario gives it, else at the profile's gemm_flops.
+/// when the scenario gives it, else at the profile's gemm_flops; its
+/// codec_time throws gw::InputError at the profile's codecs.NAME for a codec
+/// the profile lacks.
 DeviceCosts scenario_device_costs(const Scenario& scenario, const Profile& profile);
 
 /// "datasheet-derived" or "measured on DEVICE, DATE (HOST)".

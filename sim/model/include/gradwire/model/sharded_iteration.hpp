@@ -44,6 +44,7 @@
 
 #include "gradwire/model/iteration_model.hpp"
 #include "gradwire/model/shard_groups.hpp"
+#include "gradwire/model/sharded_wire.hpp"
 #include "gradwire/model/sharding.hpp"
 
 namespace gw {
@@ -59,6 +60,8 @@ struct ShardOp {
   double bytes = 0;                           ///< collective: nccl-tests size (the gathered total)
   std::vector<int> after;                     ///< earlier ops on the other stream it waits for
   ShardCommGroup group;                       ///< collective: the ranks it runs over (rank 0's group)
+  /// Collective: quantisation kernels on its stream around it (sharded_wire.hpp), s.
+  double kernel = 0;
 };
 
 /// A micro-step (or the optimizer step) and how many of the optimizer step's run as it does.
@@ -74,23 +77,30 @@ struct ShardedIterationPlan {
   int units = 0;
   double forward = 0, backward = 0;  ///< one micro-step, all units (backward with recompute)
   double optimizer = 0;              ///< on the shard
+  std::string wire = "none";         ///< the sharded traffic's compressed formats (wire_label), "none"
   std::vector<ShardProgram> programs;
 };
 
-/// Why gradwire does not simulate `s` under `w` yet, in one line; "" when it
-/// does: ZeRO++'s quantisation (qwz, qgz) and compression with sharding are
-/// refused; zero1/2/3, hsdp, an int reshard_after_forward and ZeRO++'s hpZ
-/// alone are simulated.
+/// Why gradwire does not simulate `s` under `w`, in one line; "" when it
+/// does: compression of gradients (`compression:`) with sharding is refused
+/// (no framework runs it; the compressed sharded formats are zeropp's qwz and
+/// qgz and FSDP2's float8_all_gather, all simulated, as are zero1/2/3, hsdp,
+/// an int reshard_after_forward and ZeRO++'s hpZ).
 std::string sharding_not_simulated(const WorkloadSpec& w, const ShardingSpec& s);
 
 /// The sharded plan of `w` from its DDP plan `base` (compute per tensor, the
 /// optimizer of the whole model). Throws std::invalid_argument with
 /// sharding_not_simulated's line, and what sharding_plan throws.
+/// `kernels`: the quantisation kernels' costs (default: none).
 ShardedIterationPlan plan_sharded_iteration(const WorkloadSpec& w, const ClusterSpec& cluster, const ModelDesc& model,
-                                            IterationPlan base);
+                                            IterationPlan base, const WireKernels& kernels = {});
 
-/// Seconds of one collective op of a program over `group` (closed form or measured).
+/// Seconds of one collective op of a program over `group` (closed form or
+/// measured). The all-to-all of a sharded schedule is qgZ's two-stage one
+/// (sharded_algorithm: hierarchical); the rest take NCCL's rule.
 using ShardCollectiveTimeFn = std::function<double(CollectiveOp op, double bytes, const ShardCommGroup& group)>;
+/// The algorithm the closed form and the replay run `op` of a program with.
+Algorithm sharded_algorithm(CollectiveOp op);
 
 /// The end of each op of `program` started at 0 on idle streams, the
 /// collectives timed by `time`.

@@ -123,11 +123,14 @@ struct ShardingPlan {
   long long count(CollectiveOp op, ShardPhase phase) const;
 };
 
+struct UnitElements;  // sharded_wire.hpp
 /// Builds the plan for a model of `parameters` elements with `element_bytes`
-/// the gradient precision's bytes (the default wire dtype). Throws
-/// std::invalid_argument for k < 1 and what shard_degree throws.
+/// the gradient precision's bytes (the default wire dtype); the compressed
+/// formats (qwZ, qgZ, float8) apply to `elements`' classes (null: every
+/// parameter in each, uniform_elements). Throws std::invalid_argument for
+/// k < 1 and what shard_degree throws.
 ShardingPlan sharding_plan(const ShardingSpec& s, const ShardTopology& t, std::int64_t parameters, double element_bytes,
-                           int accumulation);
+                           int accumulation, const UnitElements* elements = nullptr);
 
 /// A wrapped unit (FSDP wrap, ZeRO-3 module): the tensors of one transformer
 /// block (names up to their first numeric component, "model.layers.7"), or
@@ -170,6 +173,7 @@ struct ShardedMemory {
   double optimizer_states = 0;
   double unit_buffers = 0;           ///< unsharded units in flight, kept or partly resharded
   double accumulated_gradients = 0;  ///< full unsharded gradients kept between micro-steps
+  double wire_buffers = 0;           ///< compressed receive buffers of qwZ and qgZ (sharded_wire.hpp)
   double activations = 0;
   double other = 0;  ///< DDP buckets, error feedback, compressor state, gather buffer
   double reserve = 0;

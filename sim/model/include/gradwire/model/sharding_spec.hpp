@@ -40,6 +40,9 @@ struct ShardingSpec {
   bool reshard_after_backward = true;
   int prefetch = 1;                            ///< units all-gathered ahead of the one computing
   bool qwz = false, hpz = false, qgz = false;  ///< ZeRO++ parts
+  /// FSDP2 with torchao float8 training (Float8LinearConfig
+  /// enable_fsdp_float8_all_gather): the linear weights all-gathered in fp8.
+  bool float8_all_gather = false;
   /// Bytes per element of the gradient reduction (FSDP reduce_dtype,
   /// DeepSpeed communication_data_type); 0: the gradient precision's.
   double reduce_bytes = 0;

@@ -24,6 +24,7 @@ struct PlanPoint {
   std::string key;
   std::string compression;       ///< label: "PowerSGD rank 4"
   std::string compression_kind;  ///< "powersgd"
+  std::string sharding;          ///< the record's scheme label; "" for DDP without checkpointing
   std::string instance;          ///< empty when the cluster was spelled out
   std::string cluster_key;
   std::string model;

@@ -43,6 +43,15 @@ struct BandFigures {
 
 using StringPairs = std::vector<std::pair<std::string, std::string>>;
 
+/// What runs, in words: the compressor (`compression`, its `kind`) alone
+/// without a scheme (`sharding` ""), the scheme alone for an uncompressed
+/// sharded point, else "COMPRESSOR under SCHEME".
+inline std::string configuration_label(const std::string& compression, const std::string& kind,
+                                       const std::string& sharding) {
+  if (sharding.empty()) return compression;
+  return kind == "none" ? sharding : compression + " under " + sharding;
+}
+
 /// The fields of a record, in the order a record is written. index, of,
 /// sweep, key and status are always written; every optional field only when set.
 struct ResultRecord {
@@ -59,6 +68,10 @@ struct ResultRecord {
   std::optional<std::string> gpu;
   std::optional<double> node_bandwidth;  ///< B/s
   std::optional<std::string> cluster_key, model, compression, compression_kind, evaluator;
+  /// The sharding scheme and activation checkpointing in words
+  /// (scheme_label: "zero3 (fsdp1) + full activation checkpointing");
+  /// written when not DDP without checkpointing.
+  std::optional<std::string> sharding;
   std::optional<int> micro_batch, accumulation;
   std::optional<double> global_batch;
   /// How micro-batch and k follow a fixed training.global_batch ("k = 2, the
@@ -77,6 +90,10 @@ struct ResultRecord {
 
   /// The instance name, "" when there is none.
   std::string instance_name() const { return instance && *instance ? **instance : std::string(); }
+  /// configuration_label of the record's fields.
+  std::string configuration() const {
+    return configuration_label(compression.value_or(""), compression_kind.value_or(""), sharding.value_or(""));
+  }
 };
 
 }  // namespace gw::plan
