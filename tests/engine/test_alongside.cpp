@@ -39,10 +39,11 @@ TEST(Alongside, ReplicaGroupsShareTheNicsAsTheClosedFormSays) {
   ASSERT_EQ(run.times.size(), reqs.size());
   const NcclShape shape{4, 4};
   for (std::size_t i = 0; i < sizes.size(); ++i) {
-    const double alone = choose_collective(CollectiveOp::AllReduce, Algorithm::Auto, Protocol::Auto, c, shape,
-                                           sizes[i]).time;
+    const double alone =
+        choose_collective(CollectiveOp::AllReduce, Algorithm::Auto, Protocol::Auto, c, shape, sizes[i]).time;
     const double shared = choose_collective(CollectiveOp::AllReduce, Algorithm::Auto, Protocol::Auto,
-                                            nic_share_cluster(c, 8), shape, sizes[i]).time;
+                                            nic_share_cluster(c, 8), shape, sizes[i])
+                              .time;
     EXPECT_NEAR(run.times[2 * i], alone, 1e-3 * alone) << sizes[i];
     EXPECT_NEAR(run.times[2 * i + 1], shared, 1e-3 * shared) << sizes[i];
   }

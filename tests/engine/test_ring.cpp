@@ -217,8 +217,8 @@ TEST(NcclPairs, NvlsTreeEqualsClosedFormWhenNicsAreSlowerThanNvlink) {
 // The per-size ramp's proxy term (issue 31): over a host-proxied network
 // (sockets) every pair's cost carries the launch floor and what the proxy's
 // messages take beyond the transfer (at some sizes of every ring); the
-// engine sleeps them after the phases and the closed form adds them: equal within 0.1% for ring and tree, every protocol, at N = 2, 8, 64
-// (one GPU per node) and 512 (ring Simple), and on 2 x 8 (tree's chains).
+// engine sleeps them after the phases and the closed form adds them: equal within 0.1% for ring and tree, every
+// protocol, at N = 2, 8, 64 (one GPU per node) and 512 (ring Simple), and on 2 x 8 (tree's chains).
 TEST(NcclPairs, RampOverSocketsEqualsClosedForm) {
   for (auto [nodes, gpus] : {std::pair{2, 1}, {8, 1}, {64, 1}, {2, 8}, {512, 1}}) {
     ClusterSpec c = h100_switch(nodes, gpus);
@@ -243,8 +243,8 @@ TEST(NcclPairs, RampOverSocketsEqualsClosedForm) {
         EXPECT_GE(cost.ramp_latency, nccl_ramp().launch) << label(x) << " n=" << n;
         if (x.a == Algorithm::Ring && cost.ramp_latency > nccl_ramp().launch) ++exposed;  // the proxy beyond the wire
         const double expect = *collective_time(x.op, x.a, x.p, c, shape, s);
-        EXPECT_NEAR(run.times[i], expect, kTolerance * expect) << label(x) << " " << nodes << "x" << gpus
-                                                               << " size=" << s;
+        EXPECT_NEAR(run.times[i], expect, kTolerance * expect)
+            << label(x) << " " << nodes << "x" << gpus << " size=" << s;
         ++i;
       }
     if (gpus == 1) EXPECT_GT(exposed, 0u) << nodes << " nodes: no size shows the proxy";
@@ -281,9 +281,10 @@ TEST(NcclPairs, TwoNodeTreesGoBeyondTheNic) {
       const double fill = 128 / (128 + (4 * t_gpu + 2 * t_nic) / std::max(t_gpu, t_nic) - 1);
       EXPECT_GT(busbw(run.times[1]), 1.5 * nic) << "tree";
       EXPECT_NEAR(busbw(run.times[2]), 2.0 * (n - 1) / n * nic * fill, 0.01 * nic) << "nvlstree";
-      EXPECT_EQ(choose_collective(CollectiveOp::AllReduce, Algorithm::Auto, Protocol::Auto, c, collective_shape(c, n), s)
-                    .algorithm,
-                Algorithm::NvlsTree);
+      EXPECT_EQ(
+          choose_collective(CollectiveOp::AllReduce, Algorithm::Auto, Protocol::Auto, c, collective_shape(c, n), s)
+              .algorithm,
+          Algorithm::NvlsTree);
     } else {
       EXPECT_LT(busbw(run.times[1]), nic) << "4 nodes, tree";
       EXPECT_LT(busbw(run.times[2]), nic) << "4 nodes, nvlstree";

@@ -35,17 +35,23 @@ constexpr std::int64_t llama_parameters(std::int64_t h, std::int64_t ffn, std::i
   const std::int64_t kv = h / heads * kv_heads;
   return 2 * vocab * h + layers * (2 * h * h + 2 * h * kv + 3 * h * ffn + 2 * h) + h;
 }
-static_assert(llama_parameters(4096, 11008, 32, 32, 32, 32000) == 6'738'415'616);     // Llama-2-7B, "6.74B"
-static_assert(llama_parameters(5120, 13824, 40, 40, 40, 32000) == 13'015'864'320);    // Llama-2-13B, "13.0B"
-static_assert(llama_parameters(4096, 14336, 32, 32, 8, 128256) == 8'030'261'248);     // Llama-3-8B, "8.03B"
-static_assert(llama_parameters(8192, 28672, 80, 64, 8, 128256) == 70'553'706'496);    // Llama-3-70B, "70.6B"
+static_assert(llama_parameters(4096, 11008, 32, 32, 32, 32000) == 6'738'415'616);   // Llama-2-7B, "6.74B"
+static_assert(llama_parameters(5120, 13824, 40, 40, 40, 32000) == 13'015'864'320);  // Llama-2-13B, "13.0B"
+static_assert(llama_parameters(4096, 14336, 32, 32, 8, 128256) == 8'030'261'248);   // Llama-3-8B, "8.03B"
+static_assert(llama_parameters(8192, 28672, 80, 64, 8, 128256) == 70'553'706'496);  // Llama-3-70B, "70.6B"
 const std::map<std::string, std::int64_t> kPublished = {
-    {"resnet50", 25'557'032},       {"resnet101", 44'549'160},
-    {"vgg16", 138'357'544},         {"bert-base", 109'482'240},
-    {"bert-large", 335'141'888},    {"gpt2", 124'439'808},
-    {"gpt2-xl", 1'557'611'200},     {"llama2-7b", 6'738'415'616},
-    {"llama2-13b", 13'015'864'320}, {"llama3-8b", 8'030'261'248},
-    {"llama3-70b", 70'553'706'496}, {"mlp-tiny", 784 * 256 + 256 + 256 * 128 + 128 + 128 * 10 + 10},
+    {"resnet50", 25'557'032},
+    {"resnet101", 44'549'160},
+    {"vgg16", 138'357'544},
+    {"bert-base", 109'482'240},
+    {"bert-large", 335'141'888},
+    {"gpt2", 124'439'808},
+    {"gpt2-xl", 1'557'611'200},
+    {"llama2-7b", 6'738'415'616},
+    {"llama2-13b", 13'015'864'320},
+    {"llama3-8b", 8'030'261'248},
+    {"llama3-70b", 70'553'706'496},
+    {"mlp-tiny", 784 * 256 + 256 + 256 * 128 + 128 + 128 * 10 + 10},
     {"llama2-34b", llama_parameters(8192, 22016, 48, 64, 8, 32000)},  // 33,743,970,304: "34B"
     {"llama2-70b", llama_parameters(8192, 28672, 80, 64, 8, 32000)},  // 68,976,648,192: "69B" (the Hub's "70B")
 };
@@ -186,9 +192,8 @@ TEST(ModelZoo, FlopCountsFollowTheConvention) {
 TEST(ModelZoo, ActivationsAreMeasuredInTheTrainingDtype) {
   // The CNNs and the MLP are exported in fp32, the transformers in bf16.
   for (const char* name : {"mlp-tiny", "resnet50", "resnet101", "vgg16"}) EXPECT_EQ(zoo(name).activation_dtype, "fp32");
-  for (const char* name :
-       {"bert-base", "bert-large", "gpt2", "gpt2-xl", "llama2-7b", "llama2-13b", "llama2-34b", "llama2-70b", "llama3-8b",
-        "llama3-70b"})
+  for (const char* name : {"bert-base", "bert-large", "gpt2", "gpt2-xl", "llama2-7b", "llama2-13b", "llama2-34b",
+                           "llama2-70b", "llama3-8b", "llama3-70b"})
     EXPECT_EQ(zoo(name).activation_dtype, "bf16") << name;
   // mlp-tiny: what autograd saves is each linear layer's fp32 input (the
   // ReLU's output is the same storage), per sample.

@@ -207,8 +207,8 @@ TEST(NcclCost, NvlsTreeAsNcclsTuningModel) {
   EXPECT_NEAR(cost(CollectiveOp::AllReduce, Algorithm::NvlsTree, Protocol::Simple, h100x2, MiB).latency, 51e-6, 1e-12);
   EXPECT_NEAR(cost(CollectiveOp::AllReduce, Algorithm::NvlsTree, Protocol::Simple, h100x64, MiB).latency, 191e-6,
               1e-12);
-  EXPECT_DOUBLE_EQ(
-      cost(CollectiveOp::AllReduce, Algorithm::NvlsTree, Protocol::Simple, h100x2, MiB).tuning_efficiency, 5.0 / 6);
+  EXPECT_DOUBLE_EQ(cost(CollectiveOp::AllReduce, Algorithm::NvlsTree, Protocol::Simple, h100x2, MiB).tuning_efficiency,
+                   5.0 / 6);
   const auto none = [](Algorithm a, Protocol p, const ClusterSpec& c, int ranks) {
     return !collective_cost(CollectiveOp::AllReduce, a, p, c, collective_shape(c, ranks), MiB).has_value();
   };
@@ -429,7 +429,8 @@ TEST(NcclRamp, FillChargesEachStageAtItsOwnLinkAndTheTreeOnlyNcclsCorrection) {
     EXPECT_EQ(t.depth, 1);  // its 14 chain stages and 10 levels are in NCCL's latency model
     EXPECT_EQ(t.fill, 0);
     const NcclCost k = cost(CollectiveOp::AllReduce, Algorithm::Tree, p, c, 64.0 * KiB);
-    EXPECT_DOUBLE_EQ(k.efficiency, k.tuning_efficiency * nccl_channels(Algorithm::Tree, p, c, shape, 64.0 * KiB).fraction());
+    EXPECT_DOUBLE_EQ(k.efficiency,
+                     k.tuning_efficiency * nccl_channels(Algorithm::Tree, p, c, shape, 64.0 * KiB).fraction());
     EXPECT_DOUBLE_EQ(k.ramp_latency, nccl_ramp().launch);
   }
 }
@@ -457,20 +458,18 @@ TEST(NcclRamp, RingProxyMessagesOverSocketsOverlapTheTransfer) {
     return *collective_time(CollectiveOp::AllReduce, Algorithm::Ring, Protocol::Simple, c, shape, bytes,
                             NcclRamp{0, 0, proxy});
   };
-  EXPECT_DOUBLE_EQ(time(1e-9), time(0));                    // 64 ns of posts under ~1 ms of transfer
+  EXPECT_DOUBLE_EQ(time(1e-9), time(0));                   // 64 ns of posts under ~1 ms of transfer
   EXPECT_NEAR(time(2e-3) - time(1e-3), 64 * 1e-3, 1e-12);  // the proxy is the slower side
   EXPECT_GT(time(1e-3), 64 * 1e-3);
   EXPECT_EQ(cost(CollectiveOp::AllReduce, Algorithm::Ring, Protocol::Simple, c, bytes).proxy_time, 0);  // folded
   // LL: one message per step, loops of 32 KiB chunks: ceil(64 KiB / 4 / (2 x 32 KiB)) = 1 at 64 KiB.
-  const auto ll =
-      *nccl_cost(CollectiveOp::AllReduce, Algorithm::Ring, Protocol::LL, c, shape, 64.0 * KiB, link);
+  const auto ll = *nccl_cost(CollectiveOp::AllReduce, Algorithm::Ring, Protocol::LL, c, shape, 64.0 * KiB, link);
   const int active = nccl_channels(Algorithm::Ring, Protocol::LL, c, shape, 64.0 * KiB).channels;
   EXPECT_NEAR(ll.proxy_time, 2.0 * active * nccl_ramp().proxy, 1e-15);
   // The same cluster over an RDMA NIC: no proxy term.
   c.nic.transport = Transport::IB;
-  EXPECT_DOUBLE_EQ(nccl_cost(CollectiveOp::AllReduce, Algorithm::Ring, Protocol::Simple, c, shape, bytes, link)
-                       ->proxy_time,
-                   0.0);
+  EXPECT_DOUBLE_EQ(
+      nccl_cost(CollectiveOp::AllReduce, Algorithm::Ring, Protocol::Simple, c, shape, bytes, link)->proxy_time, 0.0);
 }
 
 // The closed form adds the ramp after NCCL's latency; NCCL's choice prices
@@ -491,7 +490,8 @@ TEST(NcclRamp, InTheClosedFormNotInTheChoice) {
   const NcclRamp none{};
   const NcclRamp probe{1e-6, 0, 2e-6};
   const double t0 = *collective_time(CollectiveOp::AllReduce, Algorithm::Ring, Protocol::Simple, c, shape, bytes, none);
-  const double t1 = *collective_time(CollectiveOp::AllReduce, Algorithm::Ring, Protocol::Simple, c, shape, bytes, probe);
+  const double t1 =
+      *collective_time(CollectiveOp::AllReduce, Algorithm::Ring, Protocol::Simple, c, shape, bytes, probe);
   EXPECT_NEAR(t1 - t0, 1e-6, 1e-12);  // the proxy's 128 us hide under the transfer
   // A proxy slower than the transfer: its change shows in full (64 messages).
   const NcclRamp slow{1e-6, 0, 1e-3}, slower{2e-6, 0, 2e-3};

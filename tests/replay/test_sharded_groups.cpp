@@ -71,8 +71,7 @@ LinkBytes link_bytes(const ShardedIterationPlan& plan, int gpus_per_node) {
   for (const auto& prog : plan.programs)
     for (const auto& op : prog.ops) {
       if (!op.collective) continue;
-      const double wire =
-          static_cast<double>(prog.times) * bus_bandwidth_factor(op.op, op.group.size) * op.bytes;
+      const double wire = static_cast<double>(prog.times) * bus_bandwidth_factor(op.op, op.group.size) * op.bytes;
       (group_shape(op.group, gpus_per_node).nodes > 1 ? b.inter : b.intra) += wire;
     }
   return b;
@@ -129,8 +128,8 @@ TEST(ShardedGroupSchedule, BytesPerOptimizerStepOnEachLinkClass) {
 // once per optimizer step and still all-gathers every micro-step.
 TEST(ShardedGroupSchedule, HsdpNoSyncReducesOncePerOptimizerStep) {
   const double m = 2000 * 2.0;
-  const auto plan = plan_sharded_iteration(workload_with("{scheme: hsdp, gradient_sync: last}", 4),
-                                           test::cluster(4, 8), two_blocks(), hand_base(4, 32));
+  const auto plan = plan_sharded_iteration(workload_with("{scheme: hsdp, gradient_sync: last}", 4), test::cluster(4, 8),
+                                           two_blocks(), hand_base(4, 32));
   const LinkBytes b = link_bytes(plan, 8);
   EXPECT_NEAR(b.intra, (4 * 2 * f(8) + f(8)) * m, 1e-6);
   EXPECT_NEAR(b.inter, 2 * f(4) / 8 * m, 1e-6);

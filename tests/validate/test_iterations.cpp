@@ -147,8 +147,9 @@ TEST(IterationCase, SummaryCountsTheTargets) {
     return r;
   };
   const std::vector<IterationCaseResult> rs{
-      result("ddp", 0.1, std::nullopt),         result("ddp", -0.3, std::nullopt), result("ddp", 0.2, std::nullopt),
-      result("compression", 0.2, true),         result("accumulation", 0.5, true), result("compression", -0.1, false),
+      result("ddp", 0.1, std::nullopt),          result("ddp", -0.3, std::nullopt),
+      result("ddp", 0.2, std::nullopt),          result("compression", 0.2, true),
+      result("accumulation", 0.5, true),         result("compression", -0.1, false),
       result("ddp", std::nullopt, std::nullopt), result("sharded", -0.5, std::nullopt),
       result("sharded", 0.04, std::nullopt)};
   const auto s = summarise(rs);

@@ -61,7 +61,7 @@ constexpr int kThreadThreshold[3] = {8, 8, 64};
 // holds them to it). docs/engine.md ("The per-size ramp") lists the cases
 // each one is fitted on and its residual.
 constexpr NcclRamp kRamp{
-    .launch = 4.360e-6,   // t_launch (s): every case
+    .launch = 4.360e-6,  // t_launch (s): every case
     .stage = 3.564e-6,   // t_stage (s): the NVLS pipelines (A1, A11 NVLS; A6 NVLS+tree)
     .proxy = 4.617e-6,   // o_proxy (s per message): socket / tcpx cases (A4a, A4b, A6, A8*)
 };

@@ -97,8 +97,8 @@ struct ProgramBuilder {
     const GatherWire& w = unit(t).gather;
     std::vector<int> after;
     if (t - 1 - prefetch >= 0) after.push_back(compute[static_cast<std::size_t>(t - 1 - prefetch)]);
-    int last = push(collective("all-gather " + unit(t).name, CollectiveOp::AllGather, w.bytes, after, g,
-                               w.sender_seconds));
+    int last =
+        push(collective("all-gather " + unit(t).name, CollectiveOp::AllGather, w.bytes, after, g, w.sender_seconds));
     if (w.scale_bytes > 0)
       last = push(collective("all-gather scales " + unit(t).name, CollectiveOp::AllGather, w.scale_bytes, {}, g));
     gather[static_cast<std::size_t>(t)] = last;
@@ -110,13 +110,22 @@ struct ProgramBuilder {
     std::vector<int> after;
     if (g >= 0) after.push_back(g);
     if (g >= 0 && unit(c).gather.receiver_seconds > 0) {
-      push({false, "dequantise " + unit(c).name, unit(c).gather.receiver_seconds, CollectiveOp::AllGather, 0, after,
+      push({false,
+            "dequantise " + unit(c).name,
+            unit(c).gather.receiver_seconds,
+            CollectiveOp::AllGather,
+            0,
+            after,
             {}});
       after.clear();
     }
-    compute[static_cast<std::size_t>(c)] = push({false, (backward ? "backward " : "forward ") + unit(c).name,
+    compute[static_cast<std::size_t>(c)] = push({false,
+                                                 (backward ? "backward " : "forward ") + unit(c).name,
                                                  backward ? unit(c).backward : unit(c).forward,
-                                                 CollectiveOp::AllGather, 0, after, {}});
+                                                 CollectiveOp::AllGather,
+                                                 0,
+                                                 after,
+                                                 {}});
   }
   /// Slot c's gradient reduction after its backward: qgZ's all-to-all (over
   /// every rank, the hierarchical two-stage one) and the reduce-scatter of
@@ -220,8 +229,13 @@ ShardedIterationPlan plan_sharded_iteration(const WorkloadSpec& w, const Cluster
   ShardProgram step{
       "optimizer step", 1, {{false, "optimizer (shard)", p.optimizer, CollectiveOp::AllGather, 0, {}, {}}}};
   if (gathers_after_step(spec))
-    step.ops.push_back({true, "all-gather parameters", 0, CollectiveOp::AllGather,
-                        static_cast<double>(model.parameters) * format.gather_bytes, {0}, world});
+    step.ops.push_back({true,
+                        "all-gather parameters",
+                        0,
+                        CollectiveOp::AllGather,
+                        static_cast<double>(model.parameters) * format.gather_bytes,
+                        {0},
+                        world});
   if (format.float8) step.ops.push_back(float8_scales(model, topo.world, e, kernels, world));
   p.programs.push_back(std::move(step));
   p.base = std::move(base);
@@ -297,8 +311,8 @@ ShardCollectiveTimeFn sharded_collective_time(const ClusterSpec& c) {
   return [=](CollectiveOp op, double bytes, const ShardCommGroup& g) {
     const NcclShape shape = group_shape(g, c.gpus_per_node);
     if (shape.ranks <= 1) return 0.0;
-    const int sharing = nic_sharing(group_ranks(g, 0), groups_alongside(g, c.world_size(), c.gpus_per_node),
-                                    c.gpus_per_node);
+    const int sharing =
+        nic_sharing(group_ranks(g, 0), groups_alongside(g, c.world_size(), c.gpus_per_node), c.gpus_per_node);
     return choose_collective(op, sharded_algorithm(op), Protocol::Auto, nic_share_cluster(c, sharing), shape, bytes)
         .time;
   };

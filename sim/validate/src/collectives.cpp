@@ -195,8 +195,10 @@ RampFit fit_ramp(std::vector<CaseResult>& results) {
   for (auto& r : results) {
     const auto left_out = fit_ramp_on(results, r.c.devset);  // the other cases alone (the full fit if none)
     score_left_out(r, left_out ? to_constants(left_out->values) : f.fitted, f.compiled);
-    for (auto [x, list] : {std::pair{r.median_small, &in_small}, {r.median_large, &in_large},
-                           {r.loo_small, &loo_small}, {r.loo_large, &loo_large}})
+    for (auto [x, list] : {std::pair{r.median_small, &in_small},
+                           {r.median_large, &in_large},
+                           {r.loo_small, &loo_small},
+                           {r.loo_large, &loo_large}})
       if (x) list->push_back(*x);
   }
   f.in_small = median_of(in_small);
@@ -347,12 +349,12 @@ std::string render_markdown(const std::vector<CaseResult>& results, const RampFi
       "| median abs error >= 1 MiB | {}worst | verdict |\n|---|---|---|---|---|---|---|{}---|---|\n",
       ramp ? "leave one case out < 1 MiB | leave one case out >= 1 MiB | " : "", ramp ? "---|---|" : "");
   for (const auto& r : results)
-    out += fmt::format("| {} | {} | {} | {} / {} | {} | {} | {} | {}{} at {} | {} |\n", r.c.devset, r.c.name, r.gpus,
-                       r.c.op, algo_label(r.c),
-                       r.c.published_algorithm.empty() ? "not stated" : r.c.published_algorithm,
-                       percent(r.median_small), percent(r.median_large),
-                       ramp ? percent(r.loo_small) + " | " + percent(r.loo_large) + " | " : "", percent(r.worst),
-                       units::format_size(r.worst_bytes), verdict(r));
+    out +=
+        fmt::format("| {} | {} | {} | {} / {} | {} | {} | {} | {}{} at {} | {} |\n", r.c.devset, r.c.name, r.gpus,
+                    r.c.op, algo_label(r.c), r.c.published_algorithm.empty() ? "not stated" : r.c.published_algorithm,
+                    percent(r.median_small), percent(r.median_large),
+                    ramp ? percent(r.loo_small) + " | " + percent(r.loo_large) + " | " : "", percent(r.worst),
+                    units::format_size(r.worst_bytes), verdict(r));
   for (const auto& r : results) {
     out += fmt::format("\n### {} `{}`\n\n", r.c.devset, r.c.name);
     out += fmt::format("{} GPUs, {} simulated as `{}` on `{}`; published: {} (confidence: {}).\n", r.gpus, r.c.op,

@@ -199,8 +199,8 @@ std::string absolute_line(const char* what, int scored, const std::optional<doub
                           const std::optional<double>& worst, const std::optional<double>& median_loo,
                           const std::optional<double>& worst_loo) {
   const bool loo = median_loo.has_value();
-  return fmt::format("{}: {} scored, median |error| {}{} (target <= {:.0f}%), worst {}{} (target <= {:.0f}%).\n",
-                     what, scored, opt_percent(median, false),
+  return fmt::format("{}: {} scored, median |error| {}{} (target <= {:.0f}%), worst {}{} (target <= {:.0f}%).\n", what,
+                     scored, opt_percent(median, false),
                      loo ? " in sample, " + opt_percent(median_loo, false) + " out of sample" : "",
                      100 * kTargetDdpMedian, opt_percent(worst, false),
                      loo ? " / " + opt_percent(worst_loo, false) : "", 100 * kTargetDdpWorst);
@@ -212,10 +212,10 @@ std::string summary_lines(const IterationSummary& s) {
          absolute_line("Sharded cases (FSDP, ZeRO)", s.sharded_scored, s.sharded_median, s.sharded_worst,
                        s.sharded_median_loo, s.sharded_worst_loo) +
          fmt::format(
-      "Compression and accumulation cases: {} scored, {} with the published sign, {} with it and within "
-      "{:.0f}%{}.\nUnscored cases: {}.\n",
-      s.speedup_scored, s.speedup_sign_ok, s.speedup_within, 100 * kTargetSpeedup,
-      loo ? fmt::format(" ({} out of sample)", s.speedup_within_loo) : "", s.unscored);
+             "Compression and accumulation cases: {} scored, {} with the published sign, {} with it and within "
+             "{:.0f}%{}.\nUnscored cases: {}.\n",
+             s.speedup_scored, s.speedup_sign_ok, s.speedup_within, 100 * kTargetSpeedup,
+             loo ? fmt::format(" ({} out of sample)", s.speedup_within_loo) : "", s.unscored);
 }
 
 /// A constant as the source states it: host_per_collective in us.

@@ -26,8 +26,8 @@ nlohmann::ordered_json ramp_json(const RampFit& f) {
 
 }  // namespace
 
-std::string render_validation_json(const std::vector<CaseResult>* collectives,
-                                   const IterationValidation* iterations, const RampFit* ramp) {
+std::string render_validation_json(const std::vector<CaseResult>* collectives, const IterationValidation* iterations,
+                                   const RampFit* ramp) {
   nlohmann::ordered_json j{{"schema", kValidationSchema}};
   if (collectives != nullptr) {
     nlohmann::ordered_json cases = nlohmann::ordered_json::array();

@@ -16,8 +16,8 @@ namespace gw::validate {
 /// gradwire-validation/1: {"schema", "collectives": {"cases", "ramp"}, "iterations":
 /// {"cases", "summary"}}, each part present when its results are given ("ramp"
 /// with `ramp`: the per-size ramp's fit, collectives.hpp RampFit).
-std::string render_validation_json(const std::vector<CaseResult>* collectives,
-                                   const IterationValidation* iterations, const RampFit* ramp = nullptr);
+std::string render_validation_json(const std::vector<CaseResult>* collectives, const IterationValidation* iterations,
+                                   const RampFit* ramp = nullptr);
 /// gradwire-compare/1: {"schema", "case"}, one measured log against its simulation.
 std::string render_compare_json(const CaseResult& result);
 
